@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bpfmap — the Linux kernel's BPF hash maps rebuilt as a user-space library.
+ *
+ * Every map function returns 0 (or a non-negative result) on success and a
+ * negative errno on failure; it also stores the positive errno in `errno`.
+ * bpfmap_create() returns NULL and sets `errno`.  Constants carry the kernel's
+ * uapi values, so code moves between <linux/bpf.h> and this header unchanged.
+ *
+ * Two ways in, as in BPF itself:
+ *  - the syscall view (bpfmap_lookup_elem(), bpfmap_update_elem(), ... and the
+ *    batch operations) copies keys and values in and out; it is safe to call
+ *    from any thread at any time without further ceremony;
+ *  - the program view (bpfmap_lookup()) hands out a pointer to the value
+ *    stored in the map, valid inside a read-side section opened with
+ *    bpfmap_read_lock() and closed with bpfmap_read_unlock(), for in-place
+ *    atomics on counters.
+ *
+ * Concurrency contract shared by every map function (individual functions
+ * state what they add to it):
+ *  - any function may be called from any thread at any time, concurrently with
+ *    any other function on the same map, except bpfmap_free();
+ *  - lookups (both views) never take a lock and never wait for a writer;
+ *  - writers lock one bucket at a time, never the whole map;
+ *  - memory a reader may still see is reclaimed only after every read-side
+ *    section that could see it has ended (userspace RCU, liburcu's
+ *    "bulletproof" flavour: threads need no registration);
+ *  - a copy-out lookup never returns a torn value: it returns the value as it
+ *    was either before or after any concurrent update, never a mix.
+ */
+#ifndef BPFMAP_H
+#define BPFMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define BPFMAP_API __attribute__((visibility("default")))
+#else
+#define BPFMAP_API
+#endif
+
+#define BPFMAP_VERSION_MAJOR 0
+#define BPFMAP_VERSION_MINOR 1
+
+/* Map types; numeric values are the kernel's enum bpf_map_type. */
+enum bpfmap_type {
+	BPFMAP_TYPE_HASH = 1,
+	BPFMAP_TYPE_PERCPU_HASH = 5,
+	BPFMAP_TYPE_LRU_HASH = 9,
+	BPFMAP_TYPE_LRU_PERCPU_HASH = 10,
+	/* Resizable hash; a value outside the kernel's enum. */
+	BPFMAP_TYPE_RHASH = 128,
+};
+
+/* Map flags (bpfmap_create_opts.map_flags), the kernel's BPF_F_* values. */
+#define BPFMAP_F_NO_PREALLOC (1U << 0)
+#define BPFMAP_F_NO_COMMON_LRU (1U << 1)
+#define BPFMAP_F_NUMA_NODE (1U << 2) /* accepted, no effect in user space */
+#define BPFMAP_F_RDONLY (1U << 3)    /* syscall view may not write: -EPERM */
+#define BPFMAP_F_WRONLY (1U << 4)    /* syscall view may not read: -EPERM */
+#define BPFMAP_F_ZERO_SEED (1U << 6) /* hash seed 0: deterministic layout */
+#define BPFMAP_F_RDONLY_PROG (1U << 7) /* recorded; the program view cannot enforce it */
+#define BPFMAP_F_WRONLY_PROG (1U << 8) /* bpfmap_lookup() refuses: NULL, errno EPERM */
+
+/* Update flags (bpfmap_update_elem(), batch elem_flags), the kernel's values. */
+#define BPFMAP_ANY 0ULL     /* create a new element or update an existing one */
+#define BPFMAP_NOEXIST 1ULL /* create a new element only if it did not exist */
+#define BPFMAP_EXIST 2ULL   /* update an existing element only */
+#define BPFMAP_F_LOCK 4ULL  /* copy the value under its bpfmap_spin_lock */
+
+/* The kernel's internal "operation not supported" errno (not EOPNOTSUPP). */
+#define BPFMAP_ENOTSUPP 524
+
+/* Kernel limit on one element: key_size + value_size must stay below this. */
+#define BPFMAP_MAX_ELEM_BYTES (4U << 20)
+
+/* Longest map name, terminating NUL included (the kernel's BPF_OBJ_NAME_LEN). */
+#define BPFMAP_OBJ_NAME_LEN 16
+
+struct bpfmap;
+
+/*
+ * A spin lock embedded in a map value, the user-space twin of
+ * struct bpf_spin_lock.  Place one inside the value, give its offset as
+ * bpfmap_create_opts.lock_off, and BPFMAP_F_LOCK copies values under it.
+ * The map never copies the lock word itself: a copy-out leaves zeros in its
+ * place, an update leaves the map's lock untouched.
+ */
+struct bpfmap_spin_lock {
+	uint32_t val;
+};
+
+/*
+ * Options for bpfmap_create().  Declare them with BPFMAP_CREATE_OPTS(), which
+ * sets `sz` and the defaults (notably lock_off = -1); a hand-rolled zeroed
+ * struct would mean "spin lock at offset 0".
+ */
+struct bpfmap_create_opts {
+	size_t sz;          /* sizeof(struct bpfmap_create_opts) of the caller */
+	uint32_t map_flags; /* BPFMAP_F_* */
+	int32_t lock_off;   /* offset of a struct bpfmap_spin_lock in the value, or -1 */
+	uint64_t map_extra; /* kernel's map_extra; must be 0 for HASH; RHASH size hint */
+};
+
+/*
+ * Options for the batch operations; all-zero is the default.
+ * elem_flags: 0 or BPFMAP_F_LOCK (plus, for update_batch, one of
+ * BPFMAP_ANY/NOEXIST/EXIST).  flags: must be 0 (reserved, as in the kernel).
+ */
+struct bpfmap_batch_opts {
+	size_t sz; /* sizeof(struct bpfmap_batch_opts) of the caller */
+	uint64_t elem_flags;
+	uint64_t flags;
+};
+
+/* The macros set `sz` and the defaults; later designators override them. */
+#if defined(__clang__)
+#define BPFMAP__OPTS_PUSH _Pragma("clang diagnostic push") \
+	_Pragma("clang diagnostic ignored \"-Winitializer-overrides\"")
+#define BPFMAP__OPTS_POP _Pragma("clang diagnostic pop")
+#elif defined(__GNUC__)
+#define BPFMAP__OPTS_PUSH _Pragma("GCC diagnostic push") \
+	_Pragma("GCC diagnostic ignored \"-Woverride-init\"")
+#define BPFMAP__OPTS_POP _Pragma("GCC diagnostic pop")
+#else
+#define BPFMAP__OPTS_PUSH
+#define BPFMAP__OPTS_POP
+#endif
+
+/* Usage: BPFMAP_CREATE_OPTS(opts, .map_flags = BPFMAP_F_NO_PREALLOC); */
+#define BPFMAP_CREATE_OPTS(NAME, ...)                                        \
+	BPFMAP__OPTS_PUSH struct bpfmap_create_opts NAME = {                  \
+		.sz = sizeof(struct bpfmap_create_opts),                      \
+		.lock_off = -1,                                               \
+		__VA_ARGS__                                                   \
+	} BPFMAP__OPTS_POP
+
+/* Usage: BPFMAP_BATCH_OPTS(opts, .elem_flags = BPFMAP_F_LOCK); */
+#define BPFMAP_BATCH_OPTS(NAME, ...)                                         \
+	struct bpfmap_batch_opts NAME = {                                     \
+		.sz = sizeof(struct bpfmap_batch_opts),                       \
+		__VA_ARGS__                                                   \
+	}
+
+/*
+ * bpfmap_create - create a map.
+ * @type:        BPFMAP_TYPE_*; types not implemented yet are refused.
+ * @name:        NULL, or up to 15 characters of [A-Za-z0-9_.].
+ * @key_size:    bytes per key, > 0.
+ * @value_size:  bytes per value, > 0.
+ * @max_entries: the most elements the map holds, 1 .. 2^31.
+ * @opts:        NULL for the defaults, or options from BPFMAP_CREATE_OPTS().
+ *
+ * Preallocated maps (the default) allocate every element now, so updates
+ * never allocate; BPFMAP_F_NO_PREALLOC allocates per element instead.  The hash
+ * function and element layout are chosen here, once.  The seed is random
+ * unless BPFMAP_F_ZERO_SEED is given.
+ *
+ * Returns the map, or NULL with errno set to:
+ *  EINVAL  unknown type or one not implemented yet, zero key_size, value_size
+ *          or max_entries, an unknown flag, RDONLY with WRONLY (or their _PROG
+ *          twins), NO_COMMON_LRU on a non-LRU map, map_extra != 0 on HASH,
+ *          a bad name, opts->sz too small or unknown trailing bytes non-zero,
+ *          lock_off not 4-aligned or the lock not inside the value;
+ *  E2BIG   key_size + value_size too large for one element
+ *          (BPFMAP_MAX_ELEM_BYTES), or max_entries > 2^31;
+ *  ENOMEM  allocation failed.
+ * Concurrency: the new map is private to the caller until published.
+ */
+BPFMAP_API struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name,
+					uint32_t key_size, uint32_t value_size,
+					uint32_t max_entries,
+					const struct bpfmap_create_opts *opts);
+
+/*
+ * bpfmap_free - destroy a map and everything it holds.  NULL is a no-op.
+ * Concurrency: no other thread may use the map during or after this call, and
+ * no pointer from bpfmap_lookup() may be used after it.  It waits for
+ * reclamation already queued for this map to finish.  It must not be called
+ * inside a read-side section.
+ */
+BPFMAP_API void bpfmap_free(struct bpfmap *map);
+
+/*
+ * bpfmap_lookup_elem - copy the value stored under @key into @value
+ * (value_size bytes; a spin lock field, if configured, reads as zero).
+ * Returns 0, or -EINVAL (NULL argument), -EPERM (map is BPFMAP_F_WRONLY),
+ * -ENOENT (no such key).
+ * Concurrency: lock-free; the value copied is one some update stored, never a
+ * mix of two updates.
+ */
+BPFMAP_API int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value);
+
+/*
+ * bpfmap_lookup_elem_flags - bpfmap_lookup_elem() with @flags: 0 or
+ * BPFMAP_F_LOCK (copy while holding the value's spin lock).
+ * Returns as bpfmap_lookup_elem(), plus -EINVAL for an unknown flag or
+ * BPFMAP_F_LOCK on a map without a spin lock.
+ * Concurrency: with BPFMAP_F_LOCK it spins on the value's lock (held only by
+ * other F_LOCK copies or by program-view code that took it); otherwise as
+ * bpfmap_lookup_elem().
+ */
+BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
+					void *value, uint64_t flags);
+
+/*
+ * bpfmap_update_elem - store @value under @key.
+ * @flags: BPFMAP_ANY, BPFMAP_NOEXIST or BPFMAP_EXIST, optionally with
+ *         BPFMAP_F_LOCK (copy under the value's spin lock).
+ * An existing element's value is overwritten in place, so replacing a key in a
+ * full map always succeeds.  The spin lock field, if any, is never copied: a
+ * new element's lock starts at zero, an existing one keeps its state.
+ * Returns 0, or:
+ *  -EINVAL  NULL argument, unknown flags (anything above BPFMAP_EXIST besides
+ *           BPFMAP_F_LOCK), BPFMAP_F_LOCK without a spin lock configured;
+ *  -EPERM   the map is BPFMAP_F_RDONLY;
+ *  -EEXIST  BPFMAP_NOEXIST and the key is present;
+ *  -ENOENT  BPFMAP_EXIST and the key is absent;
+ *  -E2BIG   the key is absent and the map already holds max_entries;
+ *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC); the map is unchanged.
+ * Concurrency: locks the key's bucket.  Copy-out readers see the old or the new
+ * value; program-view readers holding a pointer see the bytes change in place
+ * (use the spin lock or atomics for multi-word consistency there).
+ */
+BPFMAP_API int bpfmap_update_elem(struct bpfmap *map, const void *key,
+				  const void *value, uint64_t flags);
+
+/*
+ * bpfmap_delete_elem - remove @key.
+ * Returns 0, or -EINVAL (NULL argument), -EPERM (BPFMAP_F_RDONLY), -ENOENT.
+ * Concurrency: locks the key's bucket.  A program-view pointer to the deleted
+ * value stays readable until the holder's read-side section ends; its memory is
+ * reused only after that.
+ */
+BPFMAP_API int bpfmap_delete_elem(struct bpfmap *map, const void *key);
+
+/*
+ * bpfmap_lookup_and_delete_elem - copy the value of @key into @value, then
+ * remove the element, atomically with respect to other writers.
+ * Returns 0, or -EINVAL (NULL argument), -EPERM (map is RDONLY or WRONLY:
+ * this needs both rights), -ENOENT.
+ */
+BPFMAP_API int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key,
+					     void *value);
+
+/*
+ * bpfmap_get_next_key - iterate over the keys.
+ * @key:      NULL, or a key; NULL or a key not in the map start from the first.
+ * @next_key: receives the key after @key (key_size bytes).
+ * Returns 0, or -ENOENT after the last key (or on an empty map), -EINVAL
+ * (NULL map or next_key), -EPERM (BPFMAP_F_WRONLY).
+ * Order: bucket order, then position in the bucket; it depends on the seed.
+ * Concurrency: lock-free.  A walk visits every key exactly once when nothing
+ * changes meanwhile; under concurrent updates it may miss keys added or
+ * removed during the walk, and restarts from the first key if @key has been
+ * deleted (as the kernel does).
+ */
+BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key);
+
+/*
+ * bpfmap_lookup_batch - copy out many elements, whole buckets at a time.
+ * @in_batch:  NULL to start, else the cursor a previous call left in
+ *             @out_batch; an opaque 4-byte bucket index (buffers of at least
+ *             4 bytes, whatever the key size).
+ * @out_batch: receives the cursor to resume from.
+ * @keys, @values: room for *@count keys and values, packed.
+ * @count:     in: capacity in elements; out: elements copied, also on error.
+ * @opts:      NULL, or elem_flags 0 / BPFMAP_F_LOCK, flags 0.
+ * Returns 0 (more may follow: call again with in_batch = out_batch), or:
+ *  -ENOENT  the end was reached; *count elements (possibly > 0) were copied;
+ *  -ENOSPC  the next bucket holds more elements than *count; nothing copied;
+ *  -EINVAL  NULL map/count/out_batch, or keys/values NULL with *count > 0,
+ *           bad opts;
+ *  -EPERM   BPFMAP_F_WRONLY.
+ * *count == 0 on entry returns 0 and touches nothing.  A cursor past the last
+ * bucket returns -ENOENT with *count = 0.
+ * Concurrency: locks one bucket at a time; each bucket is copied as a
+ * consistent snapshot, the map as a whole is not.
+ */
+BPFMAP_API int bpfmap_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch,
+				   void *keys, void *values, uint32_t *count,
+				   const struct bpfmap_batch_opts *opts);
+
+/*
+ * bpfmap_lookup_and_delete_batch - bpfmap_lookup_batch() that also deletes
+ * what it returns.  Errors as bpfmap_lookup_batch(), -EPERM if the map is
+ * RDONLY or WRONLY.
+ */
+BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch,
+					      void *out_batch, void *keys, void *values,
+					      uint32_t *count,
+					      const struct bpfmap_batch_opts *opts);
+
+/*
+ * bpfmap_update_batch - bpfmap_update_elem() for *@count keys and values in
+ * turn, with opts->elem_flags as the update flags; stops at the first error.
+ * @count: in: number of elements; out: number updated before the error.
+ * Returns 0 or the first error (as bpfmap_update_elem(); -EINVAL also for
+ * opts->flags != 0 or NULL keys/values with *count > 0).
+ */
+BPFMAP_API int bpfmap_update_batch(struct bpfmap *map, const void *keys,
+				   const void *values, uint32_t *count,
+				   const struct bpfmap_batch_opts *opts);
+
+/*
+ * bpfmap_delete_batch - bpfmap_delete_elem() for *@count keys in turn; stops at
+ * the first error (-ENOENT for an absent key).
+ * @count: in: number of keys; out: number deleted before the error.
+ * Returns 0 or the first error; -EINVAL for opts->elem_flags or opts->flags
+ * other than 0.
+ */
+BPFMAP_API int bpfmap_delete_batch(struct bpfmap *map, const void *keys,
+				   uint32_t *count, const struct bpfmap_batch_opts *opts);
+
+/*
+ * bpfmap_lookup - program view: a pointer to the value stored under @key, or
+ * NULL if it is absent (errno ENOENT; EINVAL for NULL arguments, EPERM for a
+ * BPFMAP_F_WRONLY_PROG map).
+ * Concurrency: call it between bpfmap_read_lock() and bpfmap_read_unlock();
+ * the pointer stays valid until that section ends, even if the element is
+ * deleted meanwhile (the memory is reused only after the section).  Writes
+ * through it are visible to every reader at once; use atomics (or the value's
+ * spin lock) when other threads write the same value.  Outside a section the
+ * pointer is valid only while no thread deletes the key.
+ */
+BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
+
+/*
+ * bpfmap_read_lock / bpfmap_read_unlock - open and close a read-side section
+ * (an RCU read-side critical section).  Sections nest.  Cheap (no atomic
+ * read-modify-write, no lock); a thread is registered automatically on first
+ * use.  Inside a section do not call bpfmap_free(), and do not block for long:
+ * memory reclamation waits for sections to end.
+ */
+BPFMAP_API void bpfmap_read_lock(void);
+BPFMAP_API void bpfmap_read_unlock(void);
+
+/*
+ * bpfmap_spin_lock / bpfmap_spin_unlock - take and release a value's spin lock
+ * from program-view code, the twins of bpf_spin_lock()/bpf_spin_unlock().  They
+ * exclude BPFMAP_F_LOCK copies of the same value.  Not recursive.
+ */
+BPFMAP_API void bpfmap_spin_lock(struct bpfmap_spin_lock *lock);
+BPFMAP_API void bpfmap_spin_unlock(struct bpfmap_spin_lock *lock);
+
+/*
+ * bpfmap_mem_usage - bytes this map holds (elements, buckets, bookkeeping),
+ * the counterpart of the kernel's memlock figure.  0 for NULL.
+ * Concurrency: a snapshot; it may lag concurrent updates of
+ * BPFMAP_F_NO_PREALLOC maps by the elements waiting to be reclaimed.
+ */
+BPFMAP_API size_t bpfmap_mem_usage(const struct bpfmap *map);
+
+/*
+ * bpfmap_num_possible_cpus - the number of possible CPUs, read once from
+ * /sys/devices/system/cpu/possible as libbpf does (falls back to the
+ * configured CPU count).  Per-CPU values are laid out for this many CPUs.
+ * Returns a positive count, or a negative errno if neither source works.
+ */
+BPFMAP_API int bpfmap_num_possible_cpus(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BPFMAP_H */

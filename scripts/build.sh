@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Build one configuration: scripts/build.sh [release|asan|tsan] -> build/, build-asan/, build-tsan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cfg=${1:-release}
+case $cfg in
+release) dir=build; args=(-DCMAKE_BUILD_TYPE=Release) ;;
+asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=address) ;;
+tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=thread) ;;
+*) echo "usage: $0 [release|asan|tsan]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" "${args[@]}" >/dev/null
+cmake --build "$dir" -j"$(nproc)"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Run every test: the whole suite under AddressSanitizer + UBSan, the
+# concurrency tests again under ThreadSanitizer, and a release build (warnings
+# are errors in all three).  Ends with one summary line: "N passed, N failed, N skipped".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh || exit 1
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+run() { # label, build config, ctest args...
+	local label=$1 cfg=$2
+	shift 2
+	echo "== $label" | tee -a "$log"
+	if ! scripts/build.sh "$cfg" >/dev/null; then
+		echo "BUILD FAILED: $cfg" | tee -a "$log"
+		scripts/build.sh "$cfg" 2>&1 | tail -30
+		status=1
+		return
+	fi
+	local dir=build-$cfg
+	[[ $cfg == release ]] && dir=build
+	ctest --test-dir "$dir" --output-on-failure "$@" 2>&1 | tee -a "$log"
+	[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+run "release build" release -L unit
+run "AddressSanitizer + UBSan" asan
+run "ThreadSanitizer (concurrency tests)" tsan -L concurrency
+
+passed=$(grep -cE 'Test +#[0-9]+: .* +Passed' "$log")
+failed=$(grep -cE 'Test +#[0-9]+: .*\*\*\*(Failed|Exception|Timeout)|Test +#[0-9]+: .*(Not Run|SEGFAULT|Child aborted)' "$log")
+skipped=$(grep -cE 'Test +#[0-9]+: .*\*\*\*Skipped' "$log")
+if ((failed)); then status=1; fi
+echo
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The public entry points: argument and permission checks in the kernel's
+ * order, dispatch to the map type's operations, errno on the way out.  The
+ * generic batch update/delete loops live here too, as in the kernel, because
+ * they are the same for every type.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "core/map.h"
+#include "core/opts.h"
+#include "util/compiler.h"
+
+/* Flags a hash-family map accepts at creation (the kernel's mask). */
+#define MAP_CREATE_FLAGS                                                             \
+	(BPFMAP_F_NO_PREALLOC | BPFMAP_F_NO_COMMON_LRU | BPFMAP_F_NUMA_NODE |        \
+	 BPFMAP_F_RDONLY | BPFMAP_F_WRONLY | BPFMAP_F_ZERO_SEED | BPFMAP_F_RDONLY_PROG | \
+	 BPFMAP_F_WRONLY_PROG)
+
+#define MAP_MAX_ENTRIES (1U << 31)
+
+static int fail(int err)
+{
+	errno = -err;
+	return err;
+}
+
+/* The return convention of every int-returning entry point. */
+static int result(int ret)
+{
+	return ret < 0 ? fail(ret) : ret;
+}
+
+static const struct map_ops *ops_for_type(enum bpfmap_type type)
+{
+	switch (type) {
+	case BPFMAP_TYPE_HASH:
+		return &htab_ops;
+	default:
+		return NULL; /* PERCPU, LRU and RHASH arrive with their issues */
+	}
+}
+
+static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
+{
+	memset(out, 0, BPFMAP_OBJ_NAME_LEN);
+	if (!name)
+		return 0;
+	for (size_t i = 0; name[i]; i++) {
+		char c = name[i];
+
+		if (i == BPFMAP_OBJ_NAME_LEN - 1)
+			return -EINVAL;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.'))
+			return -EINVAL;
+		out[i] = c;
+	}
+	return 0;
+}
+
+static bool is_lru(enum bpfmap_type type)
+{
+	return type == BPFMAP_TYPE_LRU_HASH || type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+}
+
+static int check_access_flags(uint32_t flags)
+{
+	if ((flags & BPFMAP_F_RDONLY) && (flags & BPFMAP_F_WRONLY))
+		return -EINVAL;
+	if ((flags & BPFMAP_F_RDONLY_PROG) && (flags & BPFMAP_F_WRONLY_PROG))
+		return -EINVAL;
+	return 0;
+}
+
+/* Generic checks, in the order the kernel makes them. */
+static int check_params(const struct map_params *p)
+{
+	if (p->map_extra)
+		return -EINVAL;
+	if ((p->map_flags & ~MAP_CREATE_FLAGS) || check_access_flags(p->map_flags))
+		return -EINVAL;
+	if ((p->map_flags & BPFMAP_F_NO_COMMON_LRU) && !is_lru(p->type))
+		return -EINVAL;
+	if (is_lru(p->type) && (p->map_flags & BPFMAP_F_NO_PREALLOC))
+		return -BPFMAP_ENOTSUPP;
+	if (!p->max_entries || !p->key_size || !p->value_size)
+		return -EINVAL;
+	if ((uint64_t)p->key_size + p->value_size >= BPFMAP_MAX_ELEM_BYTES)
+		return -E2BIG;
+	if (p->max_entries > MAP_MAX_ENTRIES)
+		return -E2BIG;
+	if (p->lock_off < -1 || (p->lock_off >= 0 && ((p->lock_off & 3) ||
+	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)))
+		return -EINVAL;
+	return 0;
+}
+
+struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t key_size,
+			     uint32_t value_size, uint32_t max_entries,
+			     const struct bpfmap_create_opts *opts)
+{
+	const struct map_ops *ops = ops_for_type(type);
+	struct map_params p = {
+		.type = type,
+		.key_size = key_size,
+		.value_size = value_size,
+		.max_entries = max_entries,
+	};
+	struct bpfmap *map;
+	int err;
+
+	if (!ops) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = opts_check(opts, sizeof(*opts));
+	if (err)
+		goto out_err;
+	p.map_flags = OPTS_GET(opts, map_flags, 0);
+	p.lock_off = OPTS_GET(opts, lock_off, -1);
+	p.map_extra = OPTS_GET(opts, map_extra, 0);
+
+	err = check_params(&p);
+	if (!err && ops->alloc_check)
+		err = ops->alloc_check(&p);
+	if (!err)
+		err = check_name(name, p.name);
+	if (err)
+		goto out_err;
+
+	map = ops->alloc(&p, &err);
+	if (!map)
+		goto out_err;
+	return map;
+
+out_err:
+	errno = -err;
+	return NULL;
+}
+
+void map_init_common(struct bpfmap *map, const struct map_params *p,
+		     const struct map_ops *ops,
+		     void *(*lookup)(struct bpfmap *map, const void *key))
+{
+	map->lookup = lookup;
+	map->ops = ops;
+	map->key_size = p->key_size;
+	map->value_size = p->value_size;
+	map->max_entries = p->max_entries;
+	map->map_flags = p->map_flags;
+	map->lock_off = p->lock_off;
+	map->type = p->type;
+	map->map_extra = p->map_extra;
+	memcpy(map->name, p->name, sizeof(map->name));
+}
+
+void bpfmap_free(struct bpfmap *map)
+{
+	if (map)
+		map->ops->free(map);
+}
+
+static bool can_read(const struct bpfmap *map)
+{
+	return !(map->map_flags & BPFMAP_F_WRONLY);
+}
+
+static bool can_write(const struct bpfmap *map)
+{
+	return !(map->map_flags & BPFMAP_F_RDONLY);
+}
+
+/* 0 or -EINVAL: flags holds only BPFMAP_F_LOCK beyond `allowed`, and the lock
+ * exists if asked for. */
+static int check_lock_flag(const struct bpfmap *map, uint64_t flags)
+{
+	if ((flags & BPFMAP_F_LOCK) && !map_has_lock(map))
+		return -EINVAL;
+	return 0;
+}
+
+int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
+			     uint64_t flags)
+{
+	if (!map || !key || !value)
+		return fail(-EINVAL);
+	if (!can_read(map))
+		return fail(-EPERM);
+	if ((flags & ~BPFMAP_F_LOCK) || check_lock_flag(map, flags))
+		return fail(-EINVAL);
+	return result(map->ops->lookup_elem(map, key, value, flags));
+}
+
+int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value)
+{
+	return bpfmap_lookup_elem_flags(map, key, value, 0);
+}
+
+static int check_update_flags(const struct bpfmap *map, uint64_t flags)
+{
+	if (check_lock_flag(map, flags))
+		return -EINVAL;
+	if ((flags & ~BPFMAP_F_LOCK) > BPFMAP_EXIST)
+		return -EINVAL;
+	return 0;
+}
+
+int bpfmap_update_elem(struct bpfmap *map, const void *key, const void *value,
+		       uint64_t flags)
+{
+	int err;
+
+	if (!map || !key || !value)
+		return fail(-EINVAL);
+	if (!can_write(map))
+		return fail(-EPERM);
+	err = check_update_flags(map, flags);
+	if (err)
+		return fail(err);
+	return result(map->ops->update_elem(map, key, value, flags));
+}
+
+int bpfmap_delete_elem(struct bpfmap *map, const void *key)
+{
+	if (!map || !key)
+		return fail(-EINVAL);
+	if (!can_write(map))
+		return fail(-EPERM);
+	return result(map->ops->delete_elem(map, key));
+}
+
+int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+{
+	if (!map || !key || !value)
+		return fail(-EINVAL);
+	if (!can_read(map) || !can_write(map))
+		return fail(-EPERM);
+	return result(map->ops->lookup_and_delete_elem(map, key, value));
+}
+
+int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)
+{
+	if (!map || !next_key)
+		return fail(-EINVAL);
+	if (!can_read(map))
+		return fail(-EPERM);
+	return result(map->ops->get_next_key(map, key, next_key));
+}
+
+void *bpfmap_lookup(struct bpfmap *map, const void *key)
+{
+	void *value;
+
+	if (unlikely(!map || !key)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (unlikely(map->map_flags & BPFMAP_F_WRONLY_PROG)) {
+		errno = EPERM;
+		return NULL;
+	}
+	value = map->lookup(map, key);
+	if (unlikely(!value))
+		errno = ENOENT;
+	return value;
+}
+
+size_t bpfmap_mem_usage(const struct bpfmap *map)
+{
+	return map ? map->ops->mem_usage(map) : 0;
+}
+
+/* Batch options: elem_flags 0 or F_LOCK (with a lock), flags 0. */
+static int check_batch_opts(const struct bpfmap *map, const struct bpfmap_batch_opts *opts,
+			    uint64_t *elem_flags)
+{
+	int err = opts_check(opts, sizeof(*opts));
+
+	if (err)
+		return err;
+	*elem_flags = OPTS_GET(opts, elem_flags, 0);
+	if ((*elem_flags & ~BPFMAP_F_LOCK) || check_lock_flag(map, *elem_flags))
+		return -EINVAL;
+	if (OPTS_GET(opts, flags, 0))
+		return -EINVAL;
+	return 0;
+}
+
+static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, void *keys,
+			   void *values, uint32_t *count,
+			   const struct bpfmap_batch_opts *opts, bool do_delete)
+{
+	uint64_t elem_flags;
+	int err;
+
+	if (!map || !count || !out_batch)
+		return fail(-EINVAL);
+	if (!can_read(map) || (do_delete && !can_write(map)))
+		return fail(-EPERM);
+	err = check_batch_opts(map, opts, &elem_flags);
+	if (err)
+		return fail(err);
+	if (!*count)
+		return 0;
+	if (!keys || !values)
+		return fail(-EINVAL);
+	return result(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
+					     elem_flags, do_delete));
+}
+
+int bpfmap_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, void *keys,
+			void *values, uint32_t *count, const struct bpfmap_batch_opts *opts)
+{
+	return do_lookup_batch(map, in_batch, out_batch, keys, values, count, opts, false);
+}
+
+int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch, void *out_batch,
+				   void *keys, void *values, uint32_t *count,
+				   const struct bpfmap_batch_opts *opts)
+{
+	return do_lookup_batch(map, in_batch, out_batch, keys, values, count, opts, true);
+}
+
+/* Shared prologue of update_batch and delete_batch; 1 when there is work. */
+static int batch_write_prologue(struct bpfmap *map, const void *keys, const void *values,
+				const uint32_t *count, const struct bpfmap_batch_opts *opts,
+				uint64_t *elem_flags)
+{
+	int err;
+
+	if (!map || !count)
+		return -EINVAL;
+	if (!can_write(map))
+		return -EPERM;
+	err = check_batch_opts(map, opts, elem_flags);
+	if (err)
+		return err;
+	if (!*count)
+		return 0;
+	if (!keys || !values)
+		return -EINVAL;
+	return 1;
+}
+
+int bpfmap_update_batch(struct bpfmap *map, const void *keys, const void *values,
+			uint32_t *count, const struct bpfmap_batch_opts *opts)
+{
+	uint64_t elem_flags;
+	uint32_t n, done;
+	int err = batch_write_prologue(map, keys, values, count, opts, &elem_flags);
+
+	if (err <= 0)
+		return result(err);
+	n = *count;
+	for (done = 0, err = 0; done < n; done++) {
+		const char *k = (const char *)keys + (size_t)done * map->key_size;
+		const char *v = (const char *)values + (size_t)done * map->value_size;
+
+		err = map->ops->update_elem(map, k, v, elem_flags);
+		if (err)
+			break;
+	}
+	*count = done;
+	return result(err);
+}
+
+int bpfmap_delete_batch(struct bpfmap *map, const void *keys, uint32_t *count,
+			const struct bpfmap_batch_opts *opts)
+{
+	uint64_t elem_flags;
+	uint32_t n, done;
+	int err = batch_write_prologue(map, keys, keys, count, opts, &elem_flags);
+
+	if (err <= 0)
+		return result(err);
+	n = *count;
+	for (done = 0, err = 0; done < n; done++) {
+		err = map->ops->delete_elem(map, (const char *)keys + (size_t)done * map->key_size);
+		if (err)
+			break;
+	}
+	*count = done;
+	return result(err);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The generic map: what every map type shares, and the table of operations a
+ * type fills in (the kernel's struct bpf_map_ops, in user space).  The public
+ * functions in core/map.c validate arguments, check access rights and turn
+ * results into errno; a type's operations see only well-formed calls.
+ */
+#ifndef BPFMAP_CORE_MAP_H
+#define BPFMAP_CORE_MAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bpfmap.h>
+
+/* Validated creation parameters, as the map types receive them. */
+struct map_params {
+	enum bpfmap_type type;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t map_flags;
+	int32_t lock_off; /* -1: no spin lock in the value */
+	uint64_t map_extra;
+	char name[BPFMAP_OBJ_NAME_LEN];
+};
+
+struct bpfmap;
+
+struct map_ops {
+	/* Type-specific checks on top of the generic ones; 0 or -errno. */
+	int (*alloc_check)(const struct map_params *p);
+	/* Allocate the map; NULL with *err = -errno on failure. */
+	struct bpfmap *(*alloc)(const struct map_params *p, int *err);
+	void (*free)(struct bpfmap *map);
+	/* flags: 0 or BPFMAP_F_LOCK, already validated. */
+	int (*lookup_elem)(struct bpfmap *map, const void *key, void *value, uint64_t flags);
+	/* flags: validated update flags. */
+	int (*update_elem)(struct bpfmap *map, const void *key, const void *value,
+			   uint64_t flags);
+	int (*delete_elem)(struct bpfmap *map, const void *key);
+	int (*lookup_and_delete_elem)(struct bpfmap *map, const void *key, void *value);
+	int (*get_next_key)(struct bpfmap *map, const void *key, void *next_key);
+	/* The kernel's bucket-cursor batch protocol; elem_flags validated. */
+	int (*lookup_batch)(struct bpfmap *map, const void *in_batch, void *out_batch,
+			    void *keys, void *values, uint32_t *count, uint64_t elem_flags,
+			    bool do_delete);
+	size_t (*mem_usage)(const struct bpfmap *map);
+};
+
+struct bpfmap {
+	/* Program-view lookup, specialised per map at creation: first, so the
+	 * hot path loads it without an offset. */
+	void *(*lookup)(struct bpfmap *map, const void *key);
+	const struct map_ops *ops;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t map_flags;
+	int32_t lock_off;
+	enum bpfmap_type type;
+	uint64_t map_extra;
+	char name[BPFMAP_OBJ_NAME_LEN];
+};
+
+/* Fill the generic part of a freshly allocated map. */
+void map_init_common(struct bpfmap *map, const struct map_params *p,
+		     const struct map_ops *ops,
+		     void *(*lookup)(struct bpfmap *map, const void *key));
+
+static inline bool map_has_lock(const struct bpfmap *map)
+{
+	return map->lock_off >= 0;
+}
+
+/* Operations tables of the implemented types. */
+extern const struct map_ops htab_ops;
+
+#endif

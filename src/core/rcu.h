@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Safe memory reclamation, by liburcu's "bulletproof" flavour: threads are
+ * registered on their first read-side section, so users never do it by hand.
+ * Everything RCU goes through here so that ThreadSanitizer can be told about
+ * the ordering liburcu provides (its library is not instrumented): a read-side
+ * section's accesses happen before any reclamation that waited for it.
+ */
+#ifndef BPFMAP_CORE_RCU_H
+#define BPFMAP_CORE_RCU_H
+
+#define _LGPL_SOURCE 1
+#include <urcu-bp.h>
+
+#include "util/compiler.h"
+
+#ifdef BPFMAP_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+extern char rcu_tsan_clock;
+#define rcu_tsan_release() __tsan_release(&rcu_tsan_clock)
+#define rcu_tsan_acquire() __tsan_acquire(&rcu_tsan_clock)
+#else
+#define rcu_tsan_release() ((void)0)
+#define rcu_tsan_acquire() ((void)0)
+#endif
+
+static ALWAYS_INLINE void rcu_lock(void)
+{
+	urcu_bp_read_lock();
+}
+
+static ALWAYS_INLINE void rcu_unlock(void)
+{
+	rcu_tsan_release();
+	urcu_bp_read_unlock();
+}
+
+static ALWAYS_INLINE int rcu_in_section(void)
+{
+	return urcu_bp_read_ongoing();
+}
+
+/* Run fn(head) once no read-side section that began before now can run. */
+void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head));
+
+/* Called first by every deferred callback (pairs with rcu_defer()). */
+static ALWAYS_INLINE void rcu_deferred_enter(void)
+{
+	rcu_tsan_acquire();
+}
+
+/* Wait until every callback queued so far has run. */
+void rcu_wait_deferred(void);
+
+#endif

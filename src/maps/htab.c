@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_HASH: creation, element lifetime, and the per-key operations.
+ * Design notes in maps/htab.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/spin_lock.h"
+#include "maps/htab.h"
+#include "util/seqcount.h"
+#include "util/shared_copy.h"
+
+/* Pool elements beyond max_entries, so that deletes followed at once by
+ * inserts rarely wait on reclamation; past them the pool falls back to the
+ * heap (see htab_elem_alloc). */
+#define HTAB_POOL_SLACK_PER_CPU 16
+
+static size_t htab_header_size(void)
+{
+	return offsetof(struct htab_elem, data);
+}
+
+static bool elem_in_pool(const struct htab *h, const struct htab_elem *e)
+{
+	const char *p = (const char *)e;
+
+	return h->pool && p >= h->pool && p < h->pool + (size_t)h->pool_size * h->elem_size;
+}
+
+static struct htab_elem *pool_elem(const struct htab *h, uint32_t index)
+{
+	return (struct htab_elem *)(void *)(h->pool + (size_t)index * h->elem_size);
+}
+
+static uint32_t pool_index(const struct htab *h, const struct htab_elem *e)
+{
+	return (uint32_t)(((const char *)e - h->pool) / h->elem_size);
+}
+
+/* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
+ * enforced by the caller through h->count, so the pool's emptiness only means
+ * that reclamation lags behind; the heap covers that gap. */
+static struct htab_elem *htab_elem_alloc(struct htab *h)
+{
+	struct htab_elem *e;
+
+	if (h->prealloc) {
+		uint32_t i = freelist_pop(&h->free_slots);
+
+		if (i != FREELIST_EMPTY)
+			return pool_elem(h, i);
+	}
+	e = malloc(h->elem_size);
+	if (!e)
+		return NULL;
+	e->owner = h;
+	__atomic_fetch_add(&h->heap_elems, 1, __ATOMIC_RELAXED);
+	return e;
+}
+
+/* Return an element no reader can see any more. */
+static void htab_elem_release(struct htab *h, struct htab_elem *e)
+{
+	if (elem_in_pool(h, e)) {
+		freelist_push(&h->free_slots, pool_index(h, e));
+		return;
+	}
+	__atomic_fetch_sub(&h->heap_elems, 1, __ATOMIC_RELAXED);
+	free(e);
+}
+
+static void htab_elem_reclaim(struct rcu_head *head)
+{
+	struct htab_elem *e = container_of(head, struct htab_elem, rcu);
+
+	rcu_deferred_enter();
+	htab_elem_release(e->owner, e);
+}
+
+void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e)
+{
+	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
+	rcu_defer(&e->rcu, htab_elem_reclaim);
+}
+
+void htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
+			 bool with_lock)
+{
+	const void *src = elem_value(h, e);
+	const struct bpfmap *map = &h->map;
+
+	if (with_lock) {
+		struct bpfmap_spin_lock *l = (void *)((char *)elem_value(h, e) + map->lock_off);
+
+		spin_lock_word(&l->val);
+		shared_copy_out(dst, src, map->value_size);
+		spin_unlock_word(&l->val);
+	} else {
+		uint32_t s;
+
+		do {
+			s = seqcount_read_begin(&e->seq);
+			shared_copy_out(dst, src, map->value_size);
+		} while (seqcount_read_retry(&e->seq, s));
+	}
+	if (map_has_lock(map))
+		memset((char *)dst + map->lock_off, 0, sizeof(struct bpfmap_spin_lock));
+}
+
+/* Overwrite a reachable element's value in place; bucket lock held.  The spin
+ * lock word is skipped: other threads may hold it. */
+static void htab_write_value_locked(struct htab *h, struct htab_elem *e, const void *value)
+{
+	const struct bpfmap *map = &h->map;
+	void *dst = elem_value(h, e);
+
+	seqcount_write_begin(&e->seq);
+	if (map_has_lock(map)) {
+		struct bpfmap_spin_lock *l = (void *)((char *)dst + map->lock_off);
+		uint32_t tail = map->lock_off + sizeof(*l);
+
+		/* Hold the value's lock so BPFMAP_F_LOCK readers never see a mix. */
+		spin_lock_word(&l->val);
+		shared_copy_in(dst, 0, value, map->lock_off);
+		shared_copy_in(dst, tail, (const char *)value + tail, map->value_size - tail);
+		spin_unlock_word(&l->val);
+	} else {
+		shared_copy_in(dst, 0, value, map->value_size);
+	}
+	seqcount_write_end(&e->seq);
+}
+
+/* Fill an unpublished element. */
+static void htab_elem_init(struct htab *h, struct htab_elem *e, uint32_t hash,
+			   const void *key, const void *value)
+{
+	const struct bpfmap *map = &h->map;
+	char *v = elem_value(h, e);
+
+	e->hash = hash;
+	e->seq = 0;
+	e->owner = h;
+	memcpy(elem_key(e), key, map->key_size);
+	memcpy(v, value, map->value_size);
+	if (map_has_lock(map))
+		memset(v + map->lock_off, 0, sizeof(struct bpfmap_spin_lock));
+}
+
+static int htab_update_elem(struct bpfmap *map, const void *key, const void *value,
+			    uint64_t flags)
+{
+	struct htab *h = to_htab(map);
+	uint32_t hash = htab_hash(h, key);
+	struct htab_bucket *b = htab_bucket(h, hash);
+	uint64_t mode = flags & ~BPFMAP_F_LOCK;
+	struct htab_elem *e;
+	int ret = 0;
+
+	spin_lock_word(&b->lock);
+	e = htab_find(h, b, hash, key);
+	if (e) {
+		if (mode == BPFMAP_NOEXIST)
+			ret = -EEXIST;
+		else
+			htab_write_value_locked(h, e, value);
+		goto out;
+	}
+	if (mode == BPFMAP_EXIST) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (__atomic_fetch_add(&h->count, 1, __ATOMIC_RELAXED) >= map->max_entries) {
+		__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
+		ret = -E2BIG;
+		goto out;
+	}
+	e = htab_elem_alloc(h);
+	if (!e) {
+		__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
+		ret = -ENOMEM;
+		goto out;
+	}
+	htab_elem_init(h, e, hash, key, value);
+	e->next = b->head;
+	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
+out:
+	spin_unlock_word(&b->lock);
+	return ret;
+}
+
+/* Find @key in its locked bucket along with the link that points at it. */
+static struct htab_elem *htab_find_link(struct htab *h, struct htab_bucket *b, uint32_t hash,
+					const void *key, struct htab_elem ***link_out)
+{
+	struct htab_elem **link = &b->head;
+
+	for (struct htab_elem *e = *link; e; link = &e->next, e = *link) {
+		if (e->hash == hash && !memcmp(elem_key(e), key, h->map.key_size)) {
+			*link_out = link;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+static int htab_remove(struct bpfmap *map, const void *key, void *value)
+{
+	struct htab *h = to_htab(map);
+	uint32_t hash = htab_hash(h, key);
+	struct htab_bucket *b = htab_bucket(h, hash);
+	struct htab_elem **link, *e;
+
+	spin_lock_word(&b->lock);
+	e = htab_find_link(h, b, hash, key, &link);
+	if (e) {
+		if (value)
+			htab_copy_value_out(h, e, value, false);
+		htab_unlink_locked(h, link, e);
+	}
+	spin_unlock_word(&b->lock);
+	return e ? 0 : -ENOENT;
+}
+
+static int htab_delete_elem(struct bpfmap *map, const void *key)
+{
+	return htab_remove(map, key, NULL);
+}
+
+static int htab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+{
+	return htab_remove(map, key, value);
+}
+
+static int htab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
+{
+	struct htab *h = to_htab(map);
+	uint32_t hash = htab_hash(h, key);
+	struct htab_elem *e;
+	int ret = -ENOENT;
+
+	rcu_lock();
+	e = htab_find(h, htab_bucket(h, hash), hash, key);
+	if (e) {
+		htab_copy_value_out(h, e, value, flags & BPFMAP_F_LOCK);
+		ret = 0;
+	}
+	rcu_unlock();
+	return ret;
+}
+
+static void *htab_lookup(struct bpfmap *map, const void *key)
+{
+	struct htab *h = to_htab(map);
+	uint32_t hash = htab_hash(h, key);
+	struct htab_elem *e = htab_find(h, htab_bucket(h, hash), hash, key);
+
+	return e ? elem_value(h, e) : NULL;
+}
+
+static size_t htab_mem_usage(const struct bpfmap *map)
+{
+	const struct htab *h = to_htab(map);
+	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets);
+
+	if (h->prealloc)
+		bytes += (size_t)h->pool_size * h->elem_size + freelist_mem_usage(&h->free_slots);
+	bytes += __atomic_load_n(&h->heap_elems, __ATOMIC_RELAXED) * h->elem_size;
+	return bytes;
+}
+
+static void htab_free(struct bpfmap *map)
+{
+	struct htab *h = to_htab(map);
+
+	/* Queued reclamation callbacks touch h: let them finish first. */
+	rcu_wait_deferred();
+	for (uint32_t i = 0; i < h->n_buckets; i++) {
+		struct htab_elem *e = h->buckets[i].head;
+
+		while (e) {
+			struct htab_elem *next = e->next;
+
+			if (!elem_in_pool(h, e))
+				free(e);
+			e = next;
+		}
+	}
+	freelist_destroy(&h->free_slots);
+	free(h->pool);
+	free(h->buckets);
+	free(h);
+}
+
+static int htab_prealloc(struct htab *h)
+{
+	uint32_t cpus = (uint32_t)bpfmap_num_possible_cpus();
+	uint64_t slack = (uint64_t)(cpus > 0 ? cpus : 1) * HTAB_POOL_SLACK_PER_CPU;
+	uint64_t size = (uint64_t)h->map.max_entries + slack;
+
+	h->pool_size = (uint32_t)(size > UINT32_MAX - 1 ? UINT32_MAX - 1 : size);
+	h->pool = calloc(h->pool_size, h->elem_size);
+	if (!h->pool)
+		return -ENOMEM;
+	if (freelist_init(&h->free_slots, h->pool_size))
+		return -ENOMEM;
+	for (uint32_t i = h->pool_size; i-- > 0;) {
+		pool_elem(h, i)->owner = h;
+		freelist_push(&h->free_slots, i);
+	}
+	return 0;
+}
+
+static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
+{
+	struct htab *h = calloc(1, sizeof(*h));
+	size_t key_pad = ROUND_UP((size_t)p->key_size, 8);
+	size_t elem_size = htab_header_size() + key_pad + ROUND_UP((size_t)p->value_size, 8);
+
+	if (!h || elem_size > UINT32_MAX)
+		goto nomem;
+	map_init_common(&h->map, p, &htab_ops, htab_lookup);
+	h->n_buckets = roundup_pow_of_two_u32(p->max_entries);
+	h->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
+	h->hash_kind = hash_kind_for_key_size(p->key_size);
+	h->hash = hash_fn_for_kind(h->hash_kind);
+	h->elem_size = (uint32_t)elem_size;
+	h->value_off = (uint32_t)key_pad;
+	h->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
+	h->buckets = calloc(h->n_buckets, sizeof(*h->buckets));
+	if (!h->buckets)
+		goto nomem;
+	if (h->prealloc && htab_prealloc(h))
+		goto nomem;
+	return &h->map;
+
+nomem:
+	if (h) {
+		freelist_destroy(&h->free_slots);
+		free(h->pool);
+		free(h->buckets);
+		free(h);
+	}
+	*err = -ENOMEM;
+	return NULL;
+}
+
+const struct map_ops htab_ops = {
+	.alloc = htab_alloc,
+	.free = htab_free,
+	.lookup_elem = htab_lookup_elem,
+	.update_elem = htab_update_elem,
+	.delete_elem = htab_delete_elem,
+	.lookup_and_delete_elem = htab_lookup_and_delete_elem,
+	.get_next_key = htab_get_next_key,
+	.lookup_batch = htab_lookup_batch,
+	.mem_usage = htab_mem_usage,
+};

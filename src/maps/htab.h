@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_HASH: a chained hash table with RCU readers.
+ *
+ * Buckets (a power of two, >= max_entries, as in the kernel) hold a singly
+ * linked chain and a spin lock.  Readers walk chains with acquire loads and no
+ * lock; writers lock one bucket.  An element's key and hash never change while
+ * it is reachable, so readers compare them directly; its value may be updated
+ * in place, under a per-element seqcount that copy-out readers retry on.
+ * Unlinked elements are reclaimed after an RCU grace period: back to the
+ * preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
+ */
+#ifndef BPFMAP_MAPS_HTAB_H
+#define BPFMAP_MAPS_HTAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/map.h"
+#include "core/rcu.h"
+#include "hash/hash_select.h"
+#include "util/compiler.h"
+#include "util/freelist.h"
+
+struct htab_elem {
+	struct htab_elem *next; /* atomic: readers follow it without the lock */
+	uint32_t hash;
+	uint32_t seq;           /* seqcount of in-place value updates */
+	struct htab *owner;     /* for reclamation callbacks */
+	struct rcu_head rcu;
+	uint64_t data[];        /* key, padded to 8; then value, padded to 8 */
+};
+
+struct htab_bucket {
+	struct htab_elem *head; /* atomic */
+	uint32_t lock;
+};
+
+struct htab {
+	struct bpfmap map;
+	struct htab_bucket *buckets;
+	uint32_t n_buckets; /* power of two */
+	uint32_t seed;
+	hash_fn hash;
+	uint32_t elem_size;  /* header + padded key + padded value */
+	uint32_t value_off;  /* offset of the value in data[] */
+	uint32_t count;      /* atomic: live elements */
+	bool prealloc;
+	enum hash_kind hash_kind;
+	/* Preallocated maps: the element pool and its free slots. */
+	char *pool;
+	uint32_t pool_size;  /* elements in the pool */
+	struct freelist free_slots;
+	/* Elements malloc'ed (NO_PREALLOC, or pool overflow while reclamation
+	 * lags), counted until freed, for bpfmap_mem_usage(). */
+	size_t heap_elems;   /* atomic */
+};
+
+static ALWAYS_INLINE struct htab *to_htab(const struct bpfmap *map)
+{
+	return container_of(map, struct htab, map);
+}
+
+static ALWAYS_INLINE void *elem_key(const struct htab_elem *e)
+{
+	return (void *)e->data;
+}
+
+static ALWAYS_INLINE void *elem_value(const struct htab *h, const struct htab_elem *e)
+{
+	return (char *)e->data + h->value_off;
+}
+
+static ALWAYS_INLINE struct htab_bucket *htab_bucket(const struct htab *h, uint32_t hash)
+{
+	return &h->buckets[hash & (h->n_buckets - 1)];
+}
+
+static ALWAYS_INLINE struct htab_elem *elem_next(const struct htab_elem *e)
+{
+	return __atomic_load_n(&e->next, __ATOMIC_ACQUIRE);
+}
+
+static ALWAYS_INLINE struct htab_elem *bucket_first(const struct htab_bucket *b)
+{
+	return __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+}
+
+static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
+{
+	return h->hash(key, h->map.key_size, h->seed);
+}
+
+/* The element holding @key in bucket @b, or NULL.  Caller is in a read-side
+ * section or holds the bucket lock. */
+static ALWAYS_INLINE struct htab_elem *htab_find(const struct htab *h,
+						 const struct htab_bucket *b,
+						 uint32_t hash, const void *key)
+{
+	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
+		if (e->hash == hash && !memcmp(elem_key(e), key, h->map.key_size))
+			return e;
+	return NULL;
+}
+
+/* Copy @e's value out (value_size bytes): under the value's spin lock when
+ * with_lock, else retrying on the seqcount; the lock field reads as zero. */
+void htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
+			 bool with_lock);
+
+/* Unlink @e, whose predecessor link is @link, from its locked bucket, and
+ * queue it for reclamation. */
+void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e);
+
+int htab_get_next_key(struct bpfmap *map, const void *key, void *next_key);
+int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
+		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
+		      bool do_delete);
+
+#endif

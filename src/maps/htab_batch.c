@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_HASH batch lookup (and lookup-and-delete): the kernel's protocol.
+ * The cursor is a 4-byte bucket index.  Whole buckets only: a bucket that does
+ * not fit in what is left of *count ends the call (-ENOSPC if nothing was
+ * copied yet); reaching the last bucket ends it with -ENOENT.  Each bucket is
+ * copied under its lock, so it is a consistent snapshot.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/spin_lock.h"
+#include "maps/htab.h"
+
+static uint32_t bucket_len_locked(const struct htab_bucket *b)
+{
+	uint32_t n = 0;
+
+	for (const struct htab_elem *e = b->head; e; e = e->next)
+		n++;
+	return n;
+}
+
+/* Copy (and maybe delete) the elements of locked bucket b; returns how many. */
+static uint32_t copy_bucket_locked(struct htab *h, struct htab_bucket *b, char *keys,
+				   char *values, bool with_lock, bool do_delete)
+{
+	const struct bpfmap *map = &h->map;
+	struct htab_elem **link = &b->head, *e;
+	uint32_t n = 0;
+
+	while ((e = *link)) {
+		memcpy(keys + (size_t)n * map->key_size, elem_key(e), map->key_size);
+		htab_copy_value_out(h, e, values + (size_t)n * map->value_size, with_lock);
+		n++;
+		if (do_delete)
+			htab_unlink_locked(h, link, e); /* *link now holds e's successor */
+		else
+			link = &e->next;
+	}
+	return n;
+}
+
+int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
+		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
+		      bool do_delete)
+{
+	struct htab *h = to_htab(map);
+	bool with_lock = elem_flags & BPFMAP_F_LOCK;
+	uint32_t max_count = *count, total = 0, batch = 0;
+	int ret = 0;
+
+	*count = 0;
+	if (in_batch)
+		memcpy(&batch, in_batch, sizeof(batch));
+	if (batch >= h->n_buckets)
+		return -ENOENT;
+
+	for (;;) {
+		struct htab_bucket *b = &h->buckets[batch];
+
+		spin_lock_word(&b->lock);
+		uint32_t len = bucket_len_locked(b);
+
+		if (len > max_count - total) {
+			spin_unlock_word(&b->lock);
+			if (total == 0)
+				ret = -ENOSPC;
+			break;
+		}
+		total += copy_bucket_locked(h, b, (char *)keys + (size_t)total * map->key_size,
+					    (char *)values + (size_t)total * map->value_size,
+					    with_lock, do_delete);
+		spin_unlock_word(&b->lock);
+		if (++batch >= h->n_buckets) {
+			ret = -ENOENT;
+			break;
+		}
+	}
+	memcpy(out_batch, &batch, sizeof(batch));
+	*count = total;
+	return ret;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A lock-free stack of slot indices (Treiber stack), for preallocated element
+ * pools.  The head packs a 32-bit generation tag with the index + 1 so that a
+ * pop racing with pop-push-pop of the same slot (ABA) fails its CAS.  Links
+ * live in a side array of atomics, never in the slots themselves, because a
+ * slot being initialised by its new owner may still be read by a losing pop.
+ */
+#ifndef BPFMAP_UTIL_FREELIST_H
+#define BPFMAP_UTIL_FREELIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FREELIST_EMPTY UINT32_MAX
+
+struct freelist {
+	uint64_t head;  /* (tag << 32) | (index + 1); index + 1 == 0: empty */
+	uint32_t *next; /* next[i]: index below i on the stack, or FREELIST_EMPTY */
+	uint32_t capacity;
+};
+
+/* Empty list able to hold indices 0 .. capacity - 1; 0 or -ENOMEM. */
+int freelist_init(struct freelist *fl, uint32_t capacity);
+void freelist_destroy(struct freelist *fl);
+void freelist_push(struct freelist *fl, uint32_t index);
+/* An index, or FREELIST_EMPTY. */
+uint32_t freelist_pop(struct freelist *fl);
+size_t freelist_mem_usage(const struct freelist *fl);
+
+#endif

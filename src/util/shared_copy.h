@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Copies to and from memory that other threads may write at the same time
+ * (map values: in-place updates, program-view atomics).  Every access to the
+ * shared side is a relaxed atomic, so a racing copy is defined behaviour in
+ * C11 and invisible to ThreadSanitizer; consistency comes from the seqcount or
+ * the spin lock around the copy, not from here.  The shared side is 8-byte
+ * aligned at its start; the private side may have any alignment.
+ */
+#ifndef BPFMAP_UTIL_SHARED_COPY_H
+#define BPFMAP_UTIL_SHARED_COPY_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "util/compiler.h"
+
+/* Copy n bytes out of shared memory; reads whole words, so the shared side
+ * must be readable up to ROUND_UP(n, 8). */
+static ALWAYS_INLINE void shared_copy_out(void *dst, const void *shared, size_t n)
+{
+	const uint64_t *s = shared;
+	char *d = dst;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w = __atomic_load_n(s++, __ATOMIC_RELAXED);
+		memcpy(d + i, &w, 8);
+	}
+	if (i < n) {
+		uint64_t w = __atomic_load_n(s, __ATOMIC_RELAXED);
+		memcpy(d + i, &w, n - i);
+	}
+}
+
+/* Copy n bytes into shared memory at byte offset off from an 8-aligned base,
+ * touching nothing outside [off, off + n): neighbouring bytes (a spin lock)
+ * may be live. */
+static ALWAYS_INLINE void shared_copy_in(void *shared_base, size_t off, const void *src,
+					 size_t n)
+{
+	unsigned char *d = (unsigned char *)shared_base + off;
+	const unsigned char *s = src;
+
+	while (n && ((uintptr_t)d & 7)) {
+		__atomic_store_n(d++, *s++, __ATOMIC_RELAXED);
+		n--;
+	}
+	for (; n >= 8; n -= 8, d += 8, s += 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		__atomic_store_n((uint64_t *)(void *)d, w, __ATOMIC_RELAXED);
+	}
+	while (n--)
+		__atomic_store_n(d++, *s++, __ATOMIC_RELAXED);
+}
+
+#endif

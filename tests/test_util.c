@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+const uint32_t test_map_flag_variants[2] = { 0, BPFMAP_F_NO_PREALLOC };
+
+struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t value_size,
+			   uint32_t max_entries, uint32_t map_flags)
+{
+	BPFMAP_CREATE_OPTS(opts, .map_flags = map_flags);
+	struct bpfmap *map = bpfmap_create(type, "test", key_size, value_size, max_entries, &opts);
+
+	if (!map)
+		fail_msg("bpfmap_create(%d, %u, %u, %u, 0x%x): %s", type, key_size, value_size,
+			 max_entries, map_flags, strerror(errno));
+	return map;
+}
+
+uint32_t walk_count(struct bpfmap *map, uint32_t key_size)
+{
+	char *keys = NULL;
+	char *cur = malloc(key_size), *next = malloc(key_size);
+	uint32_t n = 0;
+	const void *prev = NULL;
+
+	assert_non_null(cur);
+	assert_non_null(next);
+	while (bpfmap_get_next_key(map, prev, next) == 0) {
+		for (uint32_t i = 0; i < n; i++)
+			assert_memory_not_equal(keys + (size_t)i * key_size, next, key_size);
+		keys = realloc(keys, (size_t)(n + 1) * key_size);
+		assert_non_null(keys);
+		memcpy(keys + (size_t)n * key_size, next, key_size);
+		n++;
+		memcpy(cur, next, key_size);
+		prev = cur;
+	}
+	assert_int_equal(errno, ENOENT);
+	free(keys);
+	free(cur);
+	free(next);
+	return n;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Helpers shared by the cmocka unit tests. */
+#ifndef BPFMAP_TESTS_TEST_UTIL_H
+#define BPFMAP_TESTS_TEST_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <bpfmap.h>
+
+/* Create a map or fail the test. */
+struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t value_size,
+			   uint32_t max_entries, uint32_t map_flags);
+
+/* Assert a call returned -err and left errno == err. */
+#define assert_errno(call, err)                       \
+	do {                                          \
+		errno = 0;                            \
+		int ret__ = (call);                   \
+		assert_int_equal(ret__, -(err));      \
+		assert_int_equal(errno, (err));       \
+	} while (0)
+
+/* Number of keys a full get_next_key walk finds (each checked unique). */
+uint32_t walk_count(struct bpfmap *map, uint32_t key_size);
+
+/* The map-flag variants every semantic test runs on. */
+extern const uint32_t test_map_flag_variants[2];
+
+#endif
