@@ -119,6 +119,11 @@ struct bpfmap_batch_opts {
 };
 
 /* The macros set `sz` and the defaults; later designators override them. */
+#ifdef __cplusplus
+#define BPFMAP__STATIC_ASSERT static_assert
+#else
+#define BPFMAP__STATIC_ASSERT _Static_assert
+#endif
 #if defined(__clang__)
 #define BPFMAP__OPTS_PUSH _Pragma("clang diagnostic push") \
 	_Pragma("clang diagnostic ignored \"-Winitializer-overrides\"")
@@ -132,13 +137,16 @@ struct bpfmap_batch_opts {
 #define BPFMAP__OPTS_POP
 #endif
 
-/* Usage: BPFMAP_CREATE_OPTS(opts, .map_flags = BPFMAP_F_NO_PREALLOC); */
+/* Usage: BPFMAP_CREATE_OPTS(opts, .map_flags = BPFMAP_F_NO_PREALLOC);
+ * The trailing static assertion only gives the caller's ';' something to end,
+ * so that the pragmas can close around the initializer. */
 #define BPFMAP_CREATE_OPTS(NAME, ...)                                        \
 	BPFMAP__OPTS_PUSH struct bpfmap_create_opts NAME = {                  \
 		.sz = sizeof(struct bpfmap_create_opts),                      \
 		.lock_off = -1,                                               \
 		__VA_ARGS__                                                   \
-	} BPFMAP__OPTS_POP
+	};                                                                    \
+	BPFMAP__OPTS_POP BPFMAP__STATIC_ASSERT(1, "bpfmap opts")
 
 /* Usage: BPFMAP_BATCH_OPTS(opts, .elem_flags = BPFMAP_F_LOCK); */
 #define BPFMAP_BATCH_OPTS(NAME, ...)                                         \

@@ -9,5 +9,5 @@ asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=address) 
 tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=thread) ;;
 *) echo "usage: $0 [release|asan|tsan]" >&2; exit 2 ;;
 esac
-cmake -S . -B "$dir" "${args[@]}" >/dev/null
+cmake -S . -B "$dir" -DBPFMAP_BUILD_TESTS=ON "${args[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"

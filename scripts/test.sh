@@ -9,6 +9,7 @@ scripts/deps.sh || exit 1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+build_failures=0
 run() { # label, build config, ctest args...
 	local label=$1 cfg=$2
 	shift 2
@@ -16,6 +17,7 @@ run() { # label, build config, ctest args...
 	if ! scripts/build.sh "$cfg" >/dev/null; then
 		echo "BUILD FAILED: $cfg" | tee -a "$log"
 		scripts/build.sh "$cfg" 2>&1 | tail -30
+		build_failures=$((build_failures + 1))
 		status=1
 		return
 	fi
@@ -27,7 +29,6 @@ run() { # label, build config, ctest args...
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 run "release build" release -L unit
 run "AddressSanitizer + UBSan" asan
@@ -36,6 +37,7 @@ run "ThreadSanitizer (concurrency tests)" tsan -L concurrency
 passed=$(grep -cE 'Test +#[0-9]+: .* +Passed' "$log")
 failed=$(grep -cE 'Test +#[0-9]+: .*\*\*\*(Failed|Exception|Timeout)|Test +#[0-9]+: .*(Not Run|SEGFAULT|Child aborted)' "$log")
 skipped=$(grep -cE 'Test +#[0-9]+: .*\*\*\*Skipped' "$log")
+failed=$((failed + build_failures))
 if ((failed)); then status=1; fi
 echo
 echo "tests: $passed passed, $failed failed, $skipped skipped"

@@ -4,6 +4,7 @@
 #define BPFMAP_TESTS_TEST_UTIL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +29,17 @@ struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t va
 /* Number of keys a full get_next_key walk finds (each checked unique). */
 uint32_t walk_count(struct bpfmap *map, uint32_t key_size);
 
-/* The map-flag variants every semantic test runs on. */
+/* The map-flag variants every semantic test runs on: preallocated and
+ * BPFMAP_F_NO_PREALLOC.  VARIANT_TESTS(fn) registers fn once per variant;
+ * fn reads its flags with variant_flags(state). */
 extern const uint32_t test_map_flag_variants[2];
+#define VARIANT_TESTS(fn)                                                  \
+	cmocka_unit_test_prestate(fn, (void *)&test_map_flag_variants[0]), \
+	cmocka_unit_test_prestate(fn, (void *)&test_map_flag_variants[1])
+
+static inline uint32_t variant_flags(void **state)
+{
+	return *(const uint32_t *)*state;
+}
 
 #endif

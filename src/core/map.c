@@ -348,7 +348,7 @@ static int batch_write_prologue(struct bpfmap *map, const void *keys, const void
 int bpfmap_update_batch(struct bpfmap *map, const void *keys, const void *values,
 			uint32_t *count, const struct bpfmap_batch_opts *opts)
 {
-	uint64_t elem_flags;
+	uint64_t elem_flags = 0;
 	uint32_t n, done;
 	int err = batch_write_prologue(map, keys, values, count, opts, &elem_flags);
 
@@ -370,7 +370,7 @@ int bpfmap_update_batch(struct bpfmap *map, const void *keys, const void *values
 int bpfmap_delete_batch(struct bpfmap *map, const void *keys, uint32_t *count,
 			const struct bpfmap_batch_opts *opts)
 {
-	uint64_t elem_flags;
+	uint64_t elem_flags = 0;
 	uint32_t n, done;
 	int err = batch_write_prologue(map, keys, keys, count, opts, &elem_flags);
 

@@ -8,6 +8,19 @@
 char rcu_tsan_clock;
 #endif
 
+#ifdef BPFMAP_UBSAN
+void rcu_lock_outline(void)
+{
+	urcu_bp_read_lock();
+}
+
+void rcu_unlock_outline(void)
+{
+	rcu_tsan_release();
+	urcu_bp_read_unlock();
+}
+#endif
+
 void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 {
 	rcu_tsan_release();
@@ -17,6 +30,7 @@ void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 void rcu_wait_deferred(void)
 {
 	urcu_bp_barrier();
+	rcu_tsan_acquire();
 }
 
 void bpfmap_read_lock(void)

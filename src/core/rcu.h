@@ -25,6 +25,19 @@ extern char rcu_tsan_clock;
 #define rcu_tsan_acquire() ((void)0)
 #endif
 
+/*
+ * liburcu 0.13 (Debian 12) places its per-thread reader records at addresses
+ * less aligned than their declared 128 bytes; harmless on x86, but UBSan's
+ * alignment check fires inside the inlined read-side code.  Sanitizer builds
+ * therefore call out-of-line copies in core/rcu.c, which the build compiles
+ * without that one check.
+ */
+#ifdef BPFMAP_UBSAN
+void rcu_lock_outline(void);
+void rcu_unlock_outline(void);
+#define rcu_lock rcu_lock_outline
+#define rcu_unlock rcu_unlock_outline
+#else
 static ALWAYS_INLINE void rcu_lock(void)
 {
 	urcu_bp_read_lock();
@@ -35,11 +48,7 @@ static ALWAYS_INLINE void rcu_unlock(void)
 	rcu_tsan_release();
 	urcu_bp_read_unlock();
 }
-
-static ALWAYS_INLINE int rcu_in_section(void)
-{
-	return urcu_bp_read_ongoing();
-}
+#endif
 
 /* Run fn(head) once no read-side section that began before now can run. */
 void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head));
@@ -48,6 +57,12 @@ void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head));
 static ALWAYS_INLINE void rcu_deferred_enter(void)
 {
 	rcu_tsan_acquire();
+}
+
+/* Called last by every deferred callback (pairs with rcu_wait_deferred()). */
+static ALWAYS_INLINE void rcu_deferred_exit(void)
+{
+	rcu_tsan_release();
 }
 
 /* Wait until every callback queued so far has run. */

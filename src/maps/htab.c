@@ -77,6 +77,7 @@ static void htab_elem_reclaim(struct rcu_head *head)
 
 	rcu_deferred_enter();
 	htab_elem_release(e->owner, e);
+	rcu_deferred_exit();
 }
 
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e)

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bpfmap_create(): every validation rule and its errno, options handling. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static void expect_create_fails(enum bpfmap_type type, const char *name, uint32_t ks,
+				uint32_t vs, uint32_t max, const struct bpfmap_create_opts *opts,
+				int err)
+{
+	errno = 0;
+	struct bpfmap *map = bpfmap_create(type, name, ks, vs, max, opts);
+
+	if (map) {
+		bpfmap_free(map);
+		fail_msg("create(type %d, %u, %u, %u) succeeded, expected errno %d", type, ks, vs,
+			 max, err);
+	}
+	assert_int_equal(errno, err);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, NULL);
+
+	assert_non_null(map);
+	assert_true(bpfmap_mem_usage(map) >= 16 * (4 + 8));
+	bpfmap_free(map);
+	bpfmap_free(NULL);
+	assert_int_equal(bpfmap_mem_usage(NULL), 0);
+}
+
+static void test_zero_sizes(void **state)
+{
+	(void)state;
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 0, 8, 16, NULL, EINVAL);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 0, 16, NULL, EINVAL);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, 0, NULL, EINVAL);
+}
+
+static void test_too_big(void **state)
+{
+	(void)state;
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, BPFMAP_MAX_ELEM_BYTES, 8, 1, NULL, E2BIG);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 8, BPFMAP_MAX_ELEM_BYTES - 8, 1, NULL, E2BIG);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, UINT32_MAX, UINT32_MAX, 1, NULL, E2BIG);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, (1U << 31) + 1, NULL, E2BIG);
+	/* Large keys are fine (the selftests bench goes to 1024 bytes). */
+	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 1024, 4096, 4, NULL);
+	assert_non_null(map);
+	bpfmap_free(map);
+}
+
+static void test_flags(void **state)
+{
+	(void)state;
+	static const uint32_t bad[] = {
+		1U << 5, 1U << 9, 1U << 31,
+		BPFMAP_F_RDONLY | BPFMAP_F_WRONLY,
+		BPFMAP_F_RDONLY_PROG | BPFMAP_F_WRONLY_PROG,
+		BPFMAP_F_NO_COMMON_LRU, /* only for LRU maps */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		BPFMAP_CREATE_OPTS(opts, .map_flags = bad[i]);
+		expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &opts, EINVAL);
+	}
+	static const uint32_t good[] = {
+		0, BPFMAP_F_NO_PREALLOC, BPFMAP_F_NUMA_NODE, BPFMAP_F_RDONLY, BPFMAP_F_WRONLY,
+		BPFMAP_F_ZERO_SEED, BPFMAP_F_RDONLY_PROG, BPFMAP_F_WRONLY_PROG,
+		BPFMAP_F_NO_PREALLOC | BPFMAP_F_ZERO_SEED | BPFMAP_F_RDONLY,
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		BPFMAP_CREATE_OPTS(opts, .map_flags = good[i]);
+		struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &opts);
+
+		assert_non_null(map);
+		bpfmap_free(map);
+	}
+}
+
+static void test_map_extra(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(opts, .map_extra = 1);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &opts, EINVAL);
+}
+
+static void test_types_not_implemented(void **state)
+{
+	(void)state;
+	static const int types[] = { 0, 2, BPFMAP_TYPE_PERCPU_HASH, BPFMAP_TYPE_LRU_HASH,
+				     BPFMAP_TYPE_LRU_PERCPU_HASH, BPFMAP_TYPE_RHASH, 999, -1 };
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		expect_create_fails((enum bpfmap_type)types[i], NULL, 4, 8, 16, NULL, EINVAL);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	static const char *const ok[] = { "", "a", "flows_v4.x", "ABCDEFGHIJKLMNO" /* 15 */ };
+	static const char *const bad[] = { "ABCDEFGHIJKLMNOP" /* 16 */, "with space", "dash-",
+					   "slash/", "\xc3\xa9" };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, ok[i], 4, 8, 16, NULL);
+
+		assert_non_null(map);
+		bpfmap_free(map);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_create_fails(BPFMAP_TYPE_HASH, bad[i], 4, 8, 16, NULL, EINVAL);
+}
+
+static void test_opts_sizes(void **state)
+{
+	(void)state;
+	/* Too small to hold even sz. */
+	struct bpfmap_create_opts tiny = { .sz = 4 };
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &tiny, EINVAL);
+
+	/* A newer caller's struct: unknown trailing bytes must be zero. */
+	struct {
+		struct bpfmap_create_opts o;
+		uint64_t future;
+	} big = { .o = { .sz = sizeof(big), .lock_off = -1 }, .future = 0 };
+	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &big.o);
+	assert_non_null(map);
+	bpfmap_free(map);
+	big.future = 1;
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &big.o, EINVAL);
+
+	/* An older caller's struct that stops after map_flags: lock_off
+	 * defaults to "none", so F_LOCK is refused. */
+	struct bpfmap_create_opts old = { .sz = offsetof(struct bpfmap_create_opts, lock_off),
+					  .map_flags = BPFMAP_F_NO_PREALLOC, .lock_off = 0 };
+	map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &old);
+	assert_non_null(map);
+	uint32_t k = 1;
+	uint64_t v = 2;
+	assert_errno(bpfmap_update_elem(map, &k, &v, BPFMAP_F_LOCK), EINVAL);
+	bpfmap_free(map);
+}
+
+static void test_lock_off(void **state)
+{
+	(void)state;
+	static const int32_t bad[] = { -2, 1, 2, 6, 8 /* 8 + 4 > 8 */, INT32_MIN };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		BPFMAP_CREATE_OPTS(opts, .lock_off = bad[i]);
+		expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &opts, EINVAL);
+	}
+	static const int32_t good[] = { -1, 0, 4 };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		BPFMAP_CREATE_OPTS(opts, .lock_off = good[i]);
+		struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &opts);
+
+		assert_non_null(map);
+		bpfmap_free(map);
+	}
+}
+
+static void test_possible_cpus(void **state)
+{
+	(void)state;
+	int n = bpfmap_num_possible_cpus();
+
+	assert_true(n >= 1);
+	assert_int_equal(bpfmap_num_possible_cpus(), n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_zero_sizes),
+		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_map_extra),
+		cmocka_unit_test(test_types_not_implemented),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_opts_sizes),
+		cmocka_unit_test(test_lock_off),
+		cmocka_unit_test(test_possible_cpus),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

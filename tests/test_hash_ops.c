@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * HASH per-key semantics: update flags, full maps, lookup, delete,
+ * lookup_and_delete, access flags, NULL arguments, the program view; each on
+ * preallocated and BPFMAP_F_NO_PREALLOC maps.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static void test_update_flags(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, 16, variant_flags(state));
+	uint32_t k = 7;
+	uint64_t v = 1, out = 0;
+
+	assert_errno(bpfmap_update_elem(map, &k, &v, BPFMAP_EXIST), ENOENT);
+	assert_errno(bpfmap_lookup_elem(map, &k, &out), ENOENT);
+	assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), 0);
+	v = 2;
+	assert_errno(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), EEXIST);
+	assert_int_equal(bpfmap_lookup_elem(map, &k, &out), 0);
+	assert_int_equal(out, 1); /* the failed update left the value alone */
+	assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_EXIST), 0);
+	assert_int_equal(bpfmap_lookup_elem(map, &k, &out), 0);
+	assert_int_equal(out, 2);
+	v = 3;
+	assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_ANY), 0);
+	assert_int_equal(bpfmap_lookup_elem(map, &k, &out), 0);
+	assert_int_equal(out, 3);
+
+	/* Unknown flags, F_LOCK without a lock: refused, map unchanged. */
+	static const uint64_t bad[] = { 3, 8, 16, 1ULL << 32, ~0ULL, BPFMAP_F_LOCK,
+					BPFMAP_F_LOCK | BPFMAP_EXIST };
+	v = 99;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint32_t k2 = 8;
+
+		assert_errno(bpfmap_update_elem(map, &k, &v, bad[i]), EINVAL);
+		assert_errno(bpfmap_update_elem(map, &k2, &v, bad[i]), EINVAL);
+		assert_errno(bpfmap_lookup_elem(map, &k2, &out), ENOENT);
+	}
+	assert_int_equal(bpfmap_lookup_elem(map, &k, &out), 0);
+	assert_int_equal(out, 3);
+	bpfmap_free(map);
+}
+
+static void test_full_map(void **state)
+{
+	const uint32_t max = 32;
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, max, variant_flags(state));
+	uint64_t v, out;
+	uint32_t k;
+
+	for (k = 0; k < max; k++) {
+		v = k;
+		assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	k = max;
+	assert_errno(bpfmap_update_elem(map, &k, &v, BPFMAP_ANY), E2BIG);
+	assert_errno(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), E2BIG);
+	/* EXIST on an absent key reports ENOENT before fullness matters. */
+	assert_errno(bpfmap_update_elem(map, &k, &v, BPFMAP_EXIST), ENOENT);
+	assert_errno(bpfmap_lookup_elem(map, &k, &out), ENOENT);
+
+	/* Replacing present keys in a full map always succeeds. */
+	for (int round = 0; round < 100; round++)
+		for (k = 0; k < max; k++) {
+			v = k + 1000 * (uint64_t)round;
+			assert_int_equal(bpfmap_update_elem(map, &k, &v,
+							    round & 1 ? BPFMAP_EXIST : BPFMAP_ANY), 0);
+		}
+	for (k = 0; k < max; k++) {
+		assert_int_equal(bpfmap_lookup_elem(map, &k, &out), 0);
+		assert_int_equal(out, k + 99000);
+	}
+	assert_int_equal(walk_count(map, 4), max);
+
+	/* Delete then insert at once, many times over: no transient E2BIG while
+	 * deleted elements wait for reclamation. */
+	for (uint32_t i = 0; i < 20 * max; i++) {
+		uint32_t old = i % max + (i / max) * max, new = old + max;
+
+		assert_int_equal(bpfmap_delete_elem(map, &old), 0);
+		v = new;
+		assert_int_equal(bpfmap_update_elem(map, &new, &v, BPFMAP_NOEXIST), 0);
+		assert_errno(bpfmap_update_elem(map, &(uint32_t){ UINT32_MAX }, &v, BPFMAP_ANY),
+			     E2BIG);
+	}
+	assert_int_equal(walk_count(map, 4), max);
+	bpfmap_free(map);
+}
+
+static void test_lookup_delete(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 8, 16, 64, variant_flags(state));
+	uint64_t k = 0x1122334455667788ULL, v[2] = { 1, 2 }, out[2];
+
+	assert_errno(bpfmap_delete_elem(map, &k), ENOENT);
+	assert_errno(bpfmap_lookup_and_delete_elem(map, &k, out), ENOENT);
+	assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_ANY), 0);
+	assert_int_equal(bpfmap_lookup_elem(map, &k, out), 0);
+	assert_memory_equal(out, v, sizeof(v));
+	assert_int_equal(bpfmap_delete_elem(map, &k), 0);
+	assert_errno(bpfmap_lookup_elem(map, &k, out), ENOENT);
+	assert_errno(bpfmap_delete_elem(map, &k), ENOENT);
+
+	v[0] = 5;
+	assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_ANY), 0);
+	memset(out, 0, sizeof(out));
+	assert_int_equal(bpfmap_lookup_and_delete_elem(map, &k, out), 0);
+	assert_memory_equal(out, v, sizeof(v));
+	assert_errno(bpfmap_lookup_elem(map, &k, out), ENOENT);
+	assert_errno(bpfmap_lookup_and_delete_elem(map, &k, out), ENOENT);
+
+	/* lookup_elem_flags: only F_LOCK is a flag, and needs a lock. */
+	assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_ANY), 0);
+	assert_int_equal(bpfmap_lookup_elem_flags(map, &k, out, 0), 0);
+	assert_errno(bpfmap_lookup_elem_flags(map, &k, out, BPFMAP_F_LOCK), EINVAL);
+	assert_errno(bpfmap_lookup_elem_flags(map, &k, out, 1), EINVAL);
+	assert_errno(bpfmap_lookup_elem_flags(map, &k, out, 1ULL << 40), EINVAL);
+	bpfmap_free(map);
+}
+
+static void test_null_arguments(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 4, 4, variant_flags(state));
+	uint32_t k = 1, v = 1, count = 1, cursor;
+
+	assert_errno(bpfmap_lookup_elem(NULL, &k, &v), EINVAL);
+	assert_errno(bpfmap_lookup_elem(map, NULL, &v), EINVAL);
+	assert_errno(bpfmap_lookup_elem(map, &k, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_elem_flags(NULL, &k, &v, 0), EINVAL);
+	assert_errno(bpfmap_update_elem(NULL, &k, &v, 0), EINVAL);
+	assert_errno(bpfmap_update_elem(map, NULL, &v, 0), EINVAL);
+	assert_errno(bpfmap_update_elem(map, &k, NULL, 0), EINVAL);
+	assert_errno(bpfmap_delete_elem(NULL, &k), EINVAL);
+	assert_errno(bpfmap_delete_elem(map, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem(NULL, &k, &v), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem(map, NULL, &v), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem(map, &k, NULL), EINVAL);
+	assert_errno(bpfmap_get_next_key(NULL, NULL, &k), EINVAL);
+	assert_errno(bpfmap_get_next_key(map, NULL, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_batch(NULL, NULL, &cursor, &k, &v, &count, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, &k, &v, NULL, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_batch(map, NULL, NULL, &k, &v, &count, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, NULL, &v, &count, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, &k, NULL, &count, NULL), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_batch(map, NULL, NULL, &k, &v, &count, NULL),
+		     EINVAL);
+	assert_errno(bpfmap_update_batch(NULL, &k, &v, &count, NULL), EINVAL);
+	assert_errno(bpfmap_update_batch(map, NULL, &v, &count, NULL), EINVAL);
+	assert_errno(bpfmap_update_batch(map, &k, NULL, &count, NULL), EINVAL);
+	assert_errno(bpfmap_update_batch(map, &k, &v, NULL, NULL), EINVAL);
+	assert_errno(bpfmap_delete_batch(NULL, &k, &count, NULL), EINVAL);
+	assert_errno(bpfmap_delete_batch(map, NULL, &count, NULL), EINVAL);
+	assert_errno(bpfmap_delete_batch(map, &k, NULL, NULL), EINVAL);
+	errno = 0;
+	assert_null(bpfmap_lookup(NULL, &k));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(bpfmap_lookup(map, NULL));
+	assert_int_equal(errno, EINVAL);
+	/* Nothing above changed the map. */
+	assert_int_equal(walk_count(map, 4), 0);
+	bpfmap_free(map);
+}
+
+static void test_access_flags(void **state)
+{
+	uint32_t k = 1, v = 1, count = 4, cursor, ks[4], vs[4];
+	struct bpfmap *ro = must_create(BPFMAP_TYPE_HASH, 4, 4, 4,
+					variant_flags(state) | BPFMAP_F_RDONLY);
+	struct bpfmap *wo = must_create(BPFMAP_TYPE_HASH, 4, 4, 4,
+					variant_flags(state) | BPFMAP_F_WRONLY);
+
+	assert_errno(bpfmap_update_elem(ro, &k, &v, 0), EPERM);
+	assert_errno(bpfmap_delete_elem(ro, &k), EPERM);
+	assert_errno(bpfmap_lookup_and_delete_elem(ro, &k, &v), EPERM);
+	assert_errno(bpfmap_update_batch(ro, &k, &v, &count, NULL), EPERM);
+	assert_errno(bpfmap_delete_batch(ro, &k, &count, NULL), EPERM);
+	assert_errno(bpfmap_lookup_and_delete_batch(ro, NULL, &cursor, ks, vs, &count, NULL),
+		     EPERM);
+	assert_errno(bpfmap_lookup_elem(ro, &k, &v), ENOENT); /* reading is allowed */
+	assert_errno(bpfmap_get_next_key(ro, NULL, &k), ENOENT);
+	assert_errno(bpfmap_lookup_batch(ro, NULL, &cursor, ks, vs, &count, NULL), ENOENT);
+
+	assert_int_equal(bpfmap_update_elem(wo, &k, &v, 0), 0); /* writing is allowed */
+	assert_errno(bpfmap_lookup_elem(wo, &k, &v), EPERM);
+	assert_errno(bpfmap_lookup_elem_flags(wo, &k, &v, 0), EPERM);
+	assert_errno(bpfmap_get_next_key(wo, NULL, &k), EPERM);
+	assert_errno(bpfmap_lookup_and_delete_elem(wo, &k, &v), EPERM);
+	assert_errno(bpfmap_lookup_batch(wo, NULL, &cursor, ks, vs, &count, NULL), EPERM);
+	assert_errno(bpfmap_lookup_and_delete_batch(wo, NULL, &cursor, ks, vs, &count, NULL),
+		     EPERM);
+	assert_int_equal(bpfmap_delete_elem(wo, &k), 0);
+	bpfmap_free(ro);
+	bpfmap_free(wo);
+
+	struct bpfmap *wop = must_create(BPFMAP_TYPE_HASH, 4, 4, 4,
+					 variant_flags(state) | BPFMAP_F_WRONLY_PROG);
+	assert_int_equal(bpfmap_update_elem(wop, &k, &v, 0), 0);
+	errno = 0;
+	assert_null(bpfmap_lookup(wop, &k));
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(bpfmap_lookup_elem(wop, &k, &v), 0); /* syscall view may read */
+	bpfmap_free(wop);
+}
+
+static void test_program_view(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 16, 8, variant_flags(state));
+	uint32_t k = 3;
+	uint64_t v[2] = { 10, 20 }, out[2];
+
+	bpfmap_read_lock();
+	errno = 0;
+	assert_null(bpfmap_lookup(map, &k));
+	assert_int_equal(errno, ENOENT);
+	bpfmap_read_unlock();
+
+	assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_ANY), 0);
+	bpfmap_read_lock();
+	uint64_t *p = bpfmap_lookup(map, &k);
+	assert_non_null(p);
+	assert_int_equal(p[0], 10);
+	__atomic_fetch_add(&p[1], 5, __ATOMIC_RELAXED);
+	/* Nested sections are allowed. */
+	bpfmap_read_lock();
+	assert_ptr_equal(bpfmap_lookup(map, &k), p);
+	bpfmap_read_unlock();
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(map, &k, out), 0);
+	assert_int_equal(out[1], 25);
+
+	/* An update writes in place: the pointer sees the new value. */
+	v[0] = 11;
+	assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_EXIST), 0);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(map, &k);
+	assert_int_equal(p[0], 11);
+	/* A deleted element stays readable until the section ends. */
+	assert_int_equal(bpfmap_delete_elem(map, &k), 0);
+	assert_int_equal(p[0], 11);
+	assert_null(bpfmap_lookup(map, &k));
+	bpfmap_read_unlock();
+	bpfmap_free(map);
+}
+
+/* Every key-size class (hash paths: jhash, jhash2, XXH3) round-trips. */
+static void test_key_value_sizes(void **state)
+{
+	static const uint32_t key_sizes[] = { 1, 2, 3, 4, 7, 8, 12, 13, 16, 63, 64, 65, 100, 1024 };
+	static const uint32_t value_sizes[] = { 1, 5, 8, 100 };
+
+	for (size_t a = 0; a < sizeof(key_sizes) / sizeof(key_sizes[0]); a++)
+		for (size_t b = 0; b < sizeof(value_sizes) / sizeof(value_sizes[0]); b++) {
+			uint32_t ks = key_sizes[a], vs = value_sizes[b];
+			uint32_t n = ks == 1 ? 200 : 300;
+			struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, vs, n,
+							 variant_flags(state));
+			unsigned char *key = calloc(1, ks), *val = malloc(vs), *out = malloc(vs);
+
+			for (uint32_t i = 0; i < n; i++) {
+				memcpy(key, &i, ks < 4 ? ks : 4);
+				memset(val, (int)(i * 7 + 1), vs);
+				assert_int_equal(bpfmap_update_elem(map, key, val, BPFMAP_NOEXIST), 0);
+			}
+			for (uint32_t i = 0; i < n; i++) {
+				memcpy(key, &i, ks < 4 ? ks : 4);
+				memset(val, (int)(i * 7 + 1), vs);
+				assert_int_equal(bpfmap_lookup_elem(map, key, out), 0);
+				assert_memory_equal(out, val, vs);
+			}
+			assert_int_equal(walk_count(map, ks), n);
+			free(key);
+			free(val);
+			free(out);
+			bpfmap_free(map);
+		}
+}
+
+/* ZERO_SEED: the same inserts give the same layout, so the same walk order. */
+static void test_zero_seed_deterministic(void **state)
+{
+	uint32_t flags = variant_flags(state) | BPFMAP_F_ZERO_SEED;
+	struct bpfmap *a = must_create(BPFMAP_TYPE_HASH, 4, 4, 128, flags);
+	struct bpfmap *b = must_create(BPFMAP_TYPE_HASH, 4, 4, 128, flags);
+	uint32_t ka, kb;
+
+	for (uint32_t i = 0; i < 100; i++) {
+		assert_int_equal(bpfmap_update_elem(a, &i, &i, 0), 0);
+		assert_int_equal(bpfmap_update_elem(b, &i, &i, 0), 0);
+	}
+	int ra = bpfmap_get_next_key(a, NULL, &ka), rb = bpfmap_get_next_key(b, NULL, &kb);
+	uint32_t n = 0;
+	while (ra == 0 && rb == 0) {
+		assert_int_equal(ka, kb);
+		n++;
+		ra = bpfmap_get_next_key(a, &ka, &ka);
+		rb = bpfmap_get_next_key(b, &kb, &kb);
+	}
+	assert_int_equal(ra, rb);
+	assert_int_equal(n, 100);
+	bpfmap_free(a);
+	bpfmap_free(b);
+}
+
+static void test_mem_usage(void **state)
+{
+	uint32_t flags = variant_flags(state);
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 8, 8, 1000, flags);
+	size_t empty = bpfmap_mem_usage(map);
+
+	for (uint64_t i = 0; i < 1000; i++)
+		assert_int_equal(bpfmap_update_elem(map, &i, &i, 0), 0);
+	size_t full = bpfmap_mem_usage(map);
+	if (flags & BPFMAP_F_NO_PREALLOC)
+		assert_true(full >= empty + 1000 * 16);
+	else
+		assert_true(empty >= 1000 * 16 && full == empty);
+	bpfmap_free(map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		VARIANT_TESTS(test_update_flags),
+		VARIANT_TESTS(test_full_map),
+		VARIANT_TESTS(test_lookup_delete),
+		VARIANT_TESTS(test_null_arguments),
+		VARIANT_TESTS(test_access_flags),
+		VARIANT_TESTS(test_program_view),
+		VARIANT_TESTS(test_key_value_sizes),
+		VARIANT_TESTS(test_zero_seed_deterministic),
+		VARIANT_TESTS(test_mem_usage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Iteration: get_next_key, and the four batch operations with the kernel's
+ * cursor protocol (whole buckets, ENOSPC, ENOENT at the end with the last
+ * elements still returned, count updated also on error).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "hash/hash_select.h"
+
+static struct bpfmap *filled_map(void **state, uint32_t max, uint32_t n)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, max, variant_flags(state));
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v = (uint64_t)i * 3;
+		assert_int_equal(bpfmap_update_elem(map, &i, &v, BPFMAP_NOEXIST), 0);
+	}
+	return map;
+}
+
+static void test_get_next_key(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, 64, variant_flags(state));
+	uint32_t k, first, absent = 12345;
+
+	assert_errno(bpfmap_get_next_key(map, NULL, &k), ENOENT);
+	assert_errno(bpfmap_get_next_key(map, &absent, &k), ENOENT);
+	bpfmap_free(map);
+
+	map = filled_map(state, 64, 50);
+	assert_int_equal(walk_count(map, 4), 50);
+	assert_int_equal(bpfmap_get_next_key(map, NULL, &first), 0);
+	/* An absent key restarts from the first key. */
+	assert_int_equal(bpfmap_get_next_key(map, &absent, &k), 0);
+	assert_int_equal(k, first);
+	/* Walk to the last key: one more step is ENOENT. */
+	uint32_t cur = first, steps = 1;
+	while (bpfmap_get_next_key(map, &cur, &k) == 0) {
+		cur = k;
+		steps++;
+	}
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(steps, 50);
+	assert_errno(bpfmap_get_next_key(map, &cur, &k), ENOENT);
+	bpfmap_free(map);
+}
+
+/* Walk with lookup_batch in chunks of `chunk`, growing it on ENOSPC; returns
+ * how many elements came back and checks each value. */
+static uint32_t batch_walk(struct bpfmap *map, uint32_t chunk, bool do_delete, uint32_t n)
+{
+	uint32_t *keys = calloc(n + 1, 4), total = 0, cursor = 0;
+	uint64_t *vals = calloc(n + 1, 8);
+	bool *seen = calloc(n, 1);
+	void *in = NULL;
+	int ret;
+
+	do {
+		uint32_t count = chunk;
+
+		ret = do_delete ? bpfmap_lookup_and_delete_batch(map, in, &cursor, keys, vals,
+								  &count, NULL)
+				: bpfmap_lookup_batch(map, in, &cursor, keys, vals, &count, NULL);
+		if (ret == -ENOSPC) {
+			assert_int_equal(count, 0);
+			chunk++;
+			continue;
+		}
+		assert_true(ret == 0 || ret == -ENOENT);
+		assert_true(count <= chunk);
+		for (uint32_t i = 0; i < count; i++) {
+			assert_true(keys[i] < n);
+			assert_false(seen[keys[i]]);
+			seen[keys[i]] = true;
+			assert_int_equal(vals[i], (uint64_t)keys[i] * 3);
+		}
+		total += count;
+		in = &cursor;
+	} while (ret != -ENOENT);
+	free(keys);
+	free(vals);
+	free(seen);
+	return total;
+}
+
+static void test_lookup_batch(void **state)
+{
+	const uint32_t n = 200;
+	struct bpfmap *map = filled_map(state, 256, n);
+
+	assert_int_equal(batch_walk(map, n, false, n), n);
+	assert_int_equal(batch_walk(map, 1000, false, n), n);
+	assert_int_equal(batch_walk(map, 1, false, n), n);
+	assert_int_equal(batch_walk(map, 7, false, n), n);
+	assert_int_equal(walk_count(map, 4), n);
+
+	/* count == 0: nothing happens, not even the cursor. */
+	uint32_t count = 0, cursor = 0xdead, k[1];
+	uint64_t v[1];
+	assert_int_equal(bpfmap_lookup_batch(map, NULL, &cursor, k, v, &count, NULL), 0);
+	assert_int_equal(cursor, 0xdead);
+
+	/* A cursor past the last bucket: ENOENT, count 0. */
+	uint32_t past = 256;
+	count = 1;
+	assert_errno(bpfmap_lookup_batch(map, &past, &cursor, k, v, &count, NULL), ENOENT);
+	assert_int_equal(count, 0);
+	past = UINT32_MAX;
+	count = 1;
+	assert_errno(bpfmap_lookup_batch(map, &past, &cursor, k, v, &count, NULL), ENOENT);
+
+	/* Bad options. */
+	BPFMAP_BATCH_OPTS(lock, .elem_flags = BPFMAP_F_LOCK);
+	BPFMAP_BATCH_OPTS(noexist, .elem_flags = BPFMAP_NOEXIST);
+	BPFMAP_BATCH_OPTS(flags, .flags = 1);
+	struct bpfmap_batch_opts tiny = { .sz = 1 };
+	const struct bpfmap_batch_opts *bad[] = { &lock, &noexist, &flags, &tiny };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		count = 1;
+		assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, k, v, &count, bad[i]), EINVAL);
+		assert_errno(bpfmap_lookup_and_delete_batch(map, NULL, &cursor, k, v, &count,
+							    bad[i]), EINVAL);
+	}
+	assert_int_equal(walk_count(map, 4), n);
+
+	/* lookup_and_delete_batch empties the map, returning everything once. */
+	assert_int_equal(batch_walk(map, 5, true, n), n);
+	assert_int_equal(walk_count(map, 4), 0);
+	count = 10;
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, k, v, &count, NULL), ENOENT);
+	assert_int_equal(count, 0);
+	bpfmap_free(map);
+}
+
+/* Two keys in one bucket (found with the map's own hash, seed 0) make a
+ * bucket of two: count 1 must give ENOSPC, count 2 both. */
+static void test_enospc(void **state)
+{
+	const uint32_t max = 4; /* 4 buckets */
+	hash_fn h = hash_fn_for_kind(hash_kind_for_key_size(4));
+	uint32_t a = 0, b;
+
+	for (b = 1; (h(&b, 4, 0) & (max - 1)) != (h(&a, 4, 0) & (max - 1)); b++)
+		;
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, max,
+					 variant_flags(state) | BPFMAP_F_ZERO_SEED);
+	uint64_t v = 0;
+	assert_int_equal(bpfmap_update_elem(map, &a, &v, 0), 0);
+	v = (uint64_t)b * 3;
+	assert_int_equal(bpfmap_update_elem(map, &b, &v, 0), 0);
+
+	uint32_t keys[2], count = 1, cursor = 0;
+	uint64_t vals[2];
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, keys, vals, &count, NULL), ENOSPC);
+	assert_int_equal(count, 0);
+	count = 1;
+	assert_errno(bpfmap_lookup_and_delete_batch(map, NULL, &cursor, keys, vals, &count,
+						    NULL), ENOSPC);
+	assert_int_equal(count, 0);
+	assert_int_equal(walk_count(map, 4), 2); /* nothing deleted */
+	count = 2;
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, keys, vals, &count, NULL), ENOENT);
+	assert_int_equal(count, 2);
+	assert_true((keys[0] == a && keys[1] == b) || (keys[0] == b && keys[1] == a));
+
+	/* Add a key in another bucket, before a's bucket in the walk or after:
+	 * with count 2 the call returns what fits and a cursor to resume. */
+	uint32_t c = b + 1;
+	while ((h(&c, 4, 0) & (max - 1)) == (h(&a, 4, 0) & (max - 1)))
+		c++;
+	v = (uint64_t)c * 3;
+	assert_int_equal(bpfmap_update_elem(map, &c, &v, 0), 0);
+	assert_int_equal(batch_walk(map, 2, false, c + 1), 3);
+	bpfmap_free(map);
+}
+
+static void test_update_batch(void **state)
+{
+	const uint32_t max = 16;
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, max, variant_flags(state));
+	uint32_t keys[20], count;
+	uint64_t vals[20];
+
+	for (uint32_t i = 0; i < 20; i++) {
+		keys[i] = i;
+		vals[i] = (uint64_t)i * 3;
+	}
+	count = 0;
+	assert_int_equal(bpfmap_update_batch(map, keys, vals, &count, NULL), 0);
+	count = 10;
+	assert_int_equal(bpfmap_update_batch(map, keys, vals, &count, NULL), 0);
+	assert_int_equal(count, 10);
+	/* The map fills up at 16: the 17th update fails, count says 6 done. */
+	count = 10;
+	assert_errno(bpfmap_update_batch(map, keys + 10, vals + 10, &count, NULL), E2BIG);
+	assert_int_equal(count, 6);
+	assert_int_equal(walk_count(map, 4), max);
+	/* Replacing present keys works in a full map. */
+	count = max;
+	assert_int_equal(bpfmap_update_batch(map, keys, vals, &count, NULL), 0);
+	assert_int_equal(count, max);
+
+	/* Only 0 or F_LOCK as elem_flags (the kernel's rule); flags must be 0. */
+	BPFMAP_BATCH_OPTS(noexist, .elem_flags = BPFMAP_NOEXIST);
+	BPFMAP_BATCH_OPTS(lock, .elem_flags = BPFMAP_F_LOCK);
+	BPFMAP_BATCH_OPTS(flags, .flags = 2);
+	count = 1;
+	assert_errno(bpfmap_update_batch(map, keys, vals, &count, &noexist), EINVAL);
+	assert_errno(bpfmap_update_batch(map, keys, vals, &count, &lock), EINVAL);
+	assert_errno(bpfmap_update_batch(map, keys, vals, &count, &flags), EINVAL);
+	bpfmap_free(map);
+}
+
+static void test_delete_batch(void **state)
+{
+	struct bpfmap *map = filled_map(state, 16, 10);
+	uint32_t keys[] = { 0, 1, 2, 100, 3 }, count;
+
+	count = 0;
+	assert_int_equal(bpfmap_delete_batch(map, keys, &count, NULL), 0);
+	count = 5;
+	assert_errno(bpfmap_delete_batch(map, keys, &count, NULL), ENOENT);
+	assert_int_equal(count, 3);
+	assert_int_equal(walk_count(map, 4), 7);
+	BPFMAP_BATCH_OPTS(lock, .elem_flags = BPFMAP_F_LOCK);
+	BPFMAP_BATCH_OPTS(exist, .elem_flags = BPFMAP_EXIST);
+	count = 1;
+	assert_errno(bpfmap_delete_batch(map, keys + 4, &count, &lock), EINVAL);
+	assert_errno(bpfmap_delete_batch(map, keys + 4, &count, &exist), EINVAL);
+	count = 1;
+	assert_int_equal(bpfmap_delete_batch(map, keys + 4, &count, NULL), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(walk_count(map, 4), 6);
+	bpfmap_free(map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		VARIANT_TESTS(test_get_next_key),
+		VARIANT_TESTS(test_lookup_batch),
+		VARIANT_TESTS(test_enospc),
+		VARIANT_TESTS(test_update_batch),
+		VARIANT_TESTS(test_delete_batch),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
