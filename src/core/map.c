@@ -324,64 +324,54 @@ int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch, void *out
 	return do_lookup_batch(map, in_batch, out_batch, keys, values, count, opts, true);
 }
 
-/* Shared prologue of update_batch and delete_batch; 1 when there is work. */
-static int batch_write_prologue(struct bpfmap *map, const void *keys, const void *values,
-				const uint32_t *count, const struct bpfmap_batch_opts *opts,
-				uint64_t *elem_flags)
+/* The generic update/delete batch (the kernel's generic_map_*_batch): apply
+ * one operation per element in order, stop at the first error, report in
+ * *count how many succeeded.  values is NULL for deletes. */
+static int batch_write(struct bpfmap *map, const void *keys, const void *values,
+		       uint32_t *count, const struct bpfmap_batch_opts *opts)
 {
+	uint64_t elem_flags = 0;
+	uint32_t n, done;
 	int err;
 
 	if (!map || !count)
-		return -EINVAL;
+		return fail(-EINVAL);
 	if (!can_write(map))
-		return -EPERM;
-	err = check_batch_opts(map, opts, elem_flags);
+		return fail(-EPERM);
+	err = check_batch_opts(map, opts, &elem_flags);
 	if (err)
-		return err;
+		return fail(err);
 	if (!*count)
 		return 0;
-	if (!keys || !values)
-		return -EINVAL;
-	return 1;
+	if (!keys)
+		return fail(-EINVAL);
+	n = *count;
+	for (done = 0; done < n; done++) {
+		const char *k = (const char *)keys + (size_t)done * map->key_size;
+
+		if (values)
+			err = map->ops->update_elem(map, k,
+						    (const char *)values + (size_t)done * map->value_size,
+						    elem_flags);
+		else
+			err = map->ops->delete_elem(map, k);
+		if (err)
+			break;
+	}
+	*count = done;
+	return result(err);
 }
 
 int bpfmap_update_batch(struct bpfmap *map, const void *keys, const void *values,
 			uint32_t *count, const struct bpfmap_batch_opts *opts)
 {
-	uint64_t elem_flags = 0;
-	uint32_t n, done;
-	int err = batch_write_prologue(map, keys, values, count, opts, &elem_flags);
-
-	if (err <= 0)
-		return result(err);
-	n = *count;
-	for (done = 0, err = 0; done < n; done++) {
-		const char *k = (const char *)keys + (size_t)done * map->key_size;
-		const char *v = (const char *)values + (size_t)done * map->value_size;
-
-		err = map->ops->update_elem(map, k, v, elem_flags);
-		if (err)
-			break;
-	}
-	*count = done;
-	return result(err);
+	if (!values)
+		return fail(-EINVAL);
+	return batch_write(map, keys, values, count, opts);
 }
 
 int bpfmap_delete_batch(struct bpfmap *map, const void *keys, uint32_t *count,
 			const struct bpfmap_batch_opts *opts)
 {
-	uint64_t elem_flags = 0;
-	uint32_t n, done;
-	int err = batch_write_prologue(map, keys, keys, count, opts, &elem_flags);
-
-	if (err <= 0)
-		return result(err);
-	n = *count;
-	for (done = 0, err = 0; done < n; done++) {
-		err = map->ops->delete_elem(map, (const char *)keys + (size_t)done * map->key_size);
-		if (err)
-			break;
-	}
-	*count = done;
-	return result(err);
+	return batch_write(map, keys, NULL, count, opts);
 }
