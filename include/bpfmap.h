@@ -200,7 +200,8 @@ BPFMAP_API void bpfmap_free(struct bpfmap *map);
  * Returns 0, or -EINVAL (NULL argument), -EPERM (map is BPFMAP_F_WRONLY),
  * -ENOENT (no such key).
  * Concurrency: lock-free; the value copied is one some update stored, never a
- * mix of two updates.
+ * mix of two updates (a copy that overlaps an in-place update of the same key
+ * is retried; no lock is taken).
  */
 BPFMAP_API int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value);
 
@@ -305,11 +306,16 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
 					      const struct bpfmap_batch_opts *opts);
 
 /*
- * bpfmap_update_batch - bpfmap_update_elem() for *@count keys and values in
- * turn, with opts->elem_flags as the update flags; stops at the first error.
+ * bpfmap_update_batch - bpfmap_update_elem(..., BPFMAP_ANY) for *@count keys and
+ * values in turn (packed arrays); stops at the first error.
+ * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (as in the kernel, NOEXIST and
+ *         EXIST are not accepted here), flags 0.
  * @count: in: number of elements; out: number updated before the error.
- * Returns 0 or the first error (as bpfmap_update_elem(); -EINVAL also for
- * opts->flags != 0 or NULL keys/values with *count > 0).
+ * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
+ * opts (the kernel ignores a non-zero opts->flags here; bpfmap refuses it) or
+ * NULL keys/values.
+ * Concurrency: each element is one bpfmap_update_elem(); the batch as a whole
+ * is not atomic.
  */
 BPFMAP_API int bpfmap_update_batch(struct bpfmap *map, const void *keys,
 				   const void *values, uint32_t *count,
@@ -318,9 +324,11 @@ BPFMAP_API int bpfmap_update_batch(struct bpfmap *map, const void *keys,
 /*
  * bpfmap_delete_batch - bpfmap_delete_elem() for *@count keys in turn; stops at
  * the first error (-ENOENT for an absent key).
+ * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (accepted, as in the kernel;
+ *         it changes nothing for a delete), flags 0.
  * @count: in: number of keys; out: number deleted before the error.
- * Returns 0 or the first error; -EINVAL for opts->elem_flags or opts->flags
- * other than 0.
+ * Returns 0 or the first error; -EINVAL for bad opts or NULL keys.
+ * Concurrency: each key is one bpfmap_delete_elem(); not atomic as a whole.
  */
 BPFMAP_API int bpfmap_delete_batch(struct bpfmap *map, const void *keys,
 				   uint32_t *count, const struct bpfmap_batch_opts *opts);
