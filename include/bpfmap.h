@@ -20,7 +20,10 @@
  * state what they add to it):
  *  - any function may be called from any thread at any time, concurrently with
  *    any other function on the same map, except bpfmap_free();
- *  - lookups (both views) never take a lock and never wait for a writer;
+ *  - lookups (both views) take no lock (except a BPFMAP_F_LOCK copy, which
+ *    takes the value's own spin lock) and never wait for a writer to finish
+ *    its operation; a copy-out that overlaps an in-place update of the same
+ *    value retries that copy;
  *  - writers lock one bucket at a time, never the whole map;
  *  - memory a reader may still see is reclaimed only after every read-side
  *    section that could see it has ended (userspace RCU, liburcu's
@@ -109,8 +112,8 @@ struct bpfmap_create_opts {
 
 /*
  * Options for the batch operations; all-zero is the default.
- * elem_flags: 0 or BPFMAP_F_LOCK (plus, for update_batch, one of
- * BPFMAP_ANY/NOEXIST/EXIST).  flags: must be 0 (reserved, as in the kernel).
+ * elem_flags: 0 or BPFMAP_F_LOCK, for every batch operation (the kernel's
+ * rule).  flags: must be 0.
  */
 struct bpfmap_batch_opts {
 	size_t sz; /* sizeof(struct bpfmap_batch_opts) of the caller */
@@ -175,8 +178,8 @@ struct bpfmap_batch_opts {
  *          twins), NO_COMMON_LRU on a non-LRU map, map_extra != 0 on HASH,
  *          a bad name, opts->sz too small or unknown trailing bytes non-zero,
  *          lock_off not 4-aligned or the lock not inside the value;
- *  E2BIG   key_size + value_size too large for one element
- *          (BPFMAP_MAX_ELEM_BYTES), or max_entries > 2^31;
+ *  E2BIG   key_size + value_size >= BPFMAP_MAX_ELEM_BYTES - 48 (the kernel's
+ *          element header), or max_entries > 2^27 (as Linux 6.18);
  *  ENOMEM  allocation failed.
  * Concurrency: the new map is private to the caller until published.
  */

@@ -1,0 +1,1190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Concurrency torture test for BPFMAP_TYPE_HASH.
+ *
+ * NTHREADS threads (more than the cores we expect) hammer two small maps for a
+ * bounded time with every operation of the public API mixed at random:
+ * copy-out lookups (plain and BPFMAP_F_LOCK), updates (ANY / NOEXIST / EXIST,
+ * with and without BPFMAP_F_LOCK), deletes, lookup_and_delete, get_next_key
+ * walks, the four batch operations, and the program view (bpfmap_lookup()
+ * inside bpfmap_read_lock() with an atomic counter increment, then a read of
+ * the value, under the value's spin lock when the map has one).
+ *
+ *  - map "A" (churn): key space larger than max_entries, so it is often full
+ *    (-E2BIG) and keys come and go all the time;
+ *  - map "B" (counters): the first B_CTRS keys are never deleted nor
+ *    overwritten; threads increment their counter word through the program
+ *    view while other keys of the same map churn around them.  Their totals
+ *    must add up exactly.
+ *
+ * Values validate themselves: {key copy, writer, sequence, payload derived
+ * from those, checksum}.  A torn value, a value of another key, a value nobody
+ * wrote (or not yet), or a copied-out spin lock word is caught.  Return codes
+ * and errno must be among the documented ones.  After the threads stop, the
+ * maps are checked at rest (walk vs batch, lookups, capacity, mem_usage), then
+ * drained, refilled to exactly max_entries, and drained again.
+ *
+ * Runs each configuration for BPFMAP_STRESS_SECONDS (default 2.5) seconds.
+ * Worker threads never call cmocka (it is not thread-safe): they count
+ * failures, print the first few, and the main thread asserts at the end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <bpfmap.h>
+
+#define NTHREADS 6
+#define DEFAULT_SECONDS 2.5
+
+/* Map A: churn. */
+#define A_MAX 48
+#define A_KEYS 80
+/* Map B: counters [0, B_CTRS) plus churn keys [B_CTRS, B_KEYS). */
+#define B_MAX 16
+#define B_CTRS 4
+#define B_KEYS 24
+
+#define MAX_KEYS A_KEYS
+#define BATCH_CAP A_MAX /* >= every max_entries: a bucket always fits */
+#define MAX_FAIL_MSGS 20
+
+#define INIT_WRITER 0xffffu           /* values stored by the main thread */
+#define LOCK_OFF 4                    /* offsetof(struct sval, lock) */
+#define LOCK_PATTERN 0x5a5a5a5au      /* what writers put in the lock field */
+#define NPAYLOAD 5
+
+struct skey {
+	uint32_t id;
+	uint32_t tag; /* derived from id and the map: detects foreign keys */
+};
+
+struct sval {
+	uint32_t key_id;
+	struct bpfmap_spin_lock lock; /* a plain data word on maps without a lock */
+	uint64_t counter;             /* program-view atomics; not checksummed */
+	uint32_t writer;              /* thread index, or INIT_WRITER */
+	uint32_t key_tag;
+	uint64_t seq;                 /* writer's sequence number, from 1 */
+	uint64_t payload[NPAYLOAD];   /* f(key, writer, seq, i) */
+	uint64_t csum;                /* over everything but lock and counter */
+};
+
+_Static_assert(offsetof(struct sval, lock) == LOCK_OFF, "lock offset");
+_Static_assert(sizeof(struct sval) % 8 == 0, "value is whole words");
+_Static_assert(sizeof(struct skey) == 8, "key has no padding");
+
+enum op {
+	OP_LOOKUP,
+	OP_LOOKUP_LOCK,
+	OP_UPDATE_ANY,
+	OP_UPDATE_NOEXIST,
+	OP_UPDATE_EXIST,
+	OP_DELETE,
+	OP_LOOKUP_DELETE,
+	OP_WALK,
+	OP_LOOKUP_BATCH,
+	OP_LOOKUP_DELETE_BATCH,
+	OP_UPDATE_BATCH,
+	OP_DELETE_BATCH,
+	OP_PROG,
+	NOPS_RANDOM, /* ops below are not drawn from the weight table */
+	OP_PROG_COUNTER = NOPS_RANDOM,
+	OP_UPDATE_F_LOCK, /* counted in addition to OP_UPDATE_* / OP_UPDATE_BATCH */
+	NOPS
+};
+
+static const char *const op_names[NOPS] = {
+	[OP_LOOKUP] = "lookup",
+	[OP_LOOKUP_LOCK] = "lookup_flock",
+	[OP_UPDATE_ANY] = "upd_any",
+	[OP_UPDATE_NOEXIST] = "upd_noexist",
+	[OP_UPDATE_EXIST] = "upd_exist",
+	[OP_DELETE] = "delete",
+	[OP_LOOKUP_DELETE] = "lookup_del",
+	[OP_WALK] = "next_key_walk",
+	[OP_LOOKUP_BATCH] = "lookup_batch",
+	[OP_LOOKUP_DELETE_BATCH] = "lookup_del_batch",
+	[OP_UPDATE_BATCH] = "update_batch",
+	[OP_DELETE_BATCH] = "delete_batch",
+	[OP_PROG] = "prog_lookup",
+	[OP_PROG_COUNTER] = "prog_counter",
+	[OP_UPDATE_F_LOCK] = "(upd_flock)",
+};
+
+/* Relative frequencies; inserts outweigh deletes so map A is often full. */
+static const unsigned op_weights[NOPS_RANDOM] = {
+	[OP_LOOKUP] = 14,
+	[OP_LOOKUP_LOCK] = 8,
+	[OP_UPDATE_ANY] = 12,
+	[OP_UPDATE_NOEXIST] = 10,
+	[OP_UPDATE_EXIST] = 8,
+	[OP_DELETE] = 5,
+	[OP_LOOKUP_DELETE] = 4,
+	[OP_WALK] = 2,
+	[OP_LOOKUP_BATCH] = 2,
+	[OP_LOOKUP_DELETE_BATCH] = 1,
+	[OP_UPDATE_BATCH] = 3,
+	[OP_DELETE_BATCH] = 2,
+	[OP_PROG] = 12,
+};
+
+struct stats {
+	uint64_t calls[NOPS];
+	uint64_t ok[NOPS];
+	uint64_t e2big, enomem, batch_elems;
+};
+
+struct target {
+	struct bpfmap *map;
+	const char *name;
+	uint32_t max_entries;
+	uint32_t nkeys;
+	uint32_t nctr;  /* keys [0, nctr) are never deleted nor overwritten */
+	uint32_t salt;
+	size_t mem0;    /* bpfmap_mem_usage() of the fresh, empty map */
+};
+
+struct config {
+	const char *name;
+	uint32_t map_flags;
+	bool lock;
+};
+
+struct run {
+	const struct config *cfg;
+	struct target a, b;
+	int stop;                    /* atomic */
+	uint64_t failures;           /* atomic */
+	uint64_t pub_seq[NTHREADS + 1]; /* atomic: highest sequence each writer used
+					 * (index NTHREADS: the main thread) */
+};
+
+struct worker {
+	struct run *r;
+	unsigned id;                 /* NTHREADS for the main thread */
+	uint64_t rng;
+	uint64_t seq;
+	struct stats st;
+	uint64_t ctr_incs[B_CTRS];   /* increments this thread made */
+	uint64_t ctr_seen[B_CTRS];   /* highest counter value this thread read */
+	struct skey keys[BATCH_CAP];
+	struct sval vals[BATCH_CAP];
+	pthread_t thread;
+};
+
+static double stress_seconds = DEFAULT_SECONDS;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void failf(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failf(struct worker *w, const char *fmt, ...)
+{
+	uint64_t n = __atomic_fetch_add(&w->r->failures, 1, __ATOMIC_RELAXED);
+	char buf[512];
+	va_list ap;
+
+	if (n >= MAX_FAIL_MSGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "FAIL [%s, thread %u]: %s\n", w->r->cfg->name, w->id, buf);
+}
+
+static uint64_t rnd(struct worker *w)
+{
+	/* xorshift64* */
+	w->rng ^= w->rng >> 12;
+	w->rng ^= w->rng << 25;
+	w->rng ^= w->rng >> 27;
+	return w->rng * 0x2545f4914f6cdd1dULL;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static struct skey make_key(const struct target *t, uint32_t id)
+{
+	return (struct skey){ .id = id, .tag = (id * 0x9e3779b1u) ^ t->salt };
+}
+
+static uint64_t payload_word(uint32_t id, uint32_t writer, uint64_t seq, unsigned i)
+{
+	return mix64(((uint64_t)id << 32 | writer) ^ mix64(seq * NPAYLOAD + i));
+}
+
+static uint64_t value_csum(const struct sval *v)
+{
+	uint64_t h = mix64((uint64_t)v->key_tag << 32 | v->key_id);
+
+	h = mix64(h ^ v->writer);
+	h = mix64(h ^ v->seq);
+	for (unsigned i = 0; i < NPAYLOAD; i++)
+		h = mix64(h ^ v->payload[i]);
+	return h;
+}
+
+static void fill_value(struct sval *v, const struct skey *k, uint32_t writer, uint64_t seq)
+{
+	memset(v, 0, sizeof(*v));
+	v->key_id = k->id;
+	v->key_tag = k->tag;
+	v->lock.val = LOCK_PATTERN; /* a locked map must never copy this */
+	v->counter = seq;
+	v->writer = writer;
+	v->seq = seq;
+	for (unsigned i = 0; i < NPAYLOAD; i++)
+		v->payload[i] = payload_word(k->id, writer, seq, i);
+	v->csum = value_csum(v);
+}
+
+/* A fresh value for key k written by w; its sequence is published first, so
+ * any reader that sees the value also sees pub_seq >= its sequence. */
+static void make_value(struct worker *w, const struct skey *k, struct sval *v)
+{
+	uint64_t s = ++w->seq;
+
+	__atomic_store_n(&w->r->pub_seq[w->id], s, __ATOMIC_RELEASE);
+	fill_value(v, k, w->id, s);
+}
+
+static uint32_t pick_key(struct worker *w, const struct target *t, bool destructive)
+{
+	if (destructive)
+		return t->nctr + (uint32_t)(rnd(w) % (t->nkeys - t->nctr));
+	return (uint32_t)(rnd(w) % t->nkeys);
+}
+
+/* A key handed out by the map: one we could have stored in this map. */
+static bool check_key(struct worker *w, const struct target *t, const struct skey *k,
+		      const char *what)
+{
+	struct skey want;
+
+	if (k->id >= t->nkeys) {
+		failf(w, "%s on %s: key id %u out of range", what, t->name, k->id);
+		return false;
+	}
+	want = make_key(t, k->id);
+	if (k->tag != want.tag) {
+		failf(w, "%s on %s: key %u has tag %#x, want %#x", what, t->name, k->id,
+		      k->tag, want.tag);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Is v a value some thread stored under key k?  copy_out: it came from a
+ * copy-out (the lock word must read as zero on a locked map, unchanged on
+ * others); else it is a program-view snapshot taken under the spin lock.
+ */
+static bool check_value(struct worker *w, const struct target *t, const struct skey *k,
+			const struct sval *v, bool copy_out, const char *what)
+{
+	struct run *r = w->r;
+
+	if (v->key_id != k->id || v->key_tag != k->tag) {
+		failf(w, "%s on %s: key %u got the value of key %u/%#x", what, t->name, k->id,
+		      v->key_id, v->key_tag);
+		return false;
+	}
+	if (copy_out) {
+		uint32_t want = r->cfg->lock ? 0 : LOCK_PATTERN;
+
+		if (v->lock.val != want) {
+			failf(w, "%s on %s: key %u: lock word %#x, want %#x", what, t->name,
+			      k->id, v->lock.val, want);
+			return false;
+		}
+	}
+	if (k->id < t->nctr) {
+		if (v->writer != INIT_WRITER || v->seq != 0) {
+			failf(w, "%s on %s: counter key %u was overwritten (writer %u seq %" PRIu64 ")",
+			      what, t->name, k->id, v->writer, v->seq);
+			return false;
+		}
+	} else if (v->writer > NTHREADS) {
+		failf(w, "%s on %s: key %u: bad writer %u", what, t->name, k->id, v->writer);
+		return false;
+	} else {
+		uint64_t pub = __atomic_load_n(&r->pub_seq[v->writer], __ATOMIC_ACQUIRE);
+
+		if (v->seq == 0 || v->seq > pub) {
+			failf(w, "%s on %s: key %u: writer %u seq %" PRIu64 " not yet written (max %" PRIu64 ")",
+			      what, t->name, k->id, v->writer, v->seq, pub);
+			return false;
+		}
+	}
+	for (unsigned i = 0; i < NPAYLOAD; i++) {
+		if (v->payload[i] != payload_word(k->id, v->writer, v->seq, i)) {
+			failf(w, "%s on %s: key %u: torn value (payload[%u], writer %u seq %" PRIu64 ")",
+			      what, t->name, k->id, i, v->writer, v->seq);
+			return false;
+		}
+	}
+	if (v->csum != value_csum(v)) {
+		failf(w, "%s on %s: key %u: bad checksum", what, t->name, k->id);
+		return false;
+	}
+	if (k->id < t->nctr && w->id < NTHREADS) {
+		/* Coherence: a thread never sees a counter go back, nor below
+		 * its own increments. */
+		uint64_t c = v->counter;
+
+		if (c < w->ctr_seen[k->id] || c < w->ctr_incs[k->id]) {
+			failf(w, "%s on %s: counter %u went back: %" PRIu64 " < %" PRIu64 " (own %" PRIu64 ")",
+			      what, t->name, k->id, c, w->ctr_seen[k->id], w->ctr_incs[k->id]);
+			return false;
+		}
+		w->ctr_seen[k->id] = c;
+	}
+	return true;
+}
+
+/*
+ * rc must be 0 or -E for E in the 0-terminated list, with errno == E.
+ * Returns true for 0, false otherwise (and reports anything undocumented).
+ */
+static bool expect_rc(struct worker *w, const char *what, int rc, int err, ...)
+{
+	va_list ap;
+	bool allowed = false;
+	int e;
+
+	if (rc == 0)
+		return true;
+	va_start(ap, err);
+	while ((e = va_arg(ap, int)) != 0)
+		if (rc == -e)
+			allowed = true;
+	va_end(ap);
+	if (!allowed)
+		failf(w, "%s: undocumented result %d (%s)", what, rc, strerror(rc < 0 ? -rc : 0));
+	else if (err != -rc)
+		failf(w, "%s: returned %d but errno is %d", what, rc, err);
+	else if (rc == -E2BIG)
+		w->st.e2big++;
+	else if (rc == -ENOMEM)
+		w->st.enomem++;
+	return false;
+}
+
+/* ENOMEM is documented for BPFMAP_F_NO_PREALLOC maps only. */
+static int enomem_ok(const struct worker *w)
+{
+	return (w->r->cfg->map_flags & BPFMAP_F_NO_PREALLOC) ? ENOMEM : 0;
+}
+
+/* Read a value word by word with atomics: it may be written concurrently. */
+static void snapshot(const struct sval *p, struct sval *out)
+{
+	const uint64_t *src = (const uint64_t *)(const void *)p;
+	uint64_t *dst = (uint64_t *)(void *)out;
+
+	for (size_t i = 0; i < sizeof(*p) / 8; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* ---- operations --------------------------------------------------------- */
+
+static void op_lookup(struct worker *w, struct target *t, bool flock)
+{
+	enum op op = flock ? OP_LOOKUP_LOCK : OP_LOOKUP;
+	struct skey k = make_key(t, pick_key(w, t, false));
+	struct sval v;
+	int rc, err;
+
+	w->st.calls[op]++;
+	if (flock && !w->r->cfg->lock) {
+		/* Documented: BPFMAP_F_LOCK on a map without a spin lock. */
+		errno = 0;
+		rc = bpfmap_lookup_elem_flags(t->map, &k, &v, BPFMAP_F_LOCK);
+		err = errno;
+		if (rc != -EINVAL || err != EINVAL)
+			failf(w, "lookup F_LOCK without a lock: %d errno %d", rc, err);
+		flock = false;
+	}
+	errno = 0;
+	if (flock)
+		rc = bpfmap_lookup_elem_flags(t->map, &k, &v, BPFMAP_F_LOCK);
+	else
+		rc = bpfmap_lookup_elem(t->map, &k, &v);
+	err = errno;
+	if (expect_rc(w, op_names[op], rc, err, ENOENT, 0)) {
+		w->st.ok[op]++;
+		check_value(w, t, &k, &v, true, op_names[op]);
+	} else if (k.id < t->nctr) {
+		failf(w, "%s on %s: counter key %u missing", op_names[op], t->name, k.id);
+	}
+}
+
+static void op_update(struct worker *w, struct target *t, enum op op)
+{
+	static const uint64_t modes[] = {
+		[OP_UPDATE_ANY] = BPFMAP_ANY,
+		[OP_UPDATE_NOEXIST] = BPFMAP_NOEXIST,
+		[OP_UPDATE_EXIST] = BPFMAP_EXIST,
+	};
+	struct skey k = make_key(t, pick_key(w, t, true));
+	uint64_t flags = modes[op];
+	struct sval v;
+	int rc, err;
+	bool ok;
+
+	make_value(w, &k, &v);
+	if (w->r->cfg->lock && (rnd(w) & 1)) {
+		flags |= BPFMAP_F_LOCK;
+		w->st.calls[OP_UPDATE_F_LOCK]++;
+	} else if (!w->r->cfg->lock && (rnd(w) & 15) == 0) {
+		/* Documented: BPFMAP_F_LOCK on a map without a spin lock. */
+		errno = 0;
+		rc = bpfmap_update_elem(t->map, &k, &v, flags | BPFMAP_F_LOCK);
+		err = errno;
+		if (rc != -EINVAL || err != EINVAL)
+			failf(w, "update F_LOCK without a lock: %d errno %d", rc, err);
+	}
+	w->st.calls[op]++;
+	errno = 0;
+	rc = bpfmap_update_elem(t->map, &k, &v, flags);
+	err = errno;
+	switch (op) {
+	case OP_UPDATE_ANY:
+		ok = expect_rc(w, "update ANY", rc, err, E2BIG, enomem_ok(w), 0);
+		break;
+	case OP_UPDATE_NOEXIST:
+		ok = expect_rc(w, "update NOEXIST", rc, err, EEXIST, E2BIG, enomem_ok(w), 0);
+		break;
+	default:
+		ok = expect_rc(w, "update EXIST", rc, err, ENOENT, 0);
+		break;
+	}
+	if (ok) {
+		w->st.ok[op]++;
+		if (flags & BPFMAP_F_LOCK)
+			w->st.ok[OP_UPDATE_F_LOCK]++;
+	}
+}
+
+static void op_delete(struct worker *w, struct target *t, bool with_value)
+{
+	enum op op = with_value ? OP_LOOKUP_DELETE : OP_DELETE;
+	struct skey k = make_key(t, pick_key(w, t, true));
+	struct sval v;
+	int rc, err;
+
+	w->st.calls[op]++;
+	errno = 0;
+	if (with_value)
+		rc = bpfmap_lookup_and_delete_elem(t->map, &k, &v);
+	else
+		rc = bpfmap_delete_elem(t->map, &k);
+	err = errno;
+	if (expect_rc(w, op_names[op], rc, err, ENOENT, 0)) {
+		w->st.ok[op]++;
+		if (with_value)
+			check_value(w, t, &k, &v, true, op_names[op]);
+	}
+}
+
+static void op_walk(struct worker *w, struct target *t)
+{
+	struct skey cur, next;
+	const struct skey *prev = NULL;
+	uint32_t steps = 1 + (uint32_t)(rnd(w) % (2 * t->max_entries));
+
+	w->st.calls[OP_WALK]++;
+	if (rnd(w) & 1) { /* start after some key, present or not */
+		cur = make_key(t, pick_key(w, t, false));
+		prev = &cur;
+	}
+	for (uint32_t i = 0; i < steps; i++) {
+		int rc, err;
+
+		errno = 0;
+		rc = bpfmap_get_next_key(t->map, prev, &next);
+		err = errno;
+		if (!expect_rc(w, "get_next_key", rc, err, ENOENT, 0))
+			break;
+		w->st.ok[OP_WALK]++; /* keys visited */
+		if (!check_key(w, t, &next, "get_next_key"))
+			break;
+		if ((rnd(w) & 7) == 0) { /* the key may be gone already */
+			struct sval v;
+
+			errno = 0;
+			rc = bpfmap_lookup_elem(t->map, &next, &v);
+			err = errno;
+			if (expect_rc(w, "lookup after get_next_key", rc, err, ENOENT, 0))
+				check_value(w, t, &next, &v, true, "lookup after get_next_key");
+		}
+		cur = next;
+		prev = &cur;
+	}
+}
+
+/* One pass (sometimes partial) of lookup_batch / lookup_and_delete_batch. */
+static void op_lookup_batch(struct worker *w, struct target *t, bool del)
+{
+	enum op op = del ? OP_LOOKUP_DELETE_BATCH : OP_LOOKUP_BATCH;
+	const char *what = op_names[op];
+	BPFMAP_BATCH_OPTS(opts, .elem_flags = (w->r->cfg->lock && (rnd(w) & 1)) ? BPFMAP_F_LOCK : 0);
+	uint32_t cap = 1 + (uint32_t)(rnd(w) % 8);
+	/* Usually whole passes for lookups; lookup_and_delete_batch mostly
+	 * takes a few buckets only, or it would keep map A nearly empty. */
+	uint32_t max_calls = (rnd(w) & 3) ? UINT32_MAX : 1 + (uint32_t)(rnd(w) % 4);
+
+	if (del && (rnd(w) & 15)) {
+		cap = 1 + (uint32_t)(rnd(w) % 4);
+		max_calls = 1 + (uint32_t)(rnd(w) % 2);
+	}
+	uint32_t in = 0, out = 0, calls = 0;
+	bool first = true;
+	uint8_t seen[MAX_KEYS] = { 0 };
+
+	w->st.calls[op]++;
+	for (;;) {
+		uint32_t count = cap;
+		int rc, err;
+
+		errno = 0;
+		if (del)
+			rc = bpfmap_lookup_and_delete_batch(t->map, first ? NULL : &in, &out, w->keys,
+							    w->vals, &count, &opts);
+		else
+			rc = bpfmap_lookup_batch(t->map, first ? NULL : &in, &out, w->keys, w->vals,
+						 &count, &opts);
+		err = errno;
+		if (rc) {
+			expect_rc(w, what, rc, err, ENOENT, ENOSPC, 0);
+			if (rc != -ENOENT && rc != -ENOSPC)
+				return;
+		}
+		if (count > cap) {
+			failf(w, "%s on %s: count %u > capacity %u", what, t->name, count, cap);
+			return;
+		}
+		if (rc == -ENOSPC) {
+			if (count != 0)
+				failf(w, "%s on %s: -ENOSPC with count %u", what, t->name, count);
+			if (cap >= t->max_entries) {
+				failf(w, "%s on %s: -ENOSPC with room for max_entries", what, t->name);
+				return;
+			}
+			cap = BATCH_CAP; /* a bucket never holds more than max_entries */
+			continue;
+		}
+		w->st.batch_elems += count;
+		for (uint32_t i = 0; i < count; i++) {
+			const struct skey *k = &w->keys[i];
+
+			if (!check_key(w, t, k, what))
+				continue;
+			/* Each bucket is visited once per pass and a key lives
+			 * in one bucket: no key may come back within a pass. */
+			if (seen[k->id]++)
+				failf(w, "%s on %s: key %u twice in one pass", what, t->name, k->id);
+			check_value(w, t, k, &w->vals[i], true, what);
+			if (del && k->id < t->nctr)
+				failf(w, "%s on %s: deleted counter key %u", what, t->name, k->id);
+		}
+		if (rc == -ENOENT) {
+			w->st.ok[op]++; /* complete passes */
+			return;
+		}
+		in = out;
+		first = false;
+		if (++calls >= max_calls)
+			return;
+	}
+}
+
+static void op_update_batch(struct worker *w, struct target *t)
+{
+	uint32_t n = 1 + (uint32_t)(rnd(w) % 6), count = n;
+	BPFMAP_BATCH_OPTS(opts, .elem_flags = (w->r->cfg->lock && (rnd(w) & 1)) ? BPFMAP_F_LOCK : 0);
+	int rc, err;
+
+	for (uint32_t i = 0; i < n; i++) {
+		w->keys[i] = make_key(t, pick_key(w, t, true));
+		make_value(w, &w->keys[i], &w->vals[i]);
+	}
+	w->st.calls[OP_UPDATE_BATCH]++;
+	if (opts.elem_flags)
+		w->st.calls[OP_UPDATE_F_LOCK]++;
+	errno = 0;
+	rc = bpfmap_update_batch(t->map, w->keys, w->vals, &count, &opts);
+	err = errno;
+	if (expect_rc(w, "update_batch", rc, err, E2BIG, enomem_ok(w), 0)) {
+		w->st.ok[OP_UPDATE_BATCH]++;
+		if (opts.elem_flags)
+			w->st.ok[OP_UPDATE_F_LOCK]++;
+		if (count != n)
+			failf(w, "update_batch on %s: success with count %u of %u", t->name, count, n);
+	} else if (count >= n) {
+		failf(w, "update_batch on %s: error %d with count %u of %u", t->name, rc, count, n);
+	}
+}
+
+static void op_delete_batch(struct worker *w, struct target *t)
+{
+	uint32_t n = 1 + (uint32_t)(rnd(w) % 6), count = n;
+	BPFMAP_BATCH_OPTS(opts);
+	int rc, err;
+
+	for (uint32_t i = 0; i < n; i++)
+		w->keys[i] = make_key(t, pick_key(w, t, true));
+	w->st.calls[OP_DELETE_BATCH]++;
+	errno = 0;
+	rc = bpfmap_delete_batch(t->map, w->keys, &count, rnd(w) & 1 ? &opts : NULL);
+	err = errno;
+	if (expect_rc(w, "delete_batch", rc, err, ENOENT, 0)) {
+		w->st.ok[OP_DELETE_BATCH]++;
+		if (count != n)
+			failf(w, "delete_batch on %s: success with count %u of %u", t->name, count, n);
+	} else if (count >= n) {
+		failf(w, "delete_batch on %s: error %d with count %u of %u", t->name, rc, count, n);
+	}
+}
+
+/*
+ * The program view: a pointer into the map, an atomic increment, then a read
+ * of the value (consistent under the value's spin lock, if the map has one).
+ * counter: a key of B that is never deleted, whose increments are tallied.
+ */
+static void op_prog(struct worker *w, struct target *t, bool counter)
+{
+	enum op op = counter ? OP_PROG_COUNTER : OP_PROG;
+	uint32_t id = counter ? (uint32_t)(rnd(w) % t->nctr) : pick_key(w, t, false);
+	struct skey k = make_key(t, id);
+	struct sval *p, v;
+	int err;
+
+	w->st.calls[op]++;
+	bpfmap_read_lock();
+	errno = 0;
+	p = bpfmap_lookup(t->map, &k);
+	err = errno;
+	if (!p) {
+		bpfmap_read_unlock();
+		if (err != ENOENT)
+			failf(w, "bpfmap_lookup on %s: NULL with errno %d", t->name, err);
+		if (id < t->nctr)
+			failf(w, "bpfmap_lookup on %s: counter key %u missing", t->name, id);
+		return;
+	}
+	w->st.ok[op]++;
+	__atomic_fetch_add(&p->counter, 1, __ATOMIC_RELAXED);
+	if (id < t->nctr)
+		w->ctr_incs[id]++;
+	if (__atomic_load_n(&p->key_id, __ATOMIC_RELAXED) != k.id ||
+	    __atomic_load_n(&p->key_tag, __ATOMIC_RELAXED) != k.tag)
+		failf(w, "bpfmap_lookup on %s: key %u points at the value of another key",
+		      t->name, id);
+	if (w->r->cfg->lock) {
+		bpfmap_spin_lock(&p->lock);
+		snapshot(p, &v);
+		bpfmap_spin_unlock(&p->lock);
+		check_value(w, t, &k, &v, false, counter ? "prog view (counter)" : "prog view");
+	}
+	if (!counter && id >= t->nctr && (rnd(w) & 7) == 0) {
+		/* As a BPF program may: delete the element we point at.  The
+		 * pointer must stay readable, unchanged in identity, until
+		 * the section ends. */
+		int rc;
+
+		errno = 0;
+		rc = bpfmap_delete_elem(t->map, &k);
+		err = errno;
+		expect_rc(w, "delete inside a read-side section", rc, err, ENOENT, 0);
+		__atomic_fetch_add(&p->counter, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&p->key_id, __ATOMIC_RELAXED) != k.id ||
+		    __atomic_load_n(&p->key_tag, __ATOMIC_RELAXED) != k.tag)
+			failf(w, "bpfmap_lookup on %s: key %u's value changed identity after delete",
+			      t->name, id);
+		if (w->r->cfg->lock) {
+			bpfmap_spin_lock(&p->lock);
+			snapshot(p, &v);
+			bpfmap_spin_unlock(&p->lock);
+			check_value(w, t, &k, &v, false, "prog view after delete");
+		}
+	} else if (!counter && (rnd(w) & 7) == 1) {
+		/* Nested sections: syscall-view calls from inside one. */
+		struct skey k2 = make_key(t, pick_key(w, t, true));
+		int rc;
+
+		make_value(w, &k2, &v);
+		errno = 0;
+		rc = bpfmap_update_elem(t->map, &k2, &v, BPFMAP_ANY);
+		err = errno;
+		expect_rc(w, "update inside a read-side section", rc, err, E2BIG, enomem_ok(w), 0);
+		errno = 0;
+		rc = bpfmap_lookup_elem(t->map, &k2, &v);
+		err = errno;
+		if (expect_rc(w, "lookup inside a read-side section", rc, err, ENOENT, 0))
+			check_value(w, t, &k2, &v, true, "lookup inside a read-side section");
+	}
+	bpfmap_read_unlock();
+}
+
+static void run_op(struct worker *w, struct target *t, enum op op)
+{
+	switch (op) {
+	case OP_LOOKUP:
+		op_lookup(w, t, false);
+		break;
+	case OP_LOOKUP_LOCK:
+		op_lookup(w, t, true);
+		break;
+	case OP_UPDATE_ANY:
+	case OP_UPDATE_NOEXIST:
+	case OP_UPDATE_EXIST:
+		op_update(w, t, op);
+		break;
+	case OP_DELETE:
+		op_delete(w, t, false);
+		break;
+	case OP_LOOKUP_DELETE:
+		op_delete(w, t, true);
+		break;
+	case OP_WALK:
+		op_walk(w, t);
+		break;
+	case OP_LOOKUP_BATCH:
+		op_lookup_batch(w, t, false);
+		break;
+	case OP_LOOKUP_DELETE_BATCH:
+		/* It would delete B's counter keys: map A only. */
+		op_lookup_batch(w, t, t->nctr == 0);
+		break;
+	case OP_UPDATE_BATCH:
+		op_update_batch(w, t);
+		break;
+	case OP_DELETE_BATCH:
+		op_delete_batch(w, t);
+		break;
+	case OP_PROG:
+		op_prog(w, t, false);
+		break;
+	default:
+		failf(w, "bad op %d", op);
+	}
+}
+
+static enum op pick_op(struct worker *w)
+{
+	unsigned total = 0, x;
+
+	for (unsigned i = 0; i < NOPS_RANDOM; i++)
+		total += op_weights[i];
+	x = (unsigned)(rnd(w) % total);
+	for (unsigned i = 0; i < NOPS_RANDOM; i++) {
+		if (x < op_weights[i])
+			return (enum op)i;
+		x -= op_weights[i];
+	}
+	return OP_LOOKUP;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->r;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		uint64_t x = rnd(w) % 100;
+
+		if (x < 70)
+			run_op(w, &r->a, pick_op(w));
+		else if (x < 85)
+			op_prog(w, &r->b, true);
+		else
+			run_op(w, &r->b, pick_op(w));
+	}
+	return NULL;
+}
+
+/* ---- checks at rest ----------------------------------------------------- */
+
+/* Full get_next_key walk; marks the keys found in present[]; returns count. */
+static uint32_t rest_walk(struct worker *w, struct target *t, uint8_t *present)
+{
+	struct skey cur, next;
+	const struct skey *prev = NULL;
+	uint32_t n = 0;
+	int rc;
+
+	memset(present, 0, MAX_KEYS);
+	for (;;) {
+		errno = 0;
+		rc = bpfmap_get_next_key(t->map, prev, &next);
+		if (rc)
+			break;
+		if (check_key(w, t, &next, "rest walk") && present[next.id]++)
+			failf(w, "rest walk on %s: key %u twice", t->name, next.id);
+		if (++n > t->max_entries) {
+			failf(w, "rest walk on %s: more than max_entries keys", t->name);
+			return n;
+		}
+		cur = next;
+		prev = &cur;
+	}
+	if (rc != -ENOENT || errno != ENOENT)
+		failf(w, "rest walk on %s: ended with %d, errno %d", t->name, rc, errno);
+	return n;
+}
+
+/* Full lookup_batch (or lookup_and_delete_batch) pass; marks present[]. */
+static uint32_t rest_batch(struct worker *w, struct target *t, uint8_t *present, bool del)
+{
+	const char *what = del ? "rest lookup_and_delete_batch" : "rest lookup_batch";
+	uint32_t in = 0, out = 0, n = 0, cap = 1 + (uint32_t)(rnd(w) % 4);
+	bool first = true;
+
+	memset(present, 0, MAX_KEYS);
+	for (unsigned calls = 0; calls < 4 * MAX_KEYS + 64; calls++) {
+		uint32_t count = cap;
+		int rc;
+
+		errno = 0;
+		if (del)
+			rc = bpfmap_lookup_and_delete_batch(t->map, first ? NULL : &in, &out, w->keys,
+							    w->vals, &count, NULL);
+		else
+			rc = bpfmap_lookup_batch(t->map, first ? NULL : &in, &out, w->keys, w->vals,
+						 &count, NULL);
+		if (rc == -ENOSPC) {
+			if (count || cap >= t->max_entries)
+				failf(w, "%s on %s: bad -ENOSPC (count %u cap %u)", what, t->name,
+				      count, cap);
+			cap = BATCH_CAP;
+			continue;
+		}
+		if (rc && rc != -ENOENT) {
+			failf(w, "%s on %s: %d", what, t->name, rc);
+			return n;
+		}
+		if (rc && errno != ENOENT)
+			failf(w, "%s on %s: errno %d", what, t->name, errno);
+		for (uint32_t i = 0; i < count; i++) {
+			const struct skey *k = &w->keys[i];
+
+			if (!check_key(w, t, k, what))
+				continue;
+			if (present[k->id]++)
+				failf(w, "%s on %s: key %u twice", what, t->name, k->id);
+			check_value(w, t, k, &w->vals[i], true, what);
+			n++;
+		}
+		if (rc == -ENOENT)
+			return n;
+		in = out;
+		first = false;
+	}
+	failf(w, "%s on %s: the pass does not end", what, t->name);
+	return n;
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Deferred reclamation runs in liburcu's thread: wait for mem_usage to
+ * settle back at the empty map's figure. */
+static void wait_mem_back(struct worker *w, struct target *t, const char *when)
+{
+	double deadline = now_sec() + 10;
+	size_t m;
+
+	while ((m = bpfmap_mem_usage(t->map)) != t->mem0 && now_sec() < deadline)
+		usleep(1000);
+	if (m != t->mem0)
+		failf(w, "%s on %s: mem_usage %zu, the empty map had %zu", when, t->name, m,
+		      t->mem0);
+}
+
+static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ctr_total)
+{
+	const struct config *cfg = w->r->cfg;
+	uint8_t walked[MAX_KEYS], batched[MAX_KEYS];
+	uint32_t nwalk = rest_walk(w, t, walked);
+	uint32_t nbatch = rest_batch(w, t, batched, false);
+	size_t elem_bytes = sizeof(struct skey) + sizeof(struct sval);
+	size_t m = bpfmap_mem_usage(t->map);
+	int rc;
+
+	/* (c) walk and batch agree; every key found looks up fine. */
+	if (nwalk != nbatch || memcmp(walked, batched, sizeof(walked)))
+		failf(w, "at rest on %s: get_next_key finds %u keys, lookup_batch %u (or others)",
+		      t->name, nwalk, nbatch);
+	if (nwalk > t->max_entries)
+		failf(w, "at rest on %s: %u elements > max_entries %u", t->name, nwalk,
+		      t->max_entries);
+	for (uint32_t id = 0; id < t->nkeys; id++) {
+		struct skey k = make_key(t, id);
+		struct sval v;
+
+		errno = 0;
+		rc = bpfmap_lookup_elem(t->map, &k, &v);
+		if (walked[id] && rc)
+			failf(w, "at rest on %s: walked key %u does not look up: %d", t->name, id, rc);
+		else if (!walked[id] && (rc != -ENOENT || errno != ENOENT))
+			failf(w, "at rest on %s: key %u not walked, but lookup gives %d", t->name,
+			      id, rc);
+		if (rc == 0)
+			check_value(w, t, &k, &v, true, "at rest lookup");
+		if (rc == 0 && cfg->lock) {
+			rc = bpfmap_lookup_elem_flags(t->map, &k, &v, BPFMAP_F_LOCK);
+			if (rc || !check_value(w, t, &k, &v, true, "at rest F_LOCK lookup"))
+				failf(w, "at rest on %s: F_LOCK lookup of %u: %d", t->name, id, rc);
+		}
+		bpfmap_read_lock();
+		if ((bpfmap_lookup(t->map, &k) != NULL) != !!walked[id])
+			failf(w, "at rest on %s: program view disagrees on key %u", t->name, id);
+		bpfmap_read_unlock();
+		/* (d) the counters add up exactly. */
+		if (id < t->nctr) {
+			if (!walked[id] || rc)
+				failf(w, "at rest on %s: counter key %u missing", t->name, id);
+			else if (v.counter != ctr_total[id])
+				failf(w, "at rest on %s: counter %u is %" PRIu64 ", threads added %" PRIu64,
+				      t->name, id, v.counter, ctr_total[id]);
+		}
+	}
+
+	/* mem_usage: at least the elements held, within reason. */
+	if (t->mem0 == 0 || m < t->mem0 ||
+	    ((cfg->map_flags & BPFMAP_F_NO_PREALLOC) && m < t->mem0 + nwalk * elem_bytes) ||
+	    (!(cfg->map_flags & BPFMAP_F_NO_PREALLOC) && t->mem0 < t->max_entries * elem_bytes) ||
+	    m > t->mem0 + (size_t)(t->max_entries + 4096) * (elem_bytes + 256))
+		failf(w, "at rest on %s: mem_usage %zu (empty %zu) with %u elements", t->name, m,
+		      t->mem0, nwalk);
+
+	/* Drain with lookup_and_delete_batch: everything comes back once. */
+	uint32_t ndrain = rest_batch(w, t, batched, true);
+
+	if (ndrain != nwalk || memcmp(walked, batched, sizeof(walked)))
+		failf(w, "drain on %s: took %u elements, %u were there", t->name, ndrain, nwalk);
+	if (rest_walk(w, t, walked) != 0)
+		failf(w, "drain on %s: map not empty", t->name);
+	wait_mem_back(w, t, "after drain");
+
+	/* Capacity is exactly max_entries again (the element count is right). */
+	for (uint32_t id = 0; id < t->max_entries; id++) {
+		struct skey k = make_key(t, id);
+
+		make_value(w, &k, &w->vals[0]);
+		if (id < t->nctr) /* counter keys hold INIT values */
+			fill_value(&w->vals[0], &k, INIT_WRITER, 0);
+		rc = bpfmap_update_elem(t->map, &k, &w->vals[0], BPFMAP_NOEXIST);
+		if (rc)
+			failf(w, "refill on %s: insert %u of %u failed: %d", t->name, id,
+			      t->max_entries, rc);
+	}
+	{
+		struct skey k = make_key(t, t->max_entries);
+
+		make_value(w, &k, &w->vals[0]);
+		errno = 0;
+		rc = bpfmap_update_elem(t->map, &k, &w->vals[0], BPFMAP_ANY);
+		if (rc != -E2BIG || errno != E2BIG)
+			failf(w, "refill on %s: insert past max_entries gives %d", t->name, rc);
+	}
+	if ((rc = (int)rest_walk(w, t, walked)) != (int)t->max_entries)
+		failf(w, "refill on %s: walk finds %d keys", t->name, rc);
+	m = bpfmap_mem_usage(t->map);
+	if (cfg->map_flags & BPFMAP_F_NO_PREALLOC) {
+		size_t d = m - t->mem0, per = d / t->max_entries;
+
+		if (m < t->mem0 || d % t->max_entries || per < elem_bytes || per > elem_bytes + 256)
+			failf(w, "refill on %s: mem_usage %zu, empty %zu, for %u elements", t->name,
+			      m, t->mem0, t->max_entries);
+	} else if (m < t->mem0) {
+		failf(w, "refill on %s: mem_usage %zu < empty %zu", t->name, m, t->mem0);
+	}
+
+	/* Delete them all with delete_batch. */
+	{
+		uint32_t count = t->max_entries;
+
+		for (uint32_t id = 0; id < t->max_entries; id++)
+			w->keys[id] = make_key(t, id);
+		rc = bpfmap_delete_batch(t->map, w->keys, &count, NULL);
+		if (rc || count != t->max_entries)
+			failf(w, "final delete_batch on %s: %d, count %u", t->name, rc, count);
+		if (rest_walk(w, t, walked) != 0)
+			failf(w, "final delete_batch on %s: map not empty", t->name);
+	}
+	wait_mem_back(w, t, "at the end");
+}
+
+/* ---- driver --------------------------------------------------------------- */
+
+static void watchdog(int sig)
+{
+	static const char msg[] = "test_stress: watchdog expired (deadlock?)\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more we can do */
+	}
+	_exit(3);
+}
+
+static void create_target(struct target *t, const struct config *cfg, const char *name,
+			  uint32_t max_entries, uint32_t nkeys, uint32_t nctr, uint32_t salt)
+{
+	BPFMAP_CREATE_OPTS(opts, .map_flags = cfg->map_flags,
+			   .lock_off = cfg->lock ? LOCK_OFF : -1);
+
+	t->name = name;
+	t->max_entries = max_entries;
+	t->nkeys = nkeys;
+	t->nctr = nctr;
+	t->salt = salt;
+	t->map = bpfmap_create(BPFMAP_TYPE_HASH, name, sizeof(struct skey), sizeof(struct sval),
+			       max_entries, &opts);
+	if (!t->map)
+		fail_msg("bpfmap_create(%s): %s", name, strerror(errno));
+	t->mem0 = bpfmap_mem_usage(t->map);
+}
+
+static void test_config(void **state)
+{
+	const struct config *cfg = *state;
+	struct run r = { .cfg = cfg };
+	struct worker *ws = calloc(NTHREADS + 1, sizeof(*ws));
+	struct worker *mw = &ws[NTHREADS]; /* the main thread, for checks at rest */
+	struct stats tot = { 0 };
+	uint64_t ctr_total[B_CTRS] = { 0 };
+	double t0, elapsed;
+
+	assert_non_null(ws);
+	alarm((unsigned)stress_seconds + 120);
+	create_target(&r.a, cfg, "stress_churn", A_MAX, A_KEYS, 0, 0xa5a5a5a5u);
+	create_target(&r.b, cfg, "stress_counter", B_MAX, B_KEYS, B_CTRS, 0x3c3c3c3cu);
+	for (uint32_t id = 0; id < B_CTRS; id++) {
+		struct skey k = make_key(&r.b, id);
+		struct sval v;
+
+		fill_value(&v, &k, INIT_WRITER, 0);
+		v.counter = 0;
+		assert_int_equal(bpfmap_update_elem(r.b.map, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+
+	for (unsigned i = 0; i <= NTHREADS; i++) {
+		ws[i].r = &r;
+		ws[i].id = i;
+		ws[i].rng = mix64(0x5eed0000u + i * 7919 + (uint64_t)time(NULL)) | 1;
+	}
+	t0 = now_sec();
+	for (unsigned i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]), 0);
+	while (now_sec() - t0 < stress_seconds)
+		usleep(10000);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_join(ws[i].thread, NULL), 0);
+	elapsed = now_sec() - t0;
+
+	for (unsigned i = 0; i < NTHREADS; i++) {
+		for (unsigned o = 0; o < NOPS; o++) {
+			tot.calls[o] += ws[i].st.calls[o];
+			tot.ok[o] += ws[i].st.ok[o];
+		}
+		tot.e2big += ws[i].st.e2big;
+		tot.enomem += ws[i].st.enomem;
+		tot.batch_elems += ws[i].st.batch_elems;
+		for (unsigned c = 0; c < B_CTRS; c++)
+			ctr_total[c] += ws[i].ctr_incs[c];
+	}
+
+	/* Quiescent: check both maps at rest. */
+	check_at_rest(mw, &r.a, NULL);
+	check_at_rest(mw, &r.b, ctr_total);
+
+	uint64_t all = 0, ctr_all = 0;
+
+	for (unsigned o = 0; o < NOPS; o++)
+		if (o != OP_UPDATE_F_LOCK)
+			all += tot.calls[o];
+	for (unsigned c = 0; c < B_CTRS; c++)
+		ctr_all += ctr_total[c];
+	printf("[%s] %u threads, %.1f s: %" PRIu64 " ops, %" PRIu64 " E2BIG, %" PRIu64
+	       " ENOMEM, %" PRIu64 " elements through batch lookups, counters +%" PRIu64 "\n",
+	       cfg->name, NTHREADS, elapsed, all, tot.e2big, tot.enomem, tot.batch_elems, ctr_all);
+	printf("   ok/calls:");
+	for (unsigned o = 0; o < NOPS; o++)
+		printf(" %s %" PRIu64 "/%" PRIu64 "%s", op_names[o], tot.ok[o], tot.calls[o],
+		       o == OP_LOOKUP_DELETE ? "\n   " : "");
+	printf("\n   (next_key_walk: keys visited/walks; batch lookups: full passes/passes)\n");
+	fflush(stdout);
+
+	bpfmap_free(r.a.map);
+	bpfmap_free(r.b.map);
+	alarm(0);
+	free(ws);
+
+	for (unsigned o = 0; o < NOPS_RANDOM; o++)
+		if (tot.calls[o] == 0)
+			fail_msg("operation %s never ran", op_names[o]);
+	assert_true(tot.calls[OP_PROG_COUNTER] > 0);
+	if (r.failures)
+		fail_msg("%" PRIu64 " invariant violations (first %d printed above)", r.failures,
+			 MAX_FAIL_MSGS);
+}
+
+int main(void)
+{
+	static const struct config cfgs[] = {
+		{ "hash prealloc, spin lock", 0, true },
+		{ "hash no_prealloc, spin lock", BPFMAP_F_NO_PREALLOC, true },
+		{ "hash prealloc, no lock", 0, false },
+		{ "hash no_prealloc, no lock", BPFMAP_F_NO_PREALLOC, false },
+	};
+	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0])];
+	const char *env = getenv("BPFMAP_STRESS_SECONDS");
+
+	if (env && *env) {
+		char *end;
+		double s = strtod(env, &end);
+
+		if (*end || !(s > 0 && s <= 3600)) {
+			fprintf(stderr, "BPFMAP_STRESS_SECONDS: want seconds in (0, 3600]\n");
+			return 2;
+		}
+		stress_seconds = s;
+	}
+	signal(SIGALRM, watchdog);
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+		tests[i] = (struct CMUnitTest){
+			.name = cfgs[i].name,
+			.test_func = test_config,
+			.initial_state = (void *)&cfgs[i],
+		};
+	return cmocka_run_group_tests_name("stress", tests, NULL, NULL);
+}
