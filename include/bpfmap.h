@@ -79,8 +79,12 @@ enum bpfmap_type {
 /* The kernel's internal "operation not supported" errno (not EOPNOTSUPP). */
 #define BPFMAP_ENOTSUPP 524
 
-/* Kernel limit on one element: key_size + value_size must stay below this. */
-#define BPFMAP_MAX_ELEM_BYTES (4U << 20)
+/* Kernel limit on one element: key_size + value_size must stay below this
+ * (4 MiB, the kernel's largest kmalloc, less its 48-byte element header). */
+#define BPFMAP_MAX_ELEM_BYTES ((4U << 20) - 48)
+
+/* Most elements a hash-family map (HASH, PERCPU_HASH, LRU_*) may hold. */
+#define BPFMAP_HTAB_MAX_ENTRIES (1U << 27)
 
 /* Longest map name, terminating NUL included (the kernel's BPF_OBJ_NAME_LEN). */
 #define BPFMAP_OBJ_NAME_LEN 16
@@ -161,10 +165,11 @@ struct bpfmap_batch_opts {
 /*
  * bpfmap_create - create a map.
  * @type:        BPFMAP_TYPE_*; types not implemented yet are refused.
- * @name:        NULL, or up to 15 characters of [A-Za-z0-9_.].
+ * @name:        NULL, or up to 15 bytes: ASCII letters, digits, '_', '.', or
+ *               Latin-1 letters (0xc0-0xff but 0xd7, 0xf7), as the kernel.
  * @key_size:    bytes per key, > 0.
  * @value_size:  bytes per value, > 0.
- * @max_entries: the most elements the map holds, 1 .. 2^31.
+ * @max_entries: the most elements the map holds, 1 .. BPFMAP_HTAB_MAX_ENTRIES.
  * @opts:        NULL for the defaults, or options from BPFMAP_CREATE_OPTS().
  *
  * Preallocated maps (the default) allocate every element now, so updates
@@ -178,8 +183,8 @@ struct bpfmap_batch_opts {
  *          twins), NO_COMMON_LRU on a non-LRU map, map_extra != 0 on HASH,
  *          a bad name, opts->sz too small or unknown trailing bytes non-zero,
  *          lock_off not 4-aligned or the lock not inside the value;
- *  E2BIG   key_size + value_size >= BPFMAP_MAX_ELEM_BYTES - 48 (the kernel's
- *          element header), or max_entries > 2^27 (as Linux 6.18);
+ *  E2BIG   key_size + value_size >= BPFMAP_MAX_ELEM_BYTES, or max_entries >
+ *          BPFMAP_HTAB_MAX_ENTRIES (both as Linux 6.18);
  *  ENOMEM  allocation failed.
  * Concurrency: the new map is private to the caller until published.
  */

@@ -47,6 +47,13 @@ static void test_too_big(void **state)
 	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 8, BPFMAP_MAX_ELEM_BYTES - 8, 1, NULL, E2BIG);
 	expect_create_fails(BPFMAP_TYPE_HASH, NULL, UINT32_MAX, UINT32_MAX, 1, NULL, E2BIG);
 	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, (1U << 31) + 1, NULL, E2BIG);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, BPFMAP_HTAB_MAX_ENTRIES + 1, NULL, E2BIG);
+	/* Just below the element limit is accepted (NO_PREALLOC: nothing allocated yet). */
+	BPFMAP_CREATE_OPTS(lazy, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *edge = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, BPFMAP_MAX_ELEM_BYTES - 9,
+					    1, &lazy);
+	assert_non_null(edge);
+	bpfmap_free(edge);
 	/* Large keys are fine (the selftests bench goes to 1024 bytes). */
 	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 1024, 4096, 4, NULL);
 	assert_non_null(map);
@@ -99,9 +106,11 @@ static void test_types_not_implemented(void **state)
 static void test_names(void **state)
 {
 	(void)state;
-	static const char *const ok[] = { "", "a", "flows_v4.x", "ABCDEFGHIJKLMNO" /* 15 */ };
+	static const char *const ok[] = { "", "a", "flows_v4.x", "ABCDEFGHIJKLMNO" /* 15 */,
+					  "caf\xe9", "\xc0\xff" /* Latin-1 letters */ };
 	static const char *const bad[] = { "ABCDEFGHIJKLMNOP" /* 16 */, "with space", "dash-",
-					   "slash/", "\xc3\xa9" };
+					   "slash/", "\xc3\xa9" /* UTF-8: 0xa9 is no letter */,
+					   "times\xd7", "div\xf7" };
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, ok[i], 4, 8, 16, NULL);
 

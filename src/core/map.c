@@ -21,6 +21,13 @@
 
 #define MAP_MAX_ENTRIES (1U << 31)
 
+/*
+ * The hash family's ceiling on max_entries, measured on Linux 6.18 (x86-64):
+ * the kernel's bucket array (roundup_pow_of_two(max_entries) buckets of 16
+ * bytes) must fit in 32 bits of bytes, so max_entries above 2^27 is E2BIG.
+ */
+#define HTAB_MAX_ENTRIES BPFMAP_HTAB_MAX_ENTRIES
+
 static int fail(int err)
 {
 	errno = -err;
@@ -43,6 +50,16 @@ static const struct map_ops *ops_for_type(enum bpfmap_type type)
 	}
 }
 
+/* The kernel's name alphabet: ASCII letters and digits, '_', '.', and the
+ * Latin-1 letters 0xc0-0xff except 0xd7 and 0xf7 (its ctype is Latin-1). */
+static bool name_char_ok(unsigned char c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '_' || c == '.')
+		return true;
+	return c >= 0xc0 && c != 0xd7 && c != 0xf7;
+}
+
 static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 {
 	memset(out, 0, BPFMAP_OBJ_NAME_LEN);
@@ -53,8 +70,7 @@ static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 
 		if (i == BPFMAP_OBJ_NAME_LEN - 1)
 			return -EINVAL;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.'))
+		if (!name_char_ok((unsigned char)c))
 			return -EINVAL;
 		out[i] = c;
 	}
@@ -64,6 +80,12 @@ static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 static bool is_lru(enum bpfmap_type type)
 {
 	return type == BPFMAP_TYPE_LRU_HASH || type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/* The types the kernel builds on kernel/bpf/hashtab.c's bucket array. */
+static bool is_htab_family(enum bpfmap_type type)
+{
+	return type == BPFMAP_TYPE_HASH || type == BPFMAP_TYPE_PERCPU_HASH || is_lru(type);
 }
 
 static int check_access_flags(uint32_t flags)
@@ -91,6 +113,8 @@ static int check_params(const struct map_params *p)
 	if ((uint64_t)p->key_size + p->value_size >= BPFMAP_MAX_ELEM_BYTES)
 		return -E2BIG;
 	if (p->max_entries > MAP_MAX_ENTRIES)
+		return -E2BIG;
+	if (is_htab_family(p->type) && p->max_entries > HTAB_MAX_ENTRIES)
 		return -E2BIG;
 	if (p->lock_off < -1 || (p->lock_off >= 0 && ((p->lock_off & 3) ||
 	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)))
@@ -187,9 +211,12 @@ int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
 {
 	if (!map || !key || !value)
 		return fail(-EINVAL);
+	/* The kernel rejects unknown flags before it looks at access rights. */
+	if (flags & ~BPFMAP_F_LOCK)
+		return fail(-EINVAL);
 	if (!can_read(map))
 		return fail(-EPERM);
-	if ((flags & ~BPFMAP_F_LOCK) || check_lock_flag(map, flags))
+	if (check_lock_flag(map, flags))
 		return fail(-EINVAL);
 	return result(map->ops->lookup_elem(map, key, value, flags));
 }
