@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every test: the whole suite under AddressSanitizer + UBSan, the
-# concurrency tests again under ThreadSanitizer, and a release build (warnings
-# are errors in all three).  Ends with one summary line: "N passed, N failed, N skipped".
+# concurrency tests again under ThreadSanitizer, and the unit tests against a
+# release build, the single-threaded ones also under Valgrind (warnings are
+# errors in all three builds).  Ends with one summary line: "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
@@ -30,7 +31,7 @@ run() { # label, build config, ctest args...
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-run "release build" release -L unit
+run "release build (+ Valgrind)" release -L "unit|valgrind"
 run "AddressSanitizer + UBSan" asan
 run "ThreadSanitizer (concurrency tests)" tsan -L concurrency
 
