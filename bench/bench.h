@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bpfmap-bench: types shared by the framework, the benchmarks and the output.
+ *
+ * A benchmark is run as one or more *cells*: one workload (bench_args) on one
+ * backend (bpfmap, or the running kernel's BPF maps), measured by the
+ * framework (framework.c) the way the kernel's selftests bench does it:
+ * producer threads, a sample a second, warm-up samples dropped, mean ± stddev.
+ */
+#ifndef BPFMAP_BENCH_H
+#define BPFMAP_BENCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_MAX_PRODUCERS 64
+
+enum backend {
+	BACKEND_LIB = 1 << 0,
+	BACKEND_KERNEL = 1 << 1,
+	BACKEND_BOTH = BACKEND_LIB | BACKEND_KERNEL,
+};
+
+/* Framework settings: the kernel bench's global flags plus ours. */
+struct bench_env {
+	double warmup_s;   /* -w */
+	double duration_s; /* -d */
+	bool warmup_set, duration_set;
+	int producers;     /* -p */
+	bool affinity;     /* -a: pin producer i to CPU i (or the i-th of prod_cpus) */
+	int prod_cpus[BENCH_MAX_PRODUCERS]; /* --prod-affinity list */
+	int nr_prod_cpus;
+	unsigned backends; /* enum backend bits, --backend */
+	bool json;         /* --json: cells on stdout as JSON lines */
+	bool verbose;      /* -v: a line per sample */
+	bool progress;     /* the framework's own progress line on stderr */
+	FILE *out;         /* tables: stdout, or stderr under --json */
+};
+
+/* Workload parameters: the union of every benchmark's own flags.  Zero means
+ * "not given": each benchmark fills in its defaults. */
+struct bench_args {
+	uint32_t map_type;   /* enum bpfmap_type; both backends use the same number */
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t nr_entries;
+	uint32_t nr_loops;
+	uint32_t map_flags;
+	bool map_flags_set;
+	bool full_width_keys; /* write the key with full-width stores (see lookup) */
+	bool overwrite;       /* update cells: overwrite present keys, not full update */
+	bool preallocated;    /* htab-mem: preallocate (default NO_PREALLOC) */
+	char use_case[32];    /* htab-mem use case */
+	char hash[16];        /* hash bench: the function measured */
+};
+
+/* What one producer-driven measurement accumulates; cumulative totals over
+ * every producer (or CPU), read by the framework at each sample. */
+struct counters {
+	uint64_t events;
+	uint64_t ns;     /* time spent producing them, as timed by the workload */
+	uint64_t errors; /* events that did not do what they should (misses, ...) */
+};
+
+/* The outcome of one cell. */
+struct cell_result {
+	bool ok;
+	char error[256];    /* why the cell did not run (ok == false) */
+	char note[160];     /* how it ran, e.g. the kernel trigger used */
+	const char *unit;   /* what an event is ("op" when NULL; htab-mem: "batch") */
+	double mops;        /* mean of the samples: M events/s per producer */
+	double mops_stddev;
+	double mops_total;  /* mops x producers */
+	int samples;
+	int producers;
+	uint64_t events;    /* events in the measured window */
+	uint64_t errors;
+	/* Extras; NAN when the bench does not measure them. */
+	double bytes_per_elem;
+	double mem_bytes;
+	double mem_peak_bytes;
+};
+
+/* One backend of one benchmark. */
+struct cell_ops {
+	const char *backend; /* "lib" or "kernel" */
+	/* Build the map and state; on failure return NULL with r->error set. */
+	void *(*setup)(const struct bench_args *a, const struct bench_env *env,
+		       struct cell_result *r);
+	/* Called in producer thread @idx (0-based); runs until *stop. */
+	void (*producer)(void *st, int idx, int nr_producers, atomic_bool *stop);
+	/* Cumulative counters, callable while producers run. */
+	void (*measure)(void *st, struct counters *c);
+	/* Optional: after every sample (e.g. to track peak memory). */
+	void (*sample)(void *st, struct cell_result *r);
+	/* Optional: after the producers stopped, before teardown. */
+	void (*finish)(void *st, struct cell_result *r);
+	void (*teardown)(void *st);
+	/* Rate from wall-clock time (events / (elapsed x producers)) instead
+	 * of the time the workload timed itself (events / ns). */
+	bool wall_clock;
+};
+
+/* A benchmark of the registry. */
+struct bench {
+	const char *name;
+	const char *summary;
+	/* Runs the benchmark with the parsed flags; returns the exit status. */
+	int (*run)(const struct bench *b, const struct bench_env *env, struct bench_args *a);
+	/* NULL when available; otherwise fills @why and returns false. */
+	bool (*available)(char *why, size_t len);
+	/* Defaults for -w/-d when not given (0: the kernel bench's 1 s / 5 s). */
+	double default_warmup_s, default_duration_s;
+};
+
+/* registry.c */
+const struct bench *bench_find(const char *name);
+void bench_list(FILE *f);
+extern const struct bench *const bench_registry[];
+
+/* framework.c: measure one cell.  Returns 0 when measured (r->ok), -1 when
+ * setup refused (r->error says why). */
+int cell_run(const struct cell_ops *ops, const struct bench_args *a,
+	     const struct bench_env *env, const char *label, struct cell_result *r);
+
+/* The benchmarks (bench_*.c) */
+extern const struct bench bench_lookup, bench_rlookup;
+extern const struct bench bench_full_update, bench_rfull_update, bench_overwrite;
+extern const struct bench bench_htab_mem, bench_rhtab_mem;
+extern const struct bench bench_hash;
+extern const struct bench bench_str_kfuncs, bench_lru_hit;
+
+/* Cell ops the report reuses. */
+extern const struct cell_ops lookup_lib_ops, lookup_kernel_ops;
+extern const struct cell_ops update_lib_ops, update_kernel_ops;
+/* Defaults and validation shared by the lookup bench and the report. */
+int lookup_args_fill(struct bench_args *a, char *err, size_t len);
+/* full update (overwrite == false) or overwrite defaults */
+int update_args_fill(struct bench_args *a, bool overwrite, char *err, size_t len);
+
+/* True when bpfmap_create() accepts @type; otherwise says why. */
+bool bench_map_type_available(uint32_t type, char *why, size_t len);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t now_ns(void);
+
+/*
+ * CPU time of the calling thread in nanoseconds: what the library side's
+ * timed runs are measured in.  The kernel's benchmark programs run in a
+ * syscall that other tasks do not preempt (PREEMPT_NONE/VOLUNTARY), so their
+ * bpf_ktime_get_ns() figure leaves out time other processes take; a user
+ * thread's wall time would not, and a shared machine would make bpfmap look
+ * slower than it is.  Spinning on a lock still counts, as in the kernel.
+ */
+uint64_t thread_cpu_ns(void);
+
+#endif

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * bpf-hashmap-lookup (and bpf-rhashmap-lookup): the selftests' lookup
+ * benchmark.  nr_entries keys are inserted (key i: u32 word 0 = i + 1, word
+ * j >= 1 = 2654435761 * j, value i); one run is nr_loops / nr_entries passes
+ * over the keys, each lookup preceded by patching word 0 with a 4-byte store;
+ * the run is timed around the loop.  Every lookup must hit.
+ *
+ * The library side runs that loop in C over bpfmap_lookup() (the program
+ * view, inside bpfmap_read_lock/unlock, as a BPF program runs inside RCU);
+ * the kernel side is bpf/lookup.bpf.c doing it with bpf_loop.
+ *
+ * --full_width_keys (library side only) writes the changing head of the key
+ * with one store as wide as the hash's loads (8 bytes for 8-15-byte keys, 16
+ * from 16 on), so a hash reading 8 bytes at a time is not measured waiting on
+ * a store-forwarding stall that the 4-byte patch causes (BENCHMARKS.md, "A
+ * trap").
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpfmap.h>
+
+#include "bench.h"
+#include "kernel_backend.h"
+#include "output.h"
+#include "stats.h"
+
+#define KEY_WORD_MULT 2654435761u
+
+/* Selftest limits: bpf_loop runs at most 1 << 23 iterations. */
+#define LOOKUP_MAX_LOOPS (1u << 23)
+
+int lookup_args_fill(struct bench_args *a, char *err, size_t len)
+{
+	if (!a->map_type)
+		a->map_type = BPFMAP_TYPE_HASH;
+	if (!a->key_size)
+		a->key_size = 4;
+	if (!a->value_size)
+		a->value_size = 8;
+	if (!a->max_entries)
+		a->max_entries = 1000;
+	if (!a->nr_entries)
+		a->nr_entries = a->max_entries < 500 ? a->max_entries : 500;
+	if (!a->nr_loops)
+		a->nr_loops = 1000000;
+	if (a->key_size > LOOKUP_MAX_KEY) {
+		snprintf(err, len, "--key_size must be 1..%d", LOOKUP_MAX_KEY);
+		return -EINVAL;
+	}
+	if (a->value_size < 8) {
+		snprintf(err, len, "--value_size must be at least 8 (the value holds i)");
+		return -EINVAL;
+	}
+	if (a->nr_entries > a->max_entries) {
+		snprintf(err, len, "--nr_entries (%u) must not exceed --max_entries (%u)",
+			 a->nr_entries, a->max_entries);
+		return -EINVAL;
+	}
+	if (a->nr_loops > LOOKUP_MAX_LOOPS) {
+		snprintf(err, len, "--nr_loops must be at most %u", LOOKUP_MAX_LOOPS);
+		return -EINVAL;
+	}
+	if (a->nr_loops < a->nr_entries) {
+		snprintf(err, len, "--nr_loops (%u) must be at least --nr_entries (%u)",
+			 a->nr_loops, a->nr_entries);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The fixed part of every key: word j >= 1 = 2654435761 * j. */
+static void key_pattern(uint8_t *key)
+{
+	for (uint32_t j = 0; j < LOOKUP_MAX_KEY / 4; j++) {
+		uint32_t w = j ? KEY_WORD_MULT * j : 0;
+
+		memcpy(key + 4 * j, &w, 4);
+	}
+}
+
+static void key_set(uint8_t *key, uint32_t i)
+{
+	uint32_t w = i + 1;
+
+	memcpy(key, &w, 4);
+}
+
+/* ---- library backend ---- */
+
+struct lookup_lib {
+	struct bpfmap *map;
+	uint32_t key_size, nr_entries, nr_outer;
+	bool full_width;
+	struct seq_stats stats[BENCH_MAX_PRODUCERS];
+};
+
+static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env *env,
+			      struct cell_result *r)
+{
+	BPFMAP_CREATE_OPTS(opts, .map_flags = a->map_flags);
+	uint8_t key[LOOKUP_MAX_KEY], *value;
+	struct lookup_lib *st;
+
+	(void)env;
+	st = aligned_alloc(64, sizeof(*st));
+	value = calloc(1, a->value_size);
+	if (!st || !value) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		goto fail;
+	}
+	memset(st, 0, sizeof(*st));
+	st->key_size = a->key_size;
+	st->nr_entries = a->nr_entries;
+	st->nr_outer = a->nr_loops / a->nr_entries;
+	st->full_width = a->full_width_keys;
+	st->map = bpfmap_create(a->map_type, "bench", a->key_size, a->value_size, a->max_entries,
+				&opts);
+	if (!st->map) {
+		snprintf(r->error, sizeof(r->error), "bpfmap_create(%s): %s",
+			 map_type_name(a->map_type), strerror(errno));
+		goto fail;
+	}
+	key_pattern(key);
+	for (uint32_t i = 0; i < a->nr_entries; i++) {
+		uint64_t v = i;
+		int ret;
+
+		key_set(key, i);
+		memcpy(value, &v, sizeof(v));
+		ret = bpfmap_update_elem(st->map, key, value, BPFMAP_ANY);
+		if (ret) {
+			snprintf(r->error, sizeof(r->error), "inserting key %u: %s", i,
+				 strerror(-ret));
+			goto fail;
+		}
+	}
+	free(value);
+	return st;
+fail:
+	if (st)
+		bpfmap_free(st->map);
+	free(st);
+	free(value);
+	return NULL;
+}
+
+/*
+ * One run, the selftest's way: a 4-byte store of i + 1, then the lookup.
+ * bpfmap_lookup() is an out-of-line call into the library, so the store
+ * really reaches memory before the hash reads the key, as in the kernel.
+ */
+static uint64_t lookup_run_patched(struct bpfmap *map, uint8_t *key, uint32_t nr_outer,
+				   uint32_t nr_entries)
+{
+	for (uint32_t o = 0; o < nr_outer; o++)
+		for (uint32_t i = 0; i < nr_entries; i++) {
+			key_set(key, i);
+			if (__builtin_expect(!bpfmap_lookup(map, key), 0))
+				return 1;
+		}
+	return 0;
+}
+
+typedef uint32_t v4u32 __attribute__((vector_size(16)));
+
+/* One run with the changing head of the key written by one wide store. */
+static uint64_t lookup_run_wide(struct bpfmap *map, uint8_t *key, uint32_t key_size,
+				uint32_t nr_outer, uint32_t nr_entries)
+{
+	if (key_size >= 16) {
+		v4u32 head;
+
+		memcpy(&head, key, sizeof(head));
+		for (uint32_t o = 0; o < nr_outer; o++)
+			for (uint32_t i = 0; i < nr_entries; i++) {
+				head[0] = i + 1;
+				memcpy(key, &head, sizeof(head)); /* one 16-byte store */
+				if (__builtin_expect(!bpfmap_lookup(map, key), 0))
+					return 1;
+			}
+		return 0;
+	}
+	if (key_size >= 8) {
+		uint32_t w1;
+
+		memcpy(&w1, key + 4, 4);
+		for (uint32_t o = 0; o < nr_outer; o++)
+			for (uint32_t i = 0; i < nr_entries; i++) {
+				uint64_t head = (uint64_t)(i + 1) | (uint64_t)w1 << 32;
+
+				memcpy(key, &head, 8); /* one 8-byte store (little-endian) */
+				if (__builtin_expect(!bpfmap_lookup(map, key), 0))
+					return 1;
+			}
+		return 0;
+	}
+	return lookup_run_patched(map, key, nr_outer, nr_entries);
+}
+
+static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
+{
+	struct lookup_lib *st = arg;
+	uint8_t key[LOOKUP_MAX_KEY] __attribute__((aligned(64)));
+	bool wide = st->full_width && st->key_size >= 8 &&
+		    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+	(void)nr;
+	key_pattern(key);
+	/* At least one run, however short -d is. */
+	do {
+		uint64_t t0, misses;
+
+		t0 = thread_cpu_ns();
+		bpfmap_read_lock();
+		if (wide)
+			misses = lookup_run_wide(st->map, key, st->key_size, st->nr_outer,
+						 st->nr_entries);
+		else
+			misses = lookup_run_patched(st->map, key, st->nr_outer, st->nr_entries);
+		bpfmap_read_unlock();
+		seq_stats_add(&st->stats[idx], (uint64_t)st->nr_outer * st->nr_entries,
+			      thread_cpu_ns() - t0, misses);
+		if (misses)
+			break; /* a bug in the map: stop, the result line says so */
+	} while (!atomic_load_explicit(stop, memory_order_relaxed));
+}
+
+static void lookup_lib_measure(void *arg, struct counters *c)
+{
+	struct lookup_lib *st = arg;
+
+	for (int i = 0; i < BENCH_MAX_PRODUCERS; i++)
+		seq_stats_read(&st->stats[i], c);
+}
+
+static void lookup_lib_finish(void *arg, struct cell_result *r)
+{
+	struct lookup_lib *st = arg;
+
+	r->mem_bytes = (double)bpfmap_mem_usage(st->map);
+	if (st->full_width)
+		snprintf(r->note, sizeof(r->note), "full-width key stores");
+}
+
+static void lookup_lib_teardown(void *arg)
+{
+	struct lookup_lib *st = arg;
+
+	bpfmap_free(st->map);
+	free(st);
+}
+
+const struct cell_ops lookup_lib_ops = {
+	.backend = "lib",
+	.setup = lookup_lib_setup,
+	.producer = lookup_lib_producer,
+	.measure = lookup_lib_measure,
+	.finish = lookup_lib_finish,
+	.teardown = lookup_lib_teardown,
+};
+
+/* ---- kernel backend ---- */
+
+struct lookup_kern {
+	struct kbpf k;
+	struct lookup_state *s;
+};
+
+static int lookup_configure(struct bpf_object *obj, void *arg, char *err, size_t len)
+{
+	const struct bench_args *a = arg;
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "hash_map");
+
+	if (!map) {
+		snprintf(err, len, "no hash_map in the object");
+		return -ENOENT;
+	}
+	if (bpf_map__set_type(map, a->map_type) || bpf_map__set_key_size(map, a->key_size) ||
+	    bpf_map__set_value_size(map, a->value_size) ||
+	    bpf_map__set_max_entries(map, a->max_entries) ||
+	    bpf_map__set_map_flags(map, a->map_flags)) {
+		snprintf(err, len, "cannot size the map");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void *lookup_kern_setup(const struct bench_args *a, const struct bench_env *env,
+			       struct cell_result *r)
+{
+	struct lookup_kern *st = calloc(1, sizeof(*st));
+	uint8_t key[LOOKUP_MAX_KEY], *value = calloc(1, a->value_size);
+	int fd;
+
+	(void)env;
+	if (!st || !value) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		goto fail_free;
+	}
+	if (kbpf_load(&st->k, bpf_obj_lookup, bpf_obj_lookup_len, "lookup", lookup_configure,
+		      (void *)a, r->error, sizeof(r->error)))
+		goto fail_free;
+	if (st->k.bss_size < sizeof(*st->s)) {
+		snprintf(r->error, sizeof(r->error), ".bss is %zu bytes, expected %zu",
+			 st->k.bss_size, sizeof(*st->s));
+		goto fail;
+	}
+	st->s = st->k.bss;
+	st->s->key_size = a->key_size;
+	st->s->nr_entries = a->nr_entries;
+	st->s->nr_outer = a->nr_loops / a->nr_entries;
+	key_pattern(key);
+	for (int c = 0; c < BENCH_MAX_CPUS; c++)
+		memcpy(st->s->key[c], key, LOOKUP_MAX_KEY);
+
+	fd = kbpf_map_fd(&st->k, "hash_map");
+	for (uint32_t i = 0; i < a->nr_entries; i++) {
+		uint64_t v = i;
+
+		key_set(key, i);
+		memcpy(value, &v, sizeof(v));
+		if (bpf_map_update_elem(fd, key, value, BPF_ANY)) {
+			snprintf(r->error, sizeof(r->error), "inserting key %u: %s", i,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	snprintf(r->note, sizeof(r->note), "%s", st->k.note);
+	kbpf_gate_open(&st->s->gate);
+	free(value);
+	return st;
+fail:
+	kbpf_close(&st->k);
+fail_free:
+	free(st);
+	free(value);
+	return NULL;
+}
+
+static void lookup_kern_measure(void *arg, struct counters *c)
+{
+	struct lookup_kern *st = arg;
+
+	for (int i = 0; i < BENCH_MAX_CPUS; i++)
+		bpf_stats_read(&st->s->cpu[i], c);
+}
+
+static void lookup_kern_finish(void *arg, struct cell_result *r)
+{
+	struct lookup_kern *st = arg;
+	long long m = kbpf_memlock(kbpf_map_fd(&st->k, "hash_map"));
+
+	if (m >= 0)
+		r->mem_bytes = (double)m;
+}
+
+static void lookup_kern_teardown(void *arg)
+{
+	struct lookup_kern *st = arg;
+
+	kbpf_gate_close(&st->s->gate);
+	kbpf_close(&st->k);
+	free(st);
+}
+
+const struct cell_ops lookup_kernel_ops = {
+	.backend = "kernel",
+	.setup = lookup_kern_setup,
+	.producer = kbpf_producer,
+	.measure = lookup_kern_measure,
+	.finish = lookup_kern_finish,
+	.teardown = lookup_kern_teardown,
+};
+
+/* ---- the benchmarks ---- */
+
+static int lookup_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)
+{
+	struct bench_args ka;
+	char err[160];
+
+	if (lookup_args_fill(a, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", b->name, err);
+		return 2;
+	}
+	/* The kernel program always patches the key with the selftest's
+	 * 4-byte store. */
+	ka = *a;
+	ka.full_width_keys = false;
+	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
+}
+
+static int rlookup_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)
+{
+	struct bench_args ka;
+	char err[160];
+
+	/* As the rhash seed: RHASH is never preallocated; the kernel has no
+	 * RHASH, so its column is its fixed HASH of the same max_entries. */
+	a->map_type = BPFMAP_TYPE_RHASH;
+	a->map_flags |= BPFMAP_F_NO_PREALLOC;
+	if (lookup_args_fill(a, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", b->name, err);
+		return 2;
+	}
+	ka = *a;
+	ka.map_type = BPFMAP_TYPE_HASH;
+	ka.map_flags &= ~BPFMAP_F_NO_PREALLOC;
+	ka.full_width_keys = false;
+	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
+}
+
+/* Available once bpfmap_create() accepts the type. */
+bool bench_map_type_available(uint32_t type, char *why, size_t len)
+{
+	struct bpfmap *m = bpfmap_create(type, NULL, 4, 8, 16, NULL);
+
+	if (m) {
+		bpfmap_free(m);
+		return true;
+	}
+	snprintf(why, len, "bpfmap has no %s map yet (bpfmap_create: %s)", map_type_name(type),
+		 strerror(errno));
+	return false;
+}
+
+static bool rhash_available(char *why, size_t len)
+{
+	return bench_map_type_available(BPFMAP_TYPE_RHASH, why, len);
+}
+
+const struct bench bench_lookup = {
+	.name = "bpf-hashmap-lookup",
+	.summary = "HASH lookups of nr_entries keys, M lookups/s (the lookup seeds' grid)",
+	.run = lookup_run,
+};
+
+const struct bench bench_rlookup = {
+	.name = "bpf-rhashmap-lookup",
+	.summary = "the same on RHASH (kernel column: its fixed HASH)",
+	.run = rlookup_run,
+	.available = rhash_available,
+};

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Command-line parsing.  The flags mirror the kernel's selftests bench, so its
+ * command lines work unchanged apart from the program name:
+ *   bench -w3 -d10 -a bpf-hashmap-lookup --key_size 4 --map_flags 0x40
+ * There, as here, -a is "pin producers to CPUs" and the benchmark is the
+ * positional argument; -a with no benchmark lists them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum {
+	OPT_LIST = 256,
+	OPT_BACKEND,
+	OPT_JSON,
+	OPT_REPORT,
+	OPT_FULL,
+	OPT_COMPARE,
+	OPT_PROD_AFFINITY,
+	OPT_KEY_SIZE,
+	OPT_VALUE_SIZE,
+	OPT_MAX_ENTRIES,
+	OPT_NR_ENTRIES,
+	OPT_NR_LOOPS,
+	OPT_MAP_FLAGS,
+	OPT_FULL_WIDTH,
+	OPT_USE_CASE,
+	OPT_PREALLOC,
+	OPT_HASH,
+};
+
+static const struct option long_opts[] = {
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "producers", required_argument, NULL, 'p' },
+	{ "affinity", no_argument, NULL, 'a' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "report", no_argument, NULL, OPT_REPORT },
+	{ "full", no_argument, NULL, OPT_FULL },
+	{ "compare", required_argument, NULL, OPT_COMPARE },
+	{ "prod-affinity", required_argument, NULL, OPT_PROD_AFFINITY },
+	{ "key_size", required_argument, NULL, OPT_KEY_SIZE },
+	{ "value_size", required_argument, NULL, OPT_VALUE_SIZE },
+	{ "value-size", required_argument, NULL, OPT_VALUE_SIZE },
+	{ "max_entries", required_argument, NULL, OPT_MAX_ENTRIES },
+	{ "nr_entries", required_argument, NULL, OPT_NR_ENTRIES },
+	{ "nr_loops", required_argument, NULL, OPT_NR_LOOPS },
+	{ "map_flags", required_argument, NULL, OPT_MAP_FLAGS },
+	{ "full_width_keys", no_argument, NULL, OPT_FULL_WIDTH },
+	{ "use-case", required_argument, NULL, OPT_USE_CASE },
+	{ "use_case", required_argument, NULL, OPT_USE_CASE },
+	{ "preallocated", no_argument, NULL, OPT_PREALLOC },
+	{ "hash", required_argument, NULL, OPT_HASH },
+	{ NULL, 0, NULL, 0 },
+};
+
+void cli_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bpfmap-bench [-w SECS] [-d SECS] [-p N] [-a] [--backend lib|kernel|both]\n"
+		"                    [--json] [-v] BENCHMARK [benchmark flags]\n"
+		"       bpfmap-bench -a | --list\n"
+		"       bpfmap-bench --report [--full] [--json] [-w SECS -d SECS]\n"
+		"       bpfmap-bench --compare BASE.json NEW.json\n"
+		"\n"
+		"  -w, --warmup SECS     warm-up, dropped (default 1; fractions allowed)\n"
+		"  -d, --duration SECS   measured time (default 5)\n"
+		"  -p, --producers N     producer threads (default 1)\n"
+		"  -a, --affinity        pin producer i to CPU i; alone: list the benchmarks\n"
+		"  --prod-affinity CPUS  pin producers to these CPUs (e.g. 0,2-3)\n"
+		"  --backend B           lib (bpfmap), kernel (the running kernel's BPF maps)\n"
+		"                        or both (default; run one after the other, ratio)\n"
+		"  --json                one JSON object per measured cell on stdout;\n"
+		"                        tables go to stderr\n"
+		"  -v, --verbose         a line per sample on stderr\n"
+		"\n"
+		"  map benchmarks:   --key_size N --value_size N --max_entries N --nr_entries N\n"
+		"                    --nr_loops N --map_flags N (e.g. 0x40 = ZERO_SEED)\n"
+		"                    --full_width_keys (lookup, bpfmap side: write the key with\n"
+		"                    full-width stores instead of the selftest's 4-byte patch)\n"
+		"  htab-mem:         --use-case overwrite|batch_add_batch_del|add_del_on_diff_cpu\n"
+		"                    --value-size N --preallocated\n"
+		"  hash:             --key_size N (default: a range) --hash NAME (default: all)\n"
+		"\n");
+	bench_list(f);
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0); /* 0x40 as the seeds write flags */
+	if (errno || end == s || *end || v > UINT32_MAX || s[0] == '-') {
+		fprintf(stderr, "bpfmap-bench: %s: '%s' is not a number in 0..%u\n", opt, s,
+			UINT32_MAX);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_secs(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 86400) {
+		fprintf(stderr, "bpfmap-bench: %s: '%s' is not a number of seconds\n", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "0,2-3" -> {0, 2, 3} */
+static int parse_cpus(const char *s, struct bench_env *env)
+{
+	const char *p = s;
+
+	env->nr_prod_cpus = 0;
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			goto bad;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				goto bad;
+			p = end;
+		}
+		for (long c = a; c <= b; c++) {
+			if (env->nr_prod_cpus == BENCH_MAX_PRODUCERS)
+				goto bad;
+			env->prod_cpus[env->nr_prod_cpus++] = (int)c;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (env->nr_prod_cpus)
+		return 0;
+bad:
+	fprintf(stderr, "bpfmap-bench: --prod-affinity: '%s' is not a CPU list like 0,2-3\n", s);
+	return -1;
+}
+
+int cli_parse(int argc, char **argv, struct cli *c)
+{
+	struct bench_env *env = &c->env;
+	struct bench_args *a = &c->args;
+	uint32_t n;
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	env->warmup_s = 1;
+	env->duration_s = 5;
+	env->producers = 1;
+	env->backends = BACKEND_BOTH;
+	env->out = stdout;
+
+	while ((opt = getopt_long(argc, argv, "w:d:p:avh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'w':
+			if (parse_secs("-w", optarg, &env->warmup_s))
+				return 2;
+			env->warmup_set = true;
+			break;
+		case 'd':
+			if (parse_secs("-d", optarg, &env->duration_s))
+				return 2;
+			if (env->duration_s <= 0) {
+				fprintf(stderr, "bpfmap-bench: -d must be more than 0\n");
+				return 2;
+			}
+			env->duration_set = true;
+			break;
+		case 'p':
+			if (parse_u32("-p", optarg, &n))
+				return 2;
+			if (n < 1 || n > BENCH_MAX_PRODUCERS) {
+				fprintf(stderr, "bpfmap-bench: -p must be 1..%d\n",
+					BENCH_MAX_PRODUCERS);
+				return 2;
+			}
+			env->producers = (int)n;
+			break;
+		case 'a': env->affinity = true; break;
+		case 'v': env->verbose = true; break;
+		case 'h': c->help = true; break;
+		case OPT_LIST: c->list = true; break;
+		case OPT_BACKEND:
+			if (!strcmp(optarg, "lib") || !strcmp(optarg, "bpfmap"))
+				env->backends = BACKEND_LIB;
+			else if (!strcmp(optarg, "kernel"))
+				env->backends = BACKEND_KERNEL;
+			else if (!strcmp(optarg, "both"))
+				env->backends = BACKEND_BOTH;
+			else {
+				fprintf(stderr, "bpfmap-bench: --backend: lib, kernel or both\n");
+				return 2;
+			}
+			break;
+		case OPT_JSON: env->json = true; break;
+		case OPT_REPORT: c->report = true; break;
+		case OPT_FULL: c->full = c->report = true; break;
+		case OPT_COMPARE:
+			/* Two operands: BASE is optarg, NEW the next word. */
+			if (optind >= argc) {
+				fprintf(stderr, "bpfmap-bench: --compare BASE.json NEW.json\n");
+				return 2;
+			}
+			c->compare_base = optarg;
+			c->compare_new = argv[optind++];
+			break;
+		case OPT_PROD_AFFINITY:
+			if (parse_cpus(optarg, env))
+				return 2;
+			break;
+		case OPT_KEY_SIZE:
+			if (parse_u32("--key_size", optarg, &a->key_size))
+				return 2;
+			if (!a->key_size) {
+				fprintf(stderr, "bpfmap-bench: --key_size must be at least 1\n");
+				return 2;
+			}
+			break;
+		case OPT_VALUE_SIZE:
+			if (parse_u32("--value_size", optarg, &a->value_size))
+				return 2;
+			if (!a->value_size) {
+				fprintf(stderr, "bpfmap-bench: --value_size must be at least 1\n");
+				return 2;
+			}
+			break;
+		case OPT_MAX_ENTRIES:
+			if (parse_u32("--max_entries", optarg, &a->max_entries))
+				return 2;
+			if (!a->max_entries) {
+				fprintf(stderr, "bpfmap-bench: --max_entries must be at least 1\n");
+				return 2;
+			}
+			break;
+		case OPT_NR_ENTRIES:
+			if (parse_u32("--nr_entries", optarg, &a->nr_entries))
+				return 2;
+			if (!a->nr_entries) {
+				fprintf(stderr, "bpfmap-bench: --nr_entries must be at least 1\n");
+				return 2;
+			}
+			break;
+		case OPT_NR_LOOPS:
+			if (parse_u32("--nr_loops", optarg, &a->nr_loops))
+				return 2;
+			if (!a->nr_loops) {
+				fprintf(stderr, "bpfmap-bench: --nr_loops must be at least 1\n");
+				return 2;
+			}
+			break;
+		case OPT_MAP_FLAGS:
+			if (parse_u32("--map_flags", optarg, &a->map_flags))
+				return 2;
+			a->map_flags_set = true;
+			break;
+		case OPT_FULL_WIDTH: a->full_width_keys = true; break;
+		case OPT_USE_CASE:
+			snprintf(a->use_case, sizeof(a->use_case), "%s", optarg);
+			break;
+		case OPT_PREALLOC: a->preallocated = true; break;
+		case OPT_HASH:
+			snprintf(a->hash, sizeof(a->hash), "%s", optarg);
+			break;
+		default:
+			fprintf(stderr, "Try 'bpfmap-bench --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		c->bench_name = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "bpfmap-bench: unexpected argument '%s' (one benchmark per run)\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!c->bench_name && env->affinity && !c->report && !c->compare_base)
+		c->list = true;
+	if (env->json)
+		env->out = stderr;
+	return 0;
+}
