@@ -132,7 +132,7 @@ struct hash_state {
 	hash_fn_t fn;
 	uint32_t key_size, seed;
 	bool full_width;
-	struct seq_stats stats[BENCH_MAX_PRODUCERS];
+	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
 
 /* Keeps the hashes alive without a store per hash. */
@@ -212,7 +212,7 @@ static void hash_measure(void *arg, struct counters *c)
 	struct hash_state *st = arg;
 
 	for (int i = 0; i < BENCH_MAX_PRODUCERS; i++)
-		seq_stats_read(&st->stats[i], c);
+		stats_read(&st->stats[i], c);
 }
 
 static void hash_teardown(void *arg)

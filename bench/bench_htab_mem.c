@@ -117,7 +117,7 @@ struct htab_mem_lib {
 	struct htab_mem_common c;
 	struct bpfmap *map;
 	uint32_t value_size;
-	struct seq_stats stats[BENCH_MAX_PRODUCERS];
+	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
 
 static void *htab_mem_lib_setup(const struct bench_args *a, const struct bench_env *env,
@@ -199,7 +199,7 @@ static void htab_mem_lib_measure(void *arg, struct counters *c)
 	struct htab_mem_lib *st = arg;
 
 	for (int i = 0; i < BENCH_MAX_PRODUCERS; i++)
-		seq_stats_read(&st->stats[i], c);
+		stats_read(&st->stats[i], c);
 }
 
 static void htab_mem_lib_sample(void *arg, struct cell_result *r)
@@ -343,7 +343,7 @@ static void htab_mem_kern_measure(void *arg, struct counters *c)
 	struct htab_mem_kern *st = arg;
 
 	for (int i = 0; i < HTAB_MEM_MAX_SLOTS; i++)
-		bpf_stats_read(&st->s->slot[i].stats, c);
+		stats_read(&st->s->slot[i].stats, c);
 }
 
 static void htab_mem_kern_sample(void *arg, struct cell_result *r)

@@ -94,7 +94,7 @@ struct lookup_lib {
 	struct bpfmap *map;
 	uint32_t key_size, nr_entries, nr_outer;
 	bool full_width;
-	struct seq_stats stats[BENCH_MAX_PRODUCERS];
+	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
 
 static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env *env,
@@ -233,7 +233,7 @@ static void lookup_lib_measure(void *arg, struct counters *c)
 	struct lookup_lib *st = arg;
 
 	for (int i = 0; i < BENCH_MAX_PRODUCERS; i++)
-		seq_stats_read(&st->stats[i], c);
+		stats_read(&st->stats[i], c);
 }
 
 static void lookup_lib_finish(void *arg, struct cell_result *r)
@@ -345,7 +345,7 @@ static void lookup_kern_measure(void *arg, struct counters *c)
 	struct lookup_kern *st = arg;
 
 	for (int i = 0; i < BENCH_MAX_CPUS; i++)
-		bpf_stats_read(&st->s->cpu[i], c);
+		stats_read(&st->s->cpu[i], c);
 }
 
 static void lookup_kern_finish(void *arg, struct cell_result *r)

@@ -49,7 +49,7 @@ struct update_lib {
 	struct bpfmap *map;
 	uint32_t max_entries;
 	bool overwrite;
-	struct seq_stats stats[BENCH_MAX_PRODUCERS];
+	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
 
 static void *update_lib_setup(const struct bench_args *a, const struct bench_env *env,
@@ -141,7 +141,7 @@ static void update_lib_measure(void *arg, struct counters *c)
 	struct update_lib *st = arg;
 
 	for (int i = 0; i < BENCH_MAX_PRODUCERS; i++)
-		seq_stats_read(&st->stats[i], c);
+		stats_read(&st->stats[i], c);
 }
 
 static void update_lib_finish(void *arg, struct cell_result *r)
@@ -238,7 +238,7 @@ static void update_kern_measure(void *arg, struct counters *c)
 	struct update_kern *st = arg;
 
 	for (int i = 0; i < BENCH_MAX_CPUS; i++)
-		bpf_stats_read(&st->s->cpu[i], c);
+		stats_read(&st->s->cpu[i], c);
 }
 
 static void update_kern_finish(void *arg, struct cell_result *r)

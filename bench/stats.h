@@ -6,35 +6,26 @@
 #ifndef BPFMAP_BENCH_STATS_H
 #define BPFMAP_BENCH_STATS_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "bench.h"
 #include "bench_shared.h"
 
 /*
- * One producer's running totals.  A sequence count (odd while an update is
- * in progress) lets the sampler read events and ns of the same runs: a torn
- * pair would credit a run's events to one sample and its time to the next.
- * Cache-line sized so producers do not share lines.
+ * Running totals that a sampler reads while their writer runs: the same
+ * struct bench_cpu_stats for a bpfmap producer and for a BPF program's
+ * per-CPU slot.  A sequence count (odd while totals are being added) lets the
+ * sampler read events and ns of the same runs: a torn pair would credit a
+ * run's events to one sample and its time to the next.
  */
-struct seq_stats {
-	_Atomic uint64_t seq;
-	_Atomic uint64_t events;
-	_Atomic uint64_t ns;
-	_Atomic uint64_t errors;
-} __attribute__((aligned(64)));
 
 /* Single writer: the producer owning @s. */
-void seq_stats_add(struct seq_stats *s, uint64_t events, uint64_t ns, uint64_t errors);
+void seq_stats_add(struct bench_cpu_stats *s, uint64_t events, uint64_t ns, uint64_t errors);
 
-/* Adds a consistent snapshot of @s to @c. */
-void seq_stats_read(struct seq_stats *s, struct counters *c);
-
-/* The same for a BPF program's per-CPU (or per-slot) stats, written by the
- * program with the same sequence protocol and read here through the mmap of
- * the program's .bss. */
-void bpf_stats_read(const struct bench_cpu_stats *s, struct counters *c);
+/* Adds a consistent snapshot of @s to @c.  Gives up waiting for an even count
+ * after a while and takes the figures as they are: beyond BENCH_MAX_CPUS two
+ * CPUs share a BPF slot, and their racing increments could leave it odd. */
+void stats_read(const struct bench_cpu_stats *s, struct counters *c);
 
 double stats_mean(const double *v, int n);
 /* Sample standard deviation (n - 1), 0 for fewer than two samples. */
