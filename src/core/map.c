@@ -166,8 +166,7 @@ out_err:
 }
 
 void map_init_common(struct bpfmap *map, const struct map_params *p,
-		     const struct map_ops *ops,
-		     void *(*lookup)(struct bpfmap *map, const void *key))
+		     const struct map_ops *ops, map_lookup_fn lookup)
 {
 	map->lookup = lookup;
 	map->ops = ops;

@@ -27,6 +27,9 @@ struct map_params {
 
 struct bpfmap;
 
+/* Program-view lookup: the value's address, or NULL. */
+typedef void *(*map_lookup_fn)(struct bpfmap *map, const void *key);
+
 struct map_ops {
 	/* Type-specific checks on top of the generic ones; 0 or -errno. */
 	int (*alloc_check)(const struct map_params *p);
@@ -51,7 +54,7 @@ struct map_ops {
 struct bpfmap {
 	/* Program-view lookup, specialised per map at creation: first, so the
 	 * hot path loads it without an offset. */
-	void *(*lookup)(struct bpfmap *map, const void *key);
+	map_lookup_fn lookup;
 	const struct map_ops *ops;
 	uint32_t key_size;
 	uint32_t value_size;
@@ -65,8 +68,7 @@ struct bpfmap {
 
 /* Fill the generic part of a freshly allocated map. */
 void map_init_common(struct bpfmap *map, const struct map_params *p,
-		     const struct map_ops *ops,
-		     void *(*lookup)(struct bpfmap *map, const void *key));
+		     const struct map_ops *ops, map_lookup_fn lookup);
 
 static inline bool map_has_lock(const struct bpfmap *map)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/spin_lock.h"
+#include "hash/fast_hash.h"
 #include "maps/htab.h"
 #include "util/seqcount.h"
 #include "util/shared_copy.h"
@@ -261,6 +262,38 @@ static void *htab_lookup(struct bpfmap *map, const void *key)
 	return e ? elem_value(h, e) : NULL;
 }
 
+/* Program-view lookups for word-sized keys: the hash inlined, the compare a
+ * single load (chosen at creation by htab_alloc). */
+static void *htab_lookup_u32(struct bpfmap *map, const void *key)
+{
+	struct htab *h = to_htab(map);
+	uint32_t hash = fast_hash_u32(load_u32(key), h->seed);
+	struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, 4);
+
+	return e ? elem_value(h, e) : NULL;
+}
+
+static void *htab_lookup_u64(struct bpfmap *map, const void *key)
+{
+	struct htab *h = to_htab(map);
+	uint32_t hash = fast_hash_u64_mem(key, h->seed);
+	struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, 8);
+
+	return e ? elem_value(h, e) : NULL;
+}
+
+static map_lookup_fn htab_lookup_for(enum hash_kind kind)
+{
+	switch (kind) {
+	case HASH_U32:
+		return htab_lookup_u32;
+	case HASH_U64:
+		return htab_lookup_u64;
+	default:
+		return htab_lookup;
+	}
+}
+
 static size_t htab_mem_usage(const struct bpfmap *map)
 {
 	const struct htab *h = to_htab(map);
@@ -322,10 +355,10 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 
 	if (!h || elem_size > UINT32_MAX)
 		goto nomem;
-	map_init_common(&h->map, p, &htab_ops, htab_lookup);
+	h->hash_kind = hash_kind_for_key_size(p->key_size);
+	map_init_common(&h->map, p, &htab_ops, htab_lookup_for(h->hash_kind));
 	h->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	h->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
-	h->hash_kind = hash_kind_for_key_size(p->key_size);
 	h->hash = hash_fn_for_kind(h->hash_kind);
 	h->elem_size = (uint32_t)elem_size;
 	h->value_off = (uint32_t)key_pad;

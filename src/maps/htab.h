@@ -41,7 +41,7 @@ struct htab {
 	struct bpfmap map;
 	struct htab_bucket *buckets;
 	uint32_t n_buckets; /* power of two */
-	uint32_t seed;
+	uint64_t seed;
 	hash_fn hash;
 	uint32_t elem_size;  /* header + padded key + padded value */
 	uint32_t value_off;  /* offset of the value in data[] */
@@ -92,16 +92,24 @@ static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
 	return h->hash(key, h->map.key_size, h->seed);
 }
 
-/* The element holding @key in bucket @b, or NULL.  Caller is in a read-side
- * section or holds the bucket lock. */
+/* The element holding @key (of @key_size bytes: a constant in the
+ * specialised lookups, so the compare becomes one load) in bucket @b, or
+ * NULL.  Caller is in a read-side section or holds the bucket lock. */
+static ALWAYS_INLINE struct htab_elem *htab_find_sized(const struct htab_bucket *b,
+						       uint32_t hash, const void *key,
+						       uint32_t key_size)
+{
+	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
+		if (e->hash == hash && !memcmp(elem_key(e), key, key_size))
+			return e;
+	return NULL;
+}
+
 static ALWAYS_INLINE struct htab_elem *htab_find(const struct htab *h,
 						 const struct htab_bucket *b,
 						 uint32_t hash, const void *key)
 {
-	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
-		if (e->hash == hash && !memcmp(elem_key(e), key, h->map.key_size))
-			return e;
-	return NULL;
+	return htab_find_sized(b, hash, key, h->map.key_size);
 }
 
 /* Copy @e's value out (value_size bytes): under the value's spin lock when
