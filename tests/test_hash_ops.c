@@ -4,8 +4,10 @@
  * lookup_and_delete, access flags, NULL arguments, the program view; each on
  * preallocated and BPFMAP_F_NO_PREALLOC maps.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -323,6 +325,48 @@ static void test_mem_usage(void **state)
 	bpfmap_free(map);
 }
 
+/* A reader that keeps grace periods from ending for 20 ms at a time. */
+static bool slow_reader_stop;
+
+static void *slow_reader(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&slow_reader_stop, __ATOMIC_ACQUIRE)) {
+		bpfmap_read_lock();
+		usleep(20000);
+		bpfmap_read_unlock();
+	}
+	return NULL;
+}
+
+/* Deleting far faster than reclamation can run (a reader holds grace
+ * periods back) does not grow memory without bound: past a backlog of
+ * max(16384, 4 x max_entries) elements, deleters wait for reclamation
+ * (bpfmap_mem_usage counts elements awaiting it). */
+static void test_reclaim_backlog_bounded(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, 16, variant_flags(state));
+	size_t empty = bpfmap_mem_usage(map), peak = empty;
+	const size_t elem_bound = 128; /* bytes per element, header included */
+	pthread_t reader;
+
+	slow_reader_stop = false;
+	assert_int_equal(pthread_create(&reader, NULL, slow_reader, NULL), 0);
+	for (uint32_t i = 0; i < 120000; i++) {
+		uint64_t v = i;
+		assert_int_equal(bpfmap_update_elem(map, &i, &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete_elem(map, &i), 0);
+		size_t m = bpfmap_mem_usage(map);
+		if (m > peak)
+			peak = m;
+	}
+	__atomic_store_n(&slow_reader_stop, true, __ATOMIC_RELEASE);
+	pthread_join(reader, NULL);
+	if (peak > empty + (16384 + 16 + 1024) * elem_bound)
+		fail_msg("peak %zu bytes, empty map %zu", peak, empty);
+	bpfmap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +379,7 @@ int main(void)
 		VARIANT_TESTS(test_key_value_sizes),
 		VARIANT_TESTS(test_zero_seed_deterministic),
 		VARIANT_TESTS(test_mem_usage),
+		VARIANT_TESTS(test_reclaim_backlog_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

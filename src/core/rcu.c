@@ -33,6 +33,11 @@ void rcu_wait_deferred(void)
 	rcu_tsan_acquire();
 }
 
+bool rcu_may_wait(void)
+{
+	return !urcu_bp_read_ongoing();
+}
+
 void bpfmap_read_lock(void)
 {
 	rcu_lock();

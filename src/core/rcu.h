@@ -9,6 +9,8 @@
 #ifndef BPFMAP_CORE_RCU_H
 #define BPFMAP_CORE_RCU_H
 
+#include <stdbool.h>
+
 #define _LGPL_SOURCE 1
 #include <urcu-bp.h>
 
@@ -65,7 +67,12 @@ static ALWAYS_INLINE void rcu_deferred_exit(void)
 	rcu_tsan_release();
 }
 
-/* Wait until every callback queued so far has run. */
+/* Wait until every callback queued so far has run.  Never inside a
+ * read-side section (see rcu_may_wait()). */
 void rcu_wait_deferred(void);
+
+/* True when the calling thread is outside any read-side section, so that
+ * waiting for reclamation cannot wait for itself. */
+bool rcu_may_wait(void);
 
 #endif

@@ -18,6 +18,12 @@
  * heap (see htab_elem_alloc). */
 #define HTAB_POOL_SLACK_PER_CPU 16
 
+/* Reclamation backlog tolerated before deleters wait (htab_reclaim_throttle):
+ * HTAB_DEFERRED_PER_MAX x max_entries, at least HTAB_DEFERRED_MIN.  Waiting
+ * costs milliseconds (the worker's grace period), so the limit is generous. */
+#define HTAB_DEFERRED_MIN 16384U
+#define HTAB_DEFERRED_PER_MAX 4U
+
 static size_t htab_header_size(void)
 {
 	return offsetof(struct htab_elem, data);
@@ -76,8 +82,11 @@ static void htab_elem_reclaim(struct rcu_head *head)
 {
 	struct htab_elem *e = container_of(head, struct htab_elem, rcu);
 
+	struct htab *h = e->owner;
+
 	rcu_deferred_enter();
-	htab_elem_release(e->owner, e);
+	htab_elem_release(h, e);
+	__atomic_fetch_sub(&h->deferred, 1, __ATOMIC_RELAXED);
 	rcu_deferred_exit();
 }
 
@@ -85,7 +94,30 @@ void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_ele
 {
 	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->deferred, 1, __ATOMIC_RELAXED);
 	rcu_defer(&e->rcu, htab_elem_reclaim);
+}
+
+/*
+ * liburcu reclaims in one worker thread; writers that delete faster than it
+ * runs (two producers on two cores) would grow the backlog, and the memory
+ * of a NO_PREALLOC map, without bound.  Past the limit the deleting thread
+ * waits for the worker, which bounds the map's memory to a few times what a
+ * full map holds.
+ */
+static uint32_t htab_deferred_limit(uint32_t max_entries)
+{
+	uint64_t limit = (uint64_t)max_entries * HTAB_DEFERRED_PER_MAX;
+
+	return limit < HTAB_DEFERRED_MIN ? HTAB_DEFERRED_MIN : (uint32_t)limit;
+}
+
+void htab_reclaim_throttle(struct htab *h)
+{
+	if (likely(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED) <= h->deferred_limit))
+		return;
+	if (rcu_may_wait())
+		rcu_wait_deferred();
 }
 
 void htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
@@ -223,7 +255,10 @@ static int htab_remove(struct bpfmap *map, const void *key, void *value)
 		htab_unlink_locked(h, link, e);
 	}
 	spin_unlock_word(&b->lock);
-	return e ? 0 : -ENOENT;
+	if (!e)
+		return -ENOENT;
+	htab_reclaim_throttle(h);
+	return 0;
 }
 
 static int htab_delete_elem(struct bpfmap *map, const void *key)
@@ -363,6 +398,7 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->elem_size = (uint32_t)elem_size;
 	h->value_off = (uint32_t)key_pad;
 	h->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
+	h->deferred_limit = htab_deferred_limit(p->max_entries);
 	h->buckets = calloc(h->n_buckets, sizeof(*h->buckets));
 	if (!h->buckets)
 		goto nomem;

@@ -55,6 +55,10 @@ struct htab {
 	/* Elements malloc'ed (NO_PREALLOC, or pool overflow while reclamation
 	 * lags), counted until freed, for bpfmap_mem_usage(). */
 	size_t heap_elems;   /* atomic */
+	/* Unlinked elements whose reclamation is still queued (atomic), and the
+	 * backlog past which deleting threads wait for it (htab_reclaim_throttle). */
+	uint32_t deferred;
+	uint32_t deferred_limit;
 };
 
 static ALWAYS_INLINE struct htab *to_htab(const struct bpfmap *map)
@@ -120,6 +124,11 @@ void htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
  * queue it for reclamation. */
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e);
+
+/* Called by deleting paths after they dropped their bucket lock: when the
+ * reclamation backlog exceeds its limit, wait for it to drain, unless the
+ * caller is inside a read-side section (it would wait for itself). */
+void htab_reclaim_throttle(struct htab *h);
 
 int htab_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,

@@ -72,6 +72,8 @@ int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 					    (char *)values + (size_t)total * map->value_size,
 					    with_lock, do_delete);
 		spin_unlock_word(&b->lock);
+		if (do_delete)
+			htab_reclaim_throttle(h);
 		if (++batch >= h->n_buckets) {
 			ret = -ENOENT;
 			break;
