@@ -42,6 +42,9 @@ struct bench_env {
 
 /* Workload parameters: the union of every benchmark's own flags.  Zero means
  * "not given": each benchmark fills in its defaults. */
+/* Most keys per bpfmap_lookup_bulk() call in the lookup benchmark. */
+#define BENCH_MAX_BULK 64
+
 struct bench_args {
 	uint32_t map_type;   /* enum bpfmap_type; both backends use the same number */
 	uint32_t key_size;
@@ -52,6 +55,7 @@ struct bench_args {
 	uint32_t map_flags;
 	bool map_flags_set;
 	bool full_width_keys; /* write the key with full-width stores (see lookup) */
+	uint32_t bulk;        /* lookup, bpfmap side: keys per bpfmap_lookup_bulk(), 0 = single */
 	bool overwrite;       /* update cells: overwrite present keys, not full update */
 	bool preallocated;    /* htab-mem: preallocate (default NO_PREALLOC) */
 	char use_case[32];    /* htab-mem use case */

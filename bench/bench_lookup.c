@@ -93,6 +93,7 @@ static void key_set(uint8_t *key, uint32_t i)
 struct lookup_lib {
 	struct bpfmap *map;
 	uint32_t key_size, nr_entries, nr_outer;
+	uint32_t bulk; /* keys per bpfmap_lookup_bulk(), 0: bpfmap_lookup() */
 	bool full_width;
 	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
@@ -116,6 +117,7 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 	st->nr_entries = a->nr_entries;
 	st->nr_outer = a->nr_loops / a->nr_entries;
 	st->full_width = a->full_width_keys;
+	st->bulk = a->bulk;
 	st->map = bpfmap_create(a->map_type, "bench", a->key_size, a->value_size, a->max_entries,
 				&opts);
 	if (!st->map) {
@@ -200,6 +202,31 @@ static uint64_t lookup_run_wide(struct bpfmap *map, uint8_t *key, uint32_t key_s
 	return lookup_run_patched(map, key, nr_outer, nr_entries);
 }
 
+/*
+ * One run in groups of `bulk` keys: each key of the group gets word 0 patched
+ * with a 4-byte store (the selftest's per-lookup work), then one
+ * bpfmap_lookup_bulk() call looks the group up.
+ */
+static uint64_t lookup_run_bulk(struct bpfmap *map, const uint8_t *pattern, uint32_t key_size,
+				uint32_t bulk, uint32_t nr_outer, uint32_t nr_entries)
+{
+	uint8_t keys[BENCH_MAX_BULK * LOOKUP_MAX_KEY] __attribute__((aligned(64)));
+	void *values[BENCH_MAX_BULK];
+	uint64_t misses = 0;
+
+	for (uint32_t j = 0; j < bulk; j++)
+		memcpy(keys + (size_t)j * key_size, pattern, key_size);
+	for (uint32_t o = 0; o < nr_outer; o++)
+		for (uint32_t i = 0; i < nr_entries; i += bulk) {
+			uint32_t m = nr_entries - i < bulk ? nr_entries - i : bulk;
+
+			for (uint32_t j = 0; j < m; j++)
+				key_set(keys + (size_t)j * key_size, i + j);
+			misses += m - (uint32_t)bpfmap_lookup_bulk(map, keys, m, values);
+		}
+	return misses;
+}
+
 static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
 {
 	struct lookup_lib *st = arg;
@@ -215,7 +242,10 @@ static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
 
 		t0 = thread_cpu_ns();
 		bpfmap_read_lock();
-		if (wide)
+		if (st->bulk)
+			misses = lookup_run_bulk(st->map, key, st->key_size, st->bulk, st->nr_outer,
+						 st->nr_entries);
+		else if (wide)
 			misses = lookup_run_wide(st->map, key, st->key_size, st->nr_outer,
 						 st->nr_entries);
 		else
@@ -241,7 +271,9 @@ static void lookup_lib_finish(void *arg, struct cell_result *r)
 	struct lookup_lib *st = arg;
 
 	r->mem_bytes = (double)bpfmap_mem_usage(st->map);
-	if (st->full_width)
+	if (st->bulk)
+		snprintf(r->note, sizeof(r->note), "bpfmap_lookup_bulk, %u keys a call", st->bulk);
+	else if (st->full_width)
 		snprintf(r->note, sizeof(r->note), "full-width key stores");
 }
 

@@ -29,6 +29,7 @@ enum {
 	OPT_NR_LOOPS,
 	OPT_MAP_FLAGS,
 	OPT_FULL_WIDTH,
+	OPT_BULK,
 	OPT_USE_CASE,
 	OPT_PREALLOC,
 	OPT_HASH,
@@ -56,6 +57,7 @@ static const struct option long_opts[] = {
 	{ "nr_loops", required_argument, NULL, OPT_NR_LOOPS },
 	{ "map_flags", required_argument, NULL, OPT_MAP_FLAGS },
 	{ "full_width_keys", no_argument, NULL, OPT_FULL_WIDTH },
+	{ "bulk", required_argument, NULL, OPT_BULK },
 	{ "use-case", required_argument, NULL, OPT_USE_CASE },
 	{ "use_case", required_argument, NULL, OPT_USE_CASE },
 	{ "preallocated", no_argument, NULL, OPT_PREALLOC },
@@ -87,6 +89,8 @@ void cli_usage(FILE *f)
 		"                    --nr_loops N --map_flags N (e.g. 0x40 = ZERO_SEED)\n"
 		"                    --full_width_keys (lookup, bpfmap side: write the key with\n"
 		"                    full-width stores instead of the selftest's 4-byte patch)\n"
+		"                    --bulk N (lookup, bpfmap side: N keys per\n"
+		"                    bpfmap_lookup_bulk() call, up to 64)\n"
 		"  htab-mem:         --use-case overwrite|batch_add_batch_del|add_del_on_diff_cpu\n"
 		"                    --value-size N --preallocated\n"
 		"  hash:             --key_size N (default: a range) --hash NAME (default: all)\n"
@@ -279,6 +283,14 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			a->map_flags_set = true;
 			break;
 		case OPT_FULL_WIDTH: a->full_width_keys = true; break;
+		case OPT_BULK:
+			if (parse_u32("--bulk", optarg, &a->bulk))
+				return 2;
+			if (a->bulk < 1 || a->bulk > BENCH_MAX_BULK) {
+				fprintf(stderr, "bpfmap-bench: --bulk must be 1..%d\n", BENCH_MAX_BULK);
+				return 2;
+			}
+			break;
 		case OPT_USE_CASE:
 			snprintf(a->use_case, sizeof(a->use_case), "%s", optarg);
 			break;

@@ -109,6 +109,8 @@ void json_cell(const struct bench_env *env, const char *bench, const char *backe
 		jw_str(&w, "hash", a->hash);
 	if (a->full_width_keys)
 		jw_bool(&w, "full_width_keys", true);
+	if (a->bulk)
+		jw_u64(&w, "bulk", a->bulk);
 	if (r->ok) {
 		jw_num(&w, "mops", r->mops);
 		jw_num(&w, "mops_stddev", r->mops_stddev);

@@ -355,6 +355,20 @@ BPFMAP_API int bpfmap_delete_batch(struct bpfmap *map, const void *keys,
 BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
 
 /*
+ * bpfmap_lookup_bulk - program view for @n keys at once: @values[i] receives
+ * the address of the value stored under the i-th key (@keys holds them
+ * packed, key_size bytes apart), or NULL where that key is absent.  The
+ * lookups' memory accesses overlap (hash all, prefetch, then compare), so on
+ * maps larger than the caches this beats @n calls of bpfmap_lookup().
+ * Returns how many keys were found (0 .. @n), or -EINVAL (NULL map, or NULL
+ * keys/values with @n > 0), -EPERM (BPFMAP_F_WRONLY_PROG).
+ * Concurrency: as bpfmap_lookup(): call it inside a read-side section; every
+ * pointer stays valid until that section ends.
+ */
+BPFMAP_API int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n,
+				  void **values);
+
+/*
  * bpfmap_read_lock / bpfmap_read_unlock - open and close a read-side section
  * (an RCU read-side critical section).  Sections nest.  Cheap (no atomic
  * read-modify-write, no lock); a thread is registered automatically on first

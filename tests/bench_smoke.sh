@@ -88,10 +88,14 @@ for name in $names; do
 	fi
 done
 
-# 3. Variants: the wide-key switch, several producers, each htab-mem use case.
+# 3. Variants: the wide-key switch, bulk lookups, several producers, each htab-mem use case.
 run "lookup, full-width keys" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 32 \
 	--nr_loops 50000 --full_width_keys >/dev/null
 run "lookup, tiny keys" "${W[@]}" bpf-hashmap-lookup --key_size 1 --nr_loops 50000 >/dev/null
+run "lookup, bulk 16" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 8 --nr_loops 50000 \
+	--bulk 16 >/dev/null
+run "lookup, bulk not dividing nr_entries" "${W[@]}" --backend lib bpf-hashmap-lookup \
+	--key_size 13 --nr_entries 100 --nr_loops 50000 --bulk 7 >/dev/null
 run "overwrite, -p 2 -a" "${W[@]}" -p 2 -a bpf-hashmap-overwrite >/dev/null
 for uc in overwrite batch_add_batch_del add_del_on_diff_cpu; do
 	run "htab-mem $uc" "${W[@]}" -p 2 htab-mem --use-case "$uc" >/dev/null
@@ -100,7 +104,8 @@ run "htab-mem preallocated" "${W[@]}" htab-mem --preallocated --value-size 64 >/
 
 # 4. Bad command lines fail with a message, not a crash.
 for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-bench" \
-	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu"; do
+	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu" \
+	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup"; do
 	# shellcheck disable=SC2086
 	"$bench" "${W[@]}" $bad >/dev/null 2>"$tmp/err"
 	rc=$?

@@ -294,6 +294,23 @@ void *bpfmap_lookup(struct bpfmap *map, const void *key)
 	return value;
 }
 
+int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
+{
+	int found = 0;
+
+	if (unlikely(!map || (n && (!keys || !values))))
+		return fail(-EINVAL);
+	if (unlikely(map->map_flags & BPFMAP_F_WRONLY_PROG))
+		return fail(-EPERM);
+	if (map->ops->lookup_bulk)
+		return map->ops->lookup_bulk(map, keys, n, values);
+	for (uint32_t i = 0; i < n; i++) {
+		values[i] = map->lookup(map, (const char *)keys + (size_t)i * map->key_size);
+		found += values[i] != NULL;
+	}
+	return found;
+}
+
 size_t bpfmap_mem_usage(const struct bpfmap *map)
 {
 	return map ? map->ops->mem_usage(map) : 0;

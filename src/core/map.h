@@ -49,6 +49,9 @@ struct map_ops {
 			    void *keys, void *values, uint32_t *count, uint64_t elem_flags,
 			    bool do_delete);
 	size_t (*mem_usage)(const struct bpfmap *map);
+	/* Optional: many program-view lookups with overlapped memory accesses;
+	 * returns how many were found.  Without it, map->lookup is looped. */
+	int (*lookup_bulk)(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 };
 
 struct bpfmap {

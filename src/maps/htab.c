@@ -317,6 +317,66 @@ static void *htab_lookup_u64(struct bpfmap *map, const void *key)
 	return e ? elem_value(h, e) : NULL;
 }
 
+/*
+ * Bulk lookups in chunks: hash every key and prefetch its bucket, then load
+ * every bucket head and prefetch the first element, then walk the chains.
+ * The cache misses of a chunk overlap instead of following one another.
+ * key_size and kind are constants in each caller, so the hash and the
+ * compare are specialised as in the single lookups.
+ */
+#define HTAB_BULK_CHUNK 16
+
+static ALWAYS_INLINE int htab_lookup_bulk_sized(struct htab *h, const char *keys, uint32_t n,
+						void **values, uint32_t key_size,
+						enum hash_kind kind)
+{
+	uint32_t hash[HTAB_BULK_CHUNK];
+	struct htab_bucket *bucket[HTAB_BULK_CHUNK];
+	int found = 0;
+
+	for (uint32_t base = 0; base < n; base += HTAB_BULK_CHUNK) {
+		uint32_t m = n - base < HTAB_BULK_CHUNK ? n - base : HTAB_BULK_CHUNK;
+		const char *k = keys + (size_t)base * key_size;
+
+		for (uint32_t i = 0; i < m; i++) {
+			const char *key = k + (size_t)i * key_size;
+
+			if (kind == HASH_U32)
+				hash[i] = fast_hash_u32(load_u32(key), h->seed);
+			else if (kind == HASH_U64)
+				hash[i] = fast_hash_u64_mem(key, h->seed);
+			else
+				hash[i] = htab_hash(h, key);
+			bucket[i] = htab_bucket(h, hash[i]);
+			__builtin_prefetch(bucket[i]);
+		}
+		for (uint32_t i = 0; i < m; i++)
+			__builtin_prefetch(bucket_first(bucket[i]));
+		for (uint32_t i = 0; i < m; i++) {
+			struct htab_elem *e = htab_find_sized(bucket[i], hash[i],
+							      k + (size_t)i * key_size, key_size);
+
+			values[base + i] = e ? elem_value(h, e) : NULL;
+			found += e != NULL;
+		}
+	}
+	return found;
+}
+
+static int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
+{
+	struct htab *h = to_htab(map);
+
+	switch (h->hash_kind) {
+	case HASH_U32:
+		return htab_lookup_bulk_sized(h, keys, n, values, 4, HASH_U32);
+	case HASH_U64:
+		return htab_lookup_bulk_sized(h, keys, n, values, 8, HASH_U64);
+	default:
+		return htab_lookup_bulk_sized(h, keys, n, values, map->key_size, h->hash_kind);
+	}
+}
+
 static map_lookup_fn htab_lookup_for(enum hash_kind kind)
 {
 	switch (kind) {
@@ -427,4 +487,5 @@ const struct map_ops htab_ops = {
 	.get_next_key = htab_get_next_key,
 	.lookup_batch = htab_lookup_batch,
 	.mem_usage = htab_mem_usage,
+	.lookup_bulk = htab_lookup_bulk,
 };
