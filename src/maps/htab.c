@@ -82,9 +82,10 @@ static void htab_elem_reclaim(struct rcu_head *head)
 {
 	struct htab_elem *e = container_of(head, struct htab_elem, rcu);
 
-	struct htab *h = e->owner;
+	struct htab *h;
 
-	rcu_deferred_enter();
+	rcu_deferred_enter(); /* first: it orders this thread after the writer */
+	h = e->owner;
 	htab_elem_release(h, e);
 	__atomic_fetch_sub(&h->deferred, 1, __ATOMIC_RELAXED);
 	rcu_deferred_exit();
