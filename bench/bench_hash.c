@@ -68,23 +68,6 @@ static uint32_t hash_kernel_u64(const void *key, uint32_t key_size, uint64_t see
 	return c;
 }
 
-static uint32_t hash_jhash(const void *key, uint32_t key_size, uint64_t seed)
-{
-	return jhash_bytes(key, key_size, (uint32_t)seed);
-}
-
-static uint32_t hash_jhash2(const void *key, uint32_t key_size, uint64_t seed)
-{
-	return jhash_words(key, key_size / 4, (uint32_t)seed);
-}
-
-static uint32_t hash_xxh3(const void *key, uint32_t key_size, uint64_t seed)
-{
-	uint64_t h = XXH3_64bits_withSeed(key, key_size, seed);
-
-	return (uint32_t)(h ^ (h >> 32));
-}
-
 static uint32_t hash_xxh64(const void *key, uint32_t key_size, uint64_t seed)
 {
 	uint64_t h = XXH64(key, key_size, seed);
@@ -113,12 +96,13 @@ static hash_fn_t impl_fn(const char *name, uint32_t ks, uint32_t *seed)
 		*seed = HASH_SEED + JHASH_INITVAL + ks;
 		return ks == 4 ? hash_kernel_u32 : hash_kernel_u64;
 	}
+	/* The library's own implementations, as its maps call them. */
 	if (!strcmp(name, "jhash"))
-		return hash_jhash;
+		return hash_fn_for_kind(HASH_JHASH);
 	if (!strcmp(name, "jhash2"))
-		return hash_jhash2;
+		return hash_fn_for_kind(HASH_JHASH2);
 	if (!strcmp(name, "xxh3"))
-		return hash_xxh3;
+		return hash_fn_for_kind(HASH_XXH3);
 	if (!strcmp(name, "xxh64"))
 		return hash_xxh64;
 	return hash_fn_for_kind(hash_kind_for_key_size(ks));

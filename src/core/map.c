@@ -332,22 +332,37 @@ static int check_batch_opts(const struct bpfmap *map, const struct bpfmap_batch_
 	return 0;
 }
 
+/* The checks every batch operation starts with, in the kernel's order:
+ * arguments, access rights, options; then 0 when *count is 0 (nothing to do,
+ * nothing touched) and 1 when there is work. */
+static int batch_prologue(struct bpfmap *map, const uint32_t *count,
+			  const struct bpfmap_batch_opts *opts, bool reads, bool writes,
+			  uint64_t *elem_flags)
+{
+	int err;
+
+	if (!map || !count)
+		return -EINVAL;
+	if ((reads && !can_read(map)) || (writes && !can_write(map)))
+		return -EPERM;
+	err = check_batch_opts(map, opts, elem_flags);
+	if (err)
+		return err;
+	return *count ? 1 : 0;
+}
+
 static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, void *keys,
 			   void *values, uint32_t *count,
 			   const struct bpfmap_batch_opts *opts, bool do_delete)
 {
-	uint64_t elem_flags;
+	uint64_t elem_flags = 0;
 	int err;
 
-	if (!map || !count || !out_batch)
+	if (!out_batch)
 		return fail(-EINVAL);
-	if (!can_read(map) || (do_delete && !can_write(map)))
-		return fail(-EPERM);
-	err = check_batch_opts(map, opts, &elem_flags);
-	if (err)
-		return fail(err);
-	if (!*count)
-		return 0;
+	err = batch_prologue(map, count, opts, true, do_delete, &elem_flags);
+	if (err <= 0)
+		return result(err);
 	if (!keys || !values)
 		return fail(-EINVAL);
 	return result(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
@@ -377,15 +392,9 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 	uint32_t n, done;
 	int err;
 
-	if (!map || !count)
-		return fail(-EINVAL);
-	if (!can_write(map))
-		return fail(-EPERM);
-	err = check_batch_opts(map, opts, &elem_flags);
-	if (err)
-		return fail(err);
-	if (!*count)
-		return 0;
+	err = batch_prologue(map, count, opts, false, true, &elem_flags);
+	if (err <= 0)
+		return result(err);
 	if (!keys)
 		return fail(-EINVAL);
 	n = *count;
