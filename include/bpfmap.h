@@ -402,6 +402,166 @@ BPFMAP_API size_t bpfmap_mem_usage(const struct bpfmap *map);
  */
 BPFMAP_API int bpfmap_num_possible_cpus(void);
 
+/*
+ * String functions: the kernel's string kfuncs (bpf_strcmp() ... in
+ * kernel/bpf/helpers.c) with their parameters, results and error codes, so a
+ * user-space BPF runtime can expose them to programs unchanged.  Word-at-a-time
+ * (SWAR) everywhere, SSE2, AVX2 and AVX-512BW on x86, chosen once per process
+ * by CPU features (on glibc the symbols are resolved by the dynamic linker,
+ * so a call costs what a C library string call costs).
+ *
+ * Shared contract (each function below states what it adds):
+ *  - results are indices (>= 0), never pointers; comparisons give -1, 0, 1;
+ *  - a NULL string argument gives -ERANGE (the kernel's code for an address
+ *    it may not read), checked before anything is read;
+ *  - STR_MAX = 65536 (the kernel's XATTR_SIZE_MAX) bytes at most are examined
+ *    per string: where the answer depends on a string that has no NUL among
+ *    its first 65536 bytes, the result is -E2BIG (the exact cases follow the
+ *    kernel and are listed per function);
+ *  - bytes compare as unsigned char; the case-insensitive functions fold
+ *    'A'-'Z' and the Latin-1 capitals 0xC0-0xDE (except 0xD7) to lower case,
+ *    as the kernel's ctype tolower() does, and are independent of the locale;
+ *  - no read touches a page that the string (up to its NUL) or the bounded
+ *    range does not reach: blocks of up to 64 bytes are read around the bytes
+ *    examined (aligned blocks, and unaligned ones only where they stay inside
+ *    the page of a byte that is examined), never reaching into another page.
+ *    These reads are excluded from AddressSanitizer and ThreadSanitizer;
+ *    under Valgrind (detected at run time, which then keeps every read to
+ *    aligned blocks) use --partial-loads-ok=yes;
+ *  - the kernel's -EFAULT (a fault while reading) has no user-space
+ *    equivalent: an unreadable string crashes, as with the C library;
+ *  - errno is left untouched.
+ * Concurrency: pure functions of the bytes they read; any thread may call
+ * any of them at any time.  A string modified while it is being read gives
+ * an unspecified result (but still reads only as described above).
+ */
+
+/*
+ * bpfmap_strcmp - compare two strings.
+ * Returns 0 if equal, -1 if @s1 sorts first, 1 if @s2 does (first differing
+ * byte, unsigned); -ERANGE if either is NULL; -E2BIG if their first 65536
+ * bytes are equal and contain no NUL.
+ */
+BPFMAP_API int bpfmap_strcmp(const char *s1, const char *s2);
+
+/*
+ * bpfmap_strcasecmp - bpfmap_strcmp() on case-folded bytes (see above):
+ * "ABC" equals "abc", and 'A' (folded to 'a') sorts after '_'.
+ */
+BPFMAP_API int bpfmap_strcasecmp(const char *s1, const char *s2);
+
+/*
+ * bpfmap_strncasecmp - bpfmap_strcasecmp() on at most @len bytes.
+ * Returns 0, -1, 1 as bpfmap_strcasecmp(); 0 when the first @len bytes are
+ * equal (so always 0 for @len == 0, after the NULL check); -ERANGE for a NULL
+ * string; -E2BIG when @len >= 65536 and the first 65536 bytes are equal with
+ * no NUL.  Reads nothing at or past @s1 + @len and @s2 + @len (page-wise, see
+ * above).
+ */
+BPFMAP_API int bpfmap_strncasecmp(const char *s1, const char *s2, size_t len);
+
+/*
+ * bpfmap_strchr - the index of the first @c in @s; the terminating NUL is part
+ * of the string, so @c == 0 finds its index.
+ * Returns the index, -ENOENT if @c is not in @s, -ERANGE for NULL, -E2BIG if
+ * neither @c nor a NUL is among the first 65536 bytes.
+ */
+BPFMAP_API int bpfmap_strchr(const char *s, char c);
+
+/*
+ * bpfmap_strchrnul - the index of the first @c in @s, or of its NUL if @c is
+ * absent.  Returns that index, -ERANGE for NULL, -E2BIG if neither is among
+ * the first 65536 bytes.
+ */
+BPFMAP_API int bpfmap_strchrnul(const char *s, char c);
+
+/*
+ * bpfmap_strnchr - bpfmap_strchr() within the first @count bytes.
+ * Returns the index (< @count), -ENOENT if @c is not there (also for
+ * @count == 0, and when the NUL comes first), -ERANGE for NULL, -E2BIG if
+ * @count >= 65536 and neither @c nor a NUL is among the first 65536 bytes.
+ * Reads nothing at or past @s + @count (page-wise).
+ */
+BPFMAP_API int bpfmap_strnchr(const char *s, size_t count, char c);
+
+/*
+ * bpfmap_strrchr - the index of the last @c in @s.  @c is an int compared
+ * with the unsigned byte values: 0 finds the NUL, 0x80 finds byte 0x80, and
+ * values outside 0..255 (-128 included) find nothing.
+ * Returns the index, -ENOENT if absent, -ERANGE for NULL, -E2BIG if @s has no
+ * NUL among its first 65536 bytes (whatever it contains).
+ */
+BPFMAP_API int bpfmap_strrchr(const char *s, int c);
+
+/*
+ * bpfmap_strlen - the length of @s.
+ * Returns 0..65535, -ERANGE for NULL, -E2BIG if there is no NUL among the
+ * first 65536 bytes.
+ */
+BPFMAP_API int bpfmap_strlen(const char *s);
+
+/*
+ * bpfmap_strnlen - the length of @s, at most @count.
+ * Returns min(length, @count) when that is below 65536, -ERANGE for NULL,
+ * -E2BIG if @count >= 65536 and there is no NUL among the first 65536 bytes.
+ * Reads nothing at or past @s + @count (page-wise).
+ */
+BPFMAP_API int bpfmap_strnlen(const char *s, size_t count);
+
+/*
+ * bpfmap_strspn - the length of the initial part of @s made only of bytes in
+ * @accept.
+ * Returns it, -ERANGE if either is NULL, -E2BIG if 65536 bytes of @s are all
+ * in @accept, or if the span ends at a byte of @s not in @accept while
+ * @accept has no NUL among its first 65536 bytes (the kernel looks the byte
+ * up there first).  An empty @accept gives 0.
+ */
+BPFMAP_API int bpfmap_strspn(const char *s, const char *accept);
+
+/*
+ * bpfmap_strcspn - the length of the initial part of @s made only of bytes
+ * not in @reject.
+ * Returns it, -ERANGE if either is NULL, -E2BIG if 65536 bytes of @s avoid
+ * @reject; if @reject has no NUL among its first 65536 bytes the kernel
+ * answers only an empty @s or an @s[0] found there (0) and gives -E2BIG
+ * otherwise, and so does this.
+ */
+BPFMAP_API int bpfmap_strcspn(const char *s, const char *reject);
+
+/*
+ * bpfmap_strnstr - the index of the first occurrence of @s2 that lies wholly
+ * within the first @len bytes of @s1.
+ * Returns:
+ *  >= 0     the index; an empty @s2 matches at 0 (even for @len == 0);
+ *  -ENOENT  not found, including when a partial match runs into the end of
+ *           @s1 or into @len first (no later match can exist);
+ *  -ERANGE  either string is NULL;
+ *  -E2BIG   all of the first 65536 positions were tried (@s1 and @len both
+ *           reach that far) without a match or a partial match running
+ *           into the end; or @s2 has no NUL among its first 65536 bytes and
+ *           those match @s1 at some position (a longer needle that
+ *           mismatches earlier gives -ENOENT, as in the kernel).
+ * Candidate positions are 0..65535 only; a match starting at one of them may
+ * end anywhere within @len.  Reads nothing at or past @s1 + @len (page-wise).
+ */
+BPFMAP_API int bpfmap_strnstr(const char *s1, const char *s2, size_t len);
+
+/*
+ * bpfmap_strstr - bpfmap_strnstr() with @len = 65536: a match counts only if
+ * it ends within the first 65536 bytes of @s1.
+ */
+BPFMAP_API int bpfmap_strstr(const char *s1, const char *s2);
+
+/*
+ * bpfmap_strncasestr - bpfmap_strnstr() on case-folded bytes.
+ */
+BPFMAP_API int bpfmap_strncasestr(const char *s1, const char *s2, size_t len);
+
+/*
+ * bpfmap_strcasestr - bpfmap_strstr() on case-folded bytes.
+ */
+BPFMAP_API int bpfmap_strcasestr(const char *s1, const char *s2);
+
 #ifdef __cplusplus
 }
 #endif
