@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cfg=${1:-release}
 case $cfg in
-release) dir=build; args=(-DCMAKE_BUILD_TYPE=Release) ;;
+release) dir=build; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
 asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=address) ;;
 tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=thread) ;;
 *) echo "usage: $0 [release|asan|tsan]" >&2; exit 2 ;;
