@@ -60,6 +60,7 @@ struct bench_args {
 	bool preallocated;    /* htab-mem: preallocate (default NO_PREALLOC) */
 	char use_case[32];    /* htab-mem use case */
 	char hash[16];        /* hash bench: the function measured */
+	char isa[16];         /* str-kfuncs: bpfmap's versions to show ("all", "avx2", ...) */
 };
 
 /* What one producer-driven measurement accumulates; cumulative totals over

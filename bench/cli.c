@@ -33,6 +33,7 @@ enum {
 	OPT_USE_CASE,
 	OPT_PREALLOC,
 	OPT_HASH,
+	OPT_ISA,
 };
 
 static const struct option long_opts[] = {
@@ -62,6 +63,7 @@ static const struct option long_opts[] = {
 	{ "use_case", required_argument, NULL, OPT_USE_CASE },
 	{ "preallocated", no_argument, NULL, OPT_PREALLOC },
 	{ "hash", required_argument, NULL, OPT_HASH },
+	{ "isa", required_argument, NULL, OPT_ISA },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -94,6 +96,8 @@ void cli_usage(FILE *f)
 		"  htab-mem:         --use-case overwrite|batch_add_batch_del|add_del_on_diff_cpu\n"
 		"                    --value-size N --preallocated\n"
 		"  hash:             --key_size N (default: a range) --hash NAME (default: all)\n"
+		"  str-kfuncs:       --isa all|swar|sse2|avx2|avx512 (also each of bpfmap's\n"
+		"                    versions, called directly; default: the dispatched one)\n"
 		"\n");
 	bench_list(f);
 }
@@ -297,6 +301,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_PREALLOC: a->preallocated = true; break;
 		case OPT_HASH:
 			snprintf(a->hash, sizeof(a->hash), "%s", optarg);
+			break;
+		case OPT_ISA:
+			snprintf(a->isa, sizeof(a->isa), "%s", optarg);
 			break;
 		default:
 			fprintf(stderr, "Try 'bpfmap-bench --help'.\n");

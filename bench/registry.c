@@ -19,13 +19,6 @@ static int not_available_run(const struct bench *b, const struct bench_env *env,
 	return 0;
 }
 
-static bool str_kfuncs_available(char *why, size_t len)
-{
-	snprintf(why, len, "bpfmap's string functions do not exist yet (BRIEF item 5); "
-			   "the benchmark comes with them");
-	return false;
-}
-
 static bool lru_hit_available(char *why, size_t len)
 {
 	if (!bench_map_type_available(BPFMAP_TYPE_LRU_HASH, why, len))
@@ -34,13 +27,6 @@ static bool lru_hit_available(char *why, size_t len)
 			   "ratio) is not written yet");
 	return false;
 }
-
-const struct bench bench_str_kfuncs = {
-	.name = "str-kfuncs",
-	.summary = "string kfuncs (scan/comparison/span/substring x first/middle/late/absent)",
-	.run = not_available_run,
-	.available = str_kfuncs_available,
-};
 
 const struct bench bench_lru_hit = {
 	.name = "lru-hit",

@@ -50,6 +50,12 @@ import json, sys
 for n, line in enumerate(open(sys.argv[1]), 1):
     obj = json.loads(line)
     assert isinstance(obj, dict), f"line {n} is not an object"
+    if obj.get("bench") == "str-kfuncs":
+        # ns per call per (function, scenario) cell
+        for k in ("backend", "function", "table", "kfunc", "scenario", "bytes", "producers"):
+            assert k in obj, f"line {n} lacks {k}"
+        assert "ns_per_op" in obj or "error" in obj, f"line {n}: no figure"
+        continue
     for k in ("bench", "backend", "map_type", "producers"):
         assert k in obj, f"line {n} lacks {k}"
     assert ("mops" in obj or "bytes_per_elem" in obj or "error" in obj), f"line {n}: no figure"
@@ -102,10 +108,51 @@ for uc in overwrite batch_add_batch_del add_del_on_diff_cpu; do
 done
 run "htab-mem preallocated" "${W[@]}" htab-mem --preallocated --value-size 64 >/dev/null
 
+# 3b. str-kfuncs: every table and scenario, every column, in the tables and the JSON
+# (with each of bpfmap's versions too); the bpfmap cells carry the target ratios.
+if run "str-kfuncs --isa all" -w 0 -d 0.02 --json str-kfuncs --isa all; then
+	check_json "str-kfuncs" "$tmp/out"
+	for want in "scan (strnchr)" "comparison (strcmp)" "span (strcspn)" "substring (strnstr)" \
+		"HTTP Host search" "Targets:" "bpfmap by instruction set"; do
+		grep -qF "$want" "$tmp/err" || fail "str-kfuncs printed no '$want'"
+	done
+	if command -v python3 >/dev/null; then
+		python3 - "$tmp/out" <<'EOF' || fail "str-kfuncs: JSON cells missing"
+import json, sys
+cells = [json.loads(l) for l in open(sys.argv[1])]
+want = {(t, s) for t in ("scan", "comparison", "span", "substring")
+        for s in ("first", "middle", "late")} | {("scan", "absent"), ("comparison", "equal"),
+        ("span", "absent"), ("substring", "absent"), ("http-host", "late"), ("http-host", "absent")}
+funcs = {"scan": {"memchr", "strchr"}, "comparison": {"strcmp"}, "span": {"strcspn"},
+         "substring": {"strstr", "memmem"}}
+for t, k in (("scan", "strnchr"), ("comparison", "strcmp"), ("span", "strcspn"),
+             ("substring", "strnstr")):
+    funcs[t] |= {"bpfmap_" + k, "bytewise_" + k, "bpf_" + k, "empty"}
+funcs["http-host"] = funcs["substring"]
+for t, s in want:
+    row = [c for c in cells if c["table"] == t and c["scenario"] == s]
+    got = {c["function"] for c in row}
+    assert funcs[t] <= got, f"{t} {s}: no cell for {funcs[t] - got}"
+    lib = [c for c in row if c["backend"] == "lib" and c.get("dispatched")]
+    assert len(lib) == 1 and "ns_per_op" in lib[0] and "ratio_glibc" in lib[0], \
+        f"{t} {s}: bpfmap cell"
+    isas = [c for c in row if c["backend"] == "lib" and not c.get("dispatched")]
+    assert isas and all("ns_per_op" in c for c in isas), f"{t} {s}: no --isa cells"
+    for c in row:  # user-space columns always run; kernel ones say why when they do not
+        assert c["backend"] == "kernel" or "ns_per_op" in c, \
+            f"{t} {s} {c['function']}: {c.get('error')}"
+        if c["backend"] == "kernel" and "ns_per_op" in c and c["function"] != "empty":
+            assert "ns_raw" in c and "ns_overhead" in c, f"{t} {s}: kernel cell lacks raw/overhead"
+EOF
+	fi
+	grep -v '^\[' "$tmp/err"
+fi
+run "str-kfuncs, lib only" -w 0 -d 0.01 --backend lib str-kfuncs >/dev/null
+
 # 4. Bad command lines fail with a message, not a crash.
 for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-bench" \
 	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu" \
-	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup"; do
+	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs"; do
 	# shellcheck disable=SC2086
 	"$bench" "${W[@]}" $bad >/dev/null 2>"$tmp/err"
 	rc=$?
