@@ -1,0 +1,893 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_HASH, preallocated: creation, the per-key operations, and the
+ * reclamation of deleted slots.  Design notes in maps/flat.h.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/spin_lock.h"
+#include "maps/flat.h"
+#include "util/shared_copy.h"
+
+/* The exported (out-of-line) liburcu call: core/rcu.h maps the name to the
+ * inline one, which UBSan builds must not inline here (see core/rcu.h). */
+#undef urcu_bp_read_ongoing
+int urcu_bp_read_ongoing(void);
+
+void flat_lock_slow(uint32_t *word)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		while (__atomic_load_n(word, __ATOMIC_RELAXED) & FLAT_LOCK_BIT) {
+			if (++spins < 128)
+				cpu_relax();
+			else
+				sched_yield();
+		}
+		if (!(__atomic_fetch_or(word, FLAT_LOCK_BIT, __ATOMIC_ACQUIRE) & FLAT_LOCK_BIT))
+			return;
+	}
+}
+
+/* Replace tag byte i of bucket b's tag word (CAS: other homes' writers change
+ * other bytes of it at the same time). */
+static void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag)
+{
+	uint64_t old = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), new;
+	uint64_t mask = 0xffULL << (8 * i);
+
+	do {
+		new = (old & ~mask) | ((uint64_t)tag << (8 * i));
+	} while (!__atomic_compare_exchange_n(&bk->tags, &old, new, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+void flat_copy_value_locked_out(const struct flat *f, char *s, void *dst, bool with_lock)
+{
+	const struct bpfmap *map = &f->map;
+	const char *src = s + f->key_pad;
+
+	if (with_lock) {
+		struct bpfmap_spin_lock *l = (void *)(s + f->key_pad + map->lock_off);
+
+		spin_lock_word(&l->val);
+		shared_copy_out(dst, src, map->value_size);
+		spin_unlock_word(&l->val);
+	} else {
+		shared_copy_out(dst, src, map->value_size);
+	}
+	if (map_has_lock(map))
+		memset((char *)dst + map->lock_off, 0, sizeof(struct bpfmap_spin_lock));
+}
+
+/* Store @value in the slot's value, never touching the spin lock word. */
+static void flat_store_value(const struct flat *f, char *s, const void *value)
+{
+	const struct bpfmap *map = &f->map;
+	char *dst = s + f->key_pad;
+
+	if (map_has_lock(map)) {
+		uint32_t tail = (uint32_t)map->lock_off + sizeof(struct bpfmap_spin_lock);
+
+		shared_copy_in(dst, 0, value, (size_t)map->lock_off);
+		shared_copy_in(dst, tail, (const char *)value + tail, map->value_size - tail);
+	} else {
+		shared_copy_in(dst, 0, value, map->value_size);
+	}
+}
+
+/* Overwrite a live element's value in place; home lock held.  The value's
+ * spin lock (if any) is taken before the seq, so no writer ever waits while
+ * it counts as busy on the bucket. */
+static void flat_write_value(struct flat *f, uint32_t b, char *s, const void *value)
+{
+	const struct bpfmap *map = &f->map;
+	struct bpfmap_spin_lock *l = NULL;
+
+	if (map->value_size <= 8 && !map_has_lock(map)) {
+		/* One atomic store cannot tear: no seq needed (copy-outs load
+		 * the word at once too). */
+		uint64_t w = 0;
+
+		memcpy(&w, value, map->value_size);
+		__atomic_store_n((uint64_t *)(void *)(s + f->key_pad), w, __ATOMIC_RELEASE);
+		return;
+	}
+	if (map_has_lock(map)) {
+		l = (void *)(s + f->key_pad + map->lock_off);
+		spin_lock_word(&l->val);
+	}
+	flat_seq_enter(&f->buckets[b].seq);
+	flat_store_value(f, s, value);
+	flat_seq_leave(&f->buckets[b].seq);
+	if (l)
+		spin_unlock_word(&l->val);
+}
+
+/* Fill claimed (BUSY) slot i of bucket b and publish it with @tag. */
+static void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
+			   const void *key, uint64_t small, const void *value)
+{
+	const struct bpfmap *map = &f->map;
+	struct flat_bucket *bk = &f->buckets[b];
+	char *s = flat_slot(f, b, i);
+	uint64_t *kw = (uint64_t *)(void *)s;
+
+	flat_seq_enter(&bk->seq);
+	if (map->key_size <= 8) {
+		__atomic_store_n(kw, small, __ATOMIC_RELEASE);
+	} else {
+		/* Whole words, the tail zero-padded: compares read words. */
+		uint32_t ks = map->key_size, i8 = 0;
+
+		for (; i8 + 8 <= ks; i8 += 8) {
+			uint64_t w;
+
+			memcpy(&w, (const char *)key + i8, 8);
+			__atomic_store_n(kw++, w, __ATOMIC_RELEASE);
+		}
+		if (i8 < ks) {
+			uint64_t w = 0;
+
+			memcpy(&w, (const char *)key + i8, ks - i8);
+			__atomic_store_n(kw, w, __ATOMIC_RELEASE);
+		}
+	}
+	flat_store_value(f, s, value);
+	if (map_has_lock(map))
+		__atomic_store_n((uint32_t *)(void *)(s + f->key_pad + map->lock_off), 0,
+				 __ATOMIC_RELEASE);
+	flat_set_tag(bk, i, tag);
+	flat_seq_leave(&bk->seq);
+}
+
+/* ---- reclamation -------------------------------------------------------- */
+
+/* Turn every byte equal to @from in bucket b's tags into @to; returns how many. */
+static uint32_t flat_retag_all(struct flat_bucket *bk, uint32_t from, uint32_t to)
+{
+	uint64_t old = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), new, m;
+
+	do {
+		m = flat_match(old, from * FLAT_BYTES_LO);
+		if (!m)
+			return 0;
+		/* 0x80 -> 0xff per matching byte, then swap the values there. */
+		uint64_t bytes = (m >> 7) * 0xff;
+
+		new = (old & ~bytes) | ((to * FLAT_BYTES_LO) & bytes);
+	} while (!__atomic_compare_exchange_n(&bk->tags, &old, new, true, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return (uint32_t)__builtin_popcountll(m);
+}
+
+/* rq owner: WAIT -> QUEUED in every bucket flagged in wait_bits.  Returns the
+ * number of slots moved. */
+static uint32_t flat_queue_waiting(struct flat *f)
+{
+	uint32_t moved = 0;
+
+	for (uint32_t w = 0; w < f->bits_words; w++) {
+		uint64_t bits;
+
+		if (!__atomic_load_n(&f->wait_bits[w], __ATOMIC_RELAXED))
+			continue;
+		bits = __atomic_exchange_n(&f->wait_bits[w], 0, __ATOMIC_ACQ_REL);
+		while (bits) {
+			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			uint32_t n = flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_QUEUED);
+
+			if (n) {
+				__atomic_fetch_or(&f->queued_bits[w], 1ULL << (b % 64),
+						  __ATOMIC_RELAXED);
+				moved += n;
+			}
+			bits &= bits - 1;
+		}
+	}
+	return moved;
+}
+
+/* rq owner, after a grace period: QUEUED -> EMPTY.  Returns the number freed. */
+static uint32_t flat_free_queued(struct flat *f)
+{
+	uint32_t freed = 0;
+
+	for (uint32_t w = 0; w < f->bits_words; w++) {
+		uint64_t bits = __atomic_exchange_n(&f->queued_bits[w], 0, __ATOMIC_RELAXED);
+
+		while (bits) {
+			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			freed += flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_EMPTY);
+			bits &= bits - 1;
+		}
+	}
+	return freed;
+}
+
+static void flat_reclaim_cb(struct rcu_head *head)
+{
+	struct flat *f = container_of(head, struct flat, rcu);
+	uint32_t freed, dead;
+
+	rcu_deferred_enter();
+	freed = flat_free_queued(f);
+	dead = __atomic_sub_fetch(&f->dead, freed, __ATOMIC_RELAXED);
+	if (dead >= f->kick_at && flat_queue_waiting(f)) {
+		/* Still owner (rq stays 1): go round again.  f may be touched
+		 * by the next callback from here on, not by this one. */
+		rcu_defer(&f->rcu, flat_reclaim_cb);
+		rcu_deferred_exit();
+		return;
+	}
+	rcu_deferred_exit();
+	/* The last access to f: bpfmap_free waits for rq == 0. */
+	__atomic_store_n(&f->rq, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Reclaim every deleted slot now, from an inserter outside any read-side
+ * section that found no EMPTY slot.  One thread at a time; the others wait
+ * for it and retry (its grace period served them too).
+ */
+static void flat_reclaim_sync(struct flat *f)
+{
+	uint32_t idle = 0, n = 0;
+
+	if (!__atomic_compare_exchange_n(&f->sync_busy, &idle, 1, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED)) {
+		while (__atomic_load_n(&f->sync_busy, __ATOMIC_ACQUIRE))
+			sched_yield();
+		return;
+	}
+	/* Take WAIT and QUEUED slots (the latter from the callback, which then
+	 * finds fewer to free); sync_bits marks their buckets. */
+	for (uint32_t w = 0; w < f->bits_words; w++) {
+		uint64_t bits = __atomic_exchange_n(&f->wait_bits[w], 0, __ATOMIC_ACQ_REL) |
+				__atomic_exchange_n(&f->queued_bits[w], 0, __ATOMIC_ACQ_REL);
+
+		for (; bits; bits &= bits - 1) {
+			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			uint32_t c = flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_SYNCQ) +
+				     flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_SYNCQ);
+
+			if (c) {
+				f->sync_bits[w] |= 1ULL << (b % 64);
+				n += c;
+			}
+		}
+	}
+	if (n) {
+		urcu_bp_synchronize_rcu();
+		rcu_deferred_enter(); /* TSan: after the readers it waited for */
+		for (uint32_t w = 0; w < f->bits_words; w++) {
+			uint64_t bits = f->sync_bits[w];
+
+			f->sync_bits[w] = 0;
+			for (; bits; bits &= bits - 1) {
+				uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+				flat_retag_all(&f->buckets[b], FLAT_SYNCQ, FLAT_EMPTY);
+			}
+		}
+		__atomic_fetch_sub(&f->dead, n, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&f->sync_busy, 0, __ATOMIC_RELEASE);
+}
+
+void flat_kick(struct flat *f)
+{
+	uint32_t idle = 0;
+
+	if (__atomic_load_n(&f->rq, __ATOMIC_RELAXED) ||
+	    !__atomic_compare_exchange_n(&f->rq, &idle, 1, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return;
+	if (flat_queue_waiting(f))
+		rcu_defer(&f->rcu, flat_reclaim_cb);
+	else
+		__atomic_store_n(&f->rq, 0, __ATOMIC_RELEASE);
+}
+
+/* The home of the key in live slot s.  Keys of at most 8 bytes are read in
+ * one atomic load; longer ones need the caller in a read-side section. */
+static uint32_t flat_home_of(const struct flat *f, const char *s)
+{
+	uint32_t ks = f->map.key_size;
+
+	if (ks <= 8) {
+		uint64_t w = __atomic_load_n((const uint64_t *)(const void *)s, __ATOMIC_ACQUIRE);
+
+		return flat_home(f, flat_hash(f, &w));
+	}
+	return flat_home(f, f->hash(s, ks, f->seed));
+}
+
+/* Home h (locked) lost its element at distance d: if that was its farthest,
+ * lower max_dist to the farthest left, so lookups do not keep scanning
+ * buckets a burst of inserts once reached. */
+static void flat_shrink_dist(struct flat *f, uint32_t h, uint32_t d)
+{
+	struct flat_bucket *bk = f->buckets;
+	uint32_t lw = __atomic_load_n(&bk[h].lock, __ATOMIC_RELAXED);
+	uint32_t md = lw >> FLAT_DIST_SHIFT;
+
+	if (d == 0 || d != md) /* FLAT_DIST_ANY stays: the scan would be long */
+		return;
+	for (; md; md--) { /* bucket h + d too: it may hold more of h's keys */
+		uint32_t b = h + md >= f->n_buckets ? h + md - f->n_buckets : h + md;
+		uint64_t live = flat_live(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE));
+		bool found = false;
+
+		for (; live && !found; live &= live - 1)
+			found = flat_home_of(f, flat_slot(f, b, flat_first(live))) == h;
+		if (found)
+			break;
+	}
+	__atomic_store_n(&bk[h].lock, (md << FLAT_DIST_SHIFT) | FLAT_LOCK_BIT, __ATOMIC_RELEASE);
+}
+
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
+{
+	flat_set_tag(&f->buckets[b], i, FLAT_WAIT);
+	flat_shrink_dist(f, h, b >= h ? b - h : b + f->n_buckets - h);
+	__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
+	return __atomic_add_fetch(&f->dead, 1, __ATOMIC_RELAXED) >= f->kick_at &&
+	       !__atomic_load_n(&f->rq, __ATOMIC_RELAXED);
+}
+
+/* ---- per-key operations ------------------------------------------------- */
+
+/* Byte i of bucket bk's tags from @from to @to, if it still is @from. */
+static bool flat_cas_tag(struct flat_bucket *bk, uint32_t i, uint32_t from, uint32_t to)
+{
+	uint64_t old = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), new;
+	uint64_t mask = 0xffULL << (8 * i);
+
+	do {
+		if (((old & mask) >> (8 * i)) != from)
+			return false;
+		new = (old & ~mask) | ((uint64_t)to << (8 * i));
+	} while (!__atomic_compare_exchange_n(&bk->tags, &old, new, true, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+/*
+ * The same key deleted and not reclaimed yet (WAIT) within home h's reach
+ * (locked): take its slot back, as an update in place of that slot.  A reader
+ * still holding the old slot sees the key's value change in place, as for any
+ * update, and the value's spin lock keeps its state.  Without this, a key
+ * deleted and inserted over and over would leave a trail of slots awaiting a
+ * grace period around its home.  Returns 0, or -ENOENT.
+ */
+static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
+			      uint64_t small, const void *value)
+{
+	struct flat_bucket *bk = f->buckets;
+	uint32_t ks = f->map.key_size, b = h;
+	uint32_t md = flat_dist_of(f, __atomic_load_n(&bk[h].lock, __ATOMIC_RELAXED));
+
+	if (!__atomic_load_n(&f->dead, __ATOMIC_RELAXED))
+		return -ENOENT;
+	for (uint32_t d = 0; d <= md; d++, b = flat_next_bucket(f, b)) {
+		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE),
+					FLAT_WAIT * FLAT_BYTES_LO);
+
+		for (; m; m &= m - 1) {
+			uint32_t i = flat_first(m);
+			char *s = flat_slot(f, b, i);
+
+			if (!flat_key_eq(s, key, ks, small) ||
+			    !flat_cas_tag(&bk[b], i, FLAT_WAIT, FLAT_BUSY))
+				continue;
+			if (!flat_key_eq(s, key, ks, small)) {
+				/* Reclaimed and reused meanwhile: not ours. */
+				flat_set_tag(&bk[b], i, FLAT_WAIT);
+				__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64),
+						  __ATOMIC_RELEASE);
+				continue;
+			}
+			__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
+			flat_write_value(f, b, s, value);
+			flat_set_tag(&bk[b], i, tag);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * Insert a new element from home h (locked, count reserved): revive its own
+ * deleted slot, or claim the first EMPTY slot from h on, raise h's max
+ * displacement, fill and publish.  Returns 0, or -EAGAIN when every free slot
+ * still awaits reclamation.
+ */
+static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
+			      uint64_t small, const void *value)
+{
+	struct flat_bucket *bk = f->buckets;
+	uint32_t b = h;
+
+	if (!flat_revive_locked(f, h, tag, key, small, value))
+		return 0;
+
+	for (uint32_t d = 0; d < f->n_buckets; d++, b = flat_next_bucket(f, b)) {
+		uint64_t tags = __atomic_load_n(&bk[b].tags, __ATOMIC_RELAXED);
+		uint64_t m;
+
+		while ((m = flat_match(tags, 0))) {
+			uint32_t i = flat_first(m);
+
+			if (!__atomic_compare_exchange_n(&bk[b].tags, &tags,
+							 tags | ((uint64_t)FLAT_BUSY << (8 * i)),
+							 true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			uint32_t lw = __atomic_load_n(&bk[h].lock, __ATOMIC_RELAXED);
+			uint32_t cur = lw >> FLAT_DIST_SHIFT;
+
+			if (d > cur && cur != FLAT_DIST_ANY) {
+				uint32_t nd = d >= FLAT_DIST_ANY ? FLAT_DIST_ANY : d;
+
+				__atomic_store_n(&bk[h].lock, (nd << FLAT_DIST_SHIFT) | FLAT_LOCK_BIT,
+						 __ATOMIC_RELEASE);
+			}
+			flat_fill_slot(f, b, i, tag, key, small, value);
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+static int flat_update_elem(struct bpfmap *map, const void *key, const void *value,
+			    uint64_t flags)
+{
+	struct flat *f = to_flat(map);
+	uint32_t ks = map->key_size, hash = flat_hash(f, key);
+	uint32_t h = flat_home(f, hash), tag = flat_tag(hash), pos;
+	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
+	uint64_t mode = flags & ~BPFMAP_F_LOCK;
+	bool section = ks > 8; /* long keys: compares need stable slots */
+	uint32_t *lock = &f->buckets[h].lock;
+	char *s;
+	int ret;
+
+retry:
+	ret = 0;
+	if (section)
+		rcu_lock();
+	flat_lock(lock);
+	s = flat_find(f, h, tag, key, ks, small, &pos);
+	if (s) {
+		if (mode == BPFMAP_NOEXIST)
+			ret = -EEXIST;
+		else
+			flat_write_value(f, pos / FLAT_SLOTS, s, value);
+		goto out;
+	}
+	if (mode == BPFMAP_EXIST) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (__atomic_load_n(&f->count, __ATOMIC_RELAXED) >= map->max_entries) {
+		ret = -E2BIG;
+		goto out;
+	}
+	if (__atomic_fetch_add(&f->count, 1, __ATOMIC_RELAXED) >= map->max_entries) {
+		__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+		ret = -E2BIG;
+		goto out;
+	}
+	ret = flat_insert_locked(f, h, tag, key, small, value);
+	if (ret)
+		__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+out:
+	flat_unlock(lock);
+	if (section)
+		rcu_unlock();
+	if (ret == -EAGAIN) {
+		/* Every free slot awaits readers: reclaim, wait, retry; inside
+		 * a read-side section waiting would wait for ourselves. */
+		if (urcu_bp_read_ongoing()) {
+			flat_kick(f);
+			return -E2BIG;
+		}
+		flat_reclaim_sync(f);
+		goto retry;
+	}
+	return ret;
+}
+
+static int flat_remove(struct bpfmap *map, const void *key, void *value)
+{
+	struct flat *f = to_flat(map);
+	uint32_t ks = map->key_size, hash = flat_hash(f, key);
+	uint32_t h = flat_home(f, hash), pos;
+	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
+	bool section = ks > 8, kick = false;
+	uint32_t *lock = &f->buckets[h].lock;
+	char *s;
+
+	if (section)
+		rcu_lock();
+	flat_lock(lock);
+	s = flat_find(f, h, flat_tag(hash), key, ks, small, &pos);
+	if (s) {
+		if (value)
+			flat_copy_value_locked_out(f, s, value, false);
+		kick = flat_kill_locked(f, h, pos / FLAT_SLOTS, pos % FLAT_SLOTS);
+	}
+	flat_unlock(lock);
+	if (section)
+		rcu_unlock();
+	if (kick)
+		flat_kick(f);
+	return s ? 0 : -ENOENT;
+}
+
+static int flat_delete_elem(struct bpfmap *map, const void *key)
+{
+	return flat_remove(map, key, NULL);
+}
+
+static int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+{
+	return flat_remove(map, key, value);
+}
+
+/*
+ * Copy-out lookup without lock or read-side section: a match and the value
+ * copied from it count only if the slot's bucket had no writer busy before
+ * and its seq is unchanged after (a slot may be reused meanwhile: the reuse
+ * is a write under that seq).  A key present throughout is always found: its
+ * slot and key do not change while it lives.
+ */
+static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key, void *value,
+					  uint32_t ks, enum hash_kind kind)
+{
+	const struct flat_bucket *bk = f->buckets;
+	uint32_t hash = flat_hash_kind(f, key, kind), h = flat_home(f, hash);
+	uint64_t bcast = flat_tag(hash) * FLAT_BYTES_LO;
+	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
+	uint32_t md = flat_max_dist(f, h), b = h, d = 0;
+
+	for (;;) {
+		uint32_t s1 = __atomic_load_n(&bk[b].seq, __ATOMIC_ACQUIRE);
+		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+		bool again = false;
+
+		for (; m; m &= m - 1) {
+			const char *s = flat_slot(f, b, flat_first(m));
+
+			if (!flat_key_eq(s, key, ks, small))
+				continue;
+			if (unlikely(s1 & FLAT_SEQ_WRITERS)) {
+				again = true;
+				break;
+			}
+			shared_copy_out(value, s + f->key_pad, f->map.value_size);
+			if (unlikely(__atomic_load_n(&bk[b].seq, __ATOMIC_RELAXED) != s1)) {
+				again = true;
+				break;
+			}
+			if (map_has_lock(&f->map))
+				memset((char *)value + f->map.lock_off, 0,
+				       sizeof(struct bpfmap_spin_lock));
+			return 0;
+		}
+		if (again) {
+			cpu_relax();
+			continue; /* the same bucket again */
+		}
+		if (d++ >= md)
+			return -ENOENT;
+		b = flat_next_bucket(f, b);
+	}
+}
+
+/*
+ * Copy-out lookup of a key longer than 8 bytes: in a read-side section (the
+ * compare reads the slot's key in place, see flat_key_eq_long), the value
+ * copy validated by the seq against in-place updates.
+ */
+static int flat_lookup_copy_long(const struct flat *f, const void *key, void *value)
+{
+	uint32_t hash = flat_hash(f, key), pos, s1;
+	const uint32_t *seq;
+	char *s;
+
+	rcu_lock();
+	s = flat_find(f, flat_home(f, hash), flat_tag(hash), key, f->map.key_size, 0, &pos);
+	if (s) {
+		seq = &f->buckets[pos / FLAT_SLOTS].seq;
+		do {
+			while ((s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & FLAT_SEQ_WRITERS)
+				cpu_relax();
+			shared_copy_out(value, s + f->key_pad, f->map.value_size);
+		} while (__atomic_load_n(seq, __ATOMIC_RELAXED) != s1);
+		if (map_has_lock(&f->map))
+			memset((char *)value + f->map.lock_off, 0, sizeof(struct bpfmap_spin_lock));
+	}
+	rcu_unlock();
+	return s ? 0 : -ENOENT;
+}
+
+static int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
+{
+	struct flat *f = to_flat(map);
+	uint32_t ks = map->key_size;
+
+	if (flags & BPFMAP_F_LOCK) {
+		/* The value's lock word must not be recycled under us: stay in
+		 * a read-side section, where the match is exact too. */
+		uint32_t hash = flat_hash(f, key), pos;
+		char *s;
+
+		rcu_lock();
+		s = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
+			      ks <= 8 ? flat_small_key(key, ks) : 0, &pos);
+		if (s)
+			flat_copy_value_locked_out(f, s, value, true);
+		rcu_unlock();
+		return s ? 0 : -ENOENT;
+	}
+	if (f->hash_kind == HASH_U64)
+		return flat_lookup_copy(f, key, value, 8, HASH_U64);
+	if (f->hash_kind == HASH_U32)
+		return flat_lookup_copy(f, key, value, 4, HASH_U32);
+	if (ks <= 8)
+		return flat_lookup_copy(f, key, value, ks, f->hash_kind);
+	return flat_lookup_copy_long(f, key, value);
+}
+
+/* Program view: the caller is in a read-side section, so a slot seen live
+ * keeps its key until the section ends. */
+static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, uint32_t ks,
+					    enum hash_kind kind)
+{
+	struct flat *f = to_flat(map);
+	uint32_t hash = flat_hash_kind(f, key, kind), pos;
+	char *s = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
+			    ks <= 8 ? flat_small_key(key, ks) : 0, &pos);
+
+	return s ? s + f->key_pad : NULL;
+}
+
+static void *flat_lookup_k4(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_ptr(map, key, 4, HASH_U32);
+}
+
+static void *flat_lookup_k8(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_ptr(map, key, 8, HASH_U64);
+}
+
+static void *flat_lookup_any(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_ptr(map, key, map->key_size, to_flat(map)->hash_kind);
+}
+
+/*
+ * Program-view lookups of many keys, their cache misses overlapped: hash a
+ * chunk and prefetch the home buckets' metadata, then match the tags and
+ * prefetch the first candidate slot of each, then compare.
+ */
+#define FLAT_BULK_CHUNK 16
+
+static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys, uint32_t n,
+						void **values, uint32_t ks, enum hash_kind kind)
+{
+	uint32_t hash[FLAT_BULK_CHUNK];
+	int found = 0;
+
+	for (uint32_t base = 0; base < n; base += FLAT_BULK_CHUNK) {
+		uint32_t m = n - base < FLAT_BULK_CHUNK ? n - base : FLAT_BULK_CHUNK;
+		const char *k = keys + (size_t)base * ks;
+
+		for (uint32_t i = 0; i < m; i++) {
+			hash[i] = flat_hash_kind(f, k + (size_t)i * ks, kind);
+			__builtin_prefetch(&f->buckets[flat_home(f, hash[i])]);
+		}
+		for (uint32_t i = 0; i < m; i++) {
+			uint32_t h = flat_home(f, hash[i]);
+			uint64_t mt = flat_match(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_RELAXED),
+						 flat_tag(hash[i]) * FLAT_BYTES_LO);
+
+			if (mt)
+				__builtin_prefetch(flat_slot(f, h, flat_first(mt)));
+		}
+		for (uint32_t i = 0; i < m; i++) {
+			const char *key = k + (size_t)i * ks;
+			uint32_t pos;
+			char *sl = flat_find(f, flat_home(f, hash[i]), flat_tag(hash[i]), key, ks,
+					     ks <= 8 ? flat_small_key(key, ks) : 0, &pos);
+
+			values[base + i] = sl ? sl + f->key_pad : NULL;
+			found += sl != NULL;
+		}
+	}
+	return found;
+}
+
+static int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
+{
+	struct flat *f = to_flat(map);
+
+	switch (f->hash_kind) {
+	case HASH_U32:
+		return flat_lookup_bulk_sized(f, keys, n, values, 4, HASH_U32);
+	case HASH_U64:
+		return flat_lookup_bulk_sized(f, keys, n, values, 8, HASH_U64);
+	default:
+		return flat_lookup_bulk_sized(f, keys, n, values, map->key_size, f->hash_kind);
+	}
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+static size_t flat_mem_usage(const struct bpfmap *map)
+{
+	return to_flat(map)->mem_bytes;
+}
+
+static void flat_release(struct flat *f)
+{
+	free(f->wait_bits);
+	free(f->slots_mem);
+	free(f->buckets_mem);
+	free(f);
+}
+
+static void flat_free(struct bpfmap *map)
+{
+	struct flat *f = to_flat(map);
+
+	/* A reclamation callback may be queued or running: it touches f
+	 * until it stores rq = 0, its last access. */
+	while (__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE))
+		rcu_wait_deferred();
+	flat_release(f);
+}
+
+static void *align64(void *p)
+{
+	return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+/* Ask for transparent huge pages on the 2 MiB-aligned interior of a large
+ * array: lookups land anywhere in it, and TLB misses would double their cost.
+ * Advice only: failure changes nothing. */
+static void advise_huge(void *p, size_t len)
+{
+	const uintptr_t huge = 2u << 20;
+	uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t end = ((uintptr_t)p + len) & ~(huge - 1);
+
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
+/*
+ * Home slots for max_entries elements of slot_size bytes: about 8/7 of them,
+ * so a full map leaves a slot free per seven, but no more than keeps the bytes
+ * per element within slot_size + 16 (large elements), and always at least
+ * one more than max_entries.
+ */
+static uint64_t flat_home_slots(uint32_t max_entries, uint32_t slot_size)
+{
+	uint64_t by_load = ((uint64_t)max_entries * 8 + 6) / 7;
+	/* 2 bytes of bucket metadata per slot; 1 byte per element kept for
+	 * the fixed part and the bitmaps. */
+	uint64_t by_budget = (uint64_t)max_entries * (slot_size + 15) / (slot_size + 2);
+	uint64_t n = by_load < by_budget ? by_load : by_budget;
+
+	return n > max_entries ? n : (uint64_t)max_entries + 1;
+}
+
+/* Spare slots (beyond max_entries) every map gets, bounded in bytes: deleted
+ * slots wait for a grace period before reuse, and these let deletes and
+ * inserts go on meanwhile. */
+#define FLAT_SPARE_MIN 1024
+#define FLAT_SPARE_MAX_BYTES (256 << 10)
+
+static uint64_t flat_spare_min(uint32_t slot_size)
+{
+	uint64_t n = FLAT_SPARE_MAX_BYTES / slot_size;
+
+	return n < FLAT_SPARE_MIN ? n : FLAT_SPARE_MIN;
+}
+
+struct bpfmap *flat_alloc(const struct map_params *p, int *err)
+{
+	struct flat *f = calloc(1, sizeof(*f));
+	uint64_t key_pad = ROUND_UP((uint64_t)p->key_size, 8);
+	uint64_t slot_size = key_pad + ROUND_UP((uint64_t)p->value_size, 8);
+	uint64_t home_slots, n_slots, n_buckets;
+	size_t bucket_bytes, slot_bytes;
+	void *(*lookup)(struct bpfmap *, const void *) = flat_lookup_any;
+
+	if (!f || slot_size > UINT32_MAX)
+		goto nomem;
+	home_slots = flat_home_slots(p->max_entries, (uint32_t)slot_size);
+	n_slots = (uint64_t)p->max_entries + flat_spare_min((uint32_t)slot_size);
+	if (n_slots < home_slots)
+		n_slots = home_slots;
+	n_buckets = (n_slots + FLAT_SLOTS - 1) / FLAT_SLOTS;
+	if (n_buckets > UINT32_MAX / FLAT_SLOTS || slot_size * n_slots > SIZE_MAX / 2)
+		goto nomem;
+	f->n_slots = (uint32_t)n_slots;
+	f->n_buckets = (uint32_t)n_buckets;
+	f->n_homes = (uint32_t)((home_slots + FLAT_SLOTS - 1) / FLAT_SLOTS);
+	f->slot_size = (uint32_t)slot_size;
+	f->slot_shift = (slot_size & (slot_size - 1)) ? 0 : (uint32_t)__builtin_ctzll(slot_size);
+	f->bucket_stride = (size_t)slot_size * FLAT_SLOTS;
+	f->key_pad = (uint32_t)key_pad;
+	f->bits_words = (f->n_buckets + 63) / 64;
+	f->cursor_end = roundup_pow_of_two_u32(p->max_entries);
+	/* Reclaim once half the homes' spare slots are dead (not the overflow
+	 * buckets': they are for when reclamation lags). */
+	f->kick_at = (uint32_t)((f->n_homes * (uint64_t)FLAT_SLOTS - p->max_entries) / 2);
+	if (!f->kick_at)
+		f->kick_at = 1;
+	bucket_bytes = (size_t)n_buckets * sizeof(struct flat_bucket) + 63;
+	slot_bytes = (size_t)(n_slots * slot_size) + 63;
+	f->buckets_mem = calloc(1, bucket_bytes);
+	if (!f->buckets_mem)
+		goto nomem;
+	f->slots_mem = calloc(1, slot_bytes);
+	if (!f->slots_mem)
+		goto nomem;
+	f->wait_bits = calloc(3 * (size_t)f->bits_words, sizeof(uint64_t));
+	if (!f->wait_bits)
+		goto nomem;
+	f->queued_bits = f->wait_bits + f->bits_words;
+	f->sync_bits = f->queued_bits + f->bits_words;
+	f->buckets = align64(f->buckets_mem);
+	f->slots = align64(f->slots_mem);
+	advise_huge(f->buckets_mem, bucket_bytes);
+	advise_huge(f->slots_mem, slot_bytes);
+	/* A short last bucket: its missing slots stay BUSY for ever. */
+	for (uint64_t i = n_slots - (n_buckets - 1) * FLAT_SLOTS; i < FLAT_SLOTS; i++)
+		f->buckets[n_buckets - 1].tags |= (uint64_t)FLAT_BUSY << (8 * i);
+	f->mem_bytes = sizeof(*f) + bucket_bytes + slot_bytes +
+		       3 * (size_t)f->bits_words * sizeof(uint64_t);
+
+	f->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
+	f->hash_kind = hash_kind_for_key_size(p->key_size);
+	f->hash = hash_fn_for_kind(f->hash_kind);
+	if (f->hash_kind == HASH_U32)
+		lookup = flat_lookup_k4;
+	else if (f->hash_kind == HASH_U64)
+		lookup = flat_lookup_k8;
+	map_init_common(&f->map, p, &flat_ops, lookup);
+	return &f->map;
+
+nomem:
+	if (f)
+		flat_release(f);
+	*err = -ENOMEM;
+	return NULL;
+}
+
+const struct map_ops flat_ops = {
+	.alloc = flat_alloc,
+	.free = flat_free,
+	.lookup_elem = flat_lookup_elem,
+	.update_elem = flat_update_elem,
+	.delete_elem = flat_delete_elem,
+	.lookup_and_delete_elem = flat_lookup_and_delete_elem,
+	.get_next_key = flat_get_next_key,
+	.lookup_batch = flat_lookup_batch,
+	.mem_usage = flat_mem_usage,
+	.lookup_bulk = flat_lookup_bulk,
+};

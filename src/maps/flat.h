@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_HASH, preallocated: a flat table of slots in buckets of eight.
+ *
+ * Layout.  n_buckets buckets (not a power of two: a hash maps to its "home"
+ * bucket by fastrange, (hash * n_homes) >> 32; n_homes == n_buckets except in
+ * small maps, which get overflow buckets after the homes, see below).  Each
+ * bucket has 16 bytes of metadata, kept apart from the slots:
+ *  - tags: one byte per slot.  EMPTY (free), BUSY (claimed by an inserter, or
+ *    a slot past the end of a short last bucket), WAIT (deleted; readers may
+ *    still hold it), QUEUED or SYNCQ (deleted; a grace period is running for
+ *    it), or a live tag 0x80..0xff (0x80 | 7 bits of the key's hash);
+ *  - seq: low 8 bits count the writers busy on the bucket's slots, the high
+ *    24 bits are a version bumped when each finishes (a seqcount that
+ *    tolerates several writers, who hold different home locks);
+ *  - lock: bit 0 is the spin lock of the bucket *as a home*; bits 16..31 are
+ *    the home's max displacement (FLAT_DIST_ANY: unbounded).
+ * Slots hold the key padded to 8 bytes, then the value padded to 8; slot i of
+ * bucket b sits at index b * 8 + i of one array.  There are about 8/7 as many
+ * slots as max_entries (fewer for large elements, to stay within the memory
+ * budget; always at least max_entries + 1).  Small maps get at least
+ * FLAT_SPARE_MIN spare slots (fewer for large elements) in overflow buckets
+ * after the homes, so that deletes and inserts can go on at full speed while
+ * deleted slots await a grace period; the homes stay as many as 8/7 x
+ * max_entries needs, so batch cursors fit the kernel's bucket count.
+ *
+ * Placement.  A key lives in its home bucket h or in h + d (cyclically) for
+ * d <= max_dist(h); keys never move.  Lookups scan those buckets, match the
+ * tag bytes eight at a time (SWAR), then compare keys (one atomic load for
+ * keys of at most 8 bytes, memcmp for longer ones).  Deleting a home's
+ * farthest key lowers its max_dist to the farthest one left.
+ *
+ * Writers.  Every change to a key (insert, update in place, delete) holds its
+ * home bucket's lock, so keys are unique and NOEXIST/EXIST are exact.  An
+ * insert claims an EMPTY slot by CAS of the tag word, writes key and value
+ * inside the slot bucket's seq, and publishes the tag with release; max_dist
+ * is raised before.  The element count (E2BIG) is an atomic against
+ * max_entries; with more slots than max_entries an EMPTY or deleted slot
+ * always exists below it.
+ *
+ * Deletion and reuse.  A delete turns the tag to WAIT; the slot becomes
+ * EMPTY only after an RCU grace period, so a program-view pointer stays valid
+ * (the same key's value) until the read-side section that got it ends, as
+ * for the chained table.  Reclamation is batched per map: one rcu_head, a
+ * bitmap of buckets with WAIT slots, one of buckets with QUEUED ones and one
+ * of buckets with SYNCQ ones.
+ * When the deleted slots pile up (kick_at), the deleter moves WAIT to QUEUED
+ * and queues the callback, which turns QUEUED into EMPTY.  An insert that
+ * finds no EMPTY slot (all spare slots await readers) reclaims them itself:
+ * WAIT and QUEUED to SYNCQ, one synchronize_rcu(), SYNCQ to EMPTY (liburcu's
+ * callback thread batches grace periods 10 ms apart: too slow to wait for).
+ * Inside a read-side section it cannot wait for readers (itself among them):
+ * it queues reclamation and fails with -E2BIG instead.  An insert of a key
+ * whose deleted slot still awaits reclamation takes that slot back (an update
+ * in place, as far as readers can tell), so churn on the same keys leaves no
+ * trail of waiting slots.
+ *
+ * Readers.  Copy-out lookups of keys up to 8 bytes take no lock and enter no
+ * read-side section: they validate a match and its value copy with the slot
+ * bucket's seq.  Everything else that compares or reads keys in place (the
+ * program view, copy-outs of longer keys, writers of longer keys, iteration)
+ * runs in a read-side section: a slot seen live (or WAIT) there is not reused
+ * before it ends.  Updates in place of values of at most 8 bytes (without a
+ * spin lock) are one atomic store and skip the seq.
+ * Batch operations use the home bucket as their unit, under its lock, so a
+ * home's elements form one consistent snapshot, and the cursor is a home
+ * index (the walk ends at roundup_pow_of_two(max_entries), the kernel's bucket
+ * count, so cursors behave as the kernel's).
+ */
+#ifndef BPFMAP_MAPS_FLAT_H
+#define BPFMAP_MAPS_FLAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/map.h"
+#include "core/rcu.h"
+#include "hash/fast_hash.h"
+#include "hash/hash_select.h"
+#include "util/compiler.h"
+
+#define FLAT_SLOTS 8
+
+/* Tag bytes. */
+#define FLAT_EMPTY 0
+#define FLAT_BUSY 1
+#define FLAT_WAIT 2
+#define FLAT_QUEUED 3
+#define FLAT_SYNCQ 4 /* deleted; an inserter's own grace period covers it */
+#define FLAT_TAG_MIN 0x80 /* live tags: 0x80 | 7 bits of the hash */
+
+#define FLAT_SEQ_WRITERS 0xffu /* writers busy on the bucket */
+#define FLAT_SEQ_DONE 0xffu    /* added when a writer ends: +0x100 - 1 */
+
+#define FLAT_LOCK_BIT 1u
+#define FLAT_DIST_SHIFT 16
+#define FLAT_DIST_ANY 0xffffu
+
+#define FLAT_BYTES_LO 0x0101010101010101ULL
+#define FLAT_BYTES_7F 0x7f7f7f7f7f7f7f7fULL
+#define FLAT_BYTES_HI 0x8080808080808080ULL
+
+struct flat_bucket {
+	uint64_t tags; /* atomic */
+	uint32_t seq;  /* atomic */
+	uint32_t lock; /* atomic: lock bit, max displacement of this home */
+};
+
+struct flat {
+	struct bpfmap map;
+	struct flat_bucket *buckets;
+	char *slots;
+	hash_fn hash;
+	uint64_t seed;
+	uint32_t n_homes;    /* buckets a hash maps to: 0 .. n_homes - 1 */
+	uint32_t n_buckets;  /* n_homes, then overflow buckets (small maps) */
+	uint32_t n_slots;    /* real slots; n_buckets * 8 minus a short last bucket */
+	uint32_t slot_size;  /* key_pad + value padded to 8 */
+	uint32_t slot_shift; /* log2(slot_size) if a power of two, else 0 */
+	size_t bucket_stride; /* 8 * slot_size */
+	uint32_t key_pad;    /* offset of the value in a slot */
+	uint32_t cursor_end; /* batch cursor after the last home */
+	uint32_t count;      /* atomic: elements live or being inserted */
+	uint32_t dead;       /* atomic: WAIT + QUEUED slots */
+	uint32_t kick_at;    /* dead slots that start a reclamation */
+	uint32_t rq;         /* atomic: 1 while the reclamation callback is queued or runs */
+	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
+	uint32_t bits_words; /* words of each bucket bitmap */
+	enum hash_kind hash_kind;
+	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
+	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
+	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
+	struct rcu_head rcu;
+	void *buckets_mem, *slots_mem; /* raw allocations (aligned inside) */
+	size_t mem_bytes;
+};
+
+static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
+{
+	return container_of(map, struct flat, map);
+}
+
+/* The map's hash of @key; @kind is a constant in specialised paths, so the
+ * word-sized hashes inline there. */
+static ALWAYS_INLINE uint32_t flat_hash_kind(const struct flat *f, const void *key,
+					     enum hash_kind kind)
+{
+	if (kind == HASH_U32)
+		return fast_hash_u32(load_u32(key), f->seed);
+	if (kind == HASH_U64)
+		return fast_hash_u64_mem(key, f->seed);
+	return f->hash(key, f->map.key_size, f->seed);
+}
+
+static ALWAYS_INLINE uint32_t flat_hash(const struct flat *f, const void *key)
+{
+	return flat_hash_kind(f, key, f->hash_kind);
+}
+
+static ALWAYS_INLINE uint32_t flat_home(const struct flat *f, uint32_t hash)
+{
+	return (uint32_t)(((uint64_t)hash * f->n_homes) >> 32);
+}
+
+/* The tag byte of a hash: 0x80..0xff, from its low bits (the home uses the
+ * high bits). */
+static ALWAYS_INLINE uint32_t flat_tag(uint32_t hash)
+{
+	return FLAT_TAG_MIN | (hash & 0x7fu);
+}
+
+/* 0x80 in each byte of tags equal to the byte broadcast in bcast, else 0
+ * (exact: no false positives). */
+static ALWAYS_INLINE uint64_t flat_match(uint64_t tags, uint64_t bcast)
+{
+	uint64_t x = tags ^ bcast;
+
+	return ~(((x & FLAT_BYTES_7F) + FLAT_BYTES_7F) | x) & FLAT_BYTES_HI;
+}
+
+/* 0x80 in each byte holding a live tag (>= FLAT_TAG_MIN). */
+static ALWAYS_INLINE uint64_t flat_live(uint64_t tags)
+{
+	return tags & FLAT_BYTES_HI;
+}
+
+/* The slot of a match mask's lowest byte. */
+static ALWAYS_INLINE uint32_t flat_first(uint64_t mask)
+{
+	return (uint32_t)__builtin_ctzll(mask) >> 3;
+}
+
+static ALWAYS_INLINE char *flat_slot(const struct flat *f, uint32_t b, uint32_t i)
+{
+	/* The bucket's base does not wait for the tag match. */
+	char *base = f->slots + (size_t)b * f->bucket_stride;
+
+	return base + (f->slot_shift ? (size_t)i << f->slot_shift : (size_t)i * f->slot_size);
+}
+
+static ALWAYS_INLINE uint32_t flat_next_bucket(const struct flat *f, uint32_t b)
+{
+	return ++b == f->n_buckets ? 0 : b;
+}
+
+/* How far past home h its keys may lie (buckets), from the lock word. */
+static ALWAYS_INLINE uint32_t flat_dist_of(const struct flat *f, uint32_t lockword)
+{
+	uint32_t d = lockword >> FLAT_DIST_SHIFT;
+
+	return d == FLAT_DIST_ANY ? f->n_buckets - 1 : d;
+}
+
+static ALWAYS_INLINE uint32_t flat_max_dist(const struct flat *f, uint32_t h)
+{
+	return flat_dist_of(f, __atomic_load_n(&f->buckets[h].lock, __ATOMIC_ACQUIRE));
+}
+
+/* A key of at most 8 bytes as the slot stores it: zero-padded, one word. */
+static ALWAYS_INLINE uint64_t flat_small_key(const void *key, uint32_t ks)
+{
+	uint64_t k = 0;
+
+	if (ks == 8) {
+		/* Two halves: callers often write keys with 4-byte stores, and an
+		 * 8-byte load of them would stall on store forwarding. */
+		k = load_u32(key) | (uint64_t)load_u32((const char *)key + 4) << 32;
+	} else if (ks == 4) {
+		uint32_t v;
+
+		memcpy(&v, key, 4);
+		k = v;
+	} else {
+		memcpy(&k, key, ks);
+	}
+	return k;
+}
+
+/* Compare a slot's key (longer than 8 bytes) with @key.  Every path that
+ * compares long keys runs in a read-side section (or holds the key's home
+ * lock): a slot whose tag was seen live or WAIT there is not reused before
+ * the section ends, so its key bytes are stable and a plain memcmp is
+ * race-free (the key's stores happen before the tag's release store that the
+ * caller's acquire load saw). */
+static inline bool flat_key_eq_long(const char *slot, const void *key, uint32_t ks)
+{
+	/* Long keys span several cache lines: ask for all of them at once
+	 * rather than one miss after the other inside memcmp. */
+	for (uint32_t off = 64; off < ks; off += 64)
+		__builtin_prefetch(slot + off);
+	return !memcmp(slot, key, ks);
+}
+
+static ALWAYS_INLINE bool flat_key_eq(const char *slot, const void *key, uint32_t ks,
+				      uint64_t small)
+{
+	if (ks <= 8)
+		return __atomic_load_n((const uint64_t *)(const void *)slot, __ATOMIC_ACQUIRE) ==
+		       small;
+	return flat_key_eq_long(slot, key, ks);
+}
+
+/*
+ * The slot holding @key among home h's buckets, or NULL; *pos_out gets its
+ * index (bucket * 8 + slot).  Exact when the caller holds h's lock or is in a read-side section
+ * (or the key fits a word); otherwise a match must be validated by the seq.
+ */
+static ALWAYS_INLINE char *flat_find(const struct flat *f, uint32_t h, uint32_t tag,
+				     const void *key, uint32_t ks, uint64_t small,
+				     uint32_t *pos_out)
+{
+	const struct flat_bucket *bk = f->buckets;
+	uint64_t bcast = tag * FLAT_BYTES_LO;
+	uint32_t md = flat_max_dist(f, h), b = h;
+
+	for (uint32_t d = 0;; d++) {
+		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+
+		while (m) {
+			uint32_t i = flat_first(m);
+			char *s = flat_slot(f, b, i);
+
+			if (flat_key_eq(s, key, ks, small)) {
+				*pos_out = b * FLAT_SLOTS + i;
+				return s;
+			}
+			m &= m - 1;
+		}
+		if (d >= md)
+			return NULL;
+		b = flat_next_bucket(f, b);
+	}
+}
+
+/* Home locks. */
+void flat_lock_slow(uint32_t *word);
+
+static ALWAYS_INLINE void flat_lock(uint32_t *word)
+{
+	if (likely(!(__atomic_fetch_or(word, FLAT_LOCK_BIT, __ATOMIC_ACQUIRE) & FLAT_LOCK_BIT)))
+		return;
+	flat_lock_slow(word);
+}
+
+static ALWAYS_INLINE void flat_unlock(uint32_t *word)
+{
+	/* Only the holder changes the distance bits. */
+	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	__atomic_store_n(word, w & ~FLAT_LOCK_BIT, __ATOMIC_RELEASE);
+}
+
+/* Bucket seq, writer side: enter (waits if 255 writers are busy), leave. */
+static ALWAYS_INLINE void flat_seq_enter(uint32_t *seq)
+{
+	uint32_t s = __atomic_load_n(seq, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if (unlikely((s & FLAT_SEQ_WRITERS) == FLAT_SEQ_WRITERS)) {
+			cpu_relax();
+			s = __atomic_load_n(seq, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (__atomic_compare_exchange_n(seq, &s, s + 1, true, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static ALWAYS_INLINE void flat_seq_leave(uint32_t *seq)
+{
+	__atomic_fetch_add(seq, FLAT_SEQ_DONE, __ATOMIC_RELEASE);
+}
+
+/* Copy @f's value in slot @s out to @dst; the spin lock field reads as zero. */
+void flat_copy_value_locked_out(const struct flat *f, char *s, void *dst, bool with_lock);
+
+/* Delete the element in slot i of bucket b; its home h is locked (and the
+ * caller in a read-side section if keys are longer than 8 bytes).  Returns
+ * true when reclamation should be started (flat_kick) after unlocking. */
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i);
+
+/* Start reclaiming deleted slots if no reclamation is under way. */
+void flat_kick(struct flat *f);
+
+struct bpfmap *flat_alloc(const struct map_params *p, int *err);
+
+int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key);
+int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
+		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
+		      bool do_delete);
+
+extern const struct map_ops flat_ops;
+
+#endif

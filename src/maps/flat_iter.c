@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_HASH, preallocated (maps/flat.h): iteration.
+ *
+ * get_next_key walks the slots in order (bucket, then slot), inside a
+ * read-side section so a slot seen live keeps its key while it is copied.
+ *
+ * Batch operations use the kernel's protocol with the home bucket as the
+ * unit: the cursor is a home index; a call takes all the elements of one
+ * home, under its lock (a consistent snapshot; lookup_and_delete_batch
+ * deletes them under it too), or none if they do not fit (-ENOSPC when
+ * nothing was copied yet).  A home's elements lie in buckets h .. h +
+ * max_dist(h), mixed with other homes' elements: the home of each candidate
+ * is recomputed from its key.  Since a key always has the same home, a
+ * key deleted and re-inserted during a pass never comes back in that pass.
+ * The walk ends with the cursor at roundup_pow_of_two(max_entries), the
+ * kernel's bucket count, so cursors past the homes behave as the kernel's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps/flat.h"
+#include "util/shared_copy.h"
+
+int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
+{
+	struct flat *f = to_flat(map);
+	uint32_t ks = map->key_size, start = 0;
+	int ret = -ENOENT;
+
+	rcu_lock();
+	if (key) {
+		uint32_t hash = flat_hash(f, key), pos;
+
+		if (flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
+			      ks <= 8 ? flat_small_key(key, ks) : 0, &pos))
+			start = pos + 1;
+		/* An absent key restarts the walk, as in the kernel. */
+	}
+	for (uint32_t b = start / FLAT_SLOTS; b < f->n_buckets; b++) {
+		uint64_t live = flat_live(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE));
+
+		if (b == start / FLAT_SLOTS)
+			live &= ~0ULL << (8 * (start % FLAT_SLOTS));
+		if (live) {
+			shared_copy_out(next_key, flat_slot(f, b, flat_first(live)), ks);
+			ret = 0;
+			break;
+		}
+	}
+	rcu_unlock();
+	return ret;
+}
+
+/*
+ * Count (keys == NULL) or copy out (and maybe delete) the elements of home h,
+ * whose lock is held, inside a read-side section.  tmp holds one key.
+ */
+static uint32_t flat_home_walk(struct flat *f, uint32_t h, char *tmp, char *keys,
+			       char *values, bool with_lock, bool do_delete, bool *kick)
+{
+	const struct bpfmap *map = &f->map;
+	uint32_t ks = map->key_size, vs = map->value_size;
+	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->buckets[h].lock, __ATOMIC_RELAXED));
+	uint32_t b = h, n = 0;
+
+	for (uint32_t d = 0; d <= md; d++, b = flat_next_bucket(f, b)) {
+		uint64_t live = flat_live(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE));
+
+		for (; live; live &= live - 1) {
+			uint32_t i = flat_first(live);
+			char *s = flat_slot(f, b, i);
+
+			shared_copy_out(tmp, s, ks);
+			if (flat_home(f, flat_hash(f, tmp)) != h)
+				continue;
+			if (keys) {
+				memcpy(keys + (size_t)n * ks, tmp, ks);
+				flat_copy_value_locked_out(f, s, values + (size_t)n * vs, with_lock);
+				if (do_delete && flat_kill_locked(f, h, b, i))
+					*kick = true;
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
+int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
+		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
+		      bool do_delete)
+{
+	struct flat *f = to_flat(map);
+	bool with_lock = elem_flags & BPFMAP_F_LOCK, kick = false;
+	uint32_t ks = map->key_size, vs = map->value_size;
+	uint32_t max_count = *count, total = 0, batch = 0;
+	char stack_key[64], *tmp = stack_key;
+	int ret = -ENOENT;
+
+	*count = 0;
+	if (in_batch)
+		memcpy(&batch, in_batch, sizeof(batch));
+	if (batch >= f->cursor_end)
+		return -ENOENT;
+	if (ks > sizeof(stack_key)) {
+		tmp = malloc(ks);
+		if (!tmp)
+			return -ENOMEM;
+	}
+
+	rcu_lock();
+	for (; batch < f->n_homes; batch++) {
+		uint32_t *lock = &f->buckets[batch].lock;
+		uint32_t n;
+
+		flat_lock(lock);
+		n = flat_home_walk(f, batch, tmp, NULL, NULL, false, false, NULL);
+		if (n > max_count - total) {
+			flat_unlock(lock);
+			ret = total ? 0 : -ENOSPC;
+			break;
+		}
+		if (n)
+			flat_home_walk(f, batch, tmp, (char *)keys + (size_t)total * ks,
+				       (char *)values + (size_t)total * vs, with_lock, do_delete,
+				       &kick);
+		flat_unlock(lock);
+		total += n;
+	}
+	if (batch >= f->n_homes)
+		batch = f->cursor_end;
+	rcu_unlock();
+	if (kick)
+		flat_kick(f);
+	memcpy(out_batch, &batch, sizeof(batch));
+	*count = total;
+	if (tmp != stack_key)
+		free(tmp);
+	return ret;
+}

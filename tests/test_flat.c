@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * White-box tests of the flat layout of preallocated HASH maps (maps/flat.h):
+ * the tag arithmetic, geometry and the memory figure, probing past a full
+ * home bucket (displacement, wrap-around, max_dist), a short last bucket,
+ * deferred reuse of deleted slots (inside and outside read-side sections),
+ * batch cursors by home, and a small concurrent run where many homes share
+ * buckets.  Maps are made with flat_alloc() directly, so these tests do not
+ * depend on how bpfmap_create() routes preallocated maps.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "maps/flat.h"
+
+static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags,
+				int32_t lock_off)
+{
+	struct map_params p = {
+		.type = BPFMAP_TYPE_HASH,
+		.key_size = ks,
+		.value_size = vs,
+		.max_entries = me,
+		.map_flags = flags,
+		.lock_off = lock_off,
+	};
+	int err = 0;
+	struct bpfmap *m = flat_alloc(&p, &err);
+
+	assert_non_null(m);
+	assert_ptr_equal(m->ops, &flat_ops);
+	return m;
+}
+
+/* The map's hash of a u32 key (in a wider buffer: the compiler sees the
+ * 8-byte hash path too, dead for 4-byte keys). */
+static uint32_t hash_u32_key(const struct flat *f, uint32_t k)
+{
+	uint64_t buf = k;
+
+	return flat_hash(f, &buf);
+}
+
+/* The next u32 key from *next on whose home bucket is h. */
+static uint32_t key_with_home(const struct flat *f, uint32_t h, uint32_t *next)
+{
+	for (;; (*next)++)
+		if (flat_home(f, hash_u32_key(f, *next)) == h)
+			return (*next)++;
+}
+
+/* Where key k (u32) is stored: its slot index, or UINT32_MAX. */
+static uint32_t pos_of(const struct flat *f, uint32_t k)
+{
+	uint32_t hash = hash_u32_key(f, k), pos;
+
+	if (!flat_find(f, flat_home(f, hash), flat_tag(hash), &k, 4, k, &pos))
+		return UINT32_MAX;
+	return pos;
+}
+
+static uint64_t tag_byte(const struct flat *f, uint32_t pos)
+{
+	return (__atomic_load_n(&f->buckets[pos / 8].tags, __ATOMIC_RELAXED) >> (8 * (pos % 8))) &
+	       0xff;
+}
+
+static void test_swar(void **state)
+{
+	(void)state;
+	uint64_t x = 0x243f6a8885a308d3ULL;
+
+	for (int n = 0; n < 200000; n++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t tags = x;
+		unsigned t = (unsigned)(x >> 40) & 0xff;
+
+		/* Sprinkle the special values in. */
+		if (n & 1)
+			tags &= 0x03ff03ff03ff03ffULL | (n & 2 ? 0xff00ff00ff00ff00ULL : 0);
+		if (n & 4)
+			t |= FLAT_TAG_MIN;
+		uint64_t m = flat_match(tags, t * FLAT_BYTES_LO), live = flat_live(tags);
+
+		for (int i = 0; i < 8; i++) {
+			unsigned byte = (unsigned)(tags >> (8 * i)) & 0xff;
+
+			assert_int_equal(!!(m & (0x80ULL << (8 * i))), byte == t);
+			assert_int_equal(!!(live & (0x80ULL << (8 * i))), byte >= FLAT_TAG_MIN);
+			assert_int_equal(m & ~FLAT_BYTES_HI, 0);
+		}
+	}
+	for (uint32_t h = 0; h < 65536; h++) {
+		uint32_t t = flat_tag(h * 2654435761u);
+
+		assert_true(t >= FLAT_TAG_MIN && t <= 255);
+	}
+}
+
+static void test_geometry(void **state)
+{
+	(void)state;
+	static const uint32_t sizes[][2] = { { 8, 8 }, { 4, 8 }, { 4, 4 }, { 1, 1 }, { 16, 8 },
+					     { 16, 16 }, { 32, 8 }, { 64, 8 }, { 4, 100 },
+					     { 100, 4 }, { 128, 128 }, { 1024, 8 }, { 8, 1000 } };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t ks = sizes[i][0], vs = sizes[i][1], me = 20000;
+		struct bpfmap *m = flat_make(ks, vs, me, 0, -1);
+		struct flat *f = to_flat(m);
+		size_t kv = ROUND_UP(ks, 8) + ROUND_UP(vs, 8);
+		double per = (double)bpfmap_mem_usage(m) / me;
+
+		assert_true(f->n_slots > me);
+		assert_true(f->n_slots <= (uint64_t)me * 8 / 7 + 1);
+		assert_int_equal(f->n_buckets, (f->n_slots + 7) / 8);
+		assert_int_equal(f->slot_size, kv);
+		assert_int_equal(f->cursor_end, 32768);
+		assert_true(per <= (double)kv + 16);
+		if (ks == 8 && vs == 8)
+			assert_true(per <= 24.0);
+		print_message("  key %4u value %4u: %u slots (%.3f x max_entries), %.2f B/elem "
+			      "(budget %zu)\n", ks, vs, f->n_slots, (double)f->n_slots / me, per,
+			      ks == 8 && vs == 8 ? (size_t)24 : kv + 16);
+		/* The exact figure: everything allocated. */
+		size_t want = sizeof(*f) + (size_t)f->n_buckets * 16 + 63 +
+			      (size_t)f->n_slots * f->slot_size + 63 + 3 * 8 * (size_t)f->bits_words;
+		assert_int_equal(bpfmap_mem_usage(m), want);
+		bpfmap_free(m);
+	}
+	/* 1M entries of 8 + 8 bytes, the memory target. */
+	struct bpfmap *m = flat_make(8, 8, 1000000, 0, -1);
+	double per = (double)bpfmap_mem_usage(m) / 1000000;
+	print_message("  1M x (8 + 8): %.2f B/elem\n", per);
+	assert_true(per <= 24.0);
+	bpfmap_free(m);
+}
+
+/* Tiny maps: a short last bucket whose missing slots are never used. */
+static void test_short_bucket(void **state)
+{
+	(void)state;
+	for (uint32_t me = 1; me <= 20; me++) {
+		struct bpfmap *m = flat_make(4, 8, me, BPFMAP_F_ZERO_SEED, -1);
+		struct flat *f = to_flat(m);
+		uint64_t v;
+
+		assert_true(f->n_slots >= me + 1);
+		for (uint32_t k = 0; k < me; k++) {
+			v = k * 10;
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		}
+		uint32_t k = me;
+		assert_errno(bpfmap_update_elem(m, &k, &v, BPFMAP_ANY), E2BIG);
+		assert_int_equal(walk_count(m, 4), me);
+		for (k = 0; k < me; k++) {
+			uint32_t pos = pos_of(f, k);
+
+			assert_true(pos < f->n_slots);
+			assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+			assert_int_equal(v, k * 10);
+		}
+		/* The reserved tail of the last bucket stays BUSY. */
+		for (uint32_t pos = f->n_slots; pos < f->n_buckets * 8; pos++)
+			assert_int_equal(tag_byte(f, pos), FLAT_BUSY);
+		bpfmap_free(m);
+	}
+}
+
+/* Fill home 0 past its bucket: later keys go to bucket 1, 2, ... and
+ * max_dist(0) follows; all of them are found, walked and batched. */
+static void test_displacement(void **state)
+{
+	(void)state;
+	const uint32_t me = 200;
+	struct bpfmap *m = flat_make(4, 8, me, BPFMAP_F_ZERO_SEED, -1);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, keys[20];
+	uint64_t v;
+
+	for (int i = 0; i < 20; i++) {
+		keys[i] = key_with_home(f, 0, &next);
+		v = keys[i] + 1;
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+		uint32_t pos = pos_of(f, keys[i]);
+		assert_int_equal(pos / 8, (uint32_t)i / 8); /* first EMPTY from home on */
+		assert_int_equal(flat_max_dist(f, 0), (uint32_t)i / 8);
+	}
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(bpfmap_lookup_elem(m, &keys[i], &v), 0);
+		assert_int_equal(v, keys[i] + 1);
+	}
+	/* Other homes' keys share bucket 1 and 2 with home 0's. */
+	uint32_t k1 = key_with_home(f, 1, &next), k2 = key_with_home(f, 2, &next);
+	v = 7;
+	assert_int_equal(bpfmap_update_elem(m, &k1, &v, 0), 0);
+	assert_int_equal(bpfmap_update_elem(m, &k2, &v, 0), 0);
+	assert_int_equal(pos_of(f, k1) / 8, 2); /* bucket 1 is full of home 0 */
+	assert_int_equal(pos_of(f, k2) / 8, 2);
+	assert_int_equal(flat_max_dist(f, 1), 1);
+	assert_int_equal(flat_max_dist(f, 2), 0);
+	assert_int_equal(walk_count(m, 4), 22);
+
+	/* Batch by home: home 0's 20 elements come in one call or not at all. */
+	uint32_t bk[32], cursor = 0, count = 19;
+	uint64_t bv[32];
+	assert_errno(bpfmap_lookup_batch(m, NULL, &cursor, bk, bv, &count, NULL), ENOSPC);
+	assert_int_equal(count, 0);
+	assert_int_equal(cursor, 0);
+	count = 20;
+	assert_int_equal(bpfmap_lookup_batch(m, NULL, &cursor, bk, bv, &count, NULL), 0);
+	assert_int_equal(count, 20);
+	assert_int_equal(cursor, 1);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(bv[i], bk[i] + 1);
+	count = 1;
+	assert_int_equal(bpfmap_lookup_batch(m, &cursor, &cursor, bk, bv, &count, NULL), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(bk[0], k1);
+	assert_int_equal(cursor, 2);
+
+	/* Deleting a displaced key: its slot waits for a grace period. */
+	uint32_t pos = pos_of(f, keys[12]);
+	assert_int_equal(bpfmap_delete_elem(m, &keys[12]), 0);
+	uint64_t t = tag_byte(f, pos);
+	assert_true(t == FLAT_WAIT || t == FLAT_QUEUED);
+	assert_errno(bpfmap_lookup_elem(m, &keys[12], &v), ENOENT);
+	rcu_wait_deferred();
+	flat_kick(f);
+	rcu_wait_deferred();
+	assert_int_equal(tag_byte(f, pos), FLAT_EMPTY);
+	assert_int_equal(__atomic_load_n(&f->dead, __ATOMIC_RELAXED), 0);
+	/* Re-inserted, it takes the first EMPTY slot from home: the same one. */
+	assert_int_equal(bpfmap_update_elem(m, &keys[12], &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(pos_of(f, keys[12]), pos);
+	bpfmap_free(m);
+}
+
+/* The last home spills into bucket 0 (the table is cyclic).  A map with
+ * enough entries that homes and buckets coincide (no overflow buckets). */
+static void test_wraparound(void **state)
+{
+	(void)state;
+	const uint32_t me = 8000;
+	struct bpfmap *m = flat_make(4, 8, me, BPFMAP_F_ZERO_SEED, -1);
+	struct flat *f = to_flat(m);
+	uint32_t last = f->n_buckets - 1, next = 0, keys[24], room;
+	uint64_t v = 1;
+
+	assert_int_equal(f->n_homes, f->n_buckets);
+	room = f->n_slots - last * 8; /* real slots in the last bucket */
+	assert_true(room < 8);
+	for (uint32_t i = 0; i < room + 3; i++) {
+		keys[i] = key_with_home(f, last, &next);
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = room; i < room + 3; i++)
+		assert_int_equal(pos_of(f, keys[i]) / 8, 0);
+	assert_int_equal(flat_max_dist(f, last), 1);
+	for (uint32_t i = 0; i < room + 3; i++)
+		assert_int_equal(bpfmap_lookup_elem(m, &keys[i], &v), 0);
+	/* The walk finds the wrapped keys in bucket 0, first. */
+	uint32_t first;
+	assert_int_equal(bpfmap_get_next_key(m, NULL, &first), 0);
+	assert_int_equal(first, keys[room]);
+	assert_int_equal(walk_count(m, 4), room + 3);
+	/* The batch of the last home holds them all. */
+	uint32_t bk[32], cursor = last, count = 32;
+	uint64_t bv[32];
+	assert_errno(bpfmap_lookup_batch(m, &cursor, &cursor, bk, bv, &count, NULL), ENOENT);
+	assert_int_equal(count, room + 3);
+	assert_int_equal(cursor, f->cursor_end);
+	bpfmap_free(m);
+}
+
+/* A small map: a few homes, then overflow buckets, where a home's keys go
+ * once the homes after it are full. */
+static void test_overflow_buckets(void **state)
+{
+	(void)state;
+	const uint32_t me = 20;
+	struct bpfmap *m = flat_make(4, 8, me, BPFMAP_F_ZERO_SEED, -1);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, keys[20], lasth = f->n_homes - 1;
+	uint64_t v = 1;
+
+	assert_true(f->n_homes < f->n_buckets);
+	assert_true(f->n_slots - me >= 1024);
+	for (uint32_t i = 0; i < me; i++) {
+		keys[i] = key_with_home(f, lasth, &next);
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(pos_of(f, keys[i]) / 8, lasth + i / 8);
+	}
+	assert_int_equal(flat_max_dist(f, lasth), (me - 1) / 8);
+	assert_int_equal(walk_count(m, 4), me);
+	uint32_t bk[20], cursor = lasth, count = 20;
+	uint64_t bv[20];
+	assert_errno(bpfmap_lookup_batch(m, &cursor, &cursor, bk, bv, &count, NULL), ENOENT);
+	assert_int_equal(count, me);
+	assert_int_equal(cursor, 32);
+	bpfmap_free(m);
+}
+
+/* Every key in one home: max_dist spans the table; E2BIG at max_entries. */
+static void test_one_home(void **state)
+{
+	(void)state;
+	const uint32_t me = 40;
+	struct bpfmap *m = flat_make(4, 4, me, BPFMAP_F_ZERO_SEED, -1);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, keys[40], v;
+
+	for (uint32_t i = 0; i < me; i++) {
+		keys[i] = key_with_home(f, 3, &next);
+		v = i;
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+	}
+	uint32_t extra = key_with_home(f, 3, &next);
+	assert_errno(bpfmap_update_elem(m, &extra, &v, BPFMAP_NOEXIST), E2BIG);
+	assert_int_equal(flat_max_dist(f, 3), me / 8 - 1); /* buckets 3 .. 7 */
+	for (uint32_t i = 0; i < me; i++) {
+		assert_int_equal(bpfmap_lookup_elem(m, &keys[i], &v), 0);
+		assert_int_equal(v, i);
+	}
+	/* Delete and re-insert, alternating, many times: no spurious E2BIG
+	 * (outside a section, an insert waits for reclamation if it must). */
+	for (uint32_t r = 0; r < 400; r++) {
+		uint32_t i = r % me;
+
+		assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
+		v = r;
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+		assert_errno(bpfmap_update_elem(m, &extra, &v, BPFMAP_NOEXIST), E2BIG);
+	}
+	assert_int_equal(walk_count(m, 4), me);
+	/* Every element of home 3 in one batch. */
+	uint32_t bk[40], bv[40], cursor = 3, count = 40;
+	assert_errno(bpfmap_lookup_and_delete_batch(m, &cursor, &cursor, bk, bv, &count, NULL),
+		     ENOENT);
+	assert_int_equal(count, me);
+	assert_int_equal(walk_count(m, 4), 0);
+	bpfmap_free(m);
+}
+
+/* Inside a read-side section nothing deleted is reused: a pointer keeps its
+ * key's value, and once the spare slots all await readers an insert fails
+ * with E2BIG; after the section it succeeds.  Large values: few spare slots. */
+#define BIG_VALUE 8184
+
+static void test_reuse_in_section(void **state)
+{
+	(void)state;
+	const uint32_t me = 16;
+	struct bpfmap *m = flat_make(4, BIG_VALUE, me, 0, -1);
+	struct flat *f = to_flat(m);
+	uint32_t spare = f->n_slots - me, k;
+	uint64_t *v = calloc(1, BIG_VALUE), *ptr[64];
+
+	assert_true(spare >= 8 && spare <= 64);
+	for (k = 0; k < me; k++) {
+		v[0] = k;
+		assert_int_equal(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), 0);
+	}
+	/* Step i deletes key i and inserts key i + me. */
+	bpfmap_read_lock();
+	for (uint32_t i = 0; i < spare; i++) {
+		uint32_t old = i, new = i + me;
+
+		ptr[i] = bpfmap_lookup(m, &old);
+		assert_non_null(ptr[i]);
+		assert_int_equal(bpfmap_delete_elem(m, &old), 0);
+		v[0] = new;
+		assert_int_equal(bpfmap_update_elem(m, &new, v, BPFMAP_NOEXIST), 0);
+	}
+	/* Spare slots exhausted by slots awaiting this very section. */
+	k = spare;
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	k = spare + me;
+	v[0] = k;
+	assert_errno(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), E2BIG);
+	for (uint32_t i = 0; i < spare; i++)
+		assert_int_equal(*ptr[i], i); /* still the deleted keys' values */
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(walk_count(m, 4), me);
+	free(v);
+	bpfmap_free(m);
+}
+
+/* A key deleted and inserted again while its slot awaits reclamation takes
+ * the slot back: a pointer held across both sees the new value in place. */
+static void test_revive(void **state)
+{
+	(void)state;
+	struct bpfmap *m = flat_make(4, 8, 100, 0, -1);
+	struct flat *f = to_flat(m);
+	uint32_t k = 42;
+	uint64_t v = 1, *p;
+
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	uint32_t pos = pos_of(f, k);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, &k);
+	assert_non_null(p);
+	for (uint64_t r = 2; r < 2000; r++) {
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+		v = r;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(pos_of(f, k), pos);
+		assert_int_equal(*p, r);
+	}
+	bpfmap_read_unlock();
+	assert_int_equal(__atomic_load_n(&f->dead, __ATOMIC_RELAXED), 0);
+	assert_int_equal(walk_count(m, 4), 1);
+	bpfmap_free(m);
+}
+
+/* Cursors: homes, then the kernel's bucket count at the end. */
+static void test_cursor(void **state)
+{
+	(void)state;
+	struct bpfmap *m = flat_make(4, 8, 100, 0, -1);
+	struct flat *f = to_flat(m);
+	uint32_t k = 1, bk[4], cursor, count;
+	uint64_t v = 1, bv[4];
+
+	assert_int_equal(f->cursor_end, 128);
+	assert_true(f->n_homes < f->cursor_end);
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, 0), 0);
+	/* Between the last home and the end: nothing, out = end. */
+	cursor = f->n_homes;
+	count = 4;
+	assert_errno(bpfmap_lookup_batch(m, &cursor, &cursor, bk, bv, &count, NULL), ENOENT);
+	assert_int_equal(count, 0);
+	assert_int_equal(cursor, 128);
+	/* At or past the end: ENOENT, out untouched. */
+	cursor = 128;
+	uint32_t out = 77;
+	count = 4;
+	assert_errno(bpfmap_lookup_batch(m, &cursor, &out, bk, bv, &count, NULL), ENOENT);
+	assert_int_equal(out, 77);
+	count = 4;
+	assert_errno(bpfmap_lookup_batch(m, NULL, &out, bk, bv, &count, NULL), ENOENT);
+	assert_int_equal(count, 1);
+	assert_int_equal(out, 128);
+	bpfmap_free(m);
+}
+
+/* Long keys (compares word by word) and a spin-locked value. */
+struct lval {
+	uint64_t a;
+	struct bpfmap_spin_lock lock;
+	uint32_t b;
+};
+
+static void test_long_keys_locked(void **state)
+{
+	(void)state;
+	const uint32_t ks = 20, me = 300;
+	struct bpfmap *m = flat_make(ks, sizeof(struct lval), me, 0, offsetof(struct lval, lock));
+	unsigned char key[20];
+	struct lval v, out;
+
+	for (uint32_t i = 0; i < me; i++) {
+		memset(key, (int)i, ks);
+		memcpy(key, &i, 4);
+		v = (struct lval){ .a = i, .lock = { 0xffffffff }, .b = i * 3 };
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < me; i++) {
+		memset(key, (int)i, ks);
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_lookup_elem_flags(m, key, &out, BPFMAP_F_LOCK), 0);
+		assert_int_equal(out.a, i);
+		assert_int_equal(out.b, i * 3);
+		assert_int_equal(out.lock.val, 0);
+		key[ks - 1] ^= 1; /* differs in the last (padded) word only */
+		assert_errno(bpfmap_lookup_elem(m, key, &out), ENOENT);
+	}
+	assert_int_equal(walk_count(m, ks), me);
+	bpfmap_free(m);
+}
+
+/* ---- concurrency: many homes in few buckets ------------------------------ */
+
+#define C_ME 64
+#define C_STABLE 24
+#define C_THREADS 4
+
+struct cval {
+	uint64_t key, seq, check;
+};
+
+struct crun {
+	struct bpfmap *m;
+	uint32_t stable[C_STABLE]; /* never deleted; values overwritten */
+	uint32_t churn[96];        /* inserted and deleted */
+	uint32_t nchurn;
+	int stop;
+	uint64_t bad;
+};
+
+static uint64_t cval_check(const struct cval *v)
+{
+	return (v->key * 0x9e3779b97f4a7c15ULL) ^ v->seq;
+}
+
+static void *c_writer(void *arg)
+{
+	struct crun *r = arg;
+	uint64_t x = (uint64_t)(uintptr_t)&x | 1, seq = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (x & 1) {
+			uint32_t k = r->stable[(x >> 8) % C_STABLE];
+			struct cval v = { k, ++seq, 0 };
+
+			v.check = cval_check(&v);
+			if (bpfmap_update_elem(r->m, &k, &v, BPFMAP_EXIST))
+				__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
+		} else {
+			uint32_t k = r->churn[(x >> 8) % r->nchurn];
+			struct cval v = { k, ++seq, 0 };
+
+			v.check = cval_check(&v);
+			if (x & 2) {
+				int rc = bpfmap_update_elem(r->m, &k, &v, BPFMAP_NOEXIST);
+				if (rc && rc != -EEXIST && rc != -E2BIG)
+					__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
+			} else {
+				int rc = bpfmap_delete_elem(r->m, &k);
+				if (rc && rc != -ENOENT)
+					__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
+			}
+		}
+	}
+	return NULL;
+}
+
+static void *c_reader(void *arg)
+{
+	struct crun *r = arg;
+	uint64_t x = (uint64_t)(uintptr_t)&x | 1;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t k = r->stable[(x >> 8) % C_STABLE];
+		struct cval v;
+
+		if (x & 1) {
+			if (bpfmap_lookup_elem(r->m, &k, &v) || v.key != k || v.check != cval_check(&v))
+				__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
+		} else {
+			bpfmap_read_lock();
+			struct cval *p = bpfmap_lookup(r->m, &k);
+			if (!p || __atomic_load_n(&p->key, __ATOMIC_RELAXED) != k)
+				__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
+			/* A churn key, then delete it, in the section: the
+			 * pointer keeps the key's value to the end. */
+			uint32_t c = r->churn[(x >> 8) % r->nchurn];
+			p = bpfmap_lookup(r->m, &c);
+			if (p) {
+				bpfmap_delete_elem(r->m, &c);
+				for (int i = 0; i < 50; i++)
+					if (__atomic_load_n(&p->key, __ATOMIC_RELAXED) != c)
+						__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
+			}
+			bpfmap_read_unlock();
+		}
+	}
+	return NULL;
+}
+
+static void test_concurrent_shared_buckets(void **state)
+{
+	(void)state;
+	struct crun r = { .m = flat_make(4, sizeof(struct cval), C_ME, BPFMAP_F_ZERO_SEED, -1) };
+	struct flat *f = to_flat(r.m);
+	uint32_t next = 0;
+	pthread_t th[C_THREADS];
+
+	/* Stable keys from homes 0 and 1 only: they overflow into 2, 3, ...
+	 * where the churn keys (homes 1..4) live too. */
+	for (int i = 0; i < C_STABLE; i++) {
+		uint32_t k = key_with_home(f, (uint32_t)i % 2, &next);
+		struct cval v = { k, 0, 0 };
+
+		v.check = cval_check(&v);
+		r.stable[i] = k;
+		assert_int_equal(bpfmap_update_elem(r.m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	for (r.nchurn = 0; r.nchurn < 96; r.nchurn++)
+		r.churn[r.nchurn] = key_with_home(f, 1 + r.nchurn % 4, &next);
+	for (int i = 0; i < C_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, i < 2 ? c_writer : c_reader, &r), 0);
+	struct timespec ts = { 1, 0 };
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < C_THREADS; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(r.bad, 0);
+	/* At rest: every stable key present, the count right. */
+	uint32_t n = walk_count(r.m, 4);
+	assert_true(n >= C_STABLE && n <= C_ME);
+	assert_int_equal(__atomic_load_n(&f->count, __ATOMIC_RELAXED), n);
+	bpfmap_free(r.m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_swar),
+		cmocka_unit_test(test_geometry),
+		cmocka_unit_test(test_short_bucket),
+		cmocka_unit_test(test_displacement),
+		cmocka_unit_test(test_wraparound),
+		cmocka_unit_test(test_overflow_buckets),
+		cmocka_unit_test(test_one_home),
+		cmocka_unit_test(test_reuse_in_section),
+		cmocka_unit_test(test_revive),
+		cmocka_unit_test(test_cursor),
+		cmocka_unit_test(test_long_keys_locked),
+		cmocka_unit_test(test_concurrent_shared_buckets),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
