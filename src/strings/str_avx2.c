@@ -118,6 +118,12 @@ STR_FN skey_t b_key_join(skey_t a, skey_t b)
 	return _mm256_min_epu8(a, b);
 }
 
+/* Stops where both a and b stop (a zero lane only if both are zero). */
+STR_FN skey_t b_key_both(skey_t a, skey_t b)
+{
+	return _mm256_or_si256(a, b);
+}
+
 STR_FN mask_t b_key_mask(skey_t k)
 {
 	return (mask_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(k, _mm256_setzero_si256()));

@@ -110,6 +110,12 @@ STR_FN skey_t b_key_join(skey_t a, skey_t b)
 	return _mm512_min_epu8(a, b);
 }
 
+/* Stops where both a and b stop (a zero lane only if both are zero). */
+STR_FN skey_t b_key_both(skey_t a, skey_t b)
+{
+	return _mm512_or_si512(a, b);
+}
+
 STR_FN mask_t b_key_mask(skey_t k)
 {
 	return _mm512_testn_epi8_mask(k, k);

@@ -38,7 +38,8 @@
  *                  joined cheaply before one test: b_key_eq(v, vc) (v == c),
  *                  b_key_chr(v, vc) (v == c or 0), b_key_chr2(v, va, vb),
  *                  b_key_nul(v), b_key_cmp(a, b)
- *                  (a != b or a == 0), b_key_join(k1, k2), b_key_mask(k) the
+ *                  (a != b or a == 0), b_key_join(k1, k2) (either stops),
+ *                  b_key_both(k1, k2) (both stop), b_key_mask(k) the
  *                  stop lanes
  *   b_window_fast(addr, lo, hi, off), b_window_slow(lo, hi, off): the BLK bytes
  *                  starting at lane off of block lo and running into block hi
@@ -731,9 +732,39 @@ struct needle {
 	bool two;            /* n >= 2: candidates are filtered on two bytes */
 	blk_t v;
 	blk_t a0, b0, a1, b1; /* its first and second byte, both cases */
+	size_t fo;           /* the bulk filter's second byte: needle[fo] */
+	blk_t af, bf;        /* that byte, both cases */
 };
 
+/* The bulk filter's second byte is needle[min(n - 1, STR_FO_MAX)]. */
+#define STR_FO_MAX 64
+
 #define STR_CONT INT_MIN /* strstr_block(): no answer in this block (no result is this) */
+
+/*
+ * The kernel's check of the needle at position i of s: the answer, or
+ * STR_CONT if it goes on to the next position.
+ */
+STR_FN int strstr_check(const struct needle *nd, const uchar *s, size_t len, size_t i,
+			const bool fold)
+{
+	const size_t cl = STR_MIN(len - i, nd->n);
+	size_t k;
+
+	if (nd->have_v && same_page(s + i, BLK)) {
+		blk_t h = b_loadu(s + i);
+		mask_t st = m_gpr(b_key_mask(b_key_cmp(fold ? b_fold(h) : h, nd->v))) & m_below(cl);
+
+		k = st ? m_first(st) : cl;
+	} else {
+		k = t_cmp(s + i, nd->p, cl, fold);
+	}
+	if (k == nd->n)
+		return nd->n == STR_MAX ? -E2BIG : (int)i;
+	if (k == cl || !s[i + k])
+		return -ENOENT;
+	return STR_CONT;
+}
 
 /*
  * The candidates of one block v of the haystack s: lane k is position
@@ -761,26 +792,82 @@ STR_FN int strstr_block(const struct needle *nd, const uchar *s, size_t len, siz
 	if (z)
 		cand &= m_below(m_first(z));
 	while (cand) {
-		const size_t i = base + m_first(cand);
-		const size_t cl = STR_MIN(len - i, nd->n);
-		size_t k;
+		const int r = strstr_check(nd, s, len, base + m_first(cand), fold);
 
-		if (nd->have_v && same_page(s + i, BLK)) {
-			blk_t h = b_loadu(s + i);
-			mask_t st = m_gpr(b_key_mask(b_key_cmp(fold ? b_fold(h) : h, nd->v))) &
-				    m_below(cl);
-
-			k = st ? m_first(st) : cl;
-		} else {
-			k = t_cmp(s + i, nd->p, cl, fold);
-		}
-		if (k == nd->n)
-			return nd->n == STR_MAX ? -E2BIG : (int)i;
-		if (k == cl || !s[i + k])
-			return -ENOENT;
+		if (r != STR_CONT)
+			return r;
 		cand &= cand - 1;
 	}
 	return z ? -ENOENT : STR_CONT;
+}
+
+/*
+ * The bulk filter's key for the block v at position i and the block w at
+ * position i + fo: lanes where both the first byte and needle[fo] match
+ * (both cases when folding).  No NUL test.
+ */
+STR_FN skey_t pair_key_of(blk_t v, blk_t a0, blk_t b0, blk_t w, blk_t af, blk_t bf,
+			  const bool fold)
+{
+	skey_t kf = fold ? b_key_join(b_key_eq(v, a0), b_key_eq(v, b0)) : b_key_eq(v, a0);
+	skey_t kl = fold ? b_key_join(b_key_eq(w, af), b_key_eq(w, bf)) : b_key_eq(w, af);
+
+	return b_key_both(kf, kl);
+}
+
+STR_FN skey_t pair_key(const struct needle *nd, blk_t v, blk_t w, const bool fold)
+{
+	return pair_key_of(v, nd->a0, nd->b0, w, nd->af, nd->bf, fold);
+}
+
+/* pair_key() or a NUL, for the aligned block at q. */
+STR_FN skey_t pair_nul_key(const struct needle *nd, const uchar *q, const bool fold)
+{
+	const blk_t v = b_load(q);
+
+	return b_key_join(pair_key(nd, v, b_loadu(q + nd->fo), fold), b_key_nul(v));
+}
+
+/*
+ * A block of the bulk loop with a stop: v at position base (its lanes all
+ * before the bound, the needle's window of each within the page, see
+ * t_strnstr()), valid the lanes not yet done.  Candidates are the positions
+ * whose first byte and byte fo match; the others cannot give an answer.
+ */
+STR_FN int strstr_pair_block(const struct needle *nd, const uchar *s, size_t len,
+			     const uchar *q, size_t base, mask_t valid, const bool fold)
+{
+	const blk_t v = b_load(q);
+	mask_t z = m_gpr(b_key_mask(b_key_nul(v))) & valid;
+	mask_t cand = m_gpr(b_key_mask(pair_key(nd, v, b_loadu(q + nd->fo), fold))) & valid;
+
+	if (z)
+		cand &= m_below(m_first(z));
+	while (cand) {
+		const int r = strstr_check(nd, s, len, base + m_first(cand), fold);
+
+		if (r != STR_CONT)
+			return r;
+		cand &= cand - 1;
+	}
+	return z ? -ENOENT : STR_CONT;
+}
+/*
+ * The blocks [x, x + nb * BLK) of the bulk loop (offsets from p, see
+ * t_strnstr()), one of which has a stop.
+ */
+STR_FN int strstr_pair_blocks(const struct needle *nd, const uchar *s, size_t len,
+			      const uchar *p, size_t x, size_t nb, size_t off, size_t from,
+			      size_t end, const bool fold)
+{
+	for (size_t j = 0; j < nb; j++, x += BLK) {
+		const int r = strstr_pair_block(nd, s, len, p + x, x - off,
+						valid_lanes(x, from, end), fold);
+
+		if (r != STR_CONT)
+			return r;
+	}
+	return STR_CONT;
 }
 
 /*
@@ -789,19 +876,40 @@ STR_FN int strstr_block(const struct needle *nd, const uchar *s, size_t len, siz
  * needle without a NUL in STR_MAX bytes), or runs into the end of s or the
  * bound while still matching (-> -ENOENT).  Nothing found: -E2BIG if the scan
  * covered STR_MAX positions, else -ENOENT.  An empty needle matches at 0.
+ * The positions below start (0, or a block boundary < lim that
+ * strstr_impl() reached) are known to hold no answer and are skipped; nk is
+ * the needle's length when strstr_impl() found it (else 0).
  *
  * Candidates are the positions whose first two bytes match the needle's
  * (the last lane of a block, and the last position, by their first byte
  * only); each is checked with one unaligned block when the needle is shorter
  * than a block and the load stays in its page, else with t_cmp(), and the
- * check also tells the kernel's -ENOENT cases apart.  Blocks without the
- * first byte or a NUL are skipped four at a time.
+ * check also tells the kernel's -ENOENT cases apart.
+ *
+ * The bulk of the scan filters on the first byte and on needle[fo]
+ * (fo = min(n - 1, STR_FO_MAX)), loaded unaligned fo bytes further on, and
+ * skips blocks with neither such a pair nor a NUL four at a time.  Dropping
+ * a position i whose byte i + fo differs is exact: the kernel's check stops
+ * at or before fo on a mismatch (goes on) or on a NUL, which the scan then
+ * finds first and answers -ENOENT alike, unless the NUL or byte i + fo lies
+ * past the positions scanned.  With len < STR_MAX that is harmless: every
+ * position from there on runs into the bound and the answer is -ENOENT
+ * whatever.  With lim == STR_MAX (-E2BIG at the end), the bulk loop stops
+ * fo bytes early (fend) and the last positions take the two-byte path.  The
+ * loads at +fo stay in the page of their block (pend); careful mode has no
+ * bulk loop.
  */
-STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, const bool fold)
+STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, size_t start, size_t nk,
+		     const bool fold)
 {
 	struct needle nd = {.p = needle, .have_v = false, .v = b_zero()};
 
-	if (same_page(needle, BLK)) {
+	if (nk) {
+		/* The caller found the needle's length, nk < BLK, in its page. */
+		nd.v = b_loadu(needle);
+		nd.have_v = true;
+		nd.n = nk;
+	} else if (same_page(needle, BLK)) {
 		nd.v = b_loadu(needle);
 		mask_t z = b_key_mask(b_key_nul(nd.v));
 
@@ -826,15 +934,30 @@ STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, const bool
 	nd.b0 = b_set1(fold ? upper_of(f0) : f0);
 	nd.a1 = b_set1(f1);
 	nd.b1 = b_set1(fold ? upper_of(f1) : f1);
+	nd.fo = STR_MIN(nd.n - 1, (size_t)STR_FO_MAX);
+	const uchar ff = fold ? bpfmap_str_fold[needle[nd.fo]] : needle[nd.fo];
+
+	nd.af = b_set1(ff);
+	nd.bf = b_set1(fold ? upper_of(ff) : ff);
 
 	const size_t off = (uintptr_t)s & (BLK - 1);
 	const uchar *p = blk_of(s);
 	const size_t end = lim + off; /* offsets from p */
+	/* The bulk loop's blocks end by here (see above). */
+	const size_t fend = lim < STR_MAX ? end : end > nd.fo ? end - nd.fo : 0;
+	/* ... and its single blocks may run past a bound below STR_MAX. */
+	const size_t send = lim < STR_MAX ? end + BLK - 1 : fend;
 	size_t x = 0, from = off;     /* offsets below from are done */
 	int r;
 #define FIRST_KEY(v) (fold ? b_key_chr2(v, nd.a0, nd.b0) : b_key_chr(v, nd.a0))
+#define PAIR_KEY(q) pair_nul_key(&nd, q, fold)
 
-	if (same_page(s, BLK)) {
+	if (start) {
+		/* The caller ruled out the positions below start (< lim). */
+		from = off + start;
+		x = from & ~(size_t)(BLK - 1);
+		goto scan;
+	} else if (same_page(s, BLK)) {
 		r = strstr_block(&nd, s, len, lim, b_loadu(s), 0, lim < BLK ? m_below(lim) : M_ALL,
 				 fold);
 		if (r != STR_CONT)
@@ -851,8 +974,37 @@ STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, const bool
 		if (r != STR_CONT)
 			return r;
 		/* On to the next block holding the first byte or a NUL. */
-		for (x += BLK; x < end; x += BLK) {
-			const size_t gend = STR_MIN(end, x + group_run(p + x));
+		x += BLK;
+scan:
+		for (; x < end; x += BLK) {
+			const size_t run = group_run(p + x);
+			const size_t gend = STR_MIN(end, x + run);
+			/* The bulk loop: blocks whose bytes at +fo lie in the page too. */
+			const size_t pg = run > nd.fo ? x + run - nd.fo : 0;
+			const size_t pend = STR_MIN(fend, pg);
+
+			for (; x + 4 * BLK <= pend; x += 4 * BLK) {
+				const uchar *q = p + x;
+				skey_t k0 = PAIR_KEY(q);
+				skey_t k1 = PAIR_KEY(q + BLK);
+				skey_t k2 = PAIR_KEY(q + 2 * BLK);
+				skey_t k3 = PAIR_KEY(q + 3 * BLK);
+
+				if (!b_key_mask(b_key_join(b_key_join(k0, k1), b_key_join(k2, k3))))
+					continue;
+				r = strstr_pair_blocks(&nd, s, len, p, x, 4, off, from, end, fold);
+				if (r != STR_CONT)
+					return r;
+			}
+			for (; x + BLK <= STR_MIN(send, pg); x += BLK) {
+				if (!b_key_mask(PAIR_KEY(p + x)))
+					continue;
+				r = strstr_pair_blocks(&nd, s, len, p, x, 1, off, from, end, fold);
+				if (r != STR_CONT)
+					return r;
+			}
+			if (x >= end)
+				break;
 
 			if (x + 4 * BLK <= gend) {
 				for (; x + 4 * BLK <= gend; x += 4 * BLK) {
@@ -881,25 +1033,155 @@ STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, const bool
 hit:;
 	}
 #undef FIRST_KEY
+#undef PAIR_KEY
 }
 
-STR_NOINLINE int strstr_rest_raw(const uchar *s, const uchar *needle, size_t len)
+STR_NOINLINE int strstr_rest_raw(const uchar *s, const uchar *needle, size_t len, size_t start,
+				 size_t nk)
 {
-	return t_strnstr(s, needle, len, false);
+	return t_strnstr(s, needle, len, start, nk, false);
 }
 
-STR_NOINLINE int strstr_rest_fold(const uchar *s, const uchar *needle, size_t len)
+STR_NOINLINE int strstr_rest_fold(const uchar *s, const uchar *needle, size_t len,
+				  size_t start, size_t nk)
 {
-	return t_strnstr(s, needle, len, true);
+	return t_strnstr(s, needle, len, start, nk, true);
+}
+
+/* strstr_short(): give up on the short path, t_strnstr() from position 0. */
+#define STR_TAIL (INT_MIN + 1)
+
+/* The candidates cand of a block of the short path (see strstr_short()). */
+STR_FN int strstr_short_check(const uchar *s, size_t len, size_t lim, size_t n, blk_t nv,
+			      size_t base, mask_t cand, mask_t zs, const bool fold)
+{
+	if (zs)
+		cand &= m_below(m_first(zs));
+	for (; cand; cand &= cand - 1) {
+		const size_t i = base + m_first(cand);
+		const size_t cl = STR_MIN(len - i, n);
+
+		if (!same_page(s + i, BLK))
+			return STR_TAIL;
+		blk_t h = b_loadu(s + i);
+		mask_t st = m_gpr(b_key_mask(b_key_cmp(fold ? b_fold(h) : h, nv))) & m_below(cl);
+		size_t k = st ? m_first(st) : cl;
+
+		if (k == n)
+			return (int)i;
+		if (k == cl || !s[i + k])
+			return -ENOENT;
+	}
+	if (zs || lim <= base + BLK)
+		return -ENOENT;
+	return STR_CONT;
 }
 
 /*
+ * One block of the short path: the positions [base, base + BLK) of s (in
+ * its page, base < lim), the needle nv of n < BLK bytes (folded when fold).
+ * With second, candidates are filtered on the needle's second byte too
+ * (n >= 2), except in the block's last lane: exact as in t_strnstr() with
+ * fo = 1, these positions lying far below STR_MAX.  Returns the answer,
+ * STR_CONT (none of these positions) or STR_TAIL.
+ */
+STR_FN int strstr_short(const uchar *s, size_t len, size_t lim, size_t n, blk_t nv,
+			blk_t va, blk_t vb, blk_t la, blk_t lb, size_t base, const bool second,
+			const bool fold)
+{
+	const blk_t v = b_loadu(s + base);
+	const mask_t valid = lim - base < BLK ? m_below(lim - base) : M_ALL;
+	const mask_t zs = m_gpr(b_key_mask(b_key_nul(v))) & valid;
+	mask_t cand = m_gpr(b_mask(fold ? b_or(b_eq(v, va), b_eq(v, vb)) : b_eq(v, va))) & valid;
+
+	if (second && n >= 2)
+		cand &= m_shr1(m_gpr(b_mask(fold ? b_or(b_eq(v, la), b_eq(v, lb)) : b_eq(v, la)))) |
+			M_TOP;
+	return strstr_short_check(s, len, lim, n, nv, base, cand, zs, fold);
+}
+
+/*
+ * strstr_short() with second when the byte after the block is in the page
+ * too: the second bytes are loaded unaligned, which keeps the filter off the
+ * path to an early answer.  (n >= 2.)
+ */
+STR_FN int strstr_short0(const uchar *s, size_t len, size_t lim, size_t n, blk_t nv,
+			 blk_t va, blk_t vb, blk_t la, blk_t lb, size_t base, const bool fold)
+{
+	const blk_t v = b_loadu(s + base);
+	const mask_t valid = lim - base < BLK ? m_below(lim - base) : M_ALL;
+	const mask_t zs = m_gpr(b_key_mask(b_key_nul(v))) & valid;
+	const mask_t cand =
+		m_gpr(b_key_mask(pair_key_of(v, va, vb, b_loadu(s + base + 1), la, lb, fold))) &
+		valid;
+
+	return strstr_short_check(s, len, lim, n, nv, base, cand, zs, fold);
+}
+
+/* The needle's byte needle[k] folded when fold, as a block: both cases. */
+#define STR_NEEDLE_BYTE(a, b, k)                                                       \
+	const uchar a##_c = fold ? bpfmap_str_fold[needle[k]] : needle[k];             \
+	const blk_t a = b_set1(a##_c), b = b_set1(fold ? upper_of(a##_c) : a##_c)
+
+/*
+ * The short path's blocks 1 to 3 (s, its first four blocks and the needle's
+ * block in their pages, the needle n < BLK bytes, n >= 1, and position BLK
+ * below the bound), then t_strnstr() from where they left off.  Out of line,
+ * which keeps the entries' path to an early answer short (no stack frame).
+ */
+STR_FN int strstr_more(const uchar *s, const uchar *needle, size_t len, const bool fold)
+{
+	blk_t nv = b_loadu(needle);
+	const size_t n = m_first(b_key_mask(b_key_nul(nv)));
+	const size_t lim = STR_MIN(len, (size_t)STR_MAX);
+	STR_NEEDLE_BYTE(va, vb, 0);
+	STR_NEEDLE_BYTE(la, lb, 1); /* needle[1] is its NUL when n == 1 (then unused) */
+
+	const bool after = n >= 2 && same_page(s, 4 * BLK + 1);
+
+	if (fold)
+		nv = b_fold(nv);
+	for (size_t base = BLK; base < 4 * BLK; base += BLK) {
+		const int r = after ? strstr_short0(s, len, lim, n, nv, va, vb, la, lb, base, fold)
+				    : strstr_short(s, len, lim, n, nv, va, vb, la, lb, base, true,
+						   fold);
+
+		if (r == STR_TAIL)
+			return fold ? strstr_rest_fold(s, needle, len, 0, n)
+				    : strstr_rest_raw(s, needle, len, 0, n);
+		if (r != STR_CONT)
+			return r;
+	}
+	/* The positions below 4 * BLK (< lim) hold no answer. */
+	return fold ? strstr_rest_fold(s, needle, len, 4 * BLK, n)
+		    : strstr_rest_raw(s, needle, len, 4 * BLK, n);
+}
+
+STR_NOINLINE int strstr_more_raw(const uchar *s, const uchar *needle, size_t len)
+{
+	return strstr_more(s, needle, len, false);
+}
+
+STR_NOINLINE int strstr_more_fold(const uchar *s, const uchar *needle, size_t len)
+{
+	return strstr_more(s, needle, len, true);
+}
+
+#define STR_SHORT0(s, len, lim, n, nv, va, vb, la, lb, fold)                                  \
+	((n) >= 2 && same_page(s, BLK + 1)                                                     \
+		 ? strstr_short0(s, len, lim, n, nv, va, vb, la, lb, 0, fold)                 \
+		 : strstr_short(s, len, lim, n, nv, va, vb, la, lb, 0, true, fold))
+
+/*
  * The substring entries: a needle shorter than a block, matched (or ruled
- * out) within the first block of the haystack, is settled here with
- * unaligned in-page loads; anything else is t_strnstr() as a tail call.
+ * out) within the first blocks of the haystack, is settled with unaligned
+ * in-page loads, the first block here; anything else is t_strnstr() (from
+ * where this left off) as a tail call.
  */
 STR_FN int strstr_impl(const uchar *s, const uchar *needle, size_t len, const bool fold)
 {
+	size_t start = 0, nk = 0;
+
 	if (same_page(needle, BLK) && same_page(s, BLK)) {
 		blk_t nv = b_loadu(needle);
 		mask_t z = b_key_mask(b_key_nul(nv));
@@ -912,48 +1194,31 @@ STR_FN int strstr_impl(const uchar *s, const uchar *needle, size_t len, const bo
 				return 0;
 			if (!lim)
 				return -ENOENT;
-			const uchar f0 = fold ? bpfmap_str_fold[needle[0]] : needle[0];
-			const blk_t va = b_set1(f0), vb = b_set1(fold ? upper_of(f0) : f0);
-			/* Up to four blocks of s, all in its page. */
-			const size_t nb = same_page(s, 4 * BLK) ? 4 : 1;
+			STR_NEEDLE_BYTE(va, vb, 0);
+			STR_NEEDLE_BYTE(la, lb, 1); /* needle[1]: as in strstr_more() */
 
 			if (fold)
 				nv = b_fold(nv);
-			for (size_t bi = 0; bi < nb; bi++) {
-				const size_t base = bi * BLK;
-				const blk_t v = b_loadu(s + base);
-				const mask_t valid = lim - base < BLK ? m_below(lim - base) : M_ALL;
-				const mask_t zs = m_gpr(b_key_mask(b_key_nul(v))) & valid;
-				mask_t cand = m_gpr(b_mask(fold ? b_or(b_eq(v, va), b_eq(v, vb))
-								: b_eq(v, va))) &
-					      valid;
+			const int r = STR_SHORT0(s, len, lim, n, nv, va, vb, la, lb, fold);
 
-				if (zs)
-					cand &= m_below(m_first(zs));
-				for (; cand; cand &= cand - 1) {
-					const size_t i = base + m_first(cand);
-					const size_t cl = STR_MIN(len - i, n);
-
-					if (!same_page(s + i, BLK))
-						goto tail;
-					blk_t h = b_loadu(s + i);
-					mask_t st = m_gpr(b_key_mask(b_key_cmp(fold ? b_fold(h) : h, nv))) &
-						    m_below(cl);
-					size_t k = st ? m_first(st) : cl;
-
-					if (k == n)
-						return (int)i;
-					if (k == cl || !s[i + k])
-						return -ENOENT;
-				}
-				if (zs || lim <= base + BLK)
-					return -ENOENT;
+			if (r != STR_CONT) {
+				if (r != STR_TAIL)
+					return r;
+			} else if (lim <= 8 * BLK && same_page(s, 4 * BLK)) {
+				/* (Over longer haystacks, t_strnstr()'s set-up pays.) */
+				return fold ? strstr_more_fold(s, needle, len)
+					    : strstr_more_raw(s, needle, len);
+			} else {
+				start = BLK; /* below lim */
 			}
+			nk = n;
 		}
 	}
-tail:
-	return fold ? strstr_rest_fold(s, needle, len) : strstr_rest_raw(s, needle, len);
+	return fold ? strstr_rest_fold(s, needle, len, start, nk)
+		    : strstr_rest_raw(s, needle, len, start, nk);
 }
+#undef STR_NEEDLE_BYTE
+#undef STR_SHORT0
 
 /* ---------------------------------------------------------------------- */
 /* The fifteen functions: the kernel's argument checks and return codes.     */

@@ -157,6 +157,12 @@ STR_FN skey_t b_key_join(skey_t a, skey_t b)
 	return a | b;
 }
 
+/* Stops where both a and b stop. */
+STR_FN skey_t b_key_both(skey_t a, skey_t b)
+{
+	return a & b;
+}
+
 STR_FN mask_t b_key_mask(skey_t k)
 {
 	return k;
