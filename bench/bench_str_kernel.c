@@ -37,22 +37,6 @@ struct bstr_kernel {
 	size_t map_len;
 };
 
-/* libbpf's first message of a load (the cause), kept to quote. */
-static char libbpf_msg[200];
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char *nl;
-
-	if (level == LIBBPF_DEBUG || libbpf_msg[0])
-		return 0;
-	vsnprintf(libbpf_msg, sizeof(libbpf_msg), fmt, ap);
-	nl = strchr(libbpf_msg, '\n');
-	if (nl)
-		*nl = '\0';
-	return 0;
-}
-
 /* The kfuncs this kernel lacks, listed in @why; true when it has them all. */
 static bool kernel_has_kfuncs(char *why, size_t len)
 {
@@ -87,8 +71,7 @@ struct bstr_kernel *bstr_kernel_open(char *why, size_t len)
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
-	libbpf_set_print(libbpf_quiet);
-	libbpf_msg[0] = '\0';
+	kbpf_quiet_libbpf();
 	k->obj = bpf_object__open_mem(bpf_obj_str, bpf_obj_str_len, NULL);
 	if (!k->obj) {
 		snprintf(why, len, "cannot open the BPF object: %s", strerror(errno));
@@ -101,8 +84,8 @@ struct bstr_kernel *bstr_kernel_open(char *why, size_t len)
 					   "%s (needs root, or CAP_BPF and CAP_NET_ADMIN)",
 				 strerror(-err));
 		else
-			snprintf(why, len, "load: %s%s%s", strerror(-err), libbpf_msg[0] ? " -- " : "",
-				 libbpf_msg);
+			snprintf(why, len, "load: %s%s%s", strerror(-err),
+				 kbpf_libbpf_message()[0] ? " -- " : "", kbpf_libbpf_message());
 		goto fail;
 	}
 	for (int i = 0; i <= BSTR_NKINDS; i++) {

@@ -19,7 +19,7 @@
  */
 static __thread char libbpf_msg[200];
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+static int kbpf_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char *nl;
 
@@ -30,6 +30,17 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	if (nl)
 		*nl = '\0';
 	return 0;
+}
+
+void kbpf_quiet_libbpf(void)
+{
+	libbpf_set_print(kbpf_libbpf_print);
+	libbpf_msg[0] = '\0';
+}
+
+const char *kbpf_libbpf_message(void)
+{
+	return libbpf_msg;
 }
 
 /* The kernel symbol of the getpgid syscall for this architecture. */
@@ -144,7 +155,7 @@ int kbpf_load(struct kbpf *k, const unsigned char *data, size_t len, const char 
 	int ret[NR_TRIGGERS];
 
 	memset(k, 0, sizeof(*k));
-	libbpf_set_print(libbpf_quiet);
+	kbpf_quiet_libbpf();
 	for (int t = 0; t < NR_TRIGGERS; t++) {
 		ret[t] = try_load(k, data, len, entry, (enum trigger)t, configure, arg, why[t],
 				  sizeof(why[t]));

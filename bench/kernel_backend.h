@@ -43,6 +43,13 @@ int kbpf_load(struct kbpf *k, const unsigned char *data, size_t len, const char 
 
 void kbpf_close(struct kbpf *k);
 
+/* Keep libbpf's messages off stderr (they would interleave with the tables):
+ * kbpf_quiet_libbpf() starts capturing, kbpf_libbpf_message() is the first
+ * message since (the cause of a failed load; later ones are consequences),
+ * "" if none.  Per thread. */
+void kbpf_quiet_libbpf(void);
+const char *kbpf_libbpf_message(void);
+
 /* fd of the map named @name, or -1. */
 int kbpf_map_fd(struct kbpf *k, const char *name);
 
