@@ -378,13 +378,38 @@ static int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, vo
 	}
 }
 
-static map_lookup_fn htab_lookup_for(enum hash_kind kind)
+/* Common longer key sizes: the hash stays a call, the compare becomes inline
+ * loads instead of a memcmp() call. */
+#define HTAB_LOOKUP_SIZED(n)                                                         \
+	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)           \
+	{                                                                            \
+		struct htab *h = to_htab(map);                                       \
+		uint32_t hash = htab_hash(h, key);                                   \
+		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n); \
+                                                                                     \
+		return e ? elem_value(h, e) : NULL;                                  \
+	}
+HTAB_LOOKUP_SIZED(16)
+HTAB_LOOKUP_SIZED(32)
+HTAB_LOOKUP_SIZED(64)
+
+static map_lookup_fn htab_lookup_for(enum hash_kind kind, uint32_t key_size)
 {
 	switch (kind) {
 	case HASH_U32:
 		return htab_lookup_u32;
 	case HASH_U64:
 		return htab_lookup_u64;
+	default:
+		break;
+	}
+	switch (key_size) {
+	case 16:
+		return htab_lookup_k16;
+	case 32:
+		return htab_lookup_k32;
+	case 64:
+		return htab_lookup_k64;
 	default:
 		return htab_lookup;
 	}
@@ -452,7 +477,7 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	if (!h || elem_size > UINT32_MAX)
 		goto nomem;
 	h->hash_kind = hash_kind_for_key_size(p->key_size);
-	map_init_common(&h->map, p, &htab_ops, htab_lookup_for(h->hash_kind));
+	map_init_common(&h->map, p, &htab_ops, htab_lookup_for(h->hash_kind, p->key_size));
 	h->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	h->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
 	h->hash = hash_fn_for_kind(h->hash_kind);
