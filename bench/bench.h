@@ -149,6 +149,8 @@ int update_args_fill(struct bench_args *a, bool overwrite, char *err, size_t len
 
 /* True when bpfmap_create() accepts @type; otherwise says why. */
 bool bench_map_type_available(uint32_t type, char *why, size_t len);
+/* The same for BPFMAP_TYPE_RHASH: the .available hook of the RHASH benchmarks. */
+bool bench_rhash_available(char *why, size_t len);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);

@@ -439,11 +439,6 @@ static int rhtab_mem_run(const struct bench *b, const struct bench_env *env,
 	return htab_mem_run_type(b, env, a, true);
 }
 
-static bool rhash_available(char *why, size_t len)
-{
-	return bench_map_type_available(BPFMAP_TYPE_RHASH, why, len);
-}
-
 const struct bench bench_htab_mem = {
 	.name = "htab-mem",
 	.summary = "htab-mem use cases (--use-case), batches/s per producer and memory",
@@ -454,5 +449,5 @@ const struct bench bench_rhtab_mem = {
 	.name = "rhtab-mem",
 	.summary = "the same on RHASH (kernel column: its fixed HASH)",
 	.run = rhtab_mem_run,
-	.available = rhash_available,
+	.available = bench_rhash_available,
 };

@@ -459,7 +459,7 @@ bool bench_map_type_available(uint32_t type, char *why, size_t len)
 	return false;
 }
 
-static bool rhash_available(char *why, size_t len)
+bool bench_rhash_available(char *why, size_t len)
 {
 	return bench_map_type_available(BPFMAP_TYPE_RHASH, why, len);
 }
@@ -474,5 +474,5 @@ const struct bench bench_rlookup = {
 	.name = "bpf-rhashmap-lookup",
 	.summary = "the same on RHASH (kernel column: its fixed HASH)",
 	.run = rlookup_run,
-	.available = rhash_available,
+	.available = bench_rhash_available,
 };

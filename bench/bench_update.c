@@ -312,11 +312,6 @@ static int overwrite_run(const struct bench *b, const struct bench_env *env,
 	return update_run(b, env, a, true, false);
 }
 
-static bool rhash_available(char *why, size_t len)
-{
-	return bench_map_type_available(BPFMAP_TYPE_RHASH, why, len);
-}
-
 const struct bench bench_full_update = {
 	.name = "bpf-hashmap-full-update",
 	.summary = "failed inserts (-E2BIG) into a full 1000-entry HASH, M/s per producer",
@@ -327,7 +322,7 @@ const struct bench bench_rfull_update = {
 	.name = "bpf-rhashmap-full-update",
 	.summary = "the same on RHASH (kernel column: its fixed HASH)",
 	.run = rfull_update_run,
-	.available = rhash_available,
+	.available = bench_rhash_available,
 };
 
 const struct bench bench_overwrite = {
