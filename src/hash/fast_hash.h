@@ -55,10 +55,25 @@ static ALWAYS_INLINE uint32_t load_u32(const void *p)
 	return v;
 }
 
+/*
+ * An 8-byte key read as two 32-bit loads (see fast_hash_u64_halves).  The
+ * empty asm hides the halves' origin, or the compiler would merge the two
+ * loads back into the one 64-bit load that stalls.
+ */
+static ALWAYS_INLINE void load_u32_halves(const void *p, uint32_t *lo, uint32_t *hi)
+{
+	*lo = load_u32(p);
+	*hi = load_u32((const char *)p + 4);
+	__asm__("" : "+r"(*lo), "+r"(*hi));
+}
+
 /* Hash an 8-byte key in memory by its halves (see fast_hash_u64_halves). */
 static ALWAYS_INLINE uint32_t fast_hash_u64_mem(const void *key, uint64_t seed)
 {
-	return fast_hash_u64_halves(load_u32(key), load_u32((const char *)key + 4), seed);
+	uint32_t lo, hi;
+
+	load_u32_halves(key, &lo, &hi);
+	return fast_hash_u64_halves(lo, hi, seed);
 }
 
 #endif

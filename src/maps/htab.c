@@ -298,13 +298,35 @@ static void *htab_lookup(struct bpfmap *map, const void *key)
 	return e ? elem_value(h, e) : NULL;
 }
 
-/* Program-view lookups for word-sized keys: the hash inlined, the compare a
- * single load (chosen at creation by htab_alloc). */
+/*
+ * Program-view lookups for word-sized keys: the hash inlined, and the key
+ * compared as one word without the stored hash (the key is cheaper to
+ * compare than the hash is).  The 8-byte key is read as two 32-bit halves,
+ * the way the hash reads it, and compared from registers: a 64-bit load of
+ * a key whose head was just written by a 32-bit store would stall on
+ * store-to-load forwarding.  Chosen at creation by htab_lookup_for().
+ */
+static ALWAYS_INLINE struct htab_elem *htab_find_u32(const struct htab_bucket *b, uint32_t k)
+{
+	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
+		if (load_u32(elem_key(e)) == k)
+			return e;
+	return NULL;
+}
+
+static ALWAYS_INLINE struct htab_elem *htab_find_u64(const struct htab_bucket *b, uint64_t k)
+{
+	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
+		if (e->data[0] == k) /* the key, padded to 8: one aligned load */
+			return e;
+	return NULL;
+}
+
 static void *htab_lookup_u32(struct bpfmap *map, const void *key)
 {
 	struct htab *h = to_htab(map);
-	uint32_t hash = fast_hash_u32(load_u32(key), h->seed);
-	struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, 4);
+	uint32_t k = load_u32(key);
+	struct htab_elem *e = htab_find_u32(htab_bucket(h, fast_hash_u32(k, h->seed)), k);
 
 	return e ? elem_value(h, e) : NULL;
 }
@@ -312,8 +334,12 @@ static void *htab_lookup_u32(struct bpfmap *map, const void *key)
 static void *htab_lookup_u64(struct bpfmap *map, const void *key)
 {
 	struct htab *h = to_htab(map);
-	uint32_t hash = fast_hash_u64_mem(key, h->seed);
-	struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, 8);
+	uint32_t lo, hi;
+	struct htab_elem *e;
+
+	load_u32_halves(key, &lo, &hi);
+	e = htab_find_u64(htab_bucket(h, fast_hash_u64_halves(lo, hi, h->seed)),
+			  (uint64_t)hi << 32 | lo);
 
 	return e ? elem_value(h, e) : NULL;
 }
@@ -354,8 +380,19 @@ static ALWAYS_INLINE int htab_lookup_bulk_sized(struct htab *h, const char *keys
 		for (uint32_t i = 0; i < m; i++)
 			__builtin_prefetch(bucket_first(bucket[i]));
 		for (uint32_t i = 0; i < m; i++) {
-			struct htab_elem *e = htab_find_sized(bucket[i], hash[i],
-							      k + (size_t)i * key_size, key_size);
+			const char *key = k + (size_t)i * key_size;
+			struct htab_elem *e;
+
+			if (kind == HASH_U32)
+				e = htab_find_u32(bucket[i], load_u32(key));
+			else if (kind == HASH_U64) {
+				uint32_t lo, hi;
+
+				load_u32_halves(key, &lo, &hi);
+				e = htab_find_u64(bucket[i], (uint64_t)hi << 32 | lo);
+			}
+			else
+				e = htab_find_sized(bucket[i], hash[i], key, key_size);
 
 			values[base + i] = e ? elem_value(h, e) : NULL;
 			found += e != NULL;
