@@ -130,6 +130,10 @@ void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_ele
  * caller is inside a read-side section (it would wait for itself). */
 void htab_reclaim_throttle(struct htab *h);
 
+/* The program-view lookup for a map of @kind and @key_size. */
+map_lookup_fn htab_lookup_for(enum hash_kind kind, uint32_t key_size);
+int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
+
 int htab_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
