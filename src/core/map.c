@@ -165,10 +165,25 @@ out_err:
 	return NULL;
 }
 
+void *map_lookup_miss(void)
+{
+	errno = ENOENT;
+	return NULL;
+}
+
+/* The program-view lookup of a BPFMAP_F_WRONLY_PROG map. */
+static void *map_lookup_refused(struct bpfmap *map, const void *key)
+{
+	(void)map;
+	(void)key;
+	errno = EPERM;
+	return NULL;
+}
+
 void map_init_common(struct bpfmap *map, const struct map_params *p,
 		     const struct map_ops *ops, map_lookup_fn lookup)
 {
-	map->lookup = lookup;
+	map->lookup = p->map_flags & BPFMAP_F_WRONLY_PROG ? map_lookup_refused : lookup;
 	map->ops = ops;
 	map->key_size = p->key_size;
 	map->value_size = p->value_size;
@@ -278,20 +293,13 @@ int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 
 void *bpfmap_lookup(struct bpfmap *map, const void *key)
 {
-	void *value;
-
 	if (unlikely(!map || !key)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (unlikely(map->map_flags & BPFMAP_F_WRONLY_PROG)) {
-		errno = EPERM;
-		return NULL;
-	}
-	value = map->lookup(map, key);
-	if (unlikely(!value))
-		errno = ENOENT;
-	return value;
+	/* A tail call: EPERM for BPFMAP_F_WRONLY_PROG maps and ENOENT for
+	 * misses come from the lookup function itself (map_init_common). */
+	return map->lookup(map, key);
 }
 
 int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)

@@ -27,8 +27,15 @@ struct map_params {
 
 struct bpfmap;
 
-/* Program-view lookup: the value's address, or NULL. */
+/*
+ * Program-view lookup: the value's address, or NULL with errno set (return
+ * map_lookup_miss() on a miss).  bpfmap_lookup() tail-calls it, so the errno
+ * of a miss is set here, off the hot path, rather than after the call.
+ */
 typedef void *(*map_lookup_fn)(struct bpfmap *map, const void *key);
+
+/* The miss path of every map_lookup_fn: errno ENOENT, NULL. */
+void *map_lookup_miss(void) __attribute__((cold));
 
 struct map_ops {
 	/* Type-specific checks on top of the generic ones; 0 or -errno. */

@@ -14,7 +14,7 @@ static void *htab_lookup(struct bpfmap *map, const void *key)
 	uint32_t hash = htab_hash(h, key);
 	struct htab_elem *e = htab_find(h, htab_bucket(h, hash), hash, key);
 
-	return e ? elem_value(h, e) : NULL;
+	return e ? elem_value(h, e) : map_lookup_miss();
 }
 
 /*
@@ -47,7 +47,7 @@ static void *htab_lookup_u32(struct bpfmap *map, const void *key)
 	uint32_t k = load_u32(key);
 	struct htab_elem *e = htab_find_u32(htab_bucket(h, fast_hash_u32(k, h->seed)), k);
 
-	return e ? elem_value(h, e) : NULL;
+	return e ? elem_value(h, e) : map_lookup_miss();
 }
 
 static void *htab_lookup_u64(struct bpfmap *map, const void *key)
@@ -60,7 +60,7 @@ static void *htab_lookup_u64(struct bpfmap *map, const void *key)
 	e = htab_find_u64(htab_bucket(h, fast_hash_u64_halves(lo, hi, h->seed)),
 			  (uint64_t)hi << 32 | lo);
 
-	return e ? elem_value(h, e) : NULL;
+	return e ? elem_value(h, e) : map_lookup_miss();
 }
 
 /*
@@ -109,8 +109,7 @@ static ALWAYS_INLINE int htab_lookup_bulk_sized(struct htab *h, const char *keys
 
 				load_u32_halves(key, &lo, &hi);
 				e = htab_find_u64(bucket[i], (uint64_t)hi << 32 | lo);
-			}
-			else
+			} else
 				e = htab_find_sized(bucket[i], hash[i], key, key_size);
 
 			values[base + i] = e ? elem_value(h, e) : NULL;
@@ -136,14 +135,14 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 
 /* Common longer key sizes: the hash stays a call, the compare becomes inline
  * loads instead of a memcmp() call. */
-#define HTAB_LOOKUP_SIZED(n)                                                         \
-	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)           \
-	{                                                                            \
-		struct htab *h = to_htab(map);                                       \
-		uint32_t hash = htab_hash(h, key);                                   \
-		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n); \
-                                                                                     \
-		return e ? elem_value(h, e) : NULL;                                  \
+#define HTAB_LOOKUP_SIZED(n)                                                                       \
+	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)                         \
+	{                                                                                          \
+		struct htab *h = to_htab(map);                                                     \
+		uint32_t hash = htab_hash(h, key);                                                 \
+		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n);         \
+                                                                                                   \
+		return e ? elem_value(h, e) : map_lookup_miss();                                   \
 	}
 HTAB_LOOKUP_SIZED(16)
 HTAB_LOOKUP_SIZED(32)
@@ -170,4 +169,3 @@ map_lookup_fn htab_lookup_for(enum hash_kind kind, uint32_t key_size)
 		return htab_lookup;
 	}
 }
-
