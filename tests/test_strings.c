@@ -27,6 +27,7 @@
 
 #include "strings/str_internal.h"
 #include "strings_reference.h"
+#include "test_rng.h"
 
 #define BIG 70000 /* a length past the kernel's 65536-byte limit */
 #define STR_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -240,20 +241,7 @@ static void finish(void)
 /* ---------------------------------------------------------------------- */
 /* Random strings                                                           */
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static size_t rnd_below(size_t n)
-{
-	return n ? (size_t)(rnd() % n) : 0;
-}
+/* rnd(), rnd_below(): test_rng.h, seeded in setup_all(). */
 
 /* Alphabets: tiny (many partial matches), letters, case pairs with Latin-1,
  * and every non-zero byte. */
@@ -316,10 +304,10 @@ static int setup_all(void **state)
 	(void)state;
 	const char *seed = getenv("BPFMAP_TEST_SEED");
 
-	rng = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ULL;
-	if (!rng)
-		rng = 1;
-	print_message("string tests: seed 0x%" PRIx64 "; implementations:", rng);
+	test_rng = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ULL;
+	if (!test_rng)
+		test_rng = 1;
+	print_message("string tests: seed 0x%" PRIx64 "; implementations:", test_rng);
 	const struct str_ops *const *all = bpfmap_str_ops_all();
 
 	for (n_impls = 0; all[n_impls]; n_impls++) {
