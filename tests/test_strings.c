@@ -1377,6 +1377,69 @@ static void test_search_at_bound(void **state)
 	finish();
 }
 
+/*
+ * Needles of 65536 bytes and more: -E2BIG where the first 65536 bytes match,
+ * else what the mismatch (at the bound's edge here) leaves; haystacks that
+ * hold the needle at a random place, whole or wrong at one byte around
+ * 65536; bounds n around the needle's end.  Then a needle of 65536 bytes
+ * without a NUL that ends right before a guard page: no byte past them may be
+ * read.
+ */
+static void test_search_long_needle(void **state)
+{
+	(void)state;
+	static const size_t nls[] = {65535, 65536, 65537, BIG - 128};
+	const size_t M = REF_STR_MAX;
+	char *t = buf2 + 64 + rnd_below(64), *tc = buf3 + 64 + rnd_below(64);
+	char ctx[96];
+
+	for (size_t li = 0; li < sizeof(nls) / sizeof(nls[0]); li++) {
+		const size_t nl = nls[li];
+
+		/* Letters: the other positions fail at once. */
+		fill(t, nl, 1);
+		t[nl] = 0;
+		for (int r = 0; r < 8; r++) {
+			const size_t ms[] = {M - 2, M - 1, M, 1 + rnd_below(nl - 1), SIZE_MAX};
+			size_t m = ms[r % 5], at = rnd_below(64);
+			size_t len = STR_MIN(at + nl + rnd_below(4) - 1, (size_t)BIG);
+			char *s = buf1 + 64 + rnd_below(64);
+
+			fill(s, at, 1);
+			memcpy(s + at, t, STR_MIN(nl, len - at));
+			if (m < nl && at + m < len)
+				s[at + m] = '-'; /* wrong, folded or not */
+			s[len] = 0;
+			copy_swapped(tc, t, nl + 1, true);
+			snprintf(ctx, sizeof(ctx), "needle %zu at %zu, wrong at %zu, len %zu", nl,
+				 at, m, len);
+			check(CALL(F_STRSTR, .a = s, .b = t), ctx);
+			check(CALL(F_STRCASESTR, .a = s, .b = tc), ctx);
+			check(CALL(F_STRNSTR, .a = s, .b = t, .n = at + M - rnd_below(2)), ctx);
+			check(CALL(F_STRNCASESTR, .a = s, .b = tc, .n = SIZE_MAX), ctx);
+		}
+	}
+
+	struct guarded g = guarded_new(M);
+	char *gt = g.rw + g.size - M, *s = buf1 + 64 + rnd_below(64);
+
+	fill(gt, M, 1);
+	for (int r = 0; r < 4; r++) {
+		memcpy(s, gt, M);
+		s[M] = 0;
+		if (r)
+			s[M - r] = '-';
+		snprintf(ctx, sizeof(ctx), "needle of 65536 bytes at a guard page, wrong at %d",
+			 r ? (int)M - r : -1);
+		check(CALL(F_STRSTR, .a = s, .b = gt), ctx);
+		check(CALL(F_STRCASESTR, .a = s, .b = gt), ctx);
+		check(CALL(F_STRNSTR, .a = s, .b = gt, .n = M), ctx);
+		check(CALL(F_STRNCASESTR, .a = s, .b = gt, .n = SIZE_MAX), ctx);
+	}
+	guarded_free(&g);
+	finish();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1391,6 +1454,7 @@ int main(void)
 		cmocka_unit_test(test_uninitialised_neighbours),
 		cmocka_unit_test(test_guard_pages),
 		cmocka_unit_test(test_search_at_bound),
+		cmocka_unit_test(test_search_long_needle),
 	};
 	const char *only = getenv("BPFMAP_TEST_FILTER");
 
