@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_rng.h"
 #include "test_util.h"
 #include "maps/flat.h"
 
@@ -73,10 +74,7 @@ static void test_swar(void **state)
 	uint64_t x = 0x243f6a8885a308d3ULL;
 
 	for (int n = 0; n < 200000; n++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		uint64_t tags = x;
+		uint64_t tags = rng_next(&x);
 		unsigned t = (unsigned)(x >> 40) & 0xff;
 
 		/* Sprinkle the special values in. */
@@ -515,9 +513,7 @@ static void *c_writer(void *arg)
 	uint64_t x = (uint64_t)(uintptr_t)&x | 1, seq = 0;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		rng_next(&x);
 		if (x & 1) {
 			uint32_t k = r->stable[(x >> 8) % C_STABLE];
 			struct cval v = { k, ++seq, 0 };
@@ -550,9 +546,7 @@ static void *c_reader(void *arg)
 	uint64_t x = (uint64_t)(uintptr_t)&x | 1;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		rng_next(&x);
 		uint32_t k = r->stable[(x >> 8) % C_STABLE];
 		struct cval v;
 

@@ -5,9 +5,11 @@
  * SWAR) and for the public, dispatched entry points: known answers and the
  * kernel's edge cases, random strings of every length 0-300 at every
  * alignment, pairs of alignments for the two-string functions, strings
- * beyond 65536 bytes, and strings that end (or whose bound ends) right before
- * a PROT_NONE page, or start right after one, so any read outside what the
- * string reaches faults.  Set BPFMAP_TEST_SEED to replay a random run.
+ * beyond 65536 bytes, substring searches around that bound, and strings that
+ * end (or whose bound ends) right before a PROT_NONE page, or start right
+ * after one, so any read outside what the string reaches faults.  Set
+ * BPFMAP_TEST_SEED to replay a random run, and BPFMAP_TEST_FILTER (a cmocka
+ * pattern, e.g. "*bound*") to run only some of the tests.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +29,7 @@
 
 #include "strings/str_internal.h"
 #include "strings_reference.h"
+#include "test_rng.h"
 
 #define BIG 70000 /* a length past the kernel's 65536-byte limit */
 #define STR_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -240,20 +243,7 @@ static void finish(void)
 /* ---------------------------------------------------------------------- */
 /* Random strings                                                           */
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static size_t rnd_below(size_t n)
-{
-	return n ? (size_t)(rnd() % n) : 0;
-}
+/* rnd(), rnd_below(): test_rng.h, seeded in setup_all(). */
 
 /* Alphabets: tiny (many partial matches), letters, case pairs with Latin-1,
  * and every non-zero byte. */
@@ -316,10 +306,10 @@ static int setup_all(void **state)
 	(void)state;
 	const char *seed = getenv("BPFMAP_TEST_SEED");
 
-	rng = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ULL;
-	if (!rng)
-		rng = 1;
-	print_message("string tests: seed 0x%" PRIx64 "; implementations:", rng);
+	test_rng = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ULL;
+	if (!test_rng)
+		test_rng = 1;
+	print_message("string tests: seed 0x%" PRIx64 "; implementations:", test_rng);
 	const struct str_ops *const *all = bpfmap_str_ops_all();
 
 	for (n_impls = 0; all[n_impls]; n_impls++) {
@@ -1075,6 +1065,381 @@ static void test_guard_pages(void **state)
 	finish();
 }
 
+/* ---------------------------------------------------------------------- */
+/* Substring search at the 65536-byte bound                                 */
+
+/*
+ * The bulk loop of the substring search (t_strnstr() in str_impl.h) keeps a
+ * position only if its first byte and its byte fo = min(needle length - 1,
+ * 64) further on match the needle's.  Where that second byte lies at or past
+ * the bound the loop must leave the position to the exact path, or a partial
+ * match running into the bound (-ENOENT) turns into -E2BIG; and no position
+ * at or past the bound may be tried.  Here: haystacks of 65536 +- 64 bytes at
+ * every alignment (the bound falls on every lane of a block), needles of 1 to
+ * 200 bytes whose match ends or starts in the last 64 bytes before the bound,
+ * straddles it (whole, or broken at the bound or at byte fo) or starts past
+ * it; bounds n around 65536 and around the match; and bounds that end right
+ * before a PROT_NONE page.  Before the last NB_WIN bytes the needle does not
+ * occur (no byte there folds to its first but in partial copies of it, which
+ * keep the bulk loop's candidate path busy all along).
+ */
+
+#define NB_WIN 512		      /* the haystack's end, rebuilt for each case */
+#define NB_PRE (REF_STR_MAX - NB_WIN) /* its start, built once per needle */
+
+enum nb_place {
+	NB_ENDS_BEFORE,	  /* a match ending in the last 64 bytes before the bound */
+	NB_STARTS_BEFORE, /* ... starting there */
+	NB_STRADDLES,	  /* ... starting before the bound, ending past it */
+	NB_BROKEN_AT_FO,  /* straddles, wrong at byte fo, the first past the bound */
+	NB_BROKEN,	  /* straddles, wrong at the bound or later */
+	NB_BEYOND,	  /* starts at or past the bound */
+	NB_NONE,	  /* partial copies only */
+	NB_PLACES
+};
+
+static const char *const nb_place_names[NB_PLACES] = {
+	"ends before", "starts before", "straddles", "broken at fo", "broken", "beyond", "none",
+};
+
+struct nb_needle {
+	char *t, *tc;  /* the needle, and a case-swapped copy */
+	size_t nl, fo; /* its length; the bulk filter's second byte */
+	int alpha;     /* the alphabet of needle and haystack */
+	char sub;      /* stands in the haystack for bytes folding to t[0] */
+};
+
+static bool same_fold(char a, char b)
+{
+	return ref_fold((unsigned char)a) == ref_fold((unsigned char)b);
+}
+
+/* A byte of the alphabet (else a spare one) folding to neither x nor y. */
+static char nb_other(int alpha, char x, char y)
+{
+	static const char spare[] = "-#~";
+	const char *a = alphabets[alpha];
+	size_t na = a ? strlen(a) : 0, r = rnd_below(na + 1);
+	char c;
+
+	if (!a) {
+		do
+			c = rnd_char(alpha);
+		while (same_fold(c, x) || same_fold(c, y));
+		return c;
+	}
+	for (size_t i = 0; i < na; i++) {
+		c = a[(r + i) % na];
+		if (!same_fold(c, x) && !same_fold(c, y))
+			return c;
+	}
+	for (size_t i = 0;; i++)
+		if (!same_fold(spare[i], x) && !same_fold(spare[i], y))
+			return spare[i];
+}
+
+/* Random bytes of the alphabet, none folding to the needle's first. */
+static void nb_fill(char *p, size_t len, const struct nb_needle *nd)
+{
+	for (size_t i = 0; i < len; i++) {
+		char c = rnd_char(nd->alpha);
+
+		p[i] = same_fold(c, nd->t[0]) ? nd->sub : c;
+	}
+}
+
+/* Where a partial copy goes wrong: at 1, fo, fo + 1, the last byte or any. */
+static size_t nb_pick_k(const struct nb_needle *nd)
+{
+	const size_t ks[] = {1, nd->fo, nd->fo + 1, nd->nl - 1, 1 + rnd_below(nd->nl - 1)};
+	size_t k = ks[rnd_below(5)];
+
+	return k < 1 ? 1 : k >= nd->nl ? nd->nl - 1 : k;
+}
+
+/* A copy of the needle's first k bytes (some case-swapped), then a byte
+ * that differs from t[k] (and from t[0]): k + 1 bytes at p.  (nl >= 2.) */
+static void nb_partial(char *p, size_t k, const struct nb_needle *nd)
+{
+	copy_swapped(p, nd->t, k, rnd() & 1);
+	p[k] = nb_other(nd->alpha, nd->t[k], nd->t[0]);
+}
+
+/*
+ * The haystack's first NB_PRE bytes, with partial copies of the needle: one
+ * in each 256-byte slot of the last 8 KiB, in every 16th slot before (apart,
+ * since overlapping copies could make a match).
+ */
+static void nb_prefix(char *pre, const struct nb_needle *nd)
+{
+	nb_fill(pre, NB_PRE, nd);
+	for (size_t slot = 0; nd->nl >= 2 && slot + 256 <= NB_PRE; slot += 256) {
+		size_t k = nb_pick_k(nd);
+
+		if (slot % 4096 == 0 || slot + 8192 >= NB_PRE)
+			nb_partial(pre + slot + rnd_below(256 - k), k, nd);
+	}
+}
+
+/*
+ * A haystack at s: the prefix, then random bytes up to len with the needle
+ * at a place of the given kind relative to bound (65536, or n), and partial
+ * copies before it; a NUL at len if nul (random bytes after it), else nothing
+ * (the bytes end at a guard page).  Returns the needle's position (also where
+ * a broken or cut one starts).
+ */
+static size_t nb_build(char *s, size_t len, bool nul, size_t bound, const char *pre,
+		       const struct nb_needle *nd, enum nb_place kind)
+{
+	const size_t nl = nd->nl, fo = nd->fo;
+	size_t at, m = nl; /* m: the needle's byte made wrong (nl: none) */
+
+	memcpy(s, pre, NB_PRE);
+	nb_fill(s + NB_PRE, len - NB_PRE, nd);
+	switch (kind) {
+	case NB_ENDS_BEFORE:
+		at = bound - nl - rnd_below(65);
+		break;
+	case NB_STARTS_BEFORE:
+		at = bound - 1 - rnd_below(64);
+		break;
+	case NB_STRADDLES:
+		at = bound - (nl >= 2 ? nb_pick_k(nd) : 1);
+		break;
+	case NB_BROKEN_AT_FO:
+		at = bound - (fo ? fo : 1);
+		m = fo;
+		break;
+	case NB_BROKEN:
+		at = bound - (nl >= 2 ? nb_pick_k(nd) : 1);
+		m = bound - at + rnd_below(nl - (bound - at));
+		break;
+	case NB_BEYOND:
+		at = bound + (rnd() & 1 ? 0 : rnd_below(64));
+		break;
+	default:
+		at = bound - rnd_below(nl + 64);
+		m = nl >= 2 ? nb_pick_k(nd) : 0;
+		break;
+	}
+	/* Partial copies, one after the other, wholly before the needle and the end. */
+	const size_t lim = STR_MIN(at, len);
+
+	for (size_t p = NB_PRE + rnd_below(32), i = 0; i < 6 && nl >= 2; i++) {
+		size_t k = nb_pick_k(nd);
+
+		if (p + k + 1 > lim)
+			break;
+		nb_partial(s + p, k, nd);
+		p += k + 1 + rnd_below(64);
+	}
+	/* (Broken at fo, the copy must match up to there for strstr() too.) */
+	const bool swap = kind != NB_BROKEN_AT_FO && (rnd() & 1);
+
+	for (size_t i = 0; i < nl && at + i < len; i++)
+		s[at + i] =
+		    swap && (rnd() & 1) ? (char)swap_case((unsigned char)nd->t[i]) : nd->t[i];
+	if (m < nl && at + m < len)
+		s[at + m] = nb_other(nd->alpha, nd->t[m], nd->t[0]);
+	if (nul) {
+		s[len] = 0;
+		fill_noise(s + len + 1, 64);
+	}
+	return at;
+}
+
+/* What strstr() answered, over all cases: see nb_tally(). */
+static unsigned long nb_early, nb_late, nb_enoent, nb_e2big;
+
+static void nb_tally(int r)
+{
+	if (r == -ENOENT)
+		nb_enoent++;
+	else if (r == -E2BIG)
+		nb_e2big++;
+	else if (r >= 0 && r < NB_PRE)
+		nb_early++;
+	else
+		nb_late++;
+}
+
+/* A bound near 65536 or near the needle at `at`. */
+static size_t nb_pick_n(size_t len, size_t at, size_t nl)
+{
+	const size_t M = REF_STR_MAX;
+	const size_t ns[] = {M - 1,   M,	 M + 1,	   at + nl - 1,
+			     at + nl, len, len + 1, SIZE_MAX, M - 64 + rnd_below(129)};
+
+	return ns[rnd_below(sizeof(ns) / sizeof(ns[0]))];
+}
+
+static void test_search_at_bound(void **state)
+{
+	(void)state;
+	static const size_t nls[] = {1, 2, 3, 16, 27, 64, 200};
+	/* Their alphabets: each kind; the tiny one (many partial matches, but
+	 * a needle that overlaps itself hides a broken-at-fo miss) twice. */
+	static const int alphas[] = {3, 0, 2, 1, 3, 2, 0};
+	const size_t M = REF_STR_MAX;
+	/* The reference's long scans are most of the time: the sweep over
+	 * alignments is whole, the random cases few.  Careful mode (under
+	 * Valgrind) has no bulk loop: a sample of either does there. */
+	const size_t al_step = bpfmap_str_careful ? 8 : 1;
+	const int rounds = bpfmap_str_careful ? NB_PLACES : 4 * NB_PLACES;
+	struct guarded g = guarded_new(M + 4096);
+	char *pre = malloc(NB_PRE);
+	char ctx[128];
+
+	assert_non_null(pre);
+	nb_early = nb_late = nb_enoent = nb_e2big = 0;
+	for (size_t li = 0; li < sizeof(nls) / sizeof(nls[0]); li++) {
+		const size_t nl = nls[li];
+		struct nb_needle nd = {
+			.t = buf2 + 64 + rnd_below(64),
+			.tc = buf3 + 64 + rnd_below(64),
+			.nl = nl,
+			.fo = STR_MIN(nl - 1, 64),
+			.alpha = alphas[li],
+		};
+
+		fill(nd.t, nl, nd.alpha);
+		nd.t[nl] = 0;
+		copy_swapped(nd.tc, nd.t, nl, true);
+		nd.tc[nl] = 0;
+		nd.sub = nb_other(nd.alpha, nd.t[0], nd.t[0]);
+		nb_prefix(pre, &nd);
+
+		/* Every alignment: the needle's byte fo the first past the
+		 * bound, and wrong (the haystack goes on). */
+		for (size_t al = 0; al < 64; al += al_step) {
+			char *s = buf1 + 64 + al;
+			size_t len = M + rnd_below(65);
+			size_t at = nb_build(s, len, true, M, pre, &nd, NB_BROKEN_AT_FO);
+			size_t n = nb_pick_n(len, at, nl);
+
+			snprintf(ctx, sizeof(ctx),
+				 "bound: needle %zu broken at fo, at %zu, len %zu, align %zu", nl,
+				 at, len, al);
+			if (al & 1) {
+				check(CALL(F_STRCASESTR, .a = s, .b = nd.tc), ctx);
+				check(CALL(F_STRNSTR, .a = s, .b = nd.t, .n = n), ctx);
+			} else {
+				nb_tally(check(CALL(F_STRSTR, .a = s, .b = nd.t), ctx));
+				check(CALL(F_STRNCASESTR, .a = s, .b = nd.tc, .n = n), ctx);
+			}
+		}
+		/* Every kind of place, at random alignments, ends and bounds. */
+		for (int r = 0; r < rounds; r++) {
+			enum nb_place kind = (enum nb_place)(r % NB_PLACES);
+			size_t al = rnd_below(64), len = M - 64 + rnd_below(129);
+			char *s = buf1 + 64 + al;
+			size_t at = nb_build(s, len, true, M, pre, &nd, kind);
+
+			snprintf(ctx, sizeof(ctx),
+				 "bound: needle %zu %s at %zu, len %zu, align %zu", nl,
+				 nb_place_names[kind], at, len, al);
+			nb_tally(check(CALL(F_STRSTR, .a = s, .b = nd.t), ctx));
+			check(CALL(F_STRCASESTR, .a = s, .b = nd.tc), ctx);
+			check(CALL(F_STRNSTR, .a = s, .b = nd.t, .n = nb_pick_n(len, at, nl)), ctx);
+			check(CALL(F_STRNCASESTR, .a = s, .b = nd.tc, .n = nb_pick_n(len, at, nl)),
+			      ctx);
+		}
+		/* The bound right before a guard page: 65536 bytes without a
+		 * NUL for strstr(), n bytes for strnstr(). */
+		for (int kind = 0; kind < NB_PLACES; kind++) {
+			char *s = g.rw + g.size - M;
+			size_t at = nb_build(s, M, false, M, pre, &nd, kind);
+
+			snprintf(ctx, sizeof(ctx), "bound at a guard page: needle %zu %s at %zu",
+				 nl, nb_place_names[kind], at);
+			nb_tally(check(CALL(F_STRSTR, .a = s, .b = nd.t), ctx));
+			check(CALL(F_STRCASESTR, .a = s, .b = nd.tc), ctx);
+
+			size_t n = M - rnd_below(65);
+
+			s = g.rw + g.size - n;
+			at = nb_build(s, n, false, n, pre, &nd, kind);
+			snprintf(ctx, sizeof(ctx), "n %zu at a guard page: needle %zu %s at %zu", n,
+				 nl, nb_place_names[kind], at);
+			check(CALL(F_STRNSTR, .a = s, .b = nd.t, .n = n), ctx);
+			check(CALL(F_STRNCASESTR, .a = s, .b = nd.tc, .n = n), ctx);
+		}
+	}
+	print_message("search at the bound: strstr() found %lu near the bound, %lu early; "
+		      "%lu -ENOENT, %lu -E2BIG\n",
+		      nb_late, nb_early, nb_enoent, nb_e2big);
+	free(pre);
+	guarded_free(&g);
+	/* The cases are what they claim: matches near the bound, partial
+	 * matches running into it, nothing found; hardly anything early. */
+	assert_true(nb_late && nb_enoent && nb_e2big);
+	assert_true(nb_early * 50 <= nb_late + nb_enoent + nb_e2big);
+	finish();
+}
+
+/*
+ * Needles of 65536 bytes and more: -E2BIG where the first 65536 bytes match,
+ * else what the mismatch (at the bound's edge here) leaves; haystacks that
+ * hold the needle at a random place, whole or wrong at one byte around
+ * 65536; bounds n around the needle's end.  Then a needle of 65536 bytes
+ * without a NUL that ends right before a guard page: no byte past them may be
+ * read.
+ */
+static void test_search_long_needle(void **state)
+{
+	(void)state;
+	static const size_t nls[] = {65535, 65536, 65537, BIG - 128};
+	const size_t M = REF_STR_MAX;
+	char *t = buf2 + 64 + rnd_below(64), *tc = buf3 + 64 + rnd_below(64);
+	char ctx[96];
+
+	for (size_t li = 0; li < sizeof(nls) / sizeof(nls[0]); li++) {
+		const size_t nl = nls[li];
+
+		/* Letters: the other positions fail at once. */
+		fill(t, nl, 1);
+		t[nl] = 0;
+		for (int r = 0; r < 8; r++) {
+			const size_t ms[] = {M - 2, M - 1, M, 1 + rnd_below(nl - 1), SIZE_MAX};
+			size_t m = ms[r % 5], at = rnd_below(64);
+			size_t len = STR_MIN(at + nl + rnd_below(4) - 1, (size_t)BIG);
+			char *s = buf1 + 64 + rnd_below(64);
+
+			fill(s, at, 1);
+			memcpy(s + at, t, STR_MIN(nl, len - at));
+			if (m < nl && at + m < len)
+				s[at + m] = '-'; /* wrong, folded or not */
+			s[len] = 0;
+			copy_swapped(tc, t, nl + 1, true);
+			snprintf(ctx, sizeof(ctx), "needle %zu at %zu, wrong at %zu, len %zu", nl,
+				 at, m, len);
+			check(CALL(F_STRSTR, .a = s, .b = t), ctx);
+			check(CALL(F_STRCASESTR, .a = s, .b = tc), ctx);
+			check(CALL(F_STRNSTR, .a = s, .b = t, .n = at + M - rnd_below(2)), ctx);
+			check(CALL(F_STRNCASESTR, .a = s, .b = tc, .n = SIZE_MAX), ctx);
+		}
+	}
+
+	struct guarded g = guarded_new(M);
+	char *gt = g.rw + g.size - M, *s = buf1 + 64 + rnd_below(64);
+
+	fill(gt, M, 1);
+	for (int r = 0; r < 4; r++) {
+		memcpy(s, gt, M);
+		s[M] = 0;
+		if (r)
+			s[M - r] = '-';
+		snprintf(ctx, sizeof(ctx), "needle of 65536 bytes at a guard page, wrong at %d",
+			 r ? (int)M - r : -1);
+		check(CALL(F_STRSTR, .a = s, .b = gt), ctx);
+		check(CALL(F_STRCASESTR, .a = s, .b = gt), ctx);
+		check(CALL(F_STRNSTR, .a = s, .b = gt, .n = M), ctx);
+		check(CALL(F_STRNCASESTR, .a = s, .b = gt, .n = SIZE_MAX), ctx);
+	}
+	guarded_free(&g);
+	finish();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1088,7 +1453,13 @@ int main(void)
 		cmocka_unit_test(test_random_long),
 		cmocka_unit_test(test_uninitialised_neighbours),
 		cmocka_unit_test(test_guard_pages),
+		cmocka_unit_test(test_search_at_bound),
+		cmocka_unit_test(test_search_long_needle),
 	};
+	const char *only = getenv("BPFMAP_TEST_FILTER");
+
+	if (only)
+		cmocka_set_test_filter(only);
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }

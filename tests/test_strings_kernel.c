@@ -31,6 +31,7 @@
 
 #include "bpf/strings_kfuncs.h"
 #include "strings_reference.h"
+#include "test_rng.h"
 
 #define SKIP 77
 #define M REF_STR_MAX
@@ -63,20 +64,7 @@ static struct kobj kobjs[2]; /* the 6.18 kfuncs; the later three */
 static struct kobj *fn_obj[STR_FN_COUNT]; /* NULL: the kernel lacks the kfunc */
 static char *buf;                          /* the strings, seen from user space */
 static unsigned long n_calls[STR_FN_COUNT], n_bad, n_refbad;
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static size_t rnd_below(size_t n)
-{
-	return n ? (size_t)(rnd() % n) : 0;
-}
+/* rnd(), rnd_below(): test_rng.h, from its default seed. */
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
