@@ -19,6 +19,7 @@
 
 #include "core/map.h"
 #include "core/rcu.h"
+#include "core/spin_lock.h"
 #include "hash/hash_select.h"
 #include "util/compiler.h"
 #include "util/freelist.h"
@@ -26,7 +27,7 @@
 struct htab_elem {
 	struct htab_elem *next; /* atomic: readers follow it without the lock */
 	uint32_t hash;
-	uint32_t seq;           /* seqcount of in-place value updates */
+	uint32_t seq;           /* util/seqcount.h: value updates; retired when unlinked */
 	struct htab *owner;     /* for reclamation callbacks */
 	struct rcu_head rcu;
 	uint64_t data[];        /* key, padded to 8; then value, padded to 8 */
@@ -34,7 +35,7 @@ struct htab_elem {
 
 struct htab_bucket {
 	struct htab_elem *head; /* atomic */
-	uint32_t lock;
+	uint32_t lock;          /* core/spin_lock.h seq_spin_*: odd while held */
 };
 
 struct htab {
@@ -45,20 +46,25 @@ struct htab {
 	hash_fn hash;
 	uint32_t elem_size;  /* header + padded key + padded value */
 	uint32_t value_off;  /* offset of the value in data[] */
-	uint32_t count;      /* atomic: live elements */
 	bool prealloc;
+	/* Values of at most 8 bytes and no spin lock: written with one atomic
+	 * store, without the bucket lock when the key is present. */
+	bool value_word;
 	enum hash_kind hash_kind;
 	/* Preallocated maps: the element pool and its free slots. */
 	char *pool;
 	uint32_t pool_size;  /* elements in the pool */
 	struct freelist free_slots;
+	uint32_t deferred_limit;
+	/* Written by every insert and delete: a line of its own, away from the
+	 * fields above that every operation reads. */
+	uint32_t count __attribute__((aligned(64))); /* atomic: live elements */
 	/* Elements malloc'ed (NO_PREALLOC, or pool overflow while reclamation
 	 * lags), counted until freed, for bpfmap_mem_usage(). */
 	size_t heap_elems;   /* atomic */
 	/* Unlinked elements whose reclamation is still queued (atomic), and the
 	 * backlog past which deleting threads wait for it (htab_reclaim_throttle). */
 	uint32_t deferred;
-	uint32_t deferred_limit;
 };
 
 static ALWAYS_INLINE struct htab *to_htab(const struct bpfmap *map)
@@ -117,9 +123,23 @@ static ALWAYS_INLINE struct htab_elem *htab_find(const struct htab *h,
 }
 
 /* Copy @e's value out (value_size bytes): under the value's spin lock when
- * with_lock, else retrying on the seqcount; the lock field reads as zero. */
-void htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
-			 bool with_lock);
+ * with_lock, else retrying on the seqcount; the lock field reads as zero.
+ * Returns 0, or -ENOENT when (without the bucket lock) @e turned out to be
+ * already unlinked: its key was absent at that instant. */
+int htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
+			bool with_lock);
+
+/* The bucket lock (see seq_spin_lock): writers hold it to change the chain,
+ * and lock-free writers validate what they read against it. */
+static ALWAYS_INLINE void htab_bucket_lock(struct htab_bucket *b)
+{
+	seq_spin_lock(&b->lock);
+}
+
+static ALWAYS_INLINE void htab_bucket_unlock(struct htab_bucket *b)
+{
+	seq_spin_unlock(&b->lock);
+}
 
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
  * queue it for reclamation. */

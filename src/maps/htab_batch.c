@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/spin_lock.h"
 #include "maps/htab.h"
 
 static uint32_t bucket_len_locked(const struct htab_bucket *b)
@@ -59,11 +58,11 @@ int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 	for (;;) {
 		struct htab_bucket *b = &h->buckets[batch];
 
-		spin_lock_word(&b->lock);
+		htab_bucket_lock(b);
 		uint32_t len = bucket_len_locked(b);
 
 		if (len > max_count - total) {
-			spin_unlock_word(&b->lock);
+			htab_bucket_unlock(b);
 			if (total == 0)
 				ret = -ENOSPC;
 			break;
@@ -71,7 +70,7 @@ int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		total += copy_bucket_locked(h, b, (char *)keys + (size_t)total * map->key_size,
 					    (char *)values + (size_t)total * map->value_size,
 					    with_lock, do_delete);
-		spin_unlock_word(&b->lock);
+		htab_bucket_unlock(b);
 		if (do_delete)
 			htab_reclaim_throttle(h);
 		if (++batch >= h->n_buckets) {
