@@ -318,7 +318,8 @@ static int htab_insert_locked(struct htab *h, struct htab_bucket *b, uint32_t ha
  *    read): NOEXIST fails with -EEXIST there; ANY and EXIST of a value_word
  *    map store the value.  If a delete retires the element after the check,
  *    the store is ordered just before that delete: copy-out readers never
- *    return a value read from a retired element (htab_copy_value_out);
+ *    return a value read from a retired element (htab_copy_value_out), and
+ *    nothing returns the deleted value (see htab_stop_lockfree_stores);
  *  - absent key (a walk that misses the key saw it absent at some instant,
  *    because a reachable element stays reachable from every element after
  *    it): EXIST fails with -ENOENT;
@@ -340,7 +341,8 @@ static ALWAYS_INLINE int htab_update_lockfree(struct htab *h, struct htab_bucket
 			return HTAB_TAKE_LOCK;
 		if (mode == BPFMAP_NOEXIST)
 			return -EEXIST;
-		if (!h->value_word)
+		if (__atomic_load_n(&h->lockfree_store, __ATOMIC_RELAXED) !=
+		    HTAB_LOCKFREE_STORE_ON)
 			return HTAB_TAKE_LOCK;
 		htab_store_value_word(h, e, value);
 		return 0;
@@ -351,6 +353,32 @@ static ALWAYS_INLINE int htab_update_lockfree(struct htab *h, struct htab_bucket
 	    seq_spin_read_valid(&b->lock, version))
 		return -E2BIG;
 	return HTAB_TAKE_LOCK;
+}
+
+/*
+ * A lookup-and-delete returns the value it removes, so it must not miss a
+ * lock-free store that is ordered before the delete, and such a store can
+ * land after the element was retired, copied and unlinked: the writer
+ * checked the element just before.  Rather than make every such store pay
+ * for an atomic read-modify-write, the first lookup-and-delete on a map turns
+ * lock-free stores off for good and waits for a grace period, after which no
+ * store that saw them on is still in flight (writers decide in a read-side
+ * section).  Maps used that way store under the bucket lock from then on.
+ * Called inside a read-side section it cannot wait: it still turns them off,
+ * and only stores already in flight at that first call are left unordered.
+ */
+void htab_stop_lockfree_stores(struct htab *h)
+{
+	uint8_t state = __atomic_load_n(&h->lockfree_store, __ATOMIC_ACQUIRE);
+
+	if (likely(state == HTAB_LOCKFREE_STORE_OFF))
+		return;
+	__atomic_store_n(&h->lockfree_store, HTAB_LOCKFREE_STORE_STOPPING, __ATOMIC_RELAXED);
+	if (!rcu_may_wait())
+		return;
+	/* Every caller that saw STOPPING waits, not just the first one. */
+	rcu_synchronize();
+	__atomic_store_n(&h->lockfree_store, HTAB_LOCKFREE_STORE_OFF, __ATOMIC_RELEASE);
 }
 
 static ALWAYS_INLINE int htab_update_locked(struct htab *h, struct htab_bucket *b,
@@ -491,6 +519,7 @@ static int htab_delete_elem(struct bpfmap *map, const void *key)
 
 static int htab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
 {
+	htab_stop_lockfree_stores(to_htab(map));
 	return htab_remove(map, key, value);
 }
 
@@ -595,6 +624,7 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->value_off = (uint32_t)key_pad;
 	h->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
 	h->value_word = p->value_size <= 8 && p->lock_off < 0;
+	h->lockfree_store = h->value_word ? HTAB_LOCKFREE_STORE_ON : HTAB_LOCKFREE_STORE_OFF;
 	h->deferred_limit = htab_deferred_limit(p->max_entries);
 	h->buckets = calloc(h->n_buckets, sizeof(*h->buckets));
 	if (!h->buckets)

@@ -48,8 +48,11 @@ struct htab {
 	uint32_t value_off;  /* offset of the value in data[] */
 	bool prealloc;
 	/* Values of at most 8 bytes and no spin lock: written with one atomic
-	 * store, without the bucket lock when the key is present. */
+	 * store, so never torn and without the seqcount. */
 	bool value_word;
+	/* HTAB_LOCKFREE_STORE_*: whether such stores of a present key may also
+	 * skip the bucket lock (see htab_stop_lockfree_stores); atomic. */
+	uint8_t lockfree_store;
 	enum hash_kind hash_kind;
 	/* Preallocated maps: the element pool and its free slots. */
 	char *pool;
@@ -144,6 +147,14 @@ static ALWAYS_INLINE void htab_bucket_unlock(struct htab_bucket *b)
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
  * queue it for reclamation. */
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e);
+
+#define HTAB_LOCKFREE_STORE_OFF 0
+#define HTAB_LOCKFREE_STORE_STOPPING 1
+#define HTAB_LOCKFREE_STORE_ON 2
+
+/* Called by the lookup-and-delete paths before they take a bucket lock: see
+ * htab.c. */
+void htab_stop_lockfree_stores(struct htab *h);
 
 /* Called by deleting paths after they dropped their bucket lock: when the
  * reclamation backlog exceeds its limit, wait for it to drain, unless the

@@ -4,7 +4,8 @@
  * The cursor is a 4-byte bucket index.  Whole buckets only: a bucket that does
  * not fit in what is left of *count ends the call (-ENOSPC if nothing was
  * copied yet); reaching the last bucket ends it with -ENOENT.  Each bucket is
- * copied under its lock, so it is a consistent snapshot.
+ * copied under its lock, so its membership is a consistent snapshot (values
+ * of at most 8 bytes may be stored without the lock: each is read whole).
  */
 #include <errno.h>
 #include <string.h>
@@ -50,6 +51,8 @@ int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 	int ret = 0;
 
 	*count = 0;
+	if (do_delete)
+		htab_stop_lockfree_stores(h);
 	if (in_batch)
 		memcpy(&batch, in_batch, sizeof(batch));
 	if (batch >= h->n_buckets)
