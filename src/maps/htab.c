@@ -18,9 +18,11 @@
  * heap (see htab_elem_alloc). */
 #define HTAB_POOL_SLACK_PER_CPU 16
 
-/* Reclamation backlog tolerated before deleters wait (htab_reclaim_throttle):
- * HTAB_DEFERRED_PER_MAX x max_entries, at least HTAB_DEFERRED_MIN.  Waiting
- * costs milliseconds (the worker's grace period), so the limit is generous. */
+/* Backlog of elements queued one by one for reclamation (only by deleters
+ * inside a read-side section, see htab_reclaim_pending) tolerated before
+ * deleters wait (htab_reclaim_throttle): HTAB_DEFERRED_PER_MAX x max_entries,
+ * at least HTAB_DEFERRED_MIN.  Waiting costs milliseconds (the worker's grace
+ * period), so the limit is generous. */
 #define HTAB_DEFERRED_MIN 16384U
 #define HTAB_DEFERRED_PER_MAX 4U
 
@@ -63,7 +65,8 @@ static struct htab_elem *htab_elem_alloc(struct htab *h)
 	if (!e)
 		return NULL;
 	e->owner = h;
-	__atomic_fetch_add(&h->heap_elems, 1, __ATOMIC_RELAXED);
+	if (h->prealloc) /* NO_PREALLOC maps count theirs from count (mem_usage) */
+		__atomic_fetch_add(&h->heap_elems, 1, __ATOMIC_RELAXED);
 	return e;
 }
 
@@ -74,7 +77,8 @@ static void htab_elem_release(struct htab *h, struct htab_elem *e)
 		freelist_push(&h->free_slots, pool_index(h, e));
 		return;
 	}
-	__atomic_fetch_sub(&h->heap_elems, 1, __ATOMIC_RELAXED);
+	if (h->prealloc)
+		__atomic_fetch_sub(&h->heap_elems, 1, __ATOMIC_RELAXED);
 	free(e);
 }
 
@@ -91,24 +95,118 @@ static void htab_elem_reclaim(struct rcu_head *head)
 	rcu_deferred_exit();
 }
 
+/*
+ * Reclamation in batches.  liburcu's call_rcu() runs callbacks in one worker
+ * thread that sleeps 10 ms between rounds, with a queue operation and a
+ * callback per element; writers that delete faster (two producers on two
+ * cores) grow its backlog, and the memory of a NO_PREALLOC map, until they
+ * have to wait for it.  Instead, unlinked elements gather on the map's
+ * pending stack, and the deleter that fills it to reclaim_batch takes the
+ * whole stack, waits for one grace period (microseconds when readers are
+ * short) and releases every element itself: one wait per batch, memory
+ * bounded by a batch per deleting thread, and for NO_PREALLOC maps free()
+ * in the thread that usually malloc'ed.  A deleter inside a read-side
+ * section cannot wait: it queues the batch element by element (the backlog
+ * counted in deferred).  Elements left pending when deletes stop are taken
+ * by a flush callback that the first element of an empty stack queues.
+ */
+#define HTAB_RECLAIM_BATCH_MIN 4096U
+#define HTAB_RECLAIM_BATCH_MAX 16384U
+
+static uint32_t htab_reclaim_batch(uint32_t max_entries)
+{
+	uint32_t n = max_entries / 2;
+
+	if (n < HTAB_RECLAIM_BATCH_MIN)
+		return HTAB_RECLAIM_BATCH_MIN;
+	return n > HTAB_RECLAIM_BATCH_MAX ? HTAB_RECLAIM_BATCH_MAX : n;
+}
+
+/* Take the whole pending stack. */
+/* Take the whole pending stack; *n: its length, counted in reclaiming
+ * until released. */
+static struct htab_elem *htab_pending_take(struct htab *h, bool flushing, uint32_t *n)
+{
+	struct htab_elem *list;
+
+	spin_lock_word(&h->pending_lock);
+	list = h->pending;
+	h->pending = NULL;
+	*n = __atomic_load_n(&h->pending_n, __ATOMIC_RELAXED);
+	/* Counted as reclaiming before no longer pending: mem_usage never
+	 * misses them. */
+	__atomic_fetch_add(&h->reclaiming, *n, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->pending_n, 0, __ATOMIC_RELAXED);
+	if (flushing)
+		h->flush_queued = false;
+	spin_unlock_word(&h->pending_lock);
+	return list;
+}
+
+/* Release a taken stack of n elements after a grace period. */
+static void htab_release_batch(struct htab *h, struct htab_elem *list, uint32_t n)
+{
+	while (list) {
+		struct htab_elem *next = list->reclaim_next;
+
+		htab_elem_release(h, list);
+		list = next;
+	}
+	__atomic_fetch_sub(&h->reclaiming, n, __ATOMIC_RELAXED);
+}
+
+/* Queue a taken stack of n elements one by one (no waiting allowed). */
+static void htab_defer_batch(struct htab *h, struct htab_elem *list, uint32_t n)
+{
+	__atomic_fetch_add(&h->deferred, n, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&h->reclaiming, n, __ATOMIC_RELAXED);
+	while (list) {
+		struct htab_elem *next = list->reclaim_next; /* rcu overlays it */
+
+		rcu_defer(&list->rcu, htab_elem_reclaim);
+		list = next;
+	}
+}
+
+static void htab_flush_pending(struct rcu_head *head)
+{
+	struct htab *h = container_of(head, struct htab, flush_rcu);
+	struct htab_elem *list;
+	uint32_t n;
+
+	rcu_deferred_enter();
+	list = htab_pending_take(h, true, &n);
+	if (list) {
+		/* Some were pushed after this callback was queued. */
+		rcu_synchronize();
+		htab_release_batch(h, list, n);
+	}
+	rcu_deferred_exit();
+}
+
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e)
 {
+	bool queue_flush;
+
 	/* Retired before unlinked: lock-free writers and copy-out readers that
 	 * still hold @e see that the key left the map (htab_update_lockfree). */
 	seqcount_retire(&e->seq);
 	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&h->deferred, 1, __ATOMIC_RELAXED);
-	rcu_defer(&e->rcu, htab_elem_reclaim);
+
+	spin_lock_word(&h->pending_lock);
+	e->reclaim_next = h->pending;
+	h->pending = e;
+	__atomic_store_n(&h->pending_n, __atomic_load_n(&h->pending_n, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	queue_flush = !h->flush_queued;
+	h->flush_queued = true;
+	spin_unlock_word(&h->pending_lock);
+	if (unlikely(queue_flush))
+		rcu_defer(&h->flush_rcu, htab_flush_pending);
 }
 
-/*
- * liburcu reclaims in one worker thread; writers that delete faster than it
- * runs (two producers on two cores) would grow the backlog, and the memory
- * of a NO_PREALLOC map, without bound.  Past the limit the deleting thread
- * waits for the worker, which bounds the map's memory to a few times what a
- * full map holds.
- */
+/* The backlog of elements queued one by one, past which deleters wait. */
 static uint32_t htab_deferred_limit(uint32_t max_entries)
 {
 	uint64_t limit = (uint64_t)max_entries * HTAB_DEFERRED_PER_MAX;
@@ -116,8 +214,25 @@ static uint32_t htab_deferred_limit(uint32_t max_entries)
 	return limit < HTAB_DEFERRED_MIN ? HTAB_DEFERRED_MIN : (uint32_t)limit;
 }
 
+static __attribute__((noinline)) void htab_reclaim_pending(struct htab *h)
+{
+	uint32_t n;
+	struct htab_elem *list = htab_pending_take(h, false, &n);
+
+	if (!list)
+		return; /* another deleter took it */
+	if (rcu_may_wait()) {
+		rcu_synchronize();
+		htab_release_batch(h, list, n);
+	} else {
+		htab_defer_batch(h, list, n);
+	}
+}
+
 void htab_reclaim_throttle(struct htab *h)
 {
+	if (unlikely(__atomic_load_n(&h->pending_n, __ATOMIC_RELAXED) >= h->reclaim_batch))
+		htab_reclaim_pending(h);
 	if (likely(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED) <= h->deferred_limit))
 		return;
 	if (rcu_may_wait())
@@ -557,9 +672,20 @@ static size_t htab_mem_usage(const struct bpfmap *map)
 	const struct htab *h = to_htab(map);
 	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets);
 
-	if (h->prealloc)
+	size_t heap;
+
+	if (h->prealloc) {
 		bytes += (size_t)h->pool_size * h->elem_size + freelist_mem_usage(&h->free_slots);
-	bytes += __atomic_load_n(&h->heap_elems, __ATOMIC_RELAXED) * h->elem_size;
+		heap = __atomic_load_n(&h->heap_elems, __ATOMIC_RELAXED);
+	} else {
+		/* Every element is on the heap: live (or being inserted),
+		 * pending, being reclaimed, or queued one by one. */
+		heap = (size_t)__atomic_load_n(&h->count, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&h->pending_n, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&h->reclaiming, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&h->deferred, __ATOMIC_RELAXED);
+	}
+	bytes += heap * h->elem_size;
 	return bytes;
 }
 
@@ -567,8 +693,10 @@ static void htab_free(struct bpfmap *map)
 {
 	struct htab *h = to_htab(map);
 
-	/* Queued reclamation callbacks touch h: let them finish first. */
+	/* Queued reclamation callbacks touch h: let them finish first.  What
+	 * is still pending needs no grace period: no one uses the map now. */
 	rcu_wait_deferred();
+	htab_release_batch(h, h->pending, 0);
 	for (uint32_t i = 0; i < h->n_buckets; i++) {
 		struct htab_elem *e = h->buckets[i].head;
 
@@ -607,12 +735,10 @@ static int htab_prealloc(struct htab *h)
 
 static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 {
-	struct htab *h = aligned_alloc(_Alignof(struct htab), sizeof(struct htab));
+	struct htab *h = calloc(1, sizeof(*h));
 	size_t key_pad = ROUND_UP((size_t)p->key_size, 8);
 	size_t elem_size = htab_header_size() + key_pad + ROUND_UP((size_t)p->value_size, 8);
 
-	if (h)
-		memset(h, 0, sizeof(*h));
 	if (!h || elem_size > UINT32_MAX)
 		goto nomem;
 	h->hash_kind = hash_kind_for_key_size(p->key_size);
@@ -626,6 +752,7 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->value_word = p->value_size <= 8 && p->lock_off < 0;
 	h->lockfree_store = h->value_word ? HTAB_LOCKFREE_STORE_ON : HTAB_LOCKFREE_STORE_OFF;
 	h->deferred_limit = htab_deferred_limit(p->max_entries);
+	h->reclaim_batch = htab_reclaim_batch(p->max_entries);
 	h->buckets = calloc(h->n_buckets, sizeof(*h->buckets));
 	if (!h->buckets)
 		goto nomem;

@@ -29,7 +29,10 @@ struct htab_elem {
 	uint32_t hash;
 	uint32_t seq;           /* util/seqcount.h: value updates; retired when unlinked */
 	struct htab *owner;     /* for reclamation callbacks */
-	struct rcu_head rcu;
+	union {                 /* once unlinked (readers never look here): */
+		struct rcu_head rcu;                /* a reclamation callback's */
+		struct htab_elem *reclaim_next;     /* or a reclamation batch's link */
+	};
 	uint64_t data[];        /* key, padded to 8; then value, padded to 8 */
 };
 
@@ -59,13 +62,24 @@ struct htab {
 	uint32_t pool_size;  /* elements in the pool */
 	struct freelist free_slots;
 	uint32_t deferred_limit;
-	/* Written by every insert and delete: a line of its own, away from the
-	 * fields above that every operation reads. */
-	uint32_t count __attribute__((aligned(64))); /* atomic: live elements */
-	/* Elements malloc'ed (NO_PREALLOC, or pool overflow while reclamation
-	 * lags), counted until freed, for bpfmap_mem_usage(). */
+	uint32_t reclaim_batch;  /* unlinked elements reclaimed together */
+	/* Written by every insert and delete: away from the fields above, which
+	 * every operation reads (padding: the map is calloc'ed, so no alignment
+	 * beyond 16 bytes can be relied on). */
+	char pad_[64];
+	uint32_t count;      /* atomic: live elements */
+	/* Unlinked elements awaiting one grace period together (see
+	 * htab_unlink_locked): a stack under its own spin lock. */
+	uint32_t pending_lock;
+	uint32_t pending_n;  /* atomic: read without the lock */
+	bool flush_queued;   /* under pending_lock: flush_rcu is queued */
+	struct htab_elem *pending;
+	struct rcu_head flush_rcu;
+	uint32_t reclaiming; /* atomic: taken from pending, not yet released */
+	/* Preallocated maps: elements malloc'ed because the pool ran dry while
+	 * reclamation lagged, counted until freed, for bpfmap_mem_usage(). */
 	size_t heap_elems;   /* atomic */
-	/* Unlinked elements whose reclamation is still queued (atomic), and the
+	/* Unlinked elements queued one by one for reclamation (atomic), and the
 	 * backlog past which deleting threads wait for it (htab_reclaim_throttle). */
 	uint32_t deferred;
 };
@@ -145,7 +159,7 @@ static ALWAYS_INLINE void htab_bucket_unlock(struct htab_bucket *b)
 }
 
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
- * queue it for reclamation. */
+ * add it to the map's pending reclamation batch. */
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e);
 
 #define HTAB_LOCKFREE_STORE_OFF 0
@@ -156,9 +170,10 @@ void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_ele
  * htab.c. */
 void htab_stop_lockfree_stores(struct htab *h);
 
-/* Called by deleting paths after they dropped their bucket lock: when the
- * reclamation backlog exceeds its limit, wait for it to drain, unless the
- * caller is inside a read-side section (it would wait for itself). */
+/* Called by deleting paths after they dropped their bucket lock: reclaims
+ * the pending batch once it is full, and waits when the backlog queued one
+ * by one exceeds its limit; never waits inside a read-side section (it
+ * would wait for itself). */
 void htab_reclaim_throttle(struct htab *h);
 
 /* The program-view lookup for a map of @kind and @key_size. */
