@@ -100,46 +100,62 @@ static void htab_elem_reclaim(struct rcu_head *head)
  * thread that sleeps 10 ms between rounds, with a queue operation and a
  * callback per element; writers that delete faster (two producers on two
  * cores) grow its backlog, and the memory of a NO_PREALLOC map, until they
- * have to wait for it.  Instead, unlinked elements gather on the map's
- * pending stack, and the deleter that fills it to reclaim_batch takes the
- * whole stack, waits for one grace period (microseconds when readers are
- * short) and releases every element itself: one wait per batch, memory
- * bounded by a batch per deleting thread, and for NO_PREALLOC maps free()
- * in the thread that usually malloc'ed.  A deleter inside a read-side
+ * have to wait for it.  Instead, unlinked elements gather on a pending
+ * stack of the map (one of HTAB_PENDING_SHARDS, by thread), and the deleter
+ * that fills it to reclaim_batch takes the whole stack, waits for one grace
+ * period (microseconds when readers are short) and releases every element
+ * itself: one wait per batch, memory bounded by a batch per shard (and per
+ * thread in a grace period), and for NO_PREALLOC maps free() in the thread
+ * that usually malloc'ed.  A deleter inside a read-side
  * section cannot wait: it queues the batch element by element (the backlog
  * counted in deferred).  Elements left pending when deletes stop are taken
  * by a flush callback that the first element of an empty stack queues.
  */
-#define HTAB_RECLAIM_BATCH_MIN 4096U
-#define HTAB_RECLAIM_BATCH_MAX 16384U
+#define HTAB_RECLAIM_BATCH_MIN 2048U
+#define HTAB_RECLAIM_BATCH_MAX 8192U
 
 static uint32_t htab_reclaim_batch(uint32_t max_entries)
 {
-	uint32_t n = max_entries / 2;
+	uint32_t n = max_entries / 4;
 
 	if (n < HTAB_RECLAIM_BATCH_MIN)
 		return HTAB_RECLAIM_BATCH_MIN;
 	return n > HTAB_RECLAIM_BATCH_MAX ? HTAB_RECLAIM_BATCH_MAX : n;
 }
 
-/* Take the whole pending stack. */
-/* Take the whole pending stack; *n: its length, counted in reclaiming
- * until released. */
-static struct htab_elem *htab_pending_take(struct htab *h, bool flushing, uint32_t *n)
+/* The pending stack of the calling thread: threads are dealt the shards
+ * round robin on their first delete, so two deleting threads rarely share
+ * one (its lock and cache line). */
+static __thread uint32_t htab_thread_shard; /* 1 + shard; 0: not dealt yet */
+static uint32_t htab_shards_dealt;
+
+static ALWAYS_INLINE struct htab_pending *htab_my_pending(struct htab *h)
+{
+	uint32_t s = htab_thread_shard;
+
+	if (unlikely(!s)) {
+		s = 1 + __atomic_fetch_add(&htab_shards_dealt, 1, __ATOMIC_RELAXED) %
+				HTAB_PENDING_SHARDS;
+		htab_thread_shard = s;
+	}
+	return &h->pending[s - 1];
+}
+
+/* Take a whole pending stack; *n: its length, counted in reclaiming until
+ * released. */
+static struct htab_elem *htab_pending_take(struct htab *h, struct htab_pending *p, uint32_t *n)
 {
 	struct htab_elem *list;
 
-	spin_lock_word(&h->pending_lock);
-	list = h->pending;
-	h->pending = NULL;
-	*n = __atomic_load_n(&h->pending_n, __ATOMIC_RELAXED);
+	spin_lock_word(&p->lock);
+	list = p->head;
+	p->head = NULL;
+	*n = __atomic_load_n(&p->n, __ATOMIC_RELAXED);
 	/* Counted as reclaiming before no longer pending: mem_usage never
 	 * misses them. */
 	__atomic_fetch_add(&h->reclaiming, *n, __ATOMIC_RELAXED);
-	__atomic_store_n(&h->pending_n, 0, __ATOMIC_RELAXED);
-	if (flushing)
-		h->flush_queued = false;
-	spin_unlock_word(&h->pending_lock);
+	__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED);
+	spin_unlock_word(&p->lock);
 	return list;
 }
 
@@ -168,25 +184,35 @@ static void htab_defer_batch(struct htab *h, struct htab_elem *list, uint32_t n)
 	}
 }
 
+/*
+ * Queued whenever an element lands on an empty stack and no flush is queued:
+ * so every pending element is reclaimed within a round of the worker, even
+ * if deletes stop.  The flag drops before the stacks are taken, so that an
+ * element pushed after its stack was taken queues the next flush.
+ */
 static void htab_flush_pending(struct rcu_head *head)
 {
 	struct htab *h = container_of(head, struct htab, flush_rcu);
-	struct htab_elem *list;
-	uint32_t n;
 
 	rcu_deferred_enter();
-	list = htab_pending_take(h, true, &n);
-	if (list) {
-		/* Some were pushed after this callback was queued. */
-		rcu_synchronize();
-		htab_release_batch(h, list, n);
+	__atomic_store_n(&h->flush_queued, false, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++) {
+		uint32_t n;
+		struct htab_elem *list = htab_pending_take(h, &h->pending[i], &n);
+
+		if (list) {
+			/* Some were pushed after this callback was queued. */
+			rcu_synchronize();
+			htab_release_batch(h, list, n);
+		}
 	}
 	rcu_deferred_exit();
 }
 
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e)
 {
-	bool queue_flush;
+	struct htab_pending *p = htab_my_pending(h);
+	uint32_t n;
 
 	/* Retired before unlinked: lock-free writers and copy-out readers that
 	 * still hold @e see that the key left the map (htab_update_lockfree). */
@@ -194,15 +220,14 @@ void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_ele
 	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
 
-	spin_lock_word(&h->pending_lock);
-	e->reclaim_next = h->pending;
-	h->pending = e;
-	__atomic_store_n(&h->pending_n, __atomic_load_n(&h->pending_n, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
-	queue_flush = !h->flush_queued;
-	h->flush_queued = true;
-	spin_unlock_word(&h->pending_lock);
-	if (unlikely(queue_flush))
+	spin_lock_word(&p->lock);
+	e->reclaim_next = p->head;
+	p->head = e;
+	n = __atomic_load_n(&p->n, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&p->n, n, __ATOMIC_RELAXED);
+	spin_unlock_word(&p->lock);
+	if (unlikely(n == 1) && !__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE) &&
+	    !__atomic_exchange_n(&h->flush_queued, true, __ATOMIC_ACQ_REL))
 		rcu_defer(&h->flush_rcu, htab_flush_pending);
 }
 
@@ -214,10 +239,11 @@ static uint32_t htab_deferred_limit(uint32_t max_entries)
 	return limit < HTAB_DEFERRED_MIN ? HTAB_DEFERRED_MIN : (uint32_t)limit;
 }
 
-static __attribute__((noinline)) void htab_reclaim_pending(struct htab *h)
+static __attribute__((noinline)) void htab_reclaim_pending(struct htab *h,
+							  struct htab_pending *p)
 {
 	uint32_t n;
-	struct htab_elem *list = htab_pending_take(h, false, &n);
+	struct htab_elem *list = htab_pending_take(h, p, &n);
 
 	if (!list)
 		return; /* another deleter took it */
@@ -231,8 +257,10 @@ static __attribute__((noinline)) void htab_reclaim_pending(struct htab *h)
 
 void htab_reclaim_throttle(struct htab *h)
 {
-	if (unlikely(__atomic_load_n(&h->pending_n, __ATOMIC_RELAXED) >= h->reclaim_batch))
-		htab_reclaim_pending(h);
+	struct htab_pending *p = htab_my_pending(h);
+
+	if (unlikely(__atomic_load_n(&p->n, __ATOMIC_RELAXED) >= h->reclaim_batch))
+		htab_reclaim_pending(h, p);
 	if (likely(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED) <= h->deferred_limit))
 		return;
 	if (rcu_may_wait())
@@ -681,9 +709,10 @@ static size_t htab_mem_usage(const struct bpfmap *map)
 		/* Every element is on the heap: live (or being inserted),
 		 * pending, being reclaimed, or queued one by one. */
 		heap = (size_t)__atomic_load_n(&h->count, __ATOMIC_RELAXED) +
-		       __atomic_load_n(&h->pending_n, __ATOMIC_RELAXED) +
 		       __atomic_load_n(&h->reclaiming, __ATOMIC_RELAXED) +
 		       __atomic_load_n(&h->deferred, __ATOMIC_RELAXED);
+		for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++)
+			heap += __atomic_load_n(&h->pending[i].n, __ATOMIC_RELAXED);
 	}
 	bytes += heap * h->elem_size;
 	return bytes;
@@ -696,7 +725,8 @@ static void htab_free(struct bpfmap *map)
 	/* Queued reclamation callbacks touch h: let them finish first.  What
 	 * is still pending needs no grace period: no one uses the map now. */
 	rcu_wait_deferred();
-	htab_release_batch(h, h->pending, 0);
+	for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++)
+		htab_release_batch(h, h->pending[i].head, 0);
 	for (uint32_t i = 0; i < h->n_buckets; i++) {
 		struct htab_elem *e = h->buckets[i].head;
 

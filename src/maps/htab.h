@@ -41,6 +41,17 @@ struct htab_bucket {
 	uint32_t lock;          /* core/spin_lock.h seq_spin_*: odd while held */
 };
 
+#define HTAB_PENDING_SHARDS 4
+
+/* 128 bytes: the hot first 16 never share a cache line with another
+ * shard's, whatever the (16-byte) alignment of the map. */
+struct htab_pending {
+	uint32_t lock;
+	uint32_t n;              /* atomic: read without the lock */
+	struct htab_elem *head;
+	char pad_[112];
+};
+
 struct htab {
 	struct bpfmap map;
 	struct htab_bucket *buckets;
@@ -68,12 +79,7 @@ struct htab {
 	 * beyond 16 bytes can be relied on). */
 	char pad_[64];
 	uint32_t count;      /* atomic: live elements */
-	/* Unlinked elements awaiting one grace period together (see
-	 * htab_unlink_locked): a stack under its own spin lock. */
-	uint32_t pending_lock;
-	uint32_t pending_n;  /* atomic: read without the lock */
-	bool flush_queued;   /* under pending_lock: flush_rcu is queued */
-	struct htab_elem *pending;
+	bool flush_queued;   /* atomic: flush_rcu is queued (htab_flush_pending) */
 	struct rcu_head flush_rcu;
 	uint32_t reclaiming; /* atomic: taken from pending, not yet released */
 	/* Preallocated maps: elements malloc'ed because the pool ran dry while
@@ -82,6 +88,9 @@ struct htab {
 	/* Unlinked elements queued one by one for reclamation (atomic), and the
 	 * backlog past which deleting threads wait for it (htab_reclaim_throttle). */
 	uint32_t deferred;
+	/* Unlinked elements awaiting one grace period together, in stacks
+	 * that deleting threads share out (see htab_unlink_locked). */
+	struct htab_pending pending[HTAB_PENDING_SHARDS];
 };
 
 static ALWAYS_INLINE struct htab *to_htab(const struct bpfmap *map)
