@@ -106,10 +106,10 @@ static void htab_elem_reclaim(struct rcu_head *head)
  * period (microseconds when readers are short) and releases every element
  * itself: one wait per batch, memory bounded by a batch per shard (and per
  * thread in a grace period), and for NO_PREALLOC maps free() in the thread
- * that usually malloc'ed.  A deleter inside a read-side
- * section cannot wait: it queues the batch element by element (the backlog
- * counted in deferred).  Elements left pending when deletes stop are taken
- * by a flush callback that the first element of an empty stack queues.
+ * that usually malloc'ed.  A deleter inside a read-side section cannot
+ * wait: it queues the batch element by element (the backlog counted in
+ * deferred).  Elements left pending when deletes stop are taken by a flush
+ * callback that the first element of an empty stack queues.
  */
 #define HTAB_RECLAIM_BATCH_MIN 2048U
 #define HTAB_RECLAIM_BATCH_MAX 8192U

@@ -3,12 +3,18 @@
  * BPFMAP_TYPE_HASH: a chained hash table with RCU readers.
  *
  * Buckets (a power of two, >= max_entries, as in the kernel) hold a singly
- * linked chain and a spin lock.  Readers walk chains with acquire loads and no
- * lock; writers lock one bucket.  An element's key and hash never change while
- * it is reachable, so readers compare them directly; its value may be updated
- * in place, under a per-element seqcount that copy-out readers retry on.
- * Unlinked elements are reclaimed after an RCU grace period: back to the
- * preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
+ * linked chain and a versioned spin lock (odd while held).  Readers walk
+ * chains with acquire loads and no lock; writers that change a chain lock
+ * one bucket.  An element's key and hash never change while it is reachable,
+ * so readers compare them directly; its value may be updated in place, under
+ * a per-element seqcount that copy-out readers retry on, or (values of at
+ * most 8 bytes) by one atomic store.  Updates whose outcome one walk can
+ * decide linearizably (-E2BIG, -EEXIST, -ENOENT, and stores of such values
+ * into present keys) take no lock: see htab_update_lockfree() in htab.c.
+ * An element is retired (seqcount bit) just before it is unlinked, which
+ * orders lock-free stores and copy-out reads against its deletion.
+ * Unlinked elements are reclaimed in batches after an RCU grace period: back
+ * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
  */
 #ifndef BPFMAP_MAPS_HTAB_H
 #define BPFMAP_MAPS_HTAB_H
