@@ -25,6 +25,8 @@
  * drained, refilled to exactly max_entries, and drained again.
  *
  * Runs each configuration for BPFMAP_STRESS_SECONDS (default 2.5) seconds.
+ * Then two linearizability tests of the lock-free update decisions (below),
+ * half as long each, on preallocated and NO_PREALLOC maps.
  * Worker threads never call cmocka (it is not thread-safe): they count
  * failures, print the first few, and the main thread asserts at the end.
  */
@@ -1166,6 +1168,241 @@ static void test_config(void **state)
 			 MAX_FAIL_MSGS);
 }
 
+/* ---- linearizability of the lock-free update decisions --------------------
+ *
+ * Updates decide some outcomes without the bucket lock (-E2BIG, -ENOENT,
+ * -EEXIST, and in-place stores of word-sized values).  These two tests pin
+ * interleavings where a decision that is not linearizable shows up as a
+ * result no sequential order can give.  Both run on u32 -> u64 maps, whose
+ * values take the lock-free store path.
+ */
+
+#define LIN_MAX 64           /* the full map's capacity */
+#define LIN_FILL_BASE 1000u  /* the other keys of the full map */
+#define LIN_KEY 0u           /* the key that comes and goes */
+#define LIN_CYCLES 200000u   /* delete/reinsert cycles, at most */
+
+struct lin_run {
+	struct bpfmap *map;
+	double deadline;
+	int stop;                /* atomic */
+	uint64_t failures;       /* atomic */
+	uint64_t checks;         /* atomic: outcomes checked */
+	char first[256];         /* the first failure, written once */
+	/* lost-update test */
+	uint32_t reinserts;      /* atomic: reinserts begun */
+	uint32_t cycles;         /* deletes done (main thread reads after join) */
+	uint64_t *deleted;       /* [j]: value returned by delete j */
+	uint64_t *max_written;   /* [r]: largest value stored while reinserts == r */
+};
+
+static void lin_fail(struct lin_run *lr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lin_fail(struct lin_run *lr, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_fetch_add(&lr->failures, 1, __ATOMIC_RELAXED) == 0) {
+		va_start(ap, fmt);
+		vsnprintf(lr->first, sizeof(lr->first), fmt, ap);
+		va_end(ap);
+	}
+	__atomic_store_n(&lr->stop, 1, __ATOMIC_RELAXED);
+}
+
+static bool lin_stopped(struct lin_run *lr)
+{
+	return __atomic_load_n(&lr->stop, __ATOMIC_RELAXED) || now_sec() > lr->deadline;
+}
+
+static void lin_expect(struct lin_run *lr, const char *what, int ret, int ok1, int ok2)
+{
+	__atomic_fetch_add(&lr->checks, 1, __ATOMIC_RELAXED);
+	if (ret != ok1 && ret != ok2)
+		lin_fail(lr, "%s returned %d (%s)", what, ret, strerror(-ret));
+}
+
+/* Full map: LIN_KEY is deleted and reinserted over and over; the other
+ * LIN_MAX - 1 keys stay.  Whenever LIN_KEY is absent the map has room, and
+ * whenever the map is full LIN_KEY is present, so no update of LIN_KEY may
+ * fail with -E2BIG, and the other keys are always present. */
+static void *lin_toggler(void *arg)
+{
+	struct lin_run *lr = arg;
+	uint32_t k = LIN_KEY;
+	uint64_t v = 0;
+
+	for (uint32_t i = 0; !lin_stopped(lr); i++) {
+		lin_expect(lr, "delete (toggler)", bpfmap_delete_elem(lr->map, &k), 0, 0);
+		v = i;
+		lin_expect(lr, "NOEXIST update (toggler)",
+			   bpfmap_update_elem(lr->map, &k, &v, BPFMAP_NOEXIST), 0, -EEXIST);
+	}
+	return NULL;
+}
+
+static void *lin_updater(void *arg)
+{
+	struct lin_run *lr = arg;
+
+	for (uint64_t i = 1; !lin_stopped(lr); i++) {
+		uint32_t k = LIN_KEY, other = LIN_FILL_BASE + (uint32_t)(i % (LIN_MAX - 1));
+		uint64_t v = i, out;
+
+		lin_expect(lr, "ANY update of the toggled key",
+			   bpfmap_update_elem(lr->map, &k, &v, BPFMAP_ANY), 0, 0);
+		lin_expect(lr, "NOEXIST update of the toggled key",
+			   bpfmap_update_elem(lr->map, &k, &v, BPFMAP_NOEXIST), 0, -EEXIST);
+		lin_expect(lr, "EXIST update of the toggled key",
+			   bpfmap_update_elem(lr->map, &k, &v, BPFMAP_EXIST), 0, -ENOENT);
+		lin_expect(lr, "EXIST update of a resident key",
+			   bpfmap_update_elem(lr->map, &other, &v, BPFMAP_EXIST), 0, 0);
+		lin_expect(lr, "NOEXIST update of a resident key",
+			   bpfmap_update_elem(lr->map, &other, &v, BPFMAP_NOEXIST), -EEXIST, -EEXIST);
+		lin_expect(lr, "lookup of a resident key", bpfmap_lookup_elem(lr->map, &other, &out),
+			   0, 0);
+		lin_expect(lr, "lookup of the toggled key", bpfmap_lookup_elem(lr->map, &k, &out), 0,
+			   -ENOENT);
+	}
+	return NULL;
+}
+
+static void test_full_map_linearizable(void **state)
+{
+	uint32_t flags = *(const uint32_t *)*state;
+	BPFMAP_CREATE_OPTS(opts, .map_flags = flags);
+	struct lin_run lr = { .deadline = now_sec() + stress_seconds / 2 };
+	pthread_t t[3];
+
+	alarm((unsigned)stress_seconds + 120);
+	lr.map = bpfmap_create(BPFMAP_TYPE_HASH, "lin_full", 4, 8, LIN_MAX, &opts);
+	assert_non_null(lr.map);
+	for (uint32_t i = 0; i < LIN_MAX - 1; i++) {
+		uint32_t k = LIN_FILL_BASE + i;
+		uint64_t v = k;
+
+		assert_int_equal(bpfmap_update_elem(lr.map, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	uint32_t k = LIN_KEY, absent = 5;
+	uint64_t v = 0;
+
+	assert_int_equal(bpfmap_update_elem(lr.map, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(lr.map, &absent, &v, BPFMAP_ANY), -E2BIG);
+	assert_int_equal(pthread_create(&t[0], NULL, lin_toggler, &lr), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, lin_updater, &lr), 0);
+	assert_int_equal(pthread_create(&t[2], NULL, lin_updater, &lr), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	printf("[full map, flags %#x] %" PRIu64 " outcomes checked\n", flags, lr.checks);
+	if (lr.failures)
+		fail_msg("%" PRIu64 " non-linearizable outcomes; first: %s", lr.failures, lr.first);
+	/* At rest: full again, the absent key still refused. */
+	assert_int_equal(bpfmap_update_elem(lr.map, &absent, &v, BPFMAP_ANY), -E2BIG);
+	bpfmap_free(lr.map);
+	alarm(0);
+}
+
+/*
+ * No lost update: the deleter takes LIN_KEY out with lookup_and_delete and
+ * puts it back (value 0); the writer stores 1, 2, 3, ... with BPFMAP_EXIST.
+ * A store that succeeded belongs to a life of the key that began no later
+ * than the writer saw `reinserts` after the store, and each life's last
+ * store is what the delete ending it returns.  So a store c with reinserts r
+ * read after it must satisfy c <= max(deleted[0..r]) (deleted[cycles] being
+ * the value left at the end).  A store that landed in an element after
+ * lookup_and_delete copied its value breaks that.
+ */
+static void *lin_deleter(void *arg)
+{
+	struct lin_run *lr = arg;
+	uint32_t k = LIN_KEY, j;
+	uint64_t v;
+
+	for (j = 0; j < LIN_CYCLES && !lin_stopped(lr); j++) {
+		int ret = bpfmap_lookup_and_delete_elem(lr->map, &k, &v);
+
+		if (ret) {
+			lin_fail(lr, "lookup_and_delete returned %d", ret);
+			break;
+		}
+		lr->deleted[j] = v;
+		__atomic_store_n(&lr->reinserts, j + 1, __ATOMIC_RELEASE);
+		v = 0;
+		ret = bpfmap_update_elem(lr->map, &k, &v, BPFMAP_NOEXIST);
+		if (ret) {
+			lin_fail(lr, "reinsert returned %d", ret);
+			j++;
+			break;
+		}
+	}
+	lr->cycles = j;
+	__atomic_store_n(&lr->stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *lin_writer(void *arg)
+{
+	struct lin_run *lr = arg;
+	uint32_t k = LIN_KEY;
+
+	for (uint64_t c = 1; !__atomic_load_n(&lr->stop, __ATOMIC_ACQUIRE); c++) {
+		int ret = bpfmap_update_elem(lr->map, &k, &c, BPFMAP_EXIST);
+
+		if (ret == 0) {
+			uint32_t r = __atomic_load_n(&lr->reinserts, __ATOMIC_ACQUIRE);
+
+			lr->max_written[r] = c; /* c only grows */
+		} else if (ret != -ENOENT) {
+			lin_fail(lr, "EXIST update returned %d", ret);
+		}
+	}
+	return NULL;
+}
+
+static void test_no_lost_update(void **state)
+{
+	uint32_t flags = *(const uint32_t *)*state;
+	BPFMAP_CREATE_OPTS(opts, .map_flags = flags);
+	struct lin_run lr = { .deadline = now_sec() + stress_seconds / 2 };
+	uint32_t k = LIN_KEY;
+	uint64_t v = 0, best = 0, lost = 0;
+	pthread_t t[2];
+
+	alarm((unsigned)stress_seconds + 120);
+	lr.deleted = calloc(LIN_CYCLES + 1, sizeof(*lr.deleted));
+	lr.max_written = calloc(LIN_CYCLES + 1, sizeof(*lr.max_written));
+	assert_non_null(lr.deleted);
+	assert_non_null(lr.max_written);
+	lr.map = bpfmap_create(BPFMAP_TYPE_HASH, "lin_lost", 4, 8, 4, &opts);
+	assert_non_null(lr.map);
+	assert_int_equal(bpfmap_update_elem(lr.map, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(pthread_create(&t[0], NULL, lin_deleter, &lr), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, lin_writer, &lr), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	if (lr.failures)
+		fail_msg("%s", lr.first);
+	/* The life still running ends with the value left in the map. */
+	assert_int_equal(bpfmap_lookup_elem(lr.map, &k, &lr.deleted[lr.cycles]), 0);
+	for (uint32_t r = 0; r <= lr.cycles; r++) {
+		if (lr.deleted[r] > best)
+			best = lr.deleted[r];
+		if (lr.max_written[r] > best) {
+			if (!lost)
+				printf("store %" PRIu64 " (reinserts %u) lost: deletes returned at most %" PRIu64 "\n",
+				       lr.max_written[r], r, best);
+			lost++;
+		}
+	}
+	printf("[no lost update, flags %#x] %u delete cycles, last store %" PRIu64 "\n", flags,
+	       lr.cycles, best);
+	bpfmap_free(lr.map);
+	free(lr.deleted);
+	free(lr.max_written);
+	alarm(0);
+	if (lost)
+		fail_msg("%" PRIu64 " stores lost to lookup_and_delete", lost);
+}
+
 int main(void)
 {
 	static const struct config cfgs[] = {
@@ -1174,7 +1411,9 @@ int main(void)
 		{ "hash prealloc, no lock", 0, false },
 		{ "hash no_prealloc, no lock", BPFMAP_F_NO_PREALLOC, false },
 	};
-	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0])];
+	static const uint32_t lin_flags[] = { 0, BPFMAP_F_NO_PREALLOC };
+	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0]) + 4];
+	size_t n = 0;
 	const char *env = getenv("BPFMAP_STRESS_SECONDS");
 
 	if (env && *env) {
@@ -1189,10 +1428,22 @@ int main(void)
 	}
 	signal(SIGALRM, watchdog);
 	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
-		tests[i] = (struct CMUnitTest){
+		tests[n++] = (struct CMUnitTest){
 			.name = cfgs[i].name,
 			.test_func = test_config,
 			.initial_state = (void *)&cfgs[i],
 		};
-	return cmocka_run_group_tests_name("stress", tests, NULL, NULL);
+	for (size_t i = 0; i < 2; i++) {
+		tests[n++] = (struct CMUnitTest){
+			.name = i ? "full map linearizable, no_prealloc" : "full map linearizable, prealloc",
+			.test_func = test_full_map_linearizable,
+			.initial_state = (void *)&lin_flags[i],
+		};
+		tests[n++] = (struct CMUnitTest){
+			.name = i ? "no lost update, no_prealloc" : "no lost update, prealloc",
+			.test_func = test_no_lost_update,
+			.initial_state = (void *)&lin_flags[i],
+		};
+	}
+	return _cmocka_run_group_tests("stress", tests, n, NULL, NULL);
 }

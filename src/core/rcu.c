@@ -33,6 +33,12 @@ void rcu_wait_deferred(void)
 	rcu_tsan_acquire();
 }
 
+void rcu_synchronize(void)
+{
+	urcu_bp_synchronize_rcu();
+	rcu_tsan_acquire();
+}
+
 bool rcu_may_wait(void)
 {
 	return !urcu_bp_read_ongoing();

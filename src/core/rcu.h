@@ -71,6 +71,10 @@ static ALWAYS_INLINE void rcu_deferred_exit(void)
  * read-side section (see rcu_may_wait()). */
 void rcu_wait_deferred(void);
 
+/* Wait until every read-side section in progress has ended.  Never inside a
+ * read-side section (see rcu_may_wait()). */
+void rcu_synchronize(void);
+
 /* True when the calling thread is outside any read-side section, so that
  * waiting for reclamation cannot wait for itself. */
 bool rcu_may_wait(void);

@@ -22,6 +22,26 @@ void spin_lock_slow(uint32_t *word)
 	}
 }
 
+void seq_spin_lock_slow(uint32_t *word)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		uint32_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+		if (!(v & 1)) {
+			if (__atomic_compare_exchange_n(word, &v, v + 1, false, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				return;
+			continue;
+		}
+		if (++spins < 128)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
 void bpfmap_spin_lock(struct bpfmap_spin_lock *lock)
 {
 	spin_lock_word(&lock->val);

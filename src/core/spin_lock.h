@@ -8,6 +8,7 @@
 #ifndef BPFMAP_CORE_SPIN_LOCK_H
 #define BPFMAP_CORE_SPIN_LOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/compiler.h"
@@ -24,6 +25,48 @@ static ALWAYS_INLINE void spin_lock_word(uint32_t *word)
 static ALWAYS_INLINE void spin_unlock_word(uint32_t *word)
 {
 	__atomic_store_n(word, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * The bucket lock of the chained HASH table: the same spin lock, but its word
+ * also versions what it protects.  It is odd while held and grows by 2 with
+ * every critical section, so a lock-free reader can check that nothing it
+ * read changed under it: seq_spin_read_begin() (an even word: not held), the
+ * reads (acquire loads), then seq_spin_read_valid() with the same word.  A
+ * lock holder's stores that such a reader may see must be release stores;
+ * then a reader that saw one also sees the word changed.  32 bits wrap after
+ * 2^31 critical sections, far more than can fit in one validated read.
+ */
+void seq_spin_lock_slow(uint32_t *word);
+
+static ALWAYS_INLINE void seq_spin_lock(uint32_t *word)
+{
+	uint32_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	if (likely(!(v & 1) && __atomic_compare_exchange_n(word, &v, v + 1, false,
+							   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		return;
+	seq_spin_lock_slow(word);
+}
+
+static ALWAYS_INLINE void seq_spin_unlock(uint32_t *word)
+{
+	/* Only the holder writes the word while it is odd. */
+	__atomic_store_n(word, __atomic_load_n(word, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
+
+/* The word before a lock-free read: odd means held (the read cannot be
+ * validated; take the lock instead). */
+static ALWAYS_INLINE uint32_t seq_spin_read_begin(const uint32_t *word)
+{
+	return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/* True when no critical section ran since seq_spin_read_begin() returned
+ * @start: the reads in between saw one consistent state. */
+static ALWAYS_INLINE bool seq_spin_read_valid(const uint32_t *word, uint32_t start)
+{
+	return !(start & 1) && __atomic_load_n(word, __ATOMIC_ACQUIRE) == start;
 }
 
 #endif

@@ -3,12 +3,18 @@
  * BPFMAP_TYPE_HASH: a chained hash table with RCU readers.
  *
  * Buckets (a power of two, >= max_entries, as in the kernel) hold a singly
- * linked chain and a spin lock.  Readers walk chains with acquire loads and no
- * lock; writers lock one bucket.  An element's key and hash never change while
- * it is reachable, so readers compare them directly; its value may be updated
- * in place, under a per-element seqcount that copy-out readers retry on.
- * Unlinked elements are reclaimed after an RCU grace period: back to the
- * preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
+ * linked chain and a versioned spin lock (odd while held).  Readers walk
+ * chains with acquire loads and no lock; writers that change a chain lock
+ * one bucket.  An element's key and hash never change while it is reachable,
+ * so readers compare them directly; its value may be updated in place, under
+ * a per-element seqcount that copy-out readers retry on, or (values of at
+ * most 8 bytes) by one atomic store.  Updates whose outcome one walk can
+ * decide linearizably (-E2BIG, -EEXIST, -ENOENT, and stores of such values
+ * into present keys) take no lock: see htab_update_lockfree() in htab.c.
+ * An element is retired (seqcount bit) just before it is unlinked, which
+ * orders lock-free stores and copy-out reads against its deletion.
+ * Unlinked elements are reclaimed in batches after an RCU grace period: back
+ * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
  */
 #ifndef BPFMAP_MAPS_HTAB_H
 #define BPFMAP_MAPS_HTAB_H
@@ -19,6 +25,7 @@
 
 #include "core/map.h"
 #include "core/rcu.h"
+#include "core/spin_lock.h"
 #include "hash/hash_select.h"
 #include "util/compiler.h"
 #include "util/freelist.h"
@@ -26,15 +33,29 @@
 struct htab_elem {
 	struct htab_elem *next; /* atomic: readers follow it without the lock */
 	uint32_t hash;
-	uint32_t seq;           /* seqcount of in-place value updates */
+	uint32_t seq;           /* util/seqcount.h: value updates; retired when unlinked */
 	struct htab *owner;     /* for reclamation callbacks */
-	struct rcu_head rcu;
+	union {                 /* once unlinked (readers never look here): */
+		struct rcu_head rcu;                /* a reclamation callback's */
+		struct htab_elem *reclaim_next;     /* or a reclamation batch's link */
+	};
 	uint64_t data[];        /* key, padded to 8; then value, padded to 8 */
 };
 
 struct htab_bucket {
 	struct htab_elem *head; /* atomic */
+	uint32_t lock;          /* core/spin_lock.h seq_spin_*: odd while held */
+};
+
+#define HTAB_PENDING_SHARDS 4
+
+/* 128 bytes: the hot first 16 never share a cache line with another
+ * shard's, whatever the (16-byte) alignment of the map. */
+struct htab_pending {
 	uint32_t lock;
+	uint32_t n;              /* atomic: read without the lock */
+	struct htab_elem *head;
+	char pad_[112];
 };
 
 struct htab {
@@ -45,20 +66,37 @@ struct htab {
 	hash_fn hash;
 	uint32_t elem_size;  /* header + padded key + padded value */
 	uint32_t value_off;  /* offset of the value in data[] */
-	uint32_t count;      /* atomic: live elements */
 	bool prealloc;
+	/* Values of at most 8 bytes and no spin lock: written with one atomic
+	 * store, so never torn and without the seqcount. */
+	bool value_word;
+	/* HTAB_LOCKFREE_STORE_*: whether such stores of a present key may also
+	 * skip the bucket lock (see htab_stop_lockfree_stores); atomic. */
+	uint8_t lockfree_store;
 	enum hash_kind hash_kind;
 	/* Preallocated maps: the element pool and its free slots. */
 	char *pool;
 	uint32_t pool_size;  /* elements in the pool */
 	struct freelist free_slots;
-	/* Elements malloc'ed (NO_PREALLOC, or pool overflow while reclamation
-	 * lags), counted until freed, for bpfmap_mem_usage(). */
+	uint32_t deferred_limit;
+	uint32_t reclaim_batch;  /* unlinked elements reclaimed together */
+	/* Written by every insert and delete: away from the fields above, which
+	 * every operation reads (padding: the map is calloc'ed, so no alignment
+	 * beyond 16 bytes can be relied on). */
+	char pad_[64];
+	uint32_t count;      /* atomic: live elements */
+	bool flush_queued;   /* atomic: flush_rcu is queued (htab_flush_pending) */
+	struct rcu_head flush_rcu;
+	uint32_t reclaiming; /* atomic: taken from pending, not yet released */
+	/* Preallocated maps: elements malloc'ed because the pool ran dry while
+	 * reclamation lagged, counted until freed, for bpfmap_mem_usage(). */
 	size_t heap_elems;   /* atomic */
-	/* Unlinked elements whose reclamation is still queued (atomic), and the
+	/* Unlinked elements queued one by one for reclamation (atomic), and the
 	 * backlog past which deleting threads wait for it (htab_reclaim_throttle). */
 	uint32_t deferred;
-	uint32_t deferred_limit;
+	/* Unlinked elements awaiting one grace period together, in stacks
+	 * that deleting threads share out (see htab_unlink_locked). */
+	struct htab_pending pending[HTAB_PENDING_SHARDS];
 };
 
 static ALWAYS_INLINE struct htab *to_htab(const struct bpfmap *map)
@@ -117,17 +155,40 @@ static ALWAYS_INLINE struct htab_elem *htab_find(const struct htab *h,
 }
 
 /* Copy @e's value out (value_size bytes): under the value's spin lock when
- * with_lock, else retrying on the seqcount; the lock field reads as zero. */
-void htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
-			 bool with_lock);
+ * with_lock, else retrying on the seqcount; the lock field reads as zero.
+ * Returns 0, or -ENOENT when (without the bucket lock) @e turned out to be
+ * already unlinked: its key was absent at that instant. */
+int htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
+			bool with_lock);
+
+/* The bucket lock (see seq_spin_lock): writers hold it to change the chain,
+ * and lock-free writers validate what they read against it. */
+static ALWAYS_INLINE void htab_bucket_lock(struct htab_bucket *b)
+{
+	seq_spin_lock(&b->lock);
+}
+
+static ALWAYS_INLINE void htab_bucket_unlock(struct htab_bucket *b)
+{
+	seq_spin_unlock(&b->lock);
+}
 
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
- * queue it for reclamation. */
+ * add it to the map's pending reclamation batch. */
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e);
 
-/* Called by deleting paths after they dropped their bucket lock: when the
- * reclamation backlog exceeds its limit, wait for it to drain, unless the
- * caller is inside a read-side section (it would wait for itself). */
+#define HTAB_LOCKFREE_STORE_OFF 0
+#define HTAB_LOCKFREE_STORE_STOPPING 1
+#define HTAB_LOCKFREE_STORE_ON 2
+
+/* Called by the lookup-and-delete paths before they take a bucket lock: see
+ * htab.c. */
+void htab_stop_lockfree_stores(struct htab *h);
+
+/* Called by deleting paths after they dropped their bucket lock: reclaims
+ * the pending batch once it is full, and waits when the backlog queued one
+ * by one exceeds its limit; never waits inside a read-side section (it
+ * would wait for itself). */
 void htab_reclaim_throttle(struct htab *h);
 
 /* The program-view lookup for a map of @kind and @key_size. */

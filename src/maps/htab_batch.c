@@ -4,12 +4,12 @@
  * The cursor is a 4-byte bucket index.  Whole buckets only: a bucket that does
  * not fit in what is left of *count ends the call (-ENOSPC if nothing was
  * copied yet); reaching the last bucket ends it with -ENOENT.  Each bucket is
- * copied under its lock, so it is a consistent snapshot.
+ * copied under its lock, so its membership is a consistent snapshot (values
+ * of at most 8 bytes may be stored without the lock: each is read whole).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "core/spin_lock.h"
 #include "maps/htab.h"
 
 static uint32_t bucket_len_locked(const struct htab_bucket *b)
@@ -51,6 +51,8 @@ int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 	int ret = 0;
 
 	*count = 0;
+	if (do_delete)
+		htab_stop_lockfree_stores(h);
 	if (in_batch)
 		memcpy(&batch, in_batch, sizeof(batch));
 	if (batch >= h->n_buckets)
@@ -59,11 +61,11 @@ int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 	for (;;) {
 		struct htab_bucket *b = &h->buckets[batch];
 
-		spin_lock_word(&b->lock);
+		htab_bucket_lock(b);
 		uint32_t len = bucket_len_locked(b);
 
 		if (len > max_count - total) {
-			spin_unlock_word(&b->lock);
+			htab_bucket_unlock(b);
 			if (total == 0)
 				ret = -ENOSPC;
 			break;
@@ -71,7 +73,7 @@ int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		total += copy_bucket_locked(h, b, (char *)keys + (size_t)total * map->key_size,
 					    (char *)values + (size_t)total * map->value_size,
 					    with_lock, do_delete);
-		spin_unlock_word(&b->lock);
+		htab_bucket_unlock(b);
 		if (do_delete)
 			htab_reclaim_throttle(h);
 		if (++batch >= h->n_buckets) {
