@@ -86,7 +86,7 @@ static void flat_store_value(const struct flat *f, uint32_t pos, const void *val
 /* Overwrite a live element's value in place; home lock held.  The value's
  * spin lock (if any) is taken before the seq, so no writer ever waits while
  * it counts as busy on the bucket. */
-static void flat_write_value(struct flat *f, uint32_t pos, const void *value)
+static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const void *value)
 {
 	const struct bpfmap *map = &f->map;
 	struct bpfmap_spin_lock *l = NULL;
@@ -498,46 +498,71 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 }
 
 /*
- * -E2BIG for an insert into a full map, decided without the home's lock:
- * the key is absent and the map full at one instant.  The home's lock word,
- * read unlocked before and the same after (flat_unlock counts unlocks),
+ * A small key's lock-free probe before an update: where the key is
+ * (*hint, FLAT_NONE if absent), and whether -E2BIG is already decided.
+ *
+ * -E2BIG for an insert into a full map is decided without the home's lock
+ * when the key is absent and the map full at one instant.  The home's lock
+ * word, read unlocked before and the same after (flat_unlock counts unlocks),
  * proves that no writer of the home ran in between, and only those add or
  * remove this key: its absence seen in between held throughout, including
  * when the count was read >= max_entries.  Every load is acquire, so they
- * happen in this order.  Keys of at most 8 bytes (compared in one load,
- * outside any read-side section).  False: the locked path decides.
+ * happen in this order.  Keys of at most 8 bytes: compared in one load,
+ * outside any read-side section.
+ *
+ * The hint spares the locked path its search: under the lock, a slot that
+ * still holds the key live is the key's one slot.
  */
-static ALWAYS_INLINE bool flat_full_fast(const struct flat *f, uint32_t h, uint32_t tag,
-					 uint32_t ks, uint64_t small)
+static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint32_t tag,
+					  uint32_t ks, uint64_t small, bool may_insert,
+					  uint32_t *hint)
 {
 	const uint32_t *lock = &f->buckets[h].lock;
 	uint32_t lw = __atomic_load_n(lock, __ATOMIC_ACQUIRE), md, b = h;
 	uint64_t bcast = tag * FLAT_BYTES_LO;
 
-	if (lw & FLAT_LOCK_BIT)
-		return false;
-	md = flat_dist_of(f, lw);
 	for (uint32_t d = 0;; d++, b = flat_next_bucket(f, b)) {
 		uint64_t m = flat_match(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE),
 					bcast);
 
-		for (; m; m &= m - 1)
-			if (flat_small_at(f, b * FLAT_SLOTS + flat_first(m), ks) == small)
+		for (; m; m &= m - 1) {
+			uint32_t pos = b * FLAT_SLOTS + flat_first(m);
+
+			if (flat_small_at(f, pos, ks) == small) {
+				*hint = pos;
 				return false;
+			}
+		}
+		md = flat_dist_of(f, lw);
 		if (d >= md)
 			break;
 	}
-	if (__atomic_load_n(&f->count, __ATOMIC_ACQUIRE) < f->map.max_entries)
+	*hint = FLAT_NONE;
+	if (!may_insert || (lw & FLAT_LOCK_BIT) ||
+	    __atomic_load_n(&f->count, __ATOMIC_ACQUIRE) < f->map.max_entries)
 		return false;
 	return __atomic_load_n(lock, __ATOMIC_ACQUIRE) == lw;
 }
 
-static int flat_update_elem(struct bpfmap *map, const void *key, const void *value,
-			    uint64_t flags)
+/* Under home h's lock: slot @hint still holds the key, live? */
+static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint32_t tag,
+				       uint32_t ks, uint64_t small)
+{
+	uint64_t tags = __atomic_load_n(&f->buckets[hint / FLAT_SLOTS].tags, __ATOMIC_ACQUIRE);
+
+	return ((tags >> (8 * (hint % FLAT_SLOTS))) & 0xff) == tag &&
+	       flat_small_at(f, hint, ks) == small;
+}
+
+/* The update, for a key size and hash that are constants in the word-key
+ * cases (flat_update_elem). */
+static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
+					   const void *value, uint64_t flags, uint32_t ks,
+					   enum hash_kind kind)
 {
 	struct flat *f = to_flat(map);
-	uint32_t ks = map->key_size, hash = flat_hash(f, key);
-	uint32_t h = flat_home(f, hash), tag = flat_tag(hash), pos;
+	uint32_t hash = flat_hash_kind(f, key, kind);
+	uint32_t h = flat_home(f, hash), tag = flat_tag(hash), pos, hint = FLAT_NONE;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	uint64_t mode = flags & ~BPFMAP_F_LOCK;
 	bool section = ks > 8; /* long keys: compares need stable slots */
@@ -545,16 +570,34 @@ static int flat_update_elem(struct bpfmap *map, const void *key, const void *val
 	uint32_t *lock = &f->buckets[h].lock;
 	int ret;
 
-	if (ks <= 8 && mode != BPFMAP_EXIST &&
-	    __atomic_load_n(&f->count, __ATOMIC_RELAXED) >= map->max_entries &&
-	    flat_full_fast(f, h, tag, ks, small))
+	if (ks <= 8 && flat_probe_full(f, h, tag, ks, small, mode != BPFMAP_EXIST, &hint))
 		return -E2BIG;
+	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
+	    !map_has_lock(map)) {
+		/* Overwrite of a word-sized value where the probe found the
+		 * key: the lock, one check, one store. */
+		uint64_t w = 0;
+
+		memcpy(&w, value, map->value_size);
+		flat_lock(lock);
+		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
+			__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w,
+					 __ATOMIC_RELEASE);
+			flat_unlock(lock);
+			return 0;
+		}
+		flat_unlock(lock);
+	}
 retry:
 	ret = 0;
 	if (section)
 		rcu_lock();
 	flat_lock(lock);
-	pos = flat_find(f, h, tag, key, ks, small);
+	if (hint != FLAT_NONE && flat_hint_ok(f, hint, tag, ks, small))
+		pos = hint;
+	else
+		pos = flat_find(f, h, tag, key, ks, small);
+	hint = FLAT_NONE;
 	if (pos != FLAT_NONE) {
 		if (mode == BPFMAP_NOEXIST)
 			ret = -EEXIST;
@@ -597,6 +640,20 @@ out:
 		goto retry;
 	}
 	return ret;
+}
+
+static int flat_update_elem(struct bpfmap *map, const void *key, const void *value,
+			    uint64_t flags)
+{
+	switch (to_flat(map)->hash_kind) {
+	case HASH_U32:
+		return flat_update_sized(map, key, value, flags, 4, HASH_U32);
+	case HASH_U64:
+		return flat_update_sized(map, key, value, flags, 8, HASH_U64);
+	default:
+		return flat_update_sized(map, key, value, flags, map->key_size,
+					 to_flat(map)->hash_kind);
+	}
 }
 
 static int flat_remove(struct bpfmap *map, const void *key, void *value)
@@ -820,10 +877,34 @@ static void *flat_lookup_k8(struct bpfmap *map, const void *key)
 }
 #endif
 
+/*
+ * Longer keys: the home bucket's tags matched, the candidate's key compared
+ * in place (inline for the sizes specialised below), and the match validated
+ * by the bucket's seq (see flat_find); anything else takes the general path.
+ */
+static ALWAYS_INLINE void *flat_lookup_long(struct bpfmap *map, const void *key, uint32_t ks)
+{
+	struct flat *f = to_flat(map);
+	uint32_t hash = f->hash(key, ks, f->seed), h = flat_home(f, hash);
+	const struct flat_bucket *bk = &f->buckets[h];
+	uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
+	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE),
+				flat_tag(hash) * FLAT_BYTES_LO);
+
+	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
+		uint32_t pos = h * FLAT_SLOTS + flat_first(m);
+
+		if (likely(flat_key_eq_long(f->keys + (size_t)pos * ROUND_UP(ks, 8), key, ks) &&
+			   flat_seq_same(&bk->seq, s1)))
+			return flat_value_at(f, pos);
+	}
+	return flat_lookup_far(f, hash, key, ks, 0);
+}
+
 #define FLAT_LOOKUP_SIZED(n)                                                        \
 	static void *flat_lookup_k##n(struct bpfmap *map, const void *key)          \
 	{                                                                           \
-		return flat_lookup_ptr(map, key, n, to_flat(map)->hash_kind);       \
+		return flat_lookup_long(map, key, n);                               \
 	}
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)

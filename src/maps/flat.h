@@ -290,13 +290,33 @@ static ALWAYS_INLINE void flat_copy_key_out(const struct flat *f, uint32_t pos, 
  * lookups) compare inline. */
 static ALWAYS_INLINE bool flat_key_eq_long(const char *slot, const void *key, uint32_t ks)
 {
-	if (__builtin_constant_p(ks) && ks <= 64)
-		return !memcmp(slot, key, ks);
+	const char *k = key;
+	uint32_t lo, hi;
+	uint64_t w, diff;
+
+	/* The key's first word by halves: callers often patch the head of a
+	 * key with a 4-byte store, and an 8-byte load of it would stall on
+	 * store forwarding (BENCHMARKS.md, "A trap"). */
+	load_u32_halves(k, &lo, &hi);
+	memcpy(&w, slot, 8);
+	diff = w ^ ((uint64_t)hi << 32 | lo);
+	if (__builtin_constant_p(ks) && ks <= 64) {
+		uint32_t off = 8;
+
+		for (; off + 8 <= ks; off += 8) {
+			uint64_t a, b;
+
+			memcpy(&a, slot + off, 8);
+			memcpy(&b, k + off, 8);
+			diff |= a ^ b;
+		}
+		return !diff && !memcmp(slot + off, k + off, ks - off);
+	}
 	/* Long keys span several cache lines: ask for all of them at once
 	 * rather than one miss after the other inside memcmp. */
 	for (uint32_t off = 64; off < ks; off += 64)
 		__builtin_prefetch(slot + off);
-	return !memcmp(slot, key, ks);
+	return !diff && !memcmp(slot + 8, k + 8, ks > 8 ? ks - 8 : 0);
 }
 
 static ALWAYS_INLINE bool flat_key_eq(const struct flat *f, uint32_t pos, const void *key,
