@@ -836,9 +836,8 @@ static __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t 
  * at once, masked by the live tags: no tag compare, and the keys' load does
  * not wait for the tags'.
  */
-static void *flat_lookup_k4(struct bpfmap *map, const void *key)
+static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
 {
-	struct flat *f = to_flat(map);
 	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
 	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
 	uint32_t m = flat_simd_eq4(f->keys + (size_t)h * 32, k) & flat_live_bits(tags);
@@ -850,9 +849,8 @@ static void *flat_lookup_k4(struct bpfmap *map, const void *key)
 }
 
 /* 8-byte keys, the same way (64 bytes of keys), read as two halves. */
-static void *flat_lookup_k8(struct bpfmap *map, const void *key)
+static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
 {
-	struct flat *f = to_flat(map);
 	uint32_t lo, hi, hash, h, m;
 
 	load_u32_halves(key, &lo, &hi);
@@ -864,6 +862,16 @@ static void *flat_lookup_k8(struct bpfmap *map, const void *key)
 		return f->values + ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / 2) *
 					   f->value_stride;
 	return flat_lookup_far(f, hash, key, 8, (uint64_t)hi << 32 | lo);
+}
+
+static void *flat_lookup_k4(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_k4_in(to_flat(map), key);
+}
+
+static void *flat_lookup_k8(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_k8_in(to_flat(map), key);
 }
 #else
 static void *flat_lookup_k4(struct bpfmap *map, const void *key)
@@ -888,11 +896,17 @@ static ALWAYS_INLINE void *flat_lookup_long(struct bpfmap *map, const void *key,
 	uint32_t hash = f->hash(key, ks, f->seed), h = flat_home(f, hash);
 	const struct flat_bucket *bk = &f->buckets[h];
 	uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
-	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE),
-				flat_tag(hash) * FLAT_BYTES_LO);
+	uint64_t tags = __atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE);
+#if FLAT_SIMD
+	uint32_t m = flat_simd_tag_bits(tags, flat_tag(hash)); /* bit i: slot i */
+	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
+#else
+	uint64_t m = flat_match(tags, flat_tag(hash) * FLAT_BYTES_LO);
+	uint32_t i = m ? flat_first(m) : 0;
+#endif
 
 	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
-		uint32_t pos = h * FLAT_SLOTS + flat_first(m);
+		uint32_t pos = h * FLAT_SLOTS + i;
 
 		if (likely(flat_key_eq_long(f->keys + (size_t)pos * ROUND_UP(ks, 8), key, ks) &&
 			   flat_seq_same(&bk->seq, s1)))
@@ -972,6 +986,21 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 									      flat_first(mt)));
 			}
 		}
+#if FLAT_SIMD
+		if (kind == HASH_U32 || kind == HASH_U64) {
+			/* The single lookups' bucket-wide compares (hashing again
+			 * is cheaper than keeping the homes). */
+			for (uint32_t i = 0; i < m; i++) {
+				const char *key = k + (size_t)i * ks;
+				void *v = kind == HASH_U32 ? flat_lookup_k4_in(f, key)
+							   : flat_lookup_k8_in(f, key);
+
+				values[base + i] = v;
+				found += v != NULL;
+			}
+			continue;
+		}
+#endif
 		for (uint32_t i = 0; i < m; i++) {
 			const char *key = k + (size_t)i * ks;
 			uint32_t pos = flat_find(f, flat_home(f, hash[i]), flat_tag(hash[i]), key,

@@ -338,6 +338,14 @@ static ALWAYS_INLINE uint32_t flat_live_bits(uint64_t tags)
 	return (uint32_t)_mm_movemask_epi8(_mm_cvtsi64_si128((long long)tags));
 }
 
+/* One bit per slot whose tag is @tag (a live tag: >= FLAT_TAG_MIN). */
+static ALWAYS_INLINE uint32_t flat_simd_tag_bits(uint64_t tags, uint32_t tag)
+{
+	__m128i t = _mm_cvtsi64_si128((long long)tags);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(t, _mm_set1_epi8((char)tag))) & 0xffu;
+}
+
 /* One bit per slot whose 4-byte key (of a bucket's eight, 32-byte aligned)
  * equals k.  Dead and free slots may match: mask with flat_live_bits(). */
 static ALWAYS_INLINE uint32_t flat_simd_eq4(const char *keys, uint32_t k)
