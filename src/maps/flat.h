@@ -5,7 +5,7 @@
  * Layout.  n_buckets buckets (not a power of two: a hash maps to its "home"
  * bucket by fastrange, (hash * n_homes) >> 32; n_homes == n_buckets except in
  * small maps, which get overflow buckets after the homes, see below).  Each
- * bucket has 16 bytes of metadata, kept apart from the slots:
+ * bucket has 16 bytes of metadata:
  *  - tags: one byte per slot.  EMPTY (free), BUSY (claimed by an inserter, or
  *    a slot past the end of a short last bucket), WAIT (deleted; readers may
  *    still hold it), QUEUED or SYNCQ (deleted; a grace period is running for
@@ -13,21 +13,29 @@
  *  - seq: low 8 bits count the writers busy on the bucket's slots, the high
  *    24 bits are a version bumped when each finishes (a seqcount that
  *    tolerates several writers, who hold different home locks);
- *  - lock: bit 0 is the spin lock of the bucket *as a home*; bits 16..31 are
- *    the home's max displacement (FLAT_DIST_ANY: unbounded).
- * Slots hold the key padded to 8 bytes, then the value padded to 8; slot i of
- * bucket b sits at index b * 8 + i of one array.  There are about 8/7 as many
- * slots as max_entries (fewer for large elements, to stay within the memory
- * budget; always at least max_entries + 1).  Small maps get at least
- * FLAT_SPARE_MIN spare slots (fewer for large elements) in overflow buckets
- * after the homes, so that deletes and inserts can go on at full speed while
- * deleted slots await a grace period; the homes stay as many as 8/7 x
- * max_entries needs, so batch cursors fit the kernel's bucket count.
+ *  - lock: bit 0 is the spin lock of the bucket *as a home*; bits 1..15 count
+ *    its unlocks (flat_unlock); bits 16..31 are the home's max displacement
+ *    (FLAT_DIST_ANY: unbounded).
+ * Keys and values live in two arrays indexed by slot (b * 8 + i for slot i
+ * of bucket b): keys of at most 4 bytes in 4 bytes, others padded to 8;
+ * values padded to 8.  A bucket's keys are contiguous, so a lookup of a 4- or
+ * 8-byte key compares all eight at once (SSE2, 32 or 64 bytes) and masks the
+ * result with the live tags, and a program-view lookup computes the value's
+ * address without touching it: one cache line of metadata and one of keys,
+ * loaded in parallel.  There are about 8/7 as many slots as max_entries
+ * (fewer for large elements, to stay within the memory budget; always at
+ * least max_entries + 1).  Small maps get at least FLAT_SPARE_MIN spare slots
+ * (fewer for large elements) in overflow buckets after the homes, so that
+ * deletes and inserts can go on at full speed while deleted slots await a
+ * grace period; the homes stay as many as 8/7 x max_entries needs, so batch
+ * cursors fit the kernel's bucket count.
  *
  * Placement.  A key lives in its home bucket h or in h + d (cyclically) for
- * d <= max_dist(h); keys never move.  Lookups scan those buckets, match the
- * tag bytes eight at a time (SWAR), then compare keys (one atomic load for
- * keys of at most 8 bytes, memcmp for longer ones).  Deleting a home's
+ * d <= max_dist(h); keys never move.  Lookups scan those buckets: word keys
+ * by the bucket-wide compare, longer ones by matching the tag bytes (SSE2 or
+ * SWAR) and comparing the candidates' keys.  Each map gets lookups
+ * specialised for its key size at creation (4, 8, 16, 32, 64 bytes, or any),
+ * the home bucket inline and the rest out of line.  Deleting a home's
  * farthest key lowers its max_dist to the farthest one left.
  *
  * Writers.  Every change to a key (insert, update in place, delete) holds its
@@ -36,7 +44,11 @@
  * inside the slot bucket's seq, and publishes the tag with release; max_dist
  * is raised before.  The element count (E2BIG) is an atomic against
  * max_entries; with more slots than max_entries an EMPTY or deleted slot
- * always exists below it.
+ * always exists below it.  Updates of word keys first probe for the key
+ * without the lock: an insert into a full map is refused (-E2BIG) without
+ * it when the home's lock word reads unlocked and unchanged around the probe
+ * and the count (see flat_probe_full), and an overwrite takes the lock only
+ * to check that the slot found still holds the key and to store the value.
  *
  * Deletion and reuse.  A delete turns the tag to WAIT; the slot becomes
  * EMPTY only after an RCU grace period, so a program-view pointer stays valid
@@ -50,22 +62,29 @@
  * WAIT and QUEUED to SYNCQ, one synchronize_rcu(), SYNCQ to EMPTY (liburcu's
  * callback thread batches grace periods 10 ms apart: too slow to wait for).
  * Inside a read-side section it cannot wait for readers (itself among them):
- * it queues reclamation and fails with -E2BIG instead.  An insert of a key
- * whose deleted slot still awaits reclamation takes that slot back (an update
- * in place, as far as readers can tell), so churn on the same keys leaves no
- * trail of waiting slots.
+ * it reuses a deleted slot at once instead (flat_reuse_dead), as the kernel
+ * reuses preallocated elements, so an insert never fails while the map has
+ * room.  The reuse rewrites key and value inside the bucket's seq: copy-out
+ * lookups and long-key compares validate against it; a program-view pointer
+ * to the deleted element may then read the new key's value.  An insert of a
+ * key whose deleted slot still awaits reclamation takes that slot back (an
+ * update in place, as far as readers can tell), so churn on the same keys
+ * leaves no trail of waiting slots.
  *
  * Readers.  Copy-out lookups of keys up to 8 bytes take no lock and enter no
  * read-side section: they validate a match and its value copy with the slot
  * bucket's seq.  Everything else that compares or reads keys in place (the
  * program view, copy-outs of longer keys, writers of longer keys, iteration)
  * runs in a read-side section: a slot seen live (or WAIT) there is not reused
- * before it ends.  Updates in place of values of at most 8 bytes (without a
- * spin lock) are one atomic store and skip the seq.
+ * before it ends, except by the in-section reuse above, which compares of
+ * keys longer than a word detect by the seq (flat_find).  Updates in place
+ * of values of at most 8 bytes (without a spin lock) are one atomic store
+ * and skip the seq.
  * Batch operations use the home bucket as their unit, under its lock, so a
  * home's elements form one consistent snapshot, and the cursor is a home
  * index (the walk ends at roundup_pow_of_two(max_entries), the kernel's bucket
- * count, so cursors behave as the kernel's).
+ * count, so cursors behave as the kernel's).  Walk order is slot order, not
+ * the kernel's bucket order.
  */
 #ifndef BPFMAP_MAPS_FLAT_H
 #define BPFMAP_MAPS_FLAT_H
