@@ -631,6 +631,111 @@ static void test_concurrent_shared_buckets(void **state)
 	bpfmap_free(r.m);
 }
 
+/* Updates into a full map: E2BIG for absent keys (decided without the lock
+ * for word keys), while present keys are overwritten and NOEXIST/EXIST stay
+ * exact; room made by a delete is seen at once. */
+static void test_full_map(void **state)
+{
+	(void)state;
+	static const uint32_t key_sizes[] = { 4, 8, 20 };
+
+	for (size_t n = 0; n < ARRAY_SIZE(key_sizes); n++) {
+		const uint32_t ks = key_sizes[n], me = 1000;
+		struct bpfmap *m = flat_make(ks, 8, me, 0, -1);
+		unsigned char key[20] = { 0 };
+		uint64_t v, out;
+
+		for (uint32_t i = 0; i < me; i++) {
+			memcpy(key, &i, 4);
+			v = i;
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		for (uint32_t i = me; i < 2 * me; i++) {
+			memcpy(key, &i, 4);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_ANY), E2BIG);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), E2BIG);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_EXIST), ENOENT);
+		}
+		for (uint32_t i = 0; i < me; i++) {
+			memcpy(key, &i, 4);
+			v = i + 7;
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_ANY), 0);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), EEXIST);
+			assert_int_equal(bpfmap_lookup_elem(m, key, &out), 0);
+			assert_int_equal(out, i + 7);
+		}
+		for (uint32_t i = 0; i < 100; i++) {
+			uint32_t gone = i, fresh = me + i;
+
+			memcpy(key, &gone, 4);
+			assert_int_equal(bpfmap_delete_elem(m, key), 0);
+			memcpy(key, &fresh, 4);
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+			fresh += me;
+			memcpy(key, &fresh, 4);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_ANY), E2BIG);
+		}
+		assert_int_equal(walk_count(m, ks), me);
+		bpfmap_free(m);
+	}
+}
+
+/* A full map where one thread deletes and re-inserts key X over and over:
+ * another thread's BPF_ANY updates of X must never see E2BIG (X is either
+ * present, or absent with room for it), whatever the lock-free probe saw. */
+struct frun {
+	struct bpfmap *m;
+	uint32_t x;
+	int stop;
+	uint64_t e2big, done;
+};
+
+static void *full_churn(void *arg)
+{
+	struct frun *r = arg;
+	uint64_t v = 1;
+
+	for (int i = 0; i < 200000; i++) {
+		bpfmap_delete_elem(r->m, &r->x);
+		bpfmap_update_elem(r->m, &r->x, &v, BPFMAP_ANY);
+	}
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *full_updater(void *arg)
+{
+	struct frun *r = arg;
+	uint64_t v = 2;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		if (bpfmap_update_elem(r->m, &r->x, &v, BPFMAP_ANY) == -E2BIG)
+			r->e2big++;
+		r->done++;
+	}
+	return NULL;
+}
+
+static void test_full_map_concurrent(void **state)
+{
+	(void)state;
+	const uint32_t me = 64;
+	struct frun r = { .m = flat_make(4, 8, me, 0, -1), .x = 5 };
+	pthread_t a, b;
+	uint64_t v = 0;
+
+	for (uint32_t k = 0; k < me; k++)
+		assert_int_equal(bpfmap_update_elem(r.m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(pthread_create(&a, NULL, full_churn, &r), 0);
+	assert_int_equal(pthread_create(&b, NULL, full_updater, &r), 0);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	print_message("  %llu updates of a churned key in a full map\n",
+		      (unsigned long long)r.done);
+	assert_int_equal(r.e2big, 0);
+	bpfmap_free(r.m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -646,6 +751,8 @@ int main(void)
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_long_keys_locked),
 		cmocka_unit_test(test_concurrent_shared_buckets),
+		cmocka_unit_test(test_full_map),
+		cmocka_unit_test(test_full_map_concurrent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
