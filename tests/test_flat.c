@@ -55,11 +55,9 @@ static uint32_t key_with_home(const struct flat *f, uint32_t h, uint32_t *next)
 /* Where key k (u32) is stored: its slot index, or UINT32_MAX. */
 static uint32_t pos_of(const struct flat *f, uint32_t k)
 {
-	uint32_t hash = hash_u32_key(f, k), pos;
+	uint32_t hash = hash_u32_key(f, k);
 
-	if (!flat_find(f, flat_home(f, hash), flat_tag(hash), &k, 4, k, &pos))
-		return UINT32_MAX;
-	return pos;
+	return flat_find(f, flat_home(f, hash), flat_tag(hash), &k, 4, k); /* FLAT_NONE: absent */
 }
 
 static uint64_t tag_byte(const struct flat *f, uint32_t pos)
@@ -111,12 +109,14 @@ static void test_geometry(void **state)
 		struct bpfmap *m = flat_make(ks, vs, me, 0, -1);
 		struct flat *f = to_flat(m);
 		size_t kv = ROUND_UP(ks, 8) + ROUND_UP(vs, 8);
+		uint32_t kstride = ks <= 4 ? 4 : ROUND_UP(ks, 8);
 		double per = (double)bpfmap_mem_usage(m) / me;
 
 		assert_true(f->n_slots > me);
 		assert_true(f->n_slots <= (uint64_t)me * 8 / 7 + 1);
 		assert_int_equal(f->n_buckets, (f->n_slots + 7) / 8);
-		assert_int_equal(f->slot_size, kv);
+		assert_int_equal(f->key_stride, kstride);
+		assert_int_equal(f->value_stride, ROUND_UP(vs, 8));
 		assert_int_equal(f->cursor_end, 32768);
 		assert_true(per <= (double)kv + 16);
 		if (ks == 8 && vs == 8)
@@ -126,7 +126,8 @@ static void test_geometry(void **state)
 			      ks == 8 && vs == 8 ? (size_t)24 : kv + 16);
 		/* The exact figure: everything allocated. */
 		size_t want = sizeof(*f) + (size_t)f->n_buckets * 16 + 63 +
-			      (size_t)f->n_slots * f->slot_size + 63 + 3 * 8 * (size_t)f->bits_words;
+			      (size_t)f->n_buckets * 8 * kstride + 63 +
+			      (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 + 3 * 8 * (size_t)f->bits_words;
 		assert_int_equal(bpfmap_mem_usage(m), want);
 		bpfmap_free(m);
 	}
@@ -344,9 +345,10 @@ static void test_one_home(void **state)
 	bpfmap_free(m);
 }
 
-/* Inside a read-side section nothing deleted is reused: a pointer keeps its
- * key's value, and once the spare slots all await readers an insert fails
- * with E2BIG; after the section it succeeds.  Large values: few spare slots. */
+/* Inside a read-side section a deleted slot is not reused while spare slots
+ * are EMPTY: a pointer keeps its key's value.  Once the spare slots all
+ * await readers (the section itself), an insert reuses a deleted slot at
+ * once rather than fail: the map has room.  Large values: few spare slots. */
 #define BIG_VALUE 8184
 
 static void test_reuse_in_section(void **state)
@@ -374,17 +376,31 @@ static void test_reuse_in_section(void **state)
 		v[0] = new;
 		assert_int_equal(bpfmap_update_elem(m, &new, v, BPFMAP_NOEXIST), 0);
 	}
-	/* Spare slots exhausted by slots awaiting this very section. */
-	k = spare;
-	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
-	k = spare + me;
-	v[0] = k;
-	assert_errno(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), E2BIG);
 	for (uint32_t i = 0; i < spare; i++)
 		assert_int_equal(*ptr[i], i); /* still the deleted keys' values */
+	/* Spare slots exhausted by slots awaiting this very section: the
+	 * next inserts reuse deleted slots, and a full map still says E2BIG. */
+	for (uint32_t i = spare; i < spare + 4; i++) {
+		k = i;
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+		k = i + me;
+		v[0] = k;
+		assert_int_equal(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(*(uint64_t *)bpfmap_lookup(m, &k), k);
+		k = i + 2 * me;
+		assert_errno(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), E2BIG);
+	}
 	bpfmap_read_unlock();
-	assert_int_equal(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(walk_count(m, 4), me);
+	/* A sliding window: keys spare + 4 .. spare + 3 + me are left. */
+	for (k = 0; k < spare + 4 + me; k++) {
+		if (k < spare + 4) {
+			assert_errno(bpfmap_lookup_elem(m, &k, v), ENOENT);
+			continue;
+		}
+		assert_int_equal(bpfmap_lookup_elem(m, &k, v), 0);
+		assert_int_equal(v[0], k);
+	}
 	free(v);
 	bpfmap_free(m);
 }
@@ -609,6 +625,111 @@ static void test_concurrent_shared_buckets(void **state)
 	bpfmap_free(r.m);
 }
 
+/* Updates into a full map: E2BIG for absent keys (decided without the lock
+ * for word keys), while present keys are overwritten and NOEXIST/EXIST stay
+ * exact; room made by a delete is seen at once. */
+static void test_full_map(void **state)
+{
+	(void)state;
+	static const uint32_t key_sizes[] = { 4, 8, 20 };
+
+	for (size_t n = 0; n < ARRAY_SIZE(key_sizes); n++) {
+		const uint32_t ks = key_sizes[n], me = 1000;
+		struct bpfmap *m = flat_make(ks, 8, me, 0, -1);
+		unsigned char key[20] = { 0 };
+		uint64_t v, out;
+
+		for (uint32_t i = 0; i < me; i++) {
+			memcpy(key, &i, 4);
+			v = i;
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		for (uint32_t i = me; i < 2 * me; i++) {
+			memcpy(key, &i, 4);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_ANY), E2BIG);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), E2BIG);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_EXIST), ENOENT);
+		}
+		for (uint32_t i = 0; i < me; i++) {
+			memcpy(key, &i, 4);
+			v = i + 7;
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_ANY), 0);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), EEXIST);
+			assert_int_equal(bpfmap_lookup_elem(m, key, &out), 0);
+			assert_int_equal(out, i + 7);
+		}
+		for (uint32_t i = 0; i < 100; i++) {
+			uint32_t gone = i, fresh = me + i;
+
+			memcpy(key, &gone, 4);
+			assert_int_equal(bpfmap_delete_elem(m, key), 0);
+			memcpy(key, &fresh, 4);
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+			fresh += me;
+			memcpy(key, &fresh, 4);
+			assert_errno(bpfmap_update_elem(m, key, &v, BPFMAP_ANY), E2BIG);
+		}
+		assert_int_equal(walk_count(m, ks), me);
+		bpfmap_free(m);
+	}
+}
+
+/* A full map where one thread deletes and re-inserts key X over and over:
+ * another thread's BPF_ANY updates of X must never see E2BIG (X is either
+ * present, or absent with room for it), whatever the lock-free probe saw. */
+struct frun {
+	struct bpfmap *m;
+	uint32_t x;
+	int stop;
+	uint64_t e2big, done;
+};
+
+static void *full_churn(void *arg)
+{
+	struct frun *r = arg;
+	uint64_t v = 1;
+
+	for (int i = 0; i < 200000; i++) {
+		bpfmap_delete_elem(r->m, &r->x);
+		bpfmap_update_elem(r->m, &r->x, &v, BPFMAP_ANY);
+	}
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *full_updater(void *arg)
+{
+	struct frun *r = arg;
+	uint64_t v = 2;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		if (bpfmap_update_elem(r->m, &r->x, &v, BPFMAP_ANY) == -E2BIG)
+			r->e2big++;
+		r->done++;
+	}
+	return NULL;
+}
+
+static void test_full_map_concurrent(void **state)
+{
+	(void)state;
+	const uint32_t me = 64;
+	struct frun r = { .m = flat_make(4, 8, me, 0, -1), .x = 5 };
+	pthread_t a, b;
+	uint64_t v = 0;
+
+	for (uint32_t k = 0; k < me; k++)
+		assert_int_equal(bpfmap_update_elem(r.m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(pthread_create(&a, NULL, full_churn, &r), 0);
+	assert_int_equal(pthread_create(&b, NULL, full_updater, &r), 0);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	print_message("  %llu updates of a churned key in a full map\n",
+		      (unsigned long long)r.done);
+	assert_int_equal(r.e2big, 0);
+	bpfmap_free(r.m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -624,6 +745,8 @@ int main(void)
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_long_keys_locked),
 		cmocka_unit_test(test_concurrent_shared_buckets),
+		cmocka_unit_test(test_full_map),
+		cmocka_unit_test(test_full_map_concurrent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,8 +9,10 @@
  * Iteration results (get_next_key walks, batch walks) are compared as sets,
  * except where both maps provably lay elements out the same way:
  *  - max_entries == 1 (one bucket, at most one element), or
- *  - BPF_F_ZERO_SEED with a key size bpfmap hashes the kernel's way
- *    (jhash2 for multiples of 4, jhash otherwise, below HASH_XXH3_MIN_KEY).
+ *  - BPF_F_ZERO_SEED and BPF_F_NO_PREALLOC (bpfmap's chained table: the
+ *    preallocated layout is open addressing, maps/flat.h) with a key size
+ *    bpfmap hashes the kernel's way (jhash2 for multiples of 4, jhash
+ *    otherwise, below HASH_XXH3_MIN_KEY).
  * There the model also predicts the exact order on each side: bucket order,
  * chains newest first.  The one known, documented difference is that the
  * kernel replaces an element on overwrite (the key moves to the head of its
@@ -363,7 +365,8 @@ static int pair_init(struct pair *p, struct cfg c)
 	p->fd = rk;
 	p->nb = roundup_pow2(c.me);
 	p->same_layout = c.me == 1 ||
-			 ((c.flags & BPF_F_ZERO_SEED) && bpfmap_hashes_like_kernel(c.ks));
+			 ((c.flags & BPF_F_ZERO_SEED) && (c.flags & BPF_F_NO_PREALLOC) &&
+			  bpfmap_hashes_like_kernel(c.ks));
 
 	p->npool = 2 * c.me + 3;
 	if (c.ks == 1 && p->npool > 256)

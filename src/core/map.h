@@ -87,5 +87,6 @@ static inline bool map_has_lock(const struct bpfmap *map)
 
 /* Operations tables of the implemented types. */
 extern const struct map_ops htab_ops;
+extern const struct map_ops flat_ops;
 
 #endif

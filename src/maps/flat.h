@@ -5,7 +5,7 @@
  * Layout.  n_buckets buckets (not a power of two: a hash maps to its "home"
  * bucket by fastrange, (hash * n_homes) >> 32; n_homes == n_buckets except in
  * small maps, which get overflow buckets after the homes, see below).  Each
- * bucket has 16 bytes of metadata, kept apart from the slots:
+ * bucket has 16 bytes of metadata:
  *  - tags: one byte per slot.  EMPTY (free), BUSY (claimed by an inserter, or
  *    a slot past the end of a short last bucket), WAIT (deleted; readers may
  *    still hold it), QUEUED or SYNCQ (deleted; a grace period is running for
@@ -13,21 +13,29 @@
  *  - seq: low 8 bits count the writers busy on the bucket's slots, the high
  *    24 bits are a version bumped when each finishes (a seqcount that
  *    tolerates several writers, who hold different home locks);
- *  - lock: bit 0 is the spin lock of the bucket *as a home*; bits 16..31 are
- *    the home's max displacement (FLAT_DIST_ANY: unbounded).
- * Slots hold the key padded to 8 bytes, then the value padded to 8; slot i of
- * bucket b sits at index b * 8 + i of one array.  There are about 8/7 as many
- * slots as max_entries (fewer for large elements, to stay within the memory
- * budget; always at least max_entries + 1).  Small maps get at least
- * FLAT_SPARE_MIN spare slots (fewer for large elements) in overflow buckets
- * after the homes, so that deletes and inserts can go on at full speed while
- * deleted slots await a grace period; the homes stay as many as 8/7 x
- * max_entries needs, so batch cursors fit the kernel's bucket count.
+ *  - lock: bit 0 is the spin lock of the bucket *as a home*; bits 1..15 count
+ *    its unlocks (flat_unlock); bits 16..31 are the home's max displacement
+ *    (FLAT_DIST_ANY: unbounded).
+ * Keys and values live in two arrays indexed by slot (b * 8 + i for slot i
+ * of bucket b): keys of at most 4 bytes in 4 bytes, others padded to 8;
+ * values padded to 8.  A bucket's keys are contiguous, so a lookup of a 4- or
+ * 8-byte key compares all eight at once (SSE2, 32 or 64 bytes) and masks the
+ * result with the live tags, and a program-view lookup computes the value's
+ * address without touching it: one cache line of metadata and one of keys,
+ * loaded in parallel.  There are about 8/7 as many slots as max_entries
+ * (fewer for large elements, to stay within the memory budget; always at
+ * least max_entries + 1).  Small maps get at least FLAT_SPARE_MIN spare slots
+ * (fewer for large elements) in overflow buckets after the homes, so that
+ * deletes and inserts can go on at full speed while deleted slots await a
+ * grace period; the homes stay as many as 8/7 x max_entries needs, so batch
+ * cursors fit the kernel's bucket count.
  *
  * Placement.  A key lives in its home bucket h or in h + d (cyclically) for
- * d <= max_dist(h); keys never move.  Lookups scan those buckets, match the
- * tag bytes eight at a time (SWAR), then compare keys (one atomic load for
- * keys of at most 8 bytes, memcmp for longer ones).  Deleting a home's
+ * d <= max_dist(h); keys never move.  Lookups scan those buckets: word keys
+ * by the bucket-wide compare, longer ones by matching the tag bytes (SSE2 or
+ * SWAR) and comparing the candidates' keys.  Each map gets lookups
+ * specialised for its key size at creation (4, 8, 16, 32, 64 bytes, or any),
+ * the home bucket inline and the rest out of line.  Deleting a home's
  * farthest key lowers its max_dist to the farthest one left.
  *
  * Writers.  Every change to a key (insert, update in place, delete) holds its
@@ -36,7 +44,11 @@
  * inside the slot bucket's seq, and publishes the tag with release; max_dist
  * is raised before.  The element count (E2BIG) is an atomic against
  * max_entries; with more slots than max_entries an EMPTY or deleted slot
- * always exists below it.
+ * always exists below it.  Updates of word keys first probe for the key
+ * without the lock: an insert into a full map is refused (-E2BIG) without
+ * it when the home's lock word reads unlocked and unchanged around the probe
+ * and the count (see flat_probe_full), and an overwrite takes the lock only
+ * to check that the slot found still holds the key and to store the value.
  *
  * Deletion and reuse.  A delete turns the tag to WAIT; the slot becomes
  * EMPTY only after an RCU grace period, so a program-view pointer stays valid
@@ -50,22 +62,29 @@
  * WAIT and QUEUED to SYNCQ, one synchronize_rcu(), SYNCQ to EMPTY (liburcu's
  * callback thread batches grace periods 10 ms apart: too slow to wait for).
  * Inside a read-side section it cannot wait for readers (itself among them):
- * it queues reclamation and fails with -E2BIG instead.  An insert of a key
- * whose deleted slot still awaits reclamation takes that slot back (an update
- * in place, as far as readers can tell), so churn on the same keys leaves no
- * trail of waiting slots.
+ * it reuses a deleted slot at once instead (flat_reuse_dead), as the kernel
+ * reuses preallocated elements, so an insert never fails while the map has
+ * room.  The reuse rewrites key and value inside the bucket's seq: copy-out
+ * lookups and long-key compares validate against it; a program-view pointer
+ * to the deleted element may then read the new key's value.  An insert of a
+ * key whose deleted slot still awaits reclamation takes that slot back (an
+ * update in place, as far as readers can tell), so churn on the same keys
+ * leaves no trail of waiting slots.
  *
  * Readers.  Copy-out lookups of keys up to 8 bytes take no lock and enter no
  * read-side section: they validate a match and its value copy with the slot
  * bucket's seq.  Everything else that compares or reads keys in place (the
  * program view, copy-outs of longer keys, writers of longer keys, iteration)
  * runs in a read-side section: a slot seen live (or WAIT) there is not reused
- * before it ends.  Updates in place of values of at most 8 bytes (without a
- * spin lock) are one atomic store and skip the seq.
+ * before it ends, except by the in-section reuse above, which compares of
+ * keys longer than a word detect by the seq (flat_find).  Updates in place
+ * of values of at most 8 bytes (without a spin lock) are one atomic store
+ * and skip the seq.
  * Batch operations use the home bucket as their unit, under its lock, so a
  * home's elements form one consistent snapshot, and the cursor is a home
  * index (the walk ends at roundup_pow_of_two(max_entries), the kernel's bucket
- * count, so cursors behave as the kernel's).
+ * count, so cursors behave as the kernel's).  Walk order is slot order, not
+ * the kernel's bucket order.
  */
 #ifndef BPFMAP_MAPS_FLAT_H
 #define BPFMAP_MAPS_FLAT_H
@@ -79,6 +98,16 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "util/compiler.h"
+#include "util/shared_copy.h"
+
+#if defined(__SSE2__) && !defined(BPFMAP_TSAN)
+/* Small keys compared a bucket at a time (SSE2 is part of x86-64).  TSan
+ * builds use the scalar path: the vector loads read slots being filled. */
+#include <emmintrin.h>
+#define FLAT_SIMD 1
+#else
+#define FLAT_SIMD 0
+#endif
 
 #define FLAT_SLOTS 8
 
@@ -94,6 +123,7 @@
 #define FLAT_SEQ_DONE 0xffu    /* added when a writer ends: +0x100 - 1 */
 
 #define FLAT_LOCK_BIT 1u
+#define FLAT_LOCK_VER 0xfffeu /* bits 1..15: bumped by each unlock */
 #define FLAT_DIST_SHIFT 16
 #define FLAT_DIST_ANY 0xffffu
 
@@ -104,22 +134,22 @@
 struct flat_bucket {
 	uint64_t tags; /* atomic */
 	uint32_t seq;  /* atomic */
-	uint32_t lock; /* atomic: lock bit, max displacement of this home */
+	uint32_t lock; /* atomic: lock bit, unlock count, max displacement of this home */
 };
 
 struct flat {
 	struct bpfmap map;
+	/* Hot: what every lookup reads, in one cache line. */
 	struct flat_bucket *buckets;
-	char *slots;
-	hash_fn hash;
+	char *keys;            /* slot pos's key at pos * key_stride */
+	char *values;          /* slot pos's value at pos * value_stride */
 	uint64_t seed;
-	uint32_t n_homes;    /* buckets a hash maps to: 0 .. n_homes - 1 */
-	uint32_t n_buckets;  /* n_homes, then overflow buckets (small maps) */
+	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
+	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
+	uint32_t value_stride; /* value_size padded to 8 */
+	uint32_t n_buckets;    /* n_homes, then overflow buckets (small maps) */
+	hash_fn hash;
 	uint32_t n_slots;    /* real slots; n_buckets * 8 minus a short last bucket */
-	uint32_t slot_size;  /* key_pad + value padded to 8 */
-	uint32_t slot_shift; /* log2(slot_size) if a power of two, else 0 */
-	size_t bucket_stride; /* 8 * slot_size */
-	uint32_t key_pad;    /* offset of the value in a slot */
 	uint32_t cursor_end; /* batch cursor after the last home */
 	uint32_t count;      /* atomic: elements live or being inserted */
 	uint32_t dead;       /* atomic: WAIT + QUEUED slots */
@@ -132,9 +162,11 @@ struct flat {
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
 	struct rcu_head rcu;
-	void *buckets_mem, *slots_mem; /* raw allocations (aligned inside) */
+	void *buckets_mem, *keys_mem, *values_mem; /* raw allocations (aligned inside) */
 	size_t mem_bytes;
 };
+
+#define FLAT_NONE UINT32_MAX /* no slot */
 
 static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 {
@@ -191,12 +223,18 @@ static ALWAYS_INLINE uint32_t flat_first(uint64_t mask)
 	return (uint32_t)__builtin_ctzll(mask) >> 3;
 }
 
-static ALWAYS_INLINE char *flat_slot(const struct flat *f, uint32_t b, uint32_t i)
+/* Slot pos's key and value.  Keys and values live in two arrays indexed by
+ * slot, so a bucket's keys are contiguous (a lookup of a small key reads one
+ * or two cache lines of keys, compared together) and a program-view lookup
+ * never touches the value it returns. */
+static ALWAYS_INLINE char *flat_key_at(const struct flat *f, uint32_t pos)
 {
-	/* The bucket's base does not wait for the tag match. */
-	char *base = f->slots + (size_t)b * f->bucket_stride;
+	return f->keys + (size_t)pos * f->key_stride;
+}
 
-	return base + (f->slot_shift ? (size_t)i << f->slot_shift : (size_t)i * f->slot_size);
+static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
+{
+	return f->values + (size_t)pos * f->value_stride;
 }
 
 static ALWAYS_INLINE uint32_t flat_next_bucket(const struct flat *f, uint32_t b)
@@ -217,7 +255,8 @@ static ALWAYS_INLINE uint32_t flat_max_dist(const struct flat *f, uint32_t h)
 	return flat_dist_of(f, __atomic_load_n(&f->buckets[h].lock, __ATOMIC_ACQUIRE));
 }
 
-/* A key of at most 8 bytes as the slot stores it: zero-padded, one word. */
+/* A key of at most 8 bytes as the slot stores it: zero-padded, one word (of
+ * 4 bytes when key_stride is 4). */
 static ALWAYS_INLINE uint64_t flat_small_key(const void *key, uint32_t ks)
 {
 	uint64_t k = 0;
@@ -225,70 +264,195 @@ static ALWAYS_INLINE uint64_t flat_small_key(const void *key, uint32_t ks)
 	if (ks == 8) {
 		/* Two halves: callers often write keys with 4-byte stores, and an
 		 * 8-byte load of them would stall on store forwarding. */
-		k = load_u32(key) | (uint64_t)load_u32((const char *)key + 4) << 32;
-	} else if (ks == 4) {
-		uint32_t v;
+		uint32_t lo, hi;
 
-		memcpy(&v, key, 4);
-		k = v;
+		load_u32_halves(key, &lo, &hi);
+		k = lo | (uint64_t)hi << 32;
+	} else if (ks == 4) {
+		k = load_u32(key);
 	} else {
-		memcpy(&k, key, ks);
+		memcpy(&k, key, ks < 8 ? ks : 8); /* ks < 8 here */
 	}
 	return k;
+}
+
+/* The stored word of a small key (one atomic load: writers store it whole). */
+static ALWAYS_INLINE uint64_t flat_small_at(const struct flat *f, uint32_t pos, uint32_t ks)
+{
+	const char *p = f->keys + (size_t)pos * (ks <= 4 ? 4 : 8);
+
+	if (ks <= 4)
+		return __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_ACQUIRE);
+}
+
+/* Copy slot pos's key out (whole words: it may be rewritten meanwhile). */
+static ALWAYS_INLINE void flat_copy_key_out(const struct flat *f, uint32_t pos, void *dst)
+{
+	uint32_t ks = f->map.key_size;
+
+	if (ks <= 8) {
+		uint64_t w = flat_small_at(f, pos, ks); /* little-endian: the key's bytes */
+
+		memcpy(dst, &w, ks);
+	} else {
+		shared_copy_out(dst, flat_key_at(f, pos), ks);
+	}
 }
 
 /* Compare a slot's key (longer than 8 bytes) with @key.  Every path that
  * compares long keys runs in a read-side section (or holds the key's home
  * lock): a slot whose tag was seen live or WAIT there is not reused before
- * the section ends, so its key bytes are stable and a plain memcmp is
+ * the section ends, so its key bytes are stable and plain loads are
  * race-free (the key's stores happen before the tag's release store that the
- * caller's acquire load saw). */
-static inline bool flat_key_eq_long(const char *slot, const void *key, uint32_t ks)
+ * caller's acquire load saw).  Sizes the compiler knows (the specialised
+ * lookups) compare inline. */
+static ALWAYS_INLINE bool flat_key_eq_long(const char *slot, const void *key, uint32_t ks)
 {
+	const char *k = key;
+	uint32_t lo, hi;
+	uint64_t w, diff;
+
+	/* Hide the key's object from GCC's bounds warnings in inlined dead
+	 * paths (a 4-byte key reaching here with a constant ks <= 8). */
+	__asm__("" : "+r"(k));
+
+	/* The key's first word by halves: callers often patch the head of a
+	 * key with a 4-byte store, and an 8-byte load of it would stall on
+	 * store forwarding (BENCHMARKS.md, "A trap"). */
+	load_u32_halves(k, &lo, &hi);
+	memcpy(&w, slot, 8);
+	diff = w ^ ((uint64_t)hi << 32 | lo);
+	if (__builtin_constant_p(ks) && ks <= 64) {
+		uint32_t off = 8;
+
+		for (; off + 8 <= ks; off += 8) {
+			uint64_t a, b;
+
+			memcpy(&a, slot + off, 8);
+			memcpy(&b, k + off, 8);
+			diff |= a ^ b;
+		}
+		return !diff && !memcmp(slot + off, k + off, ks - off);
+	}
 	/* Long keys span several cache lines: ask for all of them at once
 	 * rather than one miss after the other inside memcmp. */
 	for (uint32_t off = 64; off < ks; off += 64)
 		__builtin_prefetch(slot + off);
-	return !memcmp(slot, key, ks);
+	return !diff && !memcmp(slot + 8, k + 8, ks > 8 ? ks - 8 : 0);
 }
 
-static ALWAYS_INLINE bool flat_key_eq(const char *slot, const void *key, uint32_t ks,
-				      uint64_t small)
+static ALWAYS_INLINE bool flat_key_eq(const struct flat *f, uint32_t pos, const void *key,
+				      uint32_t ks, uint64_t small)
 {
 	if (ks <= 8)
-		return __atomic_load_n((const uint64_t *)(const void *)slot, __ATOMIC_ACQUIRE) ==
-		       small;
-	return flat_key_eq_long(slot, key, ks);
+		return flat_small_at(f, pos, ks) == small;
+	return flat_key_eq_long(flat_key_at(f, pos), key, ks);
+}
+
+#if FLAT_SIMD
+/* One bit per slot (bit i: slot i) holding a live tag. */
+static ALWAYS_INLINE uint32_t flat_live_bits(uint64_t tags)
+{
+	return (uint32_t)_mm_movemask_epi8(_mm_cvtsi64_si128((long long)tags));
+}
+
+/* One bit per slot whose tag is @tag (a live tag: >= FLAT_TAG_MIN). */
+static ALWAYS_INLINE uint32_t flat_simd_tag_bits(uint64_t tags, uint32_t tag)
+{
+	__m128i t = _mm_cvtsi64_si128((long long)tags);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(t, _mm_set1_epi8((char)tag))) & 0xffu;
+}
+
+/* One bit per slot whose 4-byte key (of a bucket's eight, 32-byte aligned)
+ * equals k.  Dead and free slots may match: mask with flat_live_bits(). */
+static ALWAYS_INLINE uint32_t flat_simd_eq4(const char *keys, uint32_t k)
+{
+	const __m128i *p = (const __m128i *)(const void *)keys;
+	__m128i kv = _mm_set1_epi32((int)k);
+	uint32_t a = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(p[0], kv)));
+	uint32_t b = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(p[1], kv)));
+
+	return a | b << 4;
+}
+
+/* The same for 8-byte keys (64 bytes, aligned), given as two halves, and
+ * the live tags folded in: SSE2 compares 32-bit lanes, so the eight keys'
+ * sixteen lane results are packed to bytes (lane 2i: key i's low half, 2i + 1
+ * its high half) and a key matches where both of its lanes do.  Bit 2i of
+ * the result stands for slot i. */
+static ALWAYS_INLINE uint32_t flat_simd_eq8_live(const char *keys, uint32_t lo, uint32_t hi,
+						  uint64_t tags)
+{
+	const __m128i *p = (const __m128i *)(const void *)keys;
+	__m128i kv = _mm_set_epi32((int)hi, (int)lo, (int)hi, (int)lo);
+	__m128i w01 = _mm_packs_epi32(_mm_cmpeq_epi32(p[0], kv), _mm_cmpeq_epi32(p[1], kv));
+	__m128i w23 = _mm_packs_epi32(_mm_cmpeq_epi32(p[2], kv), _mm_cmpeq_epi32(p[3], kv));
+	uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(w01, w23));
+	__m128i t = _mm_cvtsi64_si128((long long)tags);
+	uint32_t live = (uint32_t)_mm_movemask_epi8(_mm_unpacklo_epi8(t, t));
+
+	return eq & (eq >> 1) & live & 0x5555u;
+}
+#endif
+
+/* Bucket seq, reader side: a value with no writer busy (waits them out). */
+static ALWAYS_INLINE uint32_t flat_seq_begin(const uint32_t *seq)
+{
+	uint32_t s;
+
+	while (unlikely((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & FLAT_SEQ_WRITERS))
+		cpu_relax();
+	return s;
+}
+
+/* Did no writer touch the bucket since flat_seq_begin() returned s?  The
+ * reads in between may be plain (memcmp of a long key): the fence orders
+ * them before the seq's reload (TSan, which has no fences, sees the acquire
+ * loads of the writers' release stores instead). */
+static ALWAYS_INLINE bool flat_seq_same(const uint32_t *seq, uint32_t s)
+{
+#ifndef BPFMAP_TSAN
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+	return __atomic_load_n(seq, __ATOMIC_ACQUIRE) == s;
 }
 
 /*
- * The slot holding @key among home h's buckets, or NULL; *pos_out gets its
- * index (bucket * 8 + slot).  Exact when the caller holds h's lock or is in a read-side section
- * (or the key fits a word); otherwise a match must be validated by the seq.
+ * The slot (bucket * 8 + index) holding @key among home h's buckets, or
+ * FLAT_NONE.  Exact when the caller holds h's lock or is in a read-side
+ * section (or the key fits a word); otherwise a match must be validated by
+ * the seq.  Long keys are compared in place, and a deleted slot may be
+ * reused at once (flat_reuse_dead) while the compare reads it: a match
+ * counts only if no writer touched its bucket meanwhile.
  */
-static ALWAYS_INLINE char *flat_find(const struct flat *f, uint32_t h, uint32_t tag,
-				     const void *key, uint32_t ks, uint64_t small,
-				     uint32_t *pos_out)
+static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32_t tag,
+					const void *key, uint32_t ks, uint64_t small)
 {
 	const struct flat_bucket *bk = f->buckets;
 	uint64_t bcast = tag * FLAT_BYTES_LO;
-	uint32_t md = flat_max_dist(f, h), b = h;
+	uint32_t md = 0, b = h;
 
 	for (uint32_t d = 0;; d++) {
-		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+		uint32_t s1;
+		uint64_t m;
+rescan:
+		s1 = ks > 8 ? flat_seq_begin(&bk[b].seq) : 0;
+		m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+		for (; m; m &= m - 1) {
+			uint32_t pos = b * FLAT_SLOTS + flat_first(m);
 
-		while (m) {
-			uint32_t i = flat_first(m);
-			char *s = flat_slot(f, b, i);
-
-			if (flat_key_eq(s, key, ks, small)) {
-				*pos_out = b * FLAT_SLOTS + i;
-				return s;
-			}
-			m &= m - 1;
+			if (!flat_key_eq(f, pos, key, ks, small))
+				continue;
+			if (ks <= 8 || flat_seq_same(&bk[b].seq, s1))
+				return pos;
+			goto rescan; /* rewritten during the compare */
 		}
+		if (d == 0) /* most keys are home: the distance only after a miss */
+			md = flat_max_dist(f, h);
 		if (d >= md)
-			return NULL;
+			return FLAT_NONE;
 		b = flat_next_bucket(f, b);
 	}
 }
@@ -303,12 +467,25 @@ static ALWAYS_INLINE void flat_lock(uint32_t *word)
 	flat_lock_slow(word);
 }
 
+/* Unlock, bumping the unlock count: a lock-free reader that sees the same
+ * unlocked word twice knows no writer of the home ran in between (see
+ * flat_full_fast). */
 static ALWAYS_INLINE void flat_unlock(uint32_t *word)
 {
 	/* Only the holder changes the distance bits. */
 	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 
-	__atomic_store_n(word, w & ~FLAT_LOCK_BIT, __ATOMIC_RELEASE);
+	__atomic_store_n(word, (w & ~(FLAT_LOCK_VER | FLAT_LOCK_BIT)) | ((w + 2) & FLAT_LOCK_VER),
+			 __ATOMIC_RELEASE);
+}
+
+/* A locked home's word with a new max displacement (bits kept). */
+static ALWAYS_INLINE void flat_set_dist_locked(uint32_t *word, uint32_t d)
+{
+	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	__atomic_store_n(word, (w & ((1u << FLAT_DIST_SHIFT) - 1)) | d << FLAT_DIST_SHIFT,
+			 __ATOMIC_RELEASE);
 }
 
 /* Bucket seq, writer side: enter (waits if 255 writers are busy), leave. */
@@ -333,8 +510,8 @@ static ALWAYS_INLINE void flat_seq_leave(uint32_t *seq)
 	__atomic_fetch_add(seq, FLAT_SEQ_DONE, __ATOMIC_RELEASE);
 }
 
-/* Copy @f's value in slot @s out to @dst; the spin lock field reads as zero. */
-void flat_copy_value_locked_out(const struct flat *f, char *s, void *dst, bool with_lock);
+/* Copy the value of slot pos out to @dst; the spin lock field reads as zero. */
+void flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, bool with_lock);
 
 /* Delete the element in slot i of bucket b; its home h is locked (and the
  * caller in a read-side section if keys are longer than 8 bytes).  Returns

@@ -31,10 +31,11 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 
 	rcu_lock();
 	if (key) {
-		uint32_t hash = flat_hash(f, key), pos;
+		uint32_t hash = flat_hash(f, key);
+		uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
+					 ks <= 8 ? flat_small_key(key, ks) : 0);
 
-		if (flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
-			      ks <= 8 ? flat_small_key(key, ks) : 0, &pos))
+		if (pos != FLAT_NONE)
 			start = pos + 1;
 		/* An absent key restarts the walk, as in the kernel. */
 	}
@@ -44,7 +45,7 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 		if (b == start / FLAT_SLOTS)
 			live &= ~0ULL << (8 * (start % FLAT_SLOTS));
 		if (live) {
-			shared_copy_out(next_key, flat_slot(f, b, flat_first(live)), ks);
+			flat_copy_key_out(f, b * FLAT_SLOTS + flat_first(live), next_key);
 			ret = 0;
 			break;
 		}
@@ -69,15 +70,14 @@ static uint32_t flat_home_walk(struct flat *f, uint32_t h, char *tmp, char *keys
 		uint64_t live = flat_live(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE));
 
 		for (; live; live &= live - 1) {
-			uint32_t i = flat_first(live);
-			char *s = flat_slot(f, b, i);
+			uint32_t i = flat_first(live), pos = b * FLAT_SLOTS + i;
 
-			shared_copy_out(tmp, s, ks);
+			flat_copy_key_out(f, pos, tmp);
 			if (flat_home(f, flat_hash(f, tmp)) != h)
 				continue;
 			if (keys) {
 				memcpy(keys + (size_t)n * ks, tmp, ks);
-				flat_copy_value_locked_out(f, s, values + (size_t)n * vs, with_lock);
+				flat_copy_value_locked_out(f, pos, values + (size_t)n * vs, with_lock);
 				if (do_delete && flat_kill_locked(f, h, b, i))
 					*kick = true;
 			}
