@@ -816,7 +816,7 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
 				 ks <= 8 ? flat_small_key(key, ks) : 0);
 
-	return pos != FLAT_NONE ? flat_value_at(f, pos) : NULL;
+	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 
 /* The general path of the specialised lookups below, out of line so that
@@ -827,7 +827,7 @@ static __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t 
 {
 	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks, small);
 
-	return pos != FLAT_NONE ? flat_value_at(f, pos) : NULL;
+	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 
 #if FLAT_SIMD
