@@ -103,6 +103,21 @@ run "lookup, bulk 16" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 8 --
 run "lookup, bulk not dividing nr_entries" "${W[@]}" --backend lib bpf-hashmap-lookup \
 	--key_size 13 --nr_entries 100 --nr_loops 50000 --bulk 7 >/dev/null
 run "overwrite, -p 2 -a" "${W[@]}" -p 2 -a bpf-hashmap-overwrite >/dev/null
+# --writer: a writer line per backend, its figures in the JSON; bpfmap's lookups
+# must all hit (a miss is an error and exits 1), the kernel's may miss.
+for wargs in "-a --key_size 8" "--key_size 32 --value_size 24 --bulk 4" "-p 2 -a --key_size 4"; do
+	# shellcheck disable=SC2086
+	if run "lookup --writer $wargs" "${W[@]}" --json bpf-hashmap-lookup --nr_loops 50000 --writer \
+		$wargs; then
+		check_json "lookup --writer" "$tmp/out"
+		[[ $(grep -c '"writer_mops"' "$tmp/out") -eq 2 ]] ||
+			fail "lookup --writer $wargs: no writer_mops in both JSON cells"
+		[[ $(grep -c '^  writer ' "$tmp/err") -eq 2 ]] ||
+			fail "lookup --writer $wargs: no writer line for both backends"
+		grep -q '"backend": "lib".*"writer_errors": 0,' "$tmp/out" ||
+			fail "lookup --writer $wargs: bpfmap's writer failed updates"
+	fi
+done
 for uc in overwrite batch_add_batch_del add_del_on_diff_cpu; do
 	run "htab-mem $uc" "${W[@]}" -p 2 htab-mem --use-case "$uc" >/dev/null
 done
@@ -152,7 +167,8 @@ run "str-kfuncs, lib only" -w 0 -d 0.01 --backend lib str-kfuncs >/dev/null
 # 4. Bad command lines fail with a message, not a crash.
 for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-bench" \
 	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu" \
-	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs"; do
+	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs" \
+	"--writer bpf-hashmap-overwrite"; do
 	# shellcheck disable=SC2086
 	"$bench" "${W[@]}" $bad >/dev/null 2>"$tmp/err"
 	rc=$?
