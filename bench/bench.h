@@ -57,6 +57,7 @@ struct bench_args {
 	bool full_width_keys; /* write the key with full-width stores (see lookup) */
 	uint32_t bulk;        /* lookup, bpfmap side: keys per bpfmap_lookup_bulk(), 0 = single */
 	bool writer;          /* lookup: one more thread overwrites present keys non-stop */
+	char tag[32];         /* the report: what the cell is for, in its JSON ("" none) */
 	bool overwrite;       /* update cells: overwrite present keys, not full update */
 	bool preallocated;    /* htab-mem: preallocate (default NO_PREALLOC) */
 	char use_case[32];    /* htab-mem use case */

@@ -129,6 +129,8 @@ void json_cell(const struct bench_env *env, const char *bench, const char *backe
 		jw_u64(&w, "bulk", a->bulk);
 	if (a->writer)
 		jw_bool(&w, "writer", true);
+	if (a->tag[0])
+		jw_str(&w, "tag", a->tag);
 	if (r->ok) {
 		jw_num(&w, "mops", r->mops);
 		jw_num(&w, "mops_stddev", r->mops_stddev);
