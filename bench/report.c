@@ -75,7 +75,7 @@ struct conc_spec {
 };
 
 static const struct conc_spec quick_conc[] = { { 1, 8 } };
-static const struct conc_spec full_conc[] = { { 0, 8 }, { 1, 8 }, { 2, 8 }, { 1, 64 } };
+static const struct conc_spec full_conc[] = { { 0, 8 }, { 1, 8 }, { 2, 8 } };
 
 #define QUICK_RUN_LOOKUPS 262144
 #define REPORT_FLAGS BPFMAP_F_ZERO_SEED
