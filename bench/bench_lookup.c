@@ -15,6 +15,10 @@
  * from 16 on), so a hash reading 8 bytes at a time is not measured waiting on
  * a store-forwarding stall that the 4-byte patch causes (BENCHMARKS.md, "A
  * trap").
+ *
+ * --writer (both sides) adds a thread that overwrites the keys' values while
+ * the producers look them up (bench_writer.c); bpfmap's lookups must still
+ * all hit, the kernel's misses under it are counted, not fatal.
  */
 #include <errno.h>
 #include <stdlib.h>

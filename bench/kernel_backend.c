@@ -226,12 +226,10 @@ void kbpf_producer(void *st, int idx, int nr, atomic_bool *stop)
 /* Elements per BPF_MAP_UPDATE_BATCH call. */
 #define FILL_CHUNK 4096
 
-static int fill_one_by_one(int fd, uint32_t from, uint32_t n, uint8_t *key, uint8_t *value,
-			   uint32_t value_size, kbpf_make_fn make, void *arg, char *err,
-			   size_t errlen)
+static int fill_one_by_one(int fd, uint32_t n, uint8_t *key, uint8_t *value, kbpf_make_fn make,
+			   void *arg, char *err, size_t errlen)
 {
-	(void)value_size;
-	for (uint32_t i = from; i < n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		make(key, value, i, arg);
 		if (bpf_map_update_elem(fd, key, value, BPF_ANY)) {
 			int e = errno;
@@ -265,8 +263,7 @@ int kbpf_fill(int fd, uint32_t n, uint32_t key_size, uint32_t value_size, kbpf_m
 		if (base == 0) {
 			/* No batch ops for this map or kernel: the slow way, which
 			 * also names the element a real failure is about. */
-			ret = fill_one_by_one(fd, 0, n, keys, values, value_size, make, arg, err,
-					      errlen);
+			ret = fill_one_by_one(fd, n, keys, values, make, arg, err, errlen);
 			goto out;
 		}
 		ret = -errno;
