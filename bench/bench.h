@@ -56,6 +56,8 @@ struct bench_args {
 	bool map_flags_set;
 	bool full_width_keys; /* write the key with full-width stores (see lookup) */
 	uint32_t bulk;        /* lookup, bpfmap side: keys per bpfmap_lookup_bulk(), 0 = single */
+	bool writer;          /* lookup: one more thread overwrites present keys non-stop */
+	char tag[32];         /* the report: what the cell is for, in its JSON ("" none) */
 	bool overwrite;       /* update cells: overwrite present keys, not full update */
 	bool preallocated;    /* htab-mem: preallocate (default NO_PREALLOC) */
 	char use_case[32];    /* htab-mem use case */
@@ -88,6 +90,11 @@ struct cell_result {
 	double bytes_per_elem;
 	double mem_bytes;
 	double mem_peak_bytes;
+	/* The lookup benchmark's --writer thread (writer_mops NAN without one):
+	 * M updates/s over its CPU time, updates done, updates that failed. */
+	double writer_mops;
+	uint64_t writer_updates, writer_errors;
+	char writer_note[128];
 };
 
 /* One backend of one benchmark. */
@@ -132,6 +139,12 @@ extern const struct bench *const bench_registry[];
 int cell_run(const struct cell_ops *ops, const struct bench_args *a,
 	     const struct bench_env *env, const char *label, struct cell_result *r);
 
+/* The CPU producer @i runs on: -1 when not pinned (no -a, no --prod-affinity). */
+int bench_producer_cpu(const struct bench_env *env, int i);
+/* A CPU this process may run on that no producer is pinned to; -1 when the
+ * producers are not pinned or every such CPU has one. */
+int bench_spare_cpu(const struct bench_env *env);
+
 /* The benchmarks (bench_*.c) */
 extern const struct bench bench_lookup, bench_rlookup;
 extern const struct bench bench_full_update, bench_rfull_update, bench_overwrite;
@@ -146,6 +159,12 @@ extern const struct cell_ops update_lib_ops, update_kernel_ops;
 int lookup_args_fill(struct bench_args *a, char *err, size_t len);
 /* full update (overwrite == false) or overwrite defaults */
 int update_args_fill(struct bench_args *a, bool overwrite, char *err, size_t len);
+
+/* The lookup benchmark's keys (the selftest's pattern): lookup_key_pattern()
+ * fills the fixed words (word j >= 1 = 2654435761 * j) of a LOOKUP_MAX_KEY
+ * buffer, lookup_key_set() writes word 0 = i + 1 with one 4-byte store. */
+void lookup_key_pattern(uint8_t *key);
+void lookup_key_set(uint8_t *key, uint32_t i);
 
 /* True when bpfmap_create() accepts @type; otherwise says why. */
 bool bench_map_type_available(uint32_t type, char *why, size_t len);

@@ -15,6 +15,10 @@
  * from 16 on), so a hash reading 8 bytes at a time is not measured waiting on
  * a store-forwarding stall that the 4-byte patch causes (BENCHMARKS.md, "A
  * trap").
+ *
+ * --writer (both sides) adds a thread that overwrites the keys' values while
+ * the producers look them up (bench_writer.c); bpfmap's lookups must still
+ * all hit, the kernel's misses under it are counted, not fatal.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include <bpfmap.h>
 
 #include "bench.h"
+#include "bench_writer.h"
 #include "kernel_backend.h"
 #include "output.h"
 #include "stats.h"
@@ -72,7 +77,7 @@ int lookup_args_fill(struct bench_args *a, char *err, size_t len)
 }
 
 /* The fixed part of every key: word j >= 1 = 2654435761 * j. */
-static void key_pattern(uint8_t *key)
+void lookup_key_pattern(uint8_t *key)
 {
 	for (uint32_t j = 0; j < LOOKUP_MAX_KEY / 4; j++) {
 		uint32_t w = j ? KEY_WORD_MULT * j : 0;
@@ -81,7 +86,7 @@ static void key_pattern(uint8_t *key)
 	}
 }
 
-static void key_set(uint8_t *key, uint32_t i)
+void lookup_key_set(uint8_t *key, uint32_t i)
 {
 	uint32_t w = i + 1;
 
@@ -95,6 +100,8 @@ struct lookup_lib {
 	uint32_t key_size, nr_entries, nr_outer;
 	uint32_t bulk; /* keys per bpfmap_lookup_bulk(), 0: bpfmap_lookup() */
 	bool full_width;
+	bool writer; /* --writer: w runs */
+	struct bench_writer w;
 	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
 
@@ -105,7 +112,6 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 	uint8_t key[LOOKUP_MAX_KEY], *value;
 	struct lookup_lib *st;
 
-	(void)env;
 	st = aligned_alloc(64, sizeof(*st));
 	value = calloc(1, a->value_size);
 	if (!st || !value) {
@@ -125,12 +131,12 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 			 map_type_name(a->map_type), strerror(errno));
 		goto fail;
 	}
-	key_pattern(key);
+	lookup_key_pattern(key);
 	for (uint32_t i = 0; i < a->nr_entries; i++) {
 		uint64_t v = i;
 		int ret;
 
-		key_set(key, i);
+		lookup_key_set(key, i);
 		memcpy(value, &v, sizeof(v));
 		ret = bpfmap_update_elem(st->map, key, value, BPFMAP_ANY);
 		if (ret) {
@@ -138,6 +144,11 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 				 strerror(-ret));
 			goto fail;
 		}
+	}
+	if (a->writer) {
+		if (writer_start(&st->w, env, st->map, -1, a, r))
+			goto fail;
+		st->writer = true;
 	}
 	free(value);
 	return st;
@@ -159,7 +170,7 @@ static uint64_t lookup_run_patched(struct bpfmap *map, uint8_t *key, uint32_t nr
 {
 	for (uint32_t o = 0; o < nr_outer; o++)
 		for (uint32_t i = 0; i < nr_entries; i++) {
-			key_set(key, i);
+			lookup_key_set(key, i);
 			if (__builtin_expect(!bpfmap_lookup(map, key), 0))
 				return 1;
 		}
@@ -221,7 +232,7 @@ static uint64_t lookup_run_bulk(struct bpfmap *map, const uint8_t *pattern, uint
 			uint32_t m = nr_entries - i < bulk ? nr_entries - i : bulk;
 
 			for (uint32_t j = 0; j < m; j++)
-				key_set(keys + (size_t)j * key_size, i + j);
+				lookup_key_set(keys + (size_t)j * key_size, i + j);
 			misses += m - (uint32_t)bpfmap_lookup_bulk(map, keys, m, values);
 		}
 	return misses;
@@ -235,7 +246,7 @@ static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
 		    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
 	(void)nr;
-	key_pattern(key);
+	lookup_key_pattern(key);
 	/* At least one run, however short -d is. */
 	do {
 		uint64_t t0, misses;
@@ -271,6 +282,8 @@ static void lookup_lib_finish(void *arg, struct cell_result *r)
 	struct lookup_lib *st = arg;
 
 	r->mem_bytes = (double)bpfmap_mem_usage(st->map);
+	if (st->writer)
+		writer_finish(&st->w, r);
 	if (st->bulk)
 		snprintf(r->note, sizeof(r->note), "bpfmap_lookup_bulk, %u keys a call", st->bulk);
 	else if (st->full_width)
@@ -281,6 +294,8 @@ static void lookup_lib_teardown(void *arg)
 {
 	struct lookup_lib *st = arg;
 
+	if (st->writer)
+		writer_stop(&st->w);
 	bpfmap_free(st->map);
 	free(st);
 }
@@ -299,6 +314,9 @@ const struct cell_ops lookup_lib_ops = {
 struct lookup_kern {
 	struct kbpf k;
 	struct lookup_state *s;
+	int fd;      /* hash_map */
+	bool writer; /* --writer: w runs */
+	struct bench_writer w;
 };
 
 static int lookup_configure(struct bpf_object *obj, void *arg, char *err, size_t len)
@@ -320,18 +338,35 @@ static int lookup_configure(struct bpf_object *obj, void *arg, char *err, size_t
 	return 0;
 }
 
+struct lookup_fill {
+	uint32_t key_size, value_size;
+	uint8_t key[LOOKUP_MAX_KEY]; /* the pattern, word 0 patched per key */
+};
+
+/* Key i and value i, for kbpf_fill(): only key_size bytes of the key (the
+ * keys are packed), the low ones of word 0 for keys shorter than 4 bytes. */
+static void lookup_make(void *key, void *value, uint32_t i, void *arg)
+{
+	struct lookup_fill *f = arg;
+	uint64_t v = i;
+
+	lookup_key_set(f->key, i);
+	memcpy(key, f->key, f->key_size);
+	memset(value, 0, f->value_size);
+	memcpy(value, &v, sizeof(v));
+}
+
 static void *lookup_kern_setup(const struct bench_args *a, const struct bench_env *env,
 			       struct cell_result *r)
 {
-	struct lookup_kern *st = calloc(1, sizeof(*st));
-	uint8_t key[LOOKUP_MAX_KEY], *value = calloc(1, a->value_size);
-	int fd;
+	struct lookup_kern *st = aligned_alloc(64, sizeof(*st));
+	struct lookup_fill fill = { .key_size = a->key_size, .value_size = a->value_size };
 
-	(void)env;
-	if (!st || !value) {
+	if (!st) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
-		goto fail_free;
+		return NULL;
 	}
+	memset(st, 0, sizeof(*st));
 	if (kbpf_load(&st->k, bpf_obj_lookup, bpf_obj_lookup_len, "lookup", lookup_configure,
 		      (void *)a, r->error, sizeof(r->error)))
 		goto fail_free;
@@ -344,31 +379,26 @@ static void *lookup_kern_setup(const struct bench_args *a, const struct bench_en
 	st->s->key_size = a->key_size;
 	st->s->nr_entries = a->nr_entries;
 	st->s->nr_outer = a->nr_loops / a->nr_entries;
-	key_pattern(key);
+	lookup_key_pattern(fill.key);
 	for (int c = 0; c < BENCH_MAX_CPUS; c++)
-		memcpy(st->s->key[c], key, LOOKUP_MAX_KEY);
+		memcpy(st->s->key[c], fill.key, LOOKUP_MAX_KEY);
 
-	fd = kbpf_map_fd(&st->k, "hash_map");
-	for (uint32_t i = 0; i < a->nr_entries; i++) {
-		uint64_t v = i;
-
-		key_set(key, i);
-		memcpy(value, &v, sizeof(v));
-		if (bpf_map_update_elem(fd, key, value, BPF_ANY)) {
-			snprintf(r->error, sizeof(r->error), "inserting key %u: %s", i,
-				 strerror(errno));
-			goto fail;
-		}
-	}
+	st->fd = kbpf_map_fd(&st->k, "hash_map");
+	if (kbpf_fill(st->fd, a->nr_entries, a->key_size, a->value_size, lookup_make, &fill,
+		      r->error, sizeof(r->error)))
+		goto fail;
 	snprintf(r->note, sizeof(r->note), "%s", st->k.note);
+	if (a->writer) {
+		if (writer_start(&st->w, env, NULL, st->fd, a, r))
+			goto fail;
+		st->writer = true;
+	}
 	kbpf_gate_open(&st->s->gate);
-	free(value);
 	return st;
 fail:
 	kbpf_close(&st->k);
 fail_free:
 	free(st);
-	free(value);
 	return NULL;
 }
 
@@ -383,16 +413,20 @@ static void lookup_kern_measure(void *arg, struct counters *c)
 static void lookup_kern_finish(void *arg, struct cell_result *r)
 {
 	struct lookup_kern *st = arg;
-	long long m = kbpf_memlock(kbpf_map_fd(&st->k, "hash_map"));
+	long long m = kbpf_memlock(st->fd);
 
 	if (m >= 0)
 		r->mem_bytes = (double)m;
+	if (st->writer)
+		writer_finish(&st->w, r);
 }
 
 static void lookup_kern_teardown(void *arg)
 {
 	struct lookup_kern *st = arg;
 
+	if (st->writer)
+		writer_stop(&st->w);
 	kbpf_gate_close(&st->s->gate);
 	kbpf_close(&st->k);
 	free(st);

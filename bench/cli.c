@@ -30,6 +30,7 @@ enum {
 	OPT_MAP_FLAGS,
 	OPT_FULL_WIDTH,
 	OPT_BULK,
+	OPT_WRITER,
 	OPT_USE_CASE,
 	OPT_PREALLOC,
 	OPT_HASH,
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "map_flags", required_argument, NULL, OPT_MAP_FLAGS },
 	{ "full_width_keys", no_argument, NULL, OPT_FULL_WIDTH },
 	{ "bulk", required_argument, NULL, OPT_BULK },
+	{ "writer", no_argument, NULL, OPT_WRITER },
 	{ "use-case", required_argument, NULL, OPT_USE_CASE },
 	{ "use_case", required_argument, NULL, OPT_USE_CASE },
 	{ "preallocated", no_argument, NULL, OPT_PREALLOC },
@@ -93,6 +95,8 @@ void cli_usage(FILE *f)
 		"                    full-width stores instead of the selftest's 4-byte patch)\n"
 		"                    --bulk N (lookup, bpfmap side: N keys per\n"
 		"                    bpfmap_lookup_bulk() call, up to 64)\n"
+		"                    --writer (lookup: one more thread, on a CPU of its own\n"
+		"                    with -a, overwrites present keys' values non-stop)\n"
 		"  htab-mem:         --use-case overwrite|batch_add_batch_del|add_del_on_diff_cpu\n"
 		"                    --value-size N --preallocated\n"
 		"  hash:             --key_size N (default: a range) --hash NAME (default: all)\n"
@@ -295,6 +299,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				return 2;
 			}
 			break;
+		case OPT_WRITER: a->writer = true; break;
 		case OPT_USE_CASE:
 			snprintf(a->use_case, sizeof(a->use_case), "%s", optarg);
 			break;

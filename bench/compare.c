@@ -6,7 +6,11 @@
  * differ only in map size and key size becomes a table as the seeds print
  * them -- rows small/medium/large, a column per key size -- with Baseline,
  * New and Change (percent, + is better: more ops/s, or fewer bytes for
- * memory cells).
+ * memory cells).  The report's memory cells make a table per backend (rows
+ * key+value, columns map size); a --writer cell adds a table of the writer's
+ * rate; str-kfuncs cells a table per kfunc table (rows the functions,
+ * columns the scenarios, ns per call: + is fewer ns).  The report's target
+ * verdicts are not compared.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,9 +21,10 @@
 #include "table.h"
 
 struct cell {
-	char group[256]; /* what the table is about */
+	char group[320]; /* what the table is about */
 	char row[32];
 	char col[16];
+	const char *col_title; /* NULL: key size */
 	double value;
 	bool lower_better; /* bytes per element */
 };
@@ -74,63 +79,142 @@ static void row_label(const struct json_obj *o, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
+static int push(struct cells *cs, const struct cell *c)
+{
+	if (cs->n == cs->cap) {
+		int cap = cs->cap ? cs->cap * 2 : 64;
+		struct cell *v = realloc(cs->v, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		cs->v = v;
+		cs->cap = cap;
+	}
+	cs->v[cs->n++] = *c;
+	return 0;
+}
+
+/* str-kfuncs: a table per kfunc table, a row per function (bpfmap's versions
+ * by ISA), a column per scenario; ns per call, lower is better. */
+static int load_str(const struct json_obj *o, struct cells *cs)
+{
+	const char *backend = json_str(o, "backend", "?");
+	struct cell c;
+
+	if (!json_get(o, "ns_per_op"))
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.value = json_num(o, "ns_per_op", NAN);
+	c.lower_better = true;
+	snprintf(c.group, sizeof(c.group), "str-kfuncs: %s (%s) [ns/call]",
+		 json_str(o, "table", "?"), json_str(o, "kfunc", "?"));
+	c.col_title = "scenario";
+	if (!strcmp(backend, "lib") && json_get(o, "dispatched") &&
+	    !json_num(o, "dispatched", 0))
+		snprintf(c.row, sizeof(c.row), "%.14s %.8s", json_str(o, "function", "?"),
+			 json_str(o, "isa", "?"));
+	else if (!strcmp(backend, "kernel") && strcmp(json_str(o, "function", ""), "empty"))
+		snprintf(c.row, sizeof(c.row), "%.16s (net)", json_str(o, "function", "?"));
+	else
+		snprintf(c.row, sizeof(c.row), "%s", json_str(o, "function", "?"));
+	snprintf(c.col, sizeof(c.col), "%s", json_str(o, "scenario", "?"));
+	return push(cs, &c);
+}
+
+/* Bytes per element (the report's memory rows): a table per backend, a row
+ * per key+value size, a column per map size. */
+static int load_mem(const struct json_obj *o, struct cells *cs)
+{
+	struct cell c;
+
+	memset(&c, 0, sizeof(c));
+	c.value = json_num(o, "bytes_per_elem", NAN);
+	c.lower_better = true;
+	snprintf(c.group, sizeof(c.group), "%s, %s: %s, preallocated, full [bytes/elem]",
+		 json_str(o, "bench", "?"), json_str(o, "backend", "?"),
+		 json_str(o, "map_type", "?"));
+	snprintf(c.row, sizeof(c.row), "%.0f+%.0f", json_num(o, "key_size", 0),
+		 json_num(o, "value_size", 0));
+	short_count(json_num(o, "max_entries", 0), c.col, sizeof(c.col));
+	c.col_title = "entries";
+	return push(cs, &c);
+}
+
+/* The map benchmarks' cells: lookups, updates, htab-mem, hash, memory. */
+static int load_map(const struct json_obj *o, struct cells *cs)
+{
+	double producers = json_num(o, "producers", 1);
+	char b1[32], bulk[24] = "", tag[48] = "";
+	struct cell c;
+
+	memset(&c, 0, sizeof(c));
+	if (json_get(o, "mops")) {
+		c.value = json_num(o, "mops", NAN);
+	} else if (json_get(o, "bytes_per_elem")) {
+		c.value = json_num(o, "bytes_per_elem", NAN);
+		c.lower_better = true;
+	} else {
+		return 0;
+	}
+	if (json_get(o, "bulk"))
+		snprintf(bulk, sizeof(bulk), ", bulk %.0f", json_num(o, "bulk", 0));
+	if (json_get(o, "tag"))
+		snprintf(tag, sizeof(tag), " (%.40s)", json_str(o, "tag", ""));
+	snprintf(c.group, sizeof(c.group),
+		 "%s, %s: %s, value_size %s, map_flags 0x%x, %.0f producer%s%s%s%s%s%s%s%s%s",
+		 json_str(o, "bench", "?"), json_str(o, "backend", "?"),
+		 json_str(o, "map_type", "?"), fmt_num(o, "value_size", b1, sizeof(b1)),
+		 (unsigned)json_num(o, "map_flags", 0), producers, producers == 1 ? "" : "s",
+		 json_get(o, "use_case") ? ", " : "", json_str(o, "use_case", ""),
+		 json_num(o, "preallocated", 0) ? ", preallocated" : "",
+		 json_num(o, "full_width_keys", 0) ? ", full-width keys" : "", bulk,
+		 json_num(o, "writer", 0) ? ", with a writer" : "", tag,
+		 c.lower_better ? " [bytes/elem]" : " [M/s]");
+	row_label(o, c.row, sizeof(c.row));
+	fmt_num(o, "key_size", c.col, sizeof(c.col));
+	if (!c.col[0])
+		snprintf(c.col, sizeof(c.col), "-");
+	if (push(cs, &c))
+		return -1;
+	if (!json_get(o, "writer_mops"))
+		return 0;
+	/* The writer's own rate: a table of its own next to the lookups'. */
+	c.value = json_num(o, "writer_mops", NAN);
+	c.lower_better = false;
+	snprintf(c.group + strlen(c.group) - strlen(" [M/s]"),
+		 sizeof(c.group) - (strlen(c.group) - strlen(" [M/s]")), ": the writer [M updates/s]");
+	return push(cs, &c);
+}
+
 static int load(const char *path, struct cells *cs)
 {
 	FILE *f = fopen(path, "r");
 	char line[4096];
+	int ret = 0;
 
 	if (!f) {
 		perror(path);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	while (!ret && fgets(line, sizeof(line), f)) {
 		struct json_obj o;
-		struct cell c;
-		char b1[32];
-		double producers;
+		const char *bench;
 
 		/* Tables or progress mixed into the file: not ours to read. */
 		if (json_parse(line, &o) || !json_get(&o, "bench") || json_get(&o, "error"))
 			continue;
-		memset(&c, 0, sizeof(c));
-		if (json_get(&o, "mops")) {
-			c.value = json_num(&o, "mops", NAN);
-		} else if (json_get(&o, "bytes_per_elem")) {
-			c.value = json_num(&o, "bytes_per_elem", NAN);
-			c.lower_better = true;
-		} else {
-			continue;
-		}
-		producers = json_num(&o, "producers", 1);
-		snprintf(c.group, sizeof(c.group),
-			 "%s, %s: %s, value_size %s, map_flags 0x%x, %.0f producer%s%s%s%s%s%s",
-			 json_str(&o, "bench", "?"), json_str(&o, "backend", "?"),
-			 json_str(&o, "map_type", "?"), fmt_num(&o, "value_size", b1, sizeof(b1)),
-			 (unsigned)json_num(&o, "map_flags", 0), producers,
-			 producers == 1 ? "" : "s",
-			 json_get(&o, "use_case") ? ", " : "", json_str(&o, "use_case", ""),
-			 json_num(&o, "preallocated", 0) ? ", preallocated" : "",
-			 json_num(&o, "full_width_keys", 0) ? ", full-width keys" : "",
-			 c.lower_better ? " [bytes/elem]" : " [M/s]");
-		row_label(&o, c.row, sizeof(c.row));
-		fmt_num(&o, "key_size", c.col, sizeof(c.col));
-		if (!c.col[0])
-			snprintf(c.col, sizeof(c.col), "-");
-		if (cs->n == cs->cap) {
-			int cap = cs->cap ? cs->cap * 2 : 64;
-			struct cell *v = realloc(cs->v, (size_t)cap * sizeof(*v));
-
-			if (!v) {
-				fclose(f);
-				return -1;
-			}
-			cs->v = v;
-			cs->cap = cap;
-		}
-		cs->v[cs->n++] = c;
+		bench = json_str(&o, "bench", "");
+		if (!strcmp(bench, "report-target"))
+			continue; /* a verdict, not a figure */
+		else if (!strcmp(bench, "str-kfuncs"))
+			ret = load_str(&o, cs);
+		else if (!strcmp(bench, "mem-per-elem"))
+			ret = load_mem(&o, cs);
+		else
+			ret = load_map(&o, cs);
 	}
 	fclose(f);
-	return 0;
+	return ret;
 }
 
 static const struct cell *find(const struct cells *cs, const struct cell *c)
@@ -159,14 +243,16 @@ int compare_run(const char *base_path, const char *new_path, FILE *out)
 		return 1;
 	for (int i = 0; i < nw.n; i++) {
 		struct grid gb, gn, gc;
-		const char *group = nw.v[i].group;
+		const char *group = nw.v[i].group, *ct;
 		bool any = false;
 
 		if (done[i])
 			continue;
-		grid_init(&gb, "Baseline:", "key size (bytes)");
-		grid_init(&gn, "New:", "key size (bytes)");
-		grid_init(&gc, "Change:", "key size (bytes)");
+		ct = nw.v[i].col_title ? nw.v[i].col_title : "key size (bytes)";
+
+		grid_init(&gb, "Baseline:", ct);
+		grid_init(&gn, "New:", ct);
+		grid_init(&gc, "Change:", ct);
 		for (int j = i; j < nw.n; j++) {
 			const struct cell *c = &nw.v[j], *b;
 			double change;
@@ -199,7 +285,7 @@ int compare_run(const char *base_path, const char *new_path, FILE *out)
 		fprintf(out, "no cell of %s matches one of %s (compare runs of the same "
 			     "benchmarks saved with --json)\n", new_path, base_path);
 	else if (nw.n && matched)
-		fprintf(out, "Change: + is better (more ops/s; for bytes/elem, fewer bytes).\n");
+		fprintf(out, "Change: + is better (more ops/s; for bytes/elem and ns/call, fewer).\n");
 	free(done);
 	free(base.v);
 	free(nw.v);

@@ -91,7 +91,7 @@ static void *producer_main(void *arg)
 	return NULL;
 }
 
-static int producer_cpu(const struct bench_env *env, int i)
+int bench_producer_cpu(const struct bench_env *env, int i)
 {
 	if (env->nr_prod_cpus)
 		return env->prod_cpus[i % env->nr_prod_cpus];
@@ -100,6 +100,27 @@ static int producer_cpu(const struct bench_env *env, int i)
 
 		return (int)(i % (n > 0 ? n : 1));
 	}
+	return -1;
+}
+
+int bench_spare_cpu(const struct bench_env *env)
+{
+	cpu_set_t allowed, used;
+
+	if (!env->affinity && !env->nr_prod_cpus)
+		return -1;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return -1;
+	CPU_ZERO(&used);
+	for (int i = 0; i < env->producers; i++) {
+		int c = bench_producer_cpu(env, i);
+
+		if (c >= 0 && c < CPU_SETSIZE)
+			CPU_SET(c, &used);
+	}
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed) && !CPU_ISSET(c, &used))
+			return c;
 	return -1;
 }
 
@@ -124,6 +145,7 @@ static void init_result(struct cell_result *r, int producers)
 	r->bytes_per_elem = NAN;
 	r->mem_bytes = NAN;
 	r->mem_peak_bytes = NAN;
+	r->writer_mops = NAN;
 }
 
 int cell_run(const struct cell_ops *ops, const struct bench_args *a,
@@ -160,7 +182,7 @@ int cell_run(const struct cell_ops *ops, const struct bench_args *a,
 	t0 = tprev = now_ns();
 	for (int i = 0; i < n; i++) {
 		prod[i] = (struct producer){ .ops = ops, .st = st, .idx = i, .nr = n,
-					     .cpu = producer_cpu(env, i), .stop = &stop };
+					     .cpu = bench_producer_cpu(env, i), .stop = &stop };
 		if (pthread_create(&prod[i].thread, NULL, producer_main, &prod[i])) {
 			snprintf(r->error, sizeof(r->error), "cannot start producer %d: %s", i,
 				 strerror(errno));

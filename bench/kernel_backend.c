@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -220,6 +221,60 @@ void kbpf_producer(void *st, int idx, int nr, atomic_bool *stop)
 	do
 		kbpf_trigger();
 	while (!atomic_load_explicit(stop, memory_order_relaxed));
+}
+
+/* Elements per BPF_MAP_UPDATE_BATCH call. */
+#define FILL_CHUNK 4096
+
+static int fill_one_by_one(int fd, uint32_t n, uint8_t *key, uint8_t *value, kbpf_make_fn make,
+			   void *arg, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		make(key, value, i, arg);
+		if (bpf_map_update_elem(fd, key, value, BPF_ANY)) {
+			int e = errno;
+
+			snprintf(err, errlen, "inserting element %u: %s", i, strerror(e));
+			return -e;
+		}
+	}
+	return 0;
+}
+
+int kbpf_fill(int fd, uint32_t n, uint32_t key_size, uint32_t value_size, kbpf_make_fn make,
+	      void *arg, char *err, size_t errlen)
+{
+	uint8_t *keys = calloc(FILL_CHUNK, key_size), *values = calloc(FILL_CHUNK, value_size);
+	int ret = 0;
+
+	if (!keys || !values) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t base = 0; base < n; base += FILL_CHUNK) {
+		uint32_t m = n - base < FILL_CHUNK ? n - base : FILL_CHUNK, done = m;
+
+		for (uint32_t j = 0; j < m; j++)
+			make(keys + (size_t)j * key_size, values + (size_t)j * value_size,
+			     base + j, arg);
+		if (!bpf_map_update_batch(fd, keys, values, &done, NULL))
+			continue;
+		if (base == 0) {
+			/* No batch ops for this map or kernel: the slow way, which
+			 * also names the element a real failure is about. */
+			ret = fill_one_by_one(fd, n, keys, values, make, arg, err, errlen);
+			goto out;
+		}
+		ret = -errno;
+		snprintf(err, errlen, "inserting elements %u..%u: %s", base, base + m - 1,
+			 strerror(errno));
+		goto out;
+	}
+out:
+	free(keys);
+	free(values);
+	return ret;
 }
 
 long long kbpf_memlock(int map_fd)

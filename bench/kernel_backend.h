@@ -64,6 +64,17 @@ void kbpf_trigger(void);
  * once so that even a very short -d sees a timed run. */
 void kbpf_producer(void *st, int idx, int nr, atomic_bool *stop);
 
+/*
+ * Fill a kernel map with keys/values 0 .. @n - 1, made by @make(key, value, i,
+ * @arg), with BPF_MAP_UPDATE_BATCH a few thousand at a time (one syscall per
+ * element takes seconds for a million), falling back to one update per
+ * element where the map refuses batches.  Returns 0, or -errno with a reason
+ * in @err.
+ */
+typedef void (*kbpf_make_fn)(void *key, void *value, uint32_t i, void *arg);
+int kbpf_fill(int fd, uint32_t n, uint32_t key_size, uint32_t value_size, kbpf_make_fn make,
+	      void *arg, char *err, size_t errlen);
+
 /* The map's `memlock:` from /proc/self/fdinfo, in bytes, or -1. */
 long long kbpf_memlock(int map_fd);
 

@@ -43,6 +43,11 @@ int main(int argc, char **argv)
 		bench_list(stderr);
 		return 2;
 	}
+	if ((c.args.writer || c.args.bulk) && b != &bench_lookup && b != &bench_rlookup) {
+		fprintf(stderr, "bpfmap-bench: --%s applies to the lookup benchmarks only\n",
+			c.args.writer ? "writer" : "bulk");
+		return 2;
+	}
 	if (b->available && !b->available(why, sizeof(why))) {
 		fprintf(c.env.out, "%s: not available yet: %s\n", b->name, why);
 		return 0;

@@ -17,6 +17,11 @@ void describe_map_args(char *buf, size_t len, const struct bench_args *a);
 /* "bpfmap" / "kernel" for the backend names used in JSON ("lib"/"kernel"). */
 const char *backend_label(const char *backend);
 
+/* Whether @r's errors are the backend's known behaviour rather than a fault:
+ * the kernel's lookups miss keys that a --writer is overwriting (it recycles
+ * preallocated elements at once). */
+bool cell_errors_expected(const char *backend, const struct cell_result *r);
+
 /* One line: "  bpfmap  lookup  123.456 ± 1.234 M/s per producer (...)". */
 void print_cell(FILE *f, const char *backend, const char *what, const struct cell_result *r);
 

@@ -50,6 +50,11 @@ import json, sys
 for n, line in enumerate(open(sys.argv[1]), 1):
     obj = json.loads(line)
     assert isinstance(obj, dict), f"line {n} is not an object"
+    if obj.get("bench") == "report-target":
+        # the report's verdict on one target of issue #4
+        for k in ("target", "bound", "goal", "cells", "cells_met"):
+            assert k in obj, f"line {n} lacks {k}"
+        continue
     if obj.get("bench") == "str-kfuncs":
         # ns per call per (function, scenario) cell
         for k in ("backend", "function", "table", "kfunc", "scenario", "bytes", "producers"):
@@ -103,6 +108,21 @@ run "lookup, bulk 16" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 8 --
 run "lookup, bulk not dividing nr_entries" "${W[@]}" --backend lib bpf-hashmap-lookup \
 	--key_size 13 --nr_entries 100 --nr_loops 50000 --bulk 7 >/dev/null
 run "overwrite, -p 2 -a" "${W[@]}" -p 2 -a bpf-hashmap-overwrite >/dev/null
+# --writer: a writer line per backend, its figures in the JSON; bpfmap's lookups
+# must all hit (a miss is an error and exits 1), the kernel's may miss.
+for wargs in "-a --key_size 8" "--key_size 32 --value_size 24 --bulk 4" "-p 2 -a --key_size 4"; do
+	# shellcheck disable=SC2086
+	if run "lookup --writer $wargs" "${W[@]}" --json bpf-hashmap-lookup --nr_loops 50000 --writer \
+		$wargs; then
+		check_json "lookup --writer" "$tmp/out"
+		[[ $(grep -c '"writer_mops"' "$tmp/out") -eq 2 ]] ||
+			fail "lookup --writer $wargs: no writer_mops in both JSON cells"
+		[[ $(grep -c '^  writer ' "$tmp/err") -eq 2 ]] ||
+			fail "lookup --writer $wargs: no writer line for both backends"
+		grep -q '"backend": "lib".*"writer_errors": 0,' "$tmp/out" ||
+			fail "lookup --writer $wargs: bpfmap's writer failed updates"
+	fi
+done
 for uc in overwrite batch_add_batch_del add_del_on_diff_cpu; do
 	run "htab-mem $uc" "${W[@]}" -p 2 htab-mem --use-case "$uc" >/dev/null
 done
@@ -152,7 +172,8 @@ run "str-kfuncs, lib only" -w 0 -d 0.01 --backend lib str-kfuncs >/dev/null
 # 4. Bad command lines fail with a message, not a crash.
 for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-bench" \
 	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu" \
-	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs"; do
+	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs" \
+	"--writer bpf-hashmap-overwrite"; do
 	# shellcheck disable=SC2086
 	"$bench" "${W[@]}" $bad >/dev/null 2>"$tmp/err"
 	rc=$?
@@ -161,16 +182,56 @@ for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-
 	fi
 done
 
-# 5. The report (tiny cells) and --compare on its JSON.
+# 5. The report (tiny cells) and --compare on its JSON: every row of issue #4
+# has its cells and its line under "Targets".
 if run "report" -w 0 -d 0.02 --report --json; then
 	cp "$tmp/out" "$tmp/report.json"
 	check_json "report" "$tmp/report.json"
 	grep -q "bpfmap / kernel:" "$tmp/err" || grep -q "kernel:" "$tmp/err" ||
 		fail "report printed no kernel table"
-	grep -q "bytes/elem" "$tmp/err" || fail "report printed no memory line"
+	for want in "bytes/elem" "1M/1M" "bpfmap_lookup_bulk()" "Concurrency:" "Targets (issue #4" \
+		"lookups, key 4 and 8 B" "lookups, key 16-64 B" "lookups, key 128-1024 B" \
+		"lookups, 1M/1M, single" "lookups, 1M/1M, --bulk 16" "full update, 1 producer" \
+		"overwrite, 1 producer" "bytes/elem, 8 B key + 8 B value" \
+		"bytes/elem, 256 B key + 8 B value" "2 producers doing lookups vs 1" \
+		"lookups with a writer vs read-only" "targets met"; do
+		grep -qF -- "$want" "$tmp/err" || fail "report printed no '$want'"
+	done
+	if command -v python3 >/dev/null; then
+		python3 - "$tmp/report.json" <<'EOF' || fail "report: JSON cells missing"
+import json, sys
+cells = [json.loads(l) for l in open(sys.argv[1])]
+look = [c for c in cells if c["bench"] == "bpf-hashmap-lookup" and c["backend"] == "lib"]
+assert {c["key_size"] for c in look} >= {4, 8, 16, 32, 64, 128, 256, 1024}, "grid key sizes"
+assert any(c.get("max_entries") == 1000000 and not c.get("bulk") for c in look), "1M/1M single"
+assert any(c.get("max_entries") == 1000000 and c.get("bulk") == 16 for c in look), "1M/1M bulk 16"
+assert any(c.get("producers") == 2 for c in look), "2 producers"
+w = [c for c in look if c.get("writer")]
+assert w and all("writer_mops" in c and c["writer_errors"] == 0 for c in w), "writer cell"
+mem = {(c["key_size"], c["value_size"]) for c in cells
+       if c["bench"] == "mem-per-elem" and c["backend"] == "lib" and "bytes_per_elem" in c}
+assert len(mem) >= 6 and (8, 8) in mem, f"memory cells: {mem}"
+t = [c for c in cells if c["bench"] == "report-target"]
+assert len(t) >= 15, f"{len(t)} target verdicts"
+for c in t:  # bpfmap-only rows are always measured
+    if c["target"].startswith(("bytes/elem", "2 producers", "lookups with a writer")):
+        assert c["cells"] >= 1, f"{c['target']}: not measured"
+EOF
+	fi
 	grep -v '^\[' "$tmp/err"
 	if run "compare" --compare "$tmp/report.json" "$tmp/report.json"; then
 		grep -q "Change:" "$tmp/out" || fail "--compare printed no Change table"
+		grep -qF "[bytes/elem]" "$tmp/out" || fail "--compare printed no memory table"
+		grep -qF "the writer [M updates/s]" "$tmp/out" || fail "--compare printed no writer table"
+	fi
+fi
+
+# 6. --compare on str-kfuncs cells (ns per call).
+if run "str-kfuncs for --compare" -w 0 -d 0.01 --json str-kfuncs; then
+	cp "$tmp/out" "$tmp/str.json"
+	if run "compare str-kfuncs" --compare "$tmp/str.json" "$tmp/str.json"; then
+		grep -qF "str-kfuncs: scan (strnchr) [ns/call]" "$tmp/out" ||
+			fail "--compare printed no str-kfuncs table"
 	fi
 fi
 
