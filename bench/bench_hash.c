@@ -13,8 +13,10 @@
  *   jhash2   word-wise lookup3 (multiples of 4)
  *   xxh3     XXH3 64-bit, folded to 32 bits (libxxhash)
  *   xxh64    XXH64, folded to 32 bits
+ *   words    multilinear over 32-bit words (hash/word_hash.h), up to
+ *            WORD_HASH_MAX_KEY bytes
  *   bpfmap   whatever bpfmap picks for that key size (one multiply for
- *            4- and 8-byte keys: hash/fast_hash.h)
+ *            4- and 8-byte keys: hash/fast_hash.h; words; XXH3)
  * The kernel backend does not apply: these run in user space only.
  */
 #include <errno.h>
@@ -27,6 +29,7 @@
 
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
+#include "hash/word_hash.h"
 
 #include "bench.h"
 #include "output.h"
@@ -83,10 +86,12 @@ struct hash_impl {
 static bool fits_u32u64(uint32_t ks) { return ks == 4 || ks == 8; }
 static bool fits_any(uint32_t ks) { return ks > 0; }
 static bool fits_words(uint32_t ks) { return ks % 4 == 0; }
+static bool fits_word_hash(uint32_t ks) { return ks <= WORD_HASH_MAX_KEY; }
 
 static const struct hash_impl impls[] = {
 	{ "kernel-u32/u64", fits_u32u64 }, { "jhash", fits_any }, { "jhash2", fits_words },
-	{ "xxh3", fits_any },       { "xxh64", fits_any }, { "bpfmap", fits_any },
+	{ "xxh3", fits_any },       { "xxh64", fits_any }, { "words", fits_word_hash },
+	{ "bpfmap", fits_any },
 };
 
 static hash_fn_t impl_fn(const char *name, uint32_t ks, uint32_t *seed)
@@ -103,13 +108,15 @@ static hash_fn_t impl_fn(const char *name, uint32_t ks, uint32_t *seed)
 		return hash_fn_for_kind(HASH_JHASH2);
 	if (!strcmp(name, "xxh3"))
 		return hash_fn_for_kind(HASH_XXH3);
+	if (!strcmp(name, "words"))
+		return hash_fn_for_kind(HASH_WORDS);
 	if (!strcmp(name, "xxh64"))
 		return hash_xxh64;
 	return hash_fn_for_kind(hash_kind_for_key_size(ks));
 }
 
-static const uint32_t default_key_sizes[] = { 1,  4,  8,  12, 16,  20,  24,  32,  40,
-					       48, 56, 64, 96, 128, 256, 512, 1024 };
+static const uint32_t default_key_sizes[] = { 1,  2,  4,  6,  8,   12,  13,  16,  20,  24,  32,
+					       40, 48, 56, 64, 96, 128, 192, 256, 512, 1024 };
 
 /* ---- the cell (library only) ---- */
 
@@ -241,7 +248,7 @@ static int hash_run(const struct bench *b, const struct bench_env *env, struct b
 			chosen[nimpl++] = &impls[i];
 	if (!nimpl) {
 		fprintf(stderr, "%s: --hash must be one of kernel-u32/u64, jhash, jhash2, xxh3, xxh64, "
-				"bpfmap\n", b->name);
+				"words, bpfmap\n", b->name);
 		return 2;
 	}
 	total = 0;
@@ -308,7 +315,7 @@ static int hash_run(const struct bench *b, const struct bench_env *env, struct b
 
 const struct bench bench_hash = {
 	.name = "hash",
-	.summary = "hash functions alone (kernel-u32/u64, jhash, jhash2, xxh3, xxh64), ns/hash by key size",
+	.summary = "hash functions alone (kernel-u32/u64, jhash, jhash2, xxh3, xxh64, words), ns/hash by key size",
 	.run = hash_run,
 	/* Many short cells: the kernel bench's 1 s + 5 s each would take minutes. */
 	.default_warmup_s = 0.05,

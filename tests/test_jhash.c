@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Known answers for the hash functions a map may choose. */
+/* Known answers and spread for the hash functions a map may choose. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +14,7 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
+#include "hash/word_hash.h"
 
 static void test_jhash_known_answers(void **state)
 {
@@ -98,15 +99,216 @@ static void test_fast_hash_spread(void **state)
 	check_spread("u64 stride 4096", u64_stride);
 }
 
+/* Known answers for the word hash (computed independently from the
+ * definition in hash/word_hash.h and the coefficient generator). */
+static void test_word_hash_known_answers(void **state)
+{
+	(void)state;
+	static const char four[] = "Four score and seven years ago";
+	unsigned char seq[256];
+
+	for (int i = 0; i < 256; i++)
+		seq[i] = (unsigned char)i;
+	assert_int_equal(word_hash("a", 1, 0), 0xb466e6a5U);
+	assert_int_equal(word_hash("abc", 3, 0), 0xf5c8da90U);
+	assert_int_equal(word_hash(four, 6, 0), 0xc98e33e5U);
+	assert_int_equal(word_hash(four, 12, 0), 0xdd88c51aU);
+	assert_int_equal(word_hash(four, 13, 0), 0x4304df85U);
+	assert_int_equal(word_hash(four, 16, 0x0123456789abcdefULL), 0x7079ed41U);
+	assert_int_equal(word_hash(four, 20, 0xdeadbeef), 0x857bd993U);
+	assert_int_equal(word_hash(four, 30, 0), 0x27cb62f1U);
+	/* The seed's bit 0 is dropped (odd coefficients). */
+	assert_int_equal(word_hash(four, 30, 1), 0x27cb62f1U);
+	assert_int_equal(word_hash(seq, 64, 0), 0xe8a61418U);
+	assert_int_equal(word_hash(seq, 64, 0xfedcba9876543210ULL), 0x2b31bd08U);
+	assert_int_equal(word_hash(seq, 256, 7), 0xdfbf6ebdU);
+}
+
+/*
+ * The out-of-line word hash (constant-size cases and the generic loop)
+ * equals the inline one for every size, aligned or not, and reads only the
+ * key: each key sits at the end of its own heap block, so ASan reports any
+ * read past it.
+ */
+static uint32_t word_hash_rt(const void *key, uint32_t key_size, uint64_t seed)
+{
+	/* A run-time size: the generic path, whatever the compiler sees. */
+	volatile uint32_t ks = key_size;
+
+	return word_hash(key, ks, seed);
+}
+
+static void test_word_hash_paths(void **state)
+{
+	(void)state;
+	hash_fn fn = hash_fn_for_kind(HASH_WORDS);
+
+	srand(2);
+	for (uint32_t ks = 1; ks <= WORD_HASH_MAX_KEY; ks++) {
+		unsigned char *buf = malloc(ks + 1);
+		uint64_t seed = (uint64_t)rand() << 33 ^ (uint64_t)rand() << 11 ^ (uint64_t)rand();
+
+		assert_non_null(buf);
+		for (uint32_t i = 0; i <= ks; i++)
+			buf[i] = (unsigned char)rand();
+		uint32_t h = word_hash_rt(buf, ks, seed);
+		assert_int_equal(fn(buf, ks, seed), h);
+		assert_int_equal(fn(buf + 1, ks, seed), word_hash_rt(buf + 1, ks, seed));
+		/* Every byte counts. */
+		for (uint32_t i = 0; i < ks; i++) {
+			buf[i] ^= 0x10;
+			assert_int_not_equal(fn(buf, ks, seed), h);
+			buf[i] ^= 0x10;
+		}
+		free(buf);
+	}
+	unsigned char k16[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	/* Seeds other than bit 0 change the function. */
+	assert_int_not_equal(fn(k16, 16, 2), fn(k16, 16, 0));
+	assert_int_not_equal(fn(k16, 16, 1ULL << 63), fn(k16, 16, 0));
+}
+
+/*
+ * Spread of the word hash over regular key sets of one size: 2^16 keys
+ * over 2^10 buckets, by low bits (a mask) and high bits (a multiply-shift).
+ * A random function gives chi-square 1023 +- 45 and bucket loads 64 +- 8;
+ * on keys varying in one word the word hash does better (a multiplicative
+ * hash spreads an arithmetic sequence evenly), so those sets must stay within
+ * ~6 sigma of random: chi-square <= 1300, loads 16..112.  Keys varying in two
+ * words at once form a 2-D lattice, and a linear hash maps some lattices
+ * unevenly onto the low bits (seed 0, 64-byte keys, bytes 0 and 35: chi-square
+ * ~3900, loads up to 99, so ~4% longer chains than random): those sets are
+ * held to chi-square <= 4096 and the same loads.  A hash that loses a word or
+ * gets a degenerate coefficient lands far beyond either bound.
+ */
+enum { SPREAD_KEYS = 1 << 16, SPREAD_BUCKETS = 1 << 10 };
+
+typedef void (*key_gen)(unsigned char *key, uint32_t ks, uint32_t i);
+
+static double chi_square(const uint32_t *load)
+{
+	double expect = (double)SPREAD_KEYS / SPREAD_BUCKETS, chi = 0;
+
+	for (int b = 0; b < SPREAD_BUCKETS; b++)
+		chi += (load[b] - expect) * (load[b] - expect) / expect;
+	return chi;
+}
+
+static void check_word_spread(const char *what, uint32_t ks, uint64_t seed, key_gen gen,
+			      double max_chi)
+{
+	static uint32_t low[SPREAD_BUCKETS], high[SPREAD_BUCKETS];
+	unsigned char key[WORD_HASH_MAX_KEY];
+	hash_fn fn = hash_fn_for_kind(HASH_WORDS);
+
+	memset(low, 0, sizeof(low));
+	memset(high, 0, sizeof(high));
+	for (uint32_t j = 0; j < ks / 4; j++) {
+		uint32_t w = 2654435761u * j;
+
+		memcpy(key + 4 * j, &w, 4);
+	}
+	memset(key + ks / 4 * 4, 0x5a, ks % 4);
+	for (uint32_t i = 0; i < SPREAD_KEYS; i++) {
+		gen(key, ks, i);
+		uint32_t v = fn(key, ks, seed);
+
+		low[v % SPREAD_BUCKETS]++;
+		high[v >> 22]++;
+	}
+	double chi_low = chi_square(low), chi_high = chi_square(high);
+
+	if (chi_low > max_chi || chi_high > max_chi)
+		fail_msg("%s, %u-byte keys, seed %#llx: chi-square %.0f (low bits) / %.0f "
+			 "(high bits), at most %.0f allowed", what, ks, (unsigned long long)seed,
+			 chi_low, chi_high, max_chi);
+	for (int b = 0; b < SPREAD_BUCKETS; b++)
+		if (low[b] < 16 || low[b] > 112 || high[b] < 16 || high[b] > 112)
+			fail_msg("%s, %u-byte keys, seed %#llx: bucket %d holds %u (low bits) / "
+				 "%u (high bits), mean 64", what, ks, (unsigned long long)seed, b,
+				 low[b], high[b]);
+}
+
+static void put32(unsigned char *key, uint32_t off, uint32_t v)
+{
+	memcpy(key + off, &v, 4);
+}
+
+/* The lookup benchmark's keys: word 0 = i + 1, the rest fixed. */
+static void gen_bench(unsigned char *key, uint32_t ks, uint32_t i)
+{
+	(void)ks;
+	put32(key, 0, i + 1);
+}
+
+/* Only the last 4 bytes vary (overlapping the previous word if ks % 4). */
+static void gen_last(unsigned char *key, uint32_t ks, uint32_t i)
+{
+	put32(key, ks - 4, i * 8);
+}
+
+/* Two words vary together, a byte each: a 256 x 256 grid. */
+static void gen_grid(unsigned char *key, uint32_t ks, uint32_t i)
+{
+	put32(key, 0, i & 255);
+	put32(key, ks / 8 * 4, (i >> 8) << 24);
+}
+
+/* Only the high halves of word 0 vary. */
+static void gen_high(unsigned char *key, uint32_t ks, uint32_t i)
+{
+	(void)ks;
+	put32(key, 0, (i + 1) << 16);
+}
+
+/* An IPv4 5-tuple: source 10.0.x.y, source port 1024 + x, fixed rest. */
+static void gen_tuple(unsigned char *key, uint32_t ks, uint32_t i)
+{
+	uint16_t sport = (uint16_t)(1024 + (i >> 8));
+
+	(void)ks;
+	put32(key, 0, 0x0a000000u | (i & 0xffff));
+	put32(key, 4, 0xc0a80101u);
+	memcpy(key + 8, &sport, 2);
+	key[10] = 0;
+	key[11] = 80;
+	key[12] = 6;
+}
+
+static void test_word_hash_spread(void **state)
+{
+	(void)state;
+	static const uint32_t sizes[] = { 2, 6, 12, 13, 16, 20, 24, 32, 37, 48, 64, 128, 256 };
+	static const uint64_t seeds[] = { 0, 0x9c2d1b6e5f4a3870ULL };
+
+	for (size_t s = 0; s < ARRAY_SIZE(seeds); s++) {
+		for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+			uint32_t ks = sizes[i];
+
+			if (ks >= 4) {
+				check_word_spread("sequential word 0", ks, seeds[s], gen_bench, 1300);
+				check_word_spread("high half of word 0", ks, seeds[s], gen_high, 1300);
+				check_word_spread("last word", ks, seeds[s], gen_last, 1300);
+			}
+			if (ks >= 8)
+				check_word_spread("two-word grid", ks, seeds[s], gen_grid, 4096);
+			if (ks >= 13)
+				check_word_spread("IPv4 5-tuple", ks, seeds[s], gen_tuple, 4096);
+		}
+	}
+}
+
 static void test_selection(void **state)
 {
 	(void)state;
-	assert_int_equal(hash_kind_for_key_size(1), HASH_JHASH);
+	assert_int_equal(hash_kind_for_key_size(1), HASH_WORDS);
 	assert_int_equal(hash_kind_for_key_size(4), HASH_U32);
 	assert_int_equal(hash_kind_for_key_size(8), HASH_U64);
-	assert_int_equal(hash_kind_for_key_size(12), HASH_JHASH2);
-	assert_int_equal(hash_kind_for_key_size(10), HASH_JHASH);
-	assert_int_equal(hash_kind_for_key_size(60), HASH_JHASH2);
+	assert_int_equal(hash_kind_for_key_size(12), HASH_WORDS);
+	assert_int_equal(hash_kind_for_key_size(10), HASH_WORDS);
+	assert_int_equal(hash_kind_for_key_size(60), HASH_WORDS);
+	assert_int_equal(hash_kind_for_key_size(HASH_XXH3_MIN_KEY - 1), HASH_WORDS);
+	assert_true(HASH_XXH3_MIN_KEY - 1 <= WORD_HASH_MAX_KEY);
 	assert_int_equal(hash_kind_for_key_size(HASH_XXH3_MIN_KEY), HASH_XXH3);
 	assert_int_equal(hash_kind_for_key_size(1024), HASH_XXH3);
 
@@ -114,6 +316,7 @@ static void test_selection(void **state)
 	memset(key, 0xab, sizeof(key));
 	assert_int_equal(hash_fn_for_kind(HASH_JHASH)(key, 13, 7), jhash_bytes(key, 13, 7));
 	assert_int_equal(hash_fn_for_kind(HASH_JHASH2)(key, 12, 7), jhash_words(key, 3, 7));
+	assert_int_equal(hash_fn_for_kind(HASH_WORDS)(key, 13, 7), word_hash(key, 13, 7));
 	uint64_t x = XXH3_64bits_withSeed(key, 100, 7);
 	assert_int_equal(hash_fn_for_kind(HASH_XXH3)(key, 100, 7), (uint32_t)(x ^ (x >> 32)));
 	uint32_t k32 = 0xdeadbeef;
@@ -123,6 +326,7 @@ static void test_selection(void **state)
 	assert_int_equal(fast_hash_u64_mem(&k64, 5), fast_hash_u64(k64, 5));
 	assert_int_equal(hash_seed_new(1), 0);
 	assert_string_equal(hash_kind_name(HASH_XXH3), "xxh3");
+	assert_string_equal(hash_kind_name(HASH_WORDS), "words");
 }
 
 int main(void)
@@ -132,6 +336,9 @@ int main(void)
 		cmocka_unit_test(test_jhash2_matches_jhash),
 		cmocka_unit_test(test_fast_hash_known_answers),
 		cmocka_unit_test(test_fast_hash_spread),
+		cmocka_unit_test(test_word_hash_known_answers),
+		cmocka_unit_test(test_word_hash_paths),
+		cmocka_unit_test(test_word_hash_spread),
 		cmocka_unit_test(test_selection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
