@@ -11,8 +11,10 @@
  *  - max_entries == 1 (one bucket, at most one element), or
  *  - BPF_F_ZERO_SEED and BPF_F_NO_PREALLOC (bpfmap's chained table: the
  *    preallocated layout is open addressing, maps/flat.h) with a key size
- *    bpfmap hashes the kernel's way (jhash2 for multiples of 4, jhash
- *    otherwise, below HASH_XXH3_MIN_KEY).
+ *    bpfmap hashes the kernel's way (jhash2 / jhash).  Since bpfmap hashes
+ *    every size with its own word hash, fast_hash or XXH3 (hash_select.h),
+ *    no key size qualifies today; the check stays so that the orders are
+ *    compared again if a size ever hashes like the kernel.
  * There the model also predicts the exact order on each side: bucket order,
  * chains newest first.  The one known, documented difference is that the
  * kernel replaces an element on overwrite (the key moves to the head of its

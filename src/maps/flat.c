@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "core/spin_lock.h"
+#include "hash/word_hash.h"
 #include "maps/flat.h"
 #include "util/shared_copy.h"
 
@@ -893,7 +894,11 @@ static void *flat_lookup_k8(struct bpfmap *map, const void *key)
 static ALWAYS_INLINE void *flat_lookup_long(struct bpfmap *map, const void *key, uint32_t ks)
 {
 	struct flat *f = to_flat(map);
-	uint32_t hash = f->hash(key, ks, f->seed), h = flat_home(f, hash);
+	/* The word hash inline for the sizes that use it (every size of the
+	 * specialised lookups, today; the test of hash_kind is for safety). */
+	uint32_t hash = f->hash_kind == HASH_WORDS ? word_hash(key, ks, f->seed)
+						   : f->hash(key, ks, f->seed);
+	uint32_t h = flat_home(f, hash);
 	const struct flat_bucket *bk = &f->buckets[h];
 	uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
 	uint64_t tags = __atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE);

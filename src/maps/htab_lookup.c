@@ -7,6 +7,7 @@
 #include "maps/htab.h"
 
 #include "hash/fast_hash.h"
+#include "hash/word_hash.h"
 
 static void *htab_lookup(struct bpfmap *map, const void *key)
 {
@@ -133,13 +134,14 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 	}
 }
 
-/* Common longer key sizes: the hash stays a call, the compare becomes inline
- * loads instead of a memcmp() call. */
+/* Common longer key sizes: the word hash and the compare inline (loads
+ * instead of calls). */
 #define HTAB_LOOKUP_SIZED(n)                                                                       \
 	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct htab *h = to_htab(map);                                                     \
-		uint32_t hash = htab_hash(h, key);                                                 \
+		uint32_t hash = h->hash_kind == HASH_WORDS ? word_hash(key, n, h->seed)            \
+							   : htab_hash(h, key);                    \
 		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n);         \
                                                                                                    \
 		return e ? elem_value(h, e) : map_lookup_miss();                                   \
