@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Fuzz the maps: build the libFuzzer harness tests/fuzz/fuzz_map_ops.c with
+# clang, AddressSanitizer and UBSan (library sources instrumented too) into
+# build-fuzz/, then run it.
+#
+#   scripts/fuzz.sh [SECONDS] [libFuzzer flags...]   run (default 60 s; 600 for a long run)
+#   scripts/fuzz.sh --merge                         minimise build-fuzz/corpus into tests/fuzz/corpus
+#   scripts/fuzz.sh --build                         build only
+#
+# The run starts from the committed corpus (tests/fuzz/corpus, read only) and
+# keeps what it finds in build-fuzz/corpus; a failing input is written to
+# build-fuzz/artifacts/ (replay it with build-fuzz/tests/fuzz/fuzz_map_ops FILE,
+# and FUZZ_TRACE=1 for the operation log).  Exits 77 with "skipped: why" when
+# clang or libFuzzer (Debian: clang-14, libclang-rt-14-dev) is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=build-fuzz
+
+skip() {
+	echo "fuzz: skipped: $*" >&2
+	exit 77
+}
+
+cc=""
+for c in clang clang-16 clang-15 clang-14; do
+	if command -v "$c" >/dev/null; then cc=$(command -v "$c"); break; fi
+done
+[[ -n $cc ]] || skip "no clang found (install clang and libclang-rt-14-dev: scripts/deps.sh)"
+probe=$(mktemp -d)
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n > 1 && d[0] == 1; }' >"$probe/p.c"
+if ! "$cc" -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>/dev/null; then
+	rm -rf "$probe"
+	skip "$cc cannot link -fsanitize=fuzzer,address (libFuzzer runtime missing: install libclang-rt-14-dev)"
+fi
+rm -rf "$probe"
+
+build() {
+	CC=$cc cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=address \
+		-DBPFMAP_FUZZ=ON -DBPFMAP_BUILD_BENCH=OFF -DBPFMAP_BUILD_TESTS=ON \
+		-DCMAKE_C_FLAGS="-O1 -fsanitize=fuzzer-no-link" >/dev/null
+	cmake --build "$dir" -j"$(nproc)" --target fuzz_map_ops >/dev/null
+}
+
+bin=$dir/tests/fuzz/fuzz_map_ops
+mkdir -p "$dir"
+case ${1:-} in
+--build)
+	build
+	echo "fuzz: built $bin" >&2
+	exit 0
+	;;
+--merge)
+	build
+	mkdir -p "$dir/corpus"
+	rm -rf "$dir/merged" && mkdir "$dir/merged"
+	"$bin" -merge=1 "$dir/merged" tests/fuzz/corpus "$dir/corpus" 2>&1 | tail -3 >&2
+	rm -f tests/fuzz/corpus/*
+	cp "$dir/merged"/* tests/fuzz/corpus/
+	echo "fuzz: tests/fuzz/corpus now holds $(ls tests/fuzz/corpus | wc -l) inputs" >&2
+	exit 0
+	;;
+esac
+
+secs=${1:-60}
+[[ $secs =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [libFuzzer flags...] | --merge | --build" >&2; exit 2; }
+shift || true
+build
+mkdir -p "$dir/corpus" "$dir/artifacts"
+echo "fuzz: running $bin for ${secs}s (corpus $dir/corpus, seeds tests/fuzz/corpus)" >&2
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# -timeout: an input runs in milliseconds; seconds mean a hang.
+exec "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	-artifact_prefix="$dir/artifacts/" "$@" "$dir/corpus" tests/fuzz/corpus
