@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh [SECONDS] [libFuzzer flags...]   run (default 60 s; 600 for a long run)
 #   scripts/fuzz.sh --merge                         minimise build-fuzz/corpus into tests/fuzz/corpus
 #   scripts/fuzz.sh --build                         build only
+#   scripts/fuzz.sh --ci [SECONDS]                  the bounded run of scripts/test.sh
 #
 # The run starts from the committed corpus (tests/fuzz/corpus, read only) and
 # keeps what it finds in build-fuzz/corpus; a failing input is written to
@@ -61,6 +62,37 @@ case ${1:-} in
 	;;
 esac
 
+# --ci SECONDS: the bounded run of scripts/test.sh.  Quiet; ends with one line
+# in ctest's format ("Test #1: fuzz_map_ops ... Passed|***Failed|***Skipped")
+# so that test.sh's summary counts it; exits 0 when skipped.
+if [[ ${1:-} == --ci ]]; then
+	secs=${2:-60}
+	ci_log=$dir/fuzz-ci.log
+	result() { printf '    Test #1: fuzz_map_ops (libFuzzer, %ss) ..........   %s\n' "$secs" "$1"; }
+	set +e
+	"$0" "$secs" >"$ci_log" 2>&1
+	rc=$?
+	set -e
+	case $rc in
+	0)
+		grep -E '^#[0-9]+ +DONE' "$ci_log" | tail -1 | sed 's/^/fuzz: /'
+		grep -E 'average_exec_per_sec' "$ci_log" | sed 's/^stat::/fuzz: /'
+		result Passed
+		;;
+	77)
+		grep 'skipped:' "$ci_log"
+		result '***Skipped'
+		;;
+	*)
+		grep -E 'MISMATCH|^  |ERROR|SUMMARY|Test unit written' "$ci_log" | head -20
+		echo "fuzz: full log in $ci_log"
+		result '***Failed'
+		exit 1
+		;;
+	esac
+	exit 0
+fi
+
 secs=${1:-60}
 [[ $secs =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [libFuzzer flags...] | --merge | --build" >&2; exit 2; }
 shift || true
@@ -70,5 +102,8 @@ echo "fuzz: running $bin for ${secs}s (corpus $dir/corpus, seeds tests/fuzz/corp
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # -timeout: an input runs in milliseconds; seconds mean a hang.
+# -max_len/-len_control: operation sequences need room (an operation is 2-60
+# bytes); libFuzzer's default starts near 4 bytes and grows slowly.
 exec "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	-max_len=1024 -len_control=20 \
 	-artifact_prefix="$dir/artifacts/" "$@" "$dir/corpus" tests/fuzz/corpus
