@@ -51,12 +51,40 @@ case ${1:-} in
 	exit 0
 	;;
 --merge)
+	# Keep the corpus at a few dozen inputs: -merge=1 (edges only) first,
+	# then each survivor's own coverage and a greedy cover of every edge.
 	build
 	mkdir -p "$dir/corpus"
-	rm -rf "$dir/merged" && mkdir "$dir/merged"
-	"$bin" -merge=1 "$dir/merged" tests/fuzz/corpus "$dir/corpus" 2>&1 | tail -3 >&2
+	work=$dir/merge && rm -rf "$work" && mkdir -p "$work/merged" "$work/ctl"
+	"$bin" -merge=1 -use_counters=0 -use_value_profile=0 "$work/merged" tests/fuzz/corpus \
+		"$dir/corpus" 2>&1 | grep 'MERGE-OUTER: [0-9]* new' >&2
+	n=0
+	for f in "$work/merged"/*; do
+		printf '1\n0\n%s\n' "$f" >"$work/ctl/$n"
+		"$bin" -merge_inner=1 -use_counters=0 -use_value_profile=0 \
+			-merge_control_file="$work/ctl/$n" >/dev/null 2>&1 || true
+		n=$((n + 1))
+	done
+	# Greedy set cover: repeatedly take the input that adds most edges.
+	keep=$(awk '
+		FNR == 3 { file[FILENAME] = $0 }
+		$1 == "COV" { for (i = 3; i <= NF; i++) { has[FILENAME, $i] = 1; pcs[FILENAME] = pcs[FILENAME] " " $i } }
+		END {
+			for (;;) {
+				best = ""; gain = 0
+				for (f in pcs) {
+					g = 0; m = split(pcs[f], e, " ")
+					for (i = 1; i <= m; i++) if (!(e[i] in done)) g++
+					if (g > gain) { gain = g; best = f }
+				}
+				if (best == "") break
+				m = split(pcs[best], e, " ")
+				for (i = 1; i <= m; i++) done[e[i]] = 1
+				print file[best]; delete pcs[best]
+			}
+		}' "$work/ctl"/*)
 	rm -f tests/fuzz/corpus/*
-	cp "$dir/merged"/* tests/fuzz/corpus/
+	for f in $keep; do cp "$f" tests/fuzz/corpus/; done
 	echo "fuzz: tests/fuzz/corpus now holds $(ls tests/fuzz/corpus | wc -l) inputs" >&2
 	exit 0
 	;;

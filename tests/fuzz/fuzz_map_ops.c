@@ -1031,11 +1031,9 @@ static void op_check_all(struct fuzz *f)
 			if (!ret)
 				check_value(f, id, f->vbuf, "lookup_elem (check)");
 		}
-		if (prog_can_read(f)) {
-			bpfmap_read_lock();
-			prog_lookup(f, id);
-			bpfmap_read_unlock();
-		}
+		bpfmap_read_lock();
+		prog_lookup(f, id); /* EPERM on a WRONLY_PROG map */
+		bpfmap_read_unlock();
 	}
 }
 
