@@ -22,6 +22,41 @@ skip() {
 	exit 77
 }
 
+# --ci SECONDS: the bounded run of scripts/test.sh.  Quiet; ends with one line
+# in ctest's format ("Test #1: fuzz_map_ops ... Passed|***Failed|***Skipped")
+# so that test.sh's summary counts it; exits 0 when skipped.
+if [[ ${1:-} == --ci ]]; then
+	secs=${2:-60}
+	ci_log=$dir/fuzz-ci.log
+	mkdir -p "$dir"
+	result() { printf '    Test #1: fuzz_map_ops (libFuzzer, %ss) ..........   %s\n' "$secs" "$1"; }
+	# A fresh working corpus: the run starts from the committed seeds only,
+	# so its length does not grow with what earlier runs kept.
+	rm -rf "$dir/corpus-ci"
+	set +e
+	FUZZ_CORPUS=$dir/corpus-ci "$0" "$secs" >"$ci_log" 2>&1
+	rc=$?
+	set -e
+	case $rc in
+	0)
+		grep -E '^#[0-9]+[[:space:]]+DONE' "$ci_log" | tail -1 | sed 's/^/fuzz: /' || true
+		grep -E 'average_exec_per_sec' "$ci_log" | sed 's/^stat::/fuzz: /' || true
+		result Passed
+		;;
+	77)
+		grep 'skipped:' "$ci_log" || true
+		result '***Skipped'
+		;;
+	*)
+		grep -E 'MISMATCH|^  |ERROR|SUMMARY|Test unit written' "$ci_log" | head -20 || true
+		echo "fuzz: full log in $ci_log"
+		result '***Failed'
+		exit 1
+		;;
+	esac
+	exit 0
+fi
+
 cc=""
 for c in clang clang-16 clang-15 clang-14; do
 	if command -v "$c" >/dev/null; then cc=$(command -v "$c"); break; fi
@@ -89,40 +124,6 @@ case ${1:-} in
 	exit 0
 	;;
 esac
-
-# --ci SECONDS: the bounded run of scripts/test.sh.  Quiet; ends with one line
-# in ctest's format ("Test #1: fuzz_map_ops ... Passed|***Failed|***Skipped")
-# so that test.sh's summary counts it; exits 0 when skipped.
-if [[ ${1:-} == --ci ]]; then
-	secs=${2:-60}
-	ci_log=$dir/fuzz-ci.log
-	result() { printf '    Test #1: fuzz_map_ops (libFuzzer, %ss) ..........   %s\n' "$secs" "$1"; }
-	# A fresh working corpus: the run starts from the committed seeds only,
-	# so its length does not grow with what earlier runs kept.
-	rm -rf "$dir/corpus-ci"
-	set +e
-	FUZZ_CORPUS=$dir/corpus-ci "$0" "$secs" >"$ci_log" 2>&1
-	rc=$?
-	set -e
-	case $rc in
-	0)
-		grep -E '^#[0-9]+[[:space:]]+DONE' "$ci_log" | tail -1 | sed 's/^/fuzz: /' || true
-		grep -E 'average_exec_per_sec' "$ci_log" | sed 's/^stat::/fuzz: /' || true
-		result Passed
-		;;
-	77)
-		grep 'skipped:' "$ci_log" || true
-		result '***Skipped'
-		;;
-	*)
-		grep -E 'MISMATCH|^  |ERROR|SUMMARY|Test unit written' "$ci_log" | head -20 || true
-		echo "fuzz: full log in $ci_log"
-		result '***Failed'
-		exit 1
-		;;
-	esac
-	exit 0
-fi
 
 secs=${1:-60}
 [[ $secs =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [libFuzzer flags...] | --merge | --build" >&2; exit 2; }
