@@ -34,6 +34,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 run "release build (+ Valgrind)" release -L "unit|valgrind"
 run "AddressSanitizer + UBSan" asan
 run "ThreadSanitizer (concurrency tests)" tsan -L concurrency
+echo "== libFuzzer (tests/fuzz, ${FUZZ_SECS:-60} s)" | tee -a "$log"; scripts/fuzz.sh --ci "${FUZZ_SECS:-60}" 2>&1 | tee -a "$log"; [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 
 passed=$(grep -cE 'Test +#[0-9]+: .* +Passed' "$log")
 failed=$(grep -cE 'Test +#[0-9]+: .*\*\*\*(Failed|Exception|Timeout)|Test +#[0-9]+: .*(Not Run|SEGFAULT|Child aborted)' "$log")
