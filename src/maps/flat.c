@@ -324,7 +324,7 @@ static uint32_t flat_home_of(const struct flat *f, uint32_t pos)
 static void flat_shrink_dist(struct flat *f, uint32_t h, uint32_t d)
 {
 	struct flat_bucket *bk = f->buckets;
-	uint32_t lw = __atomic_load_n(&bk[h].lock, __ATOMIC_RELAXED);
+	uint32_t lw = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED);
 	uint32_t md = lw >> FLAT_DIST_SHIFT;
 
 	if (d == 0 || d != md) /* FLAT_DIST_ANY stays: the scan would be long */
@@ -339,7 +339,7 @@ static void flat_shrink_dist(struct flat *f, uint32_t h, uint32_t d)
 		if (found)
 			break;
 	}
-	__atomic_store_n(&bk[h].lock, (md << FLAT_DIST_SHIFT) | FLAT_LOCK_BIT, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->locks[h], (md << FLAT_DIST_SHIFT) | FLAT_LOCK_BIT, __ATOMIC_RELEASE);
 }
 
 bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
@@ -372,10 +372,10 @@ static bool flat_cas_tag(struct flat_bucket *bk, uint32_t i, uint32_t from, uint
 /* Home h (locked) gets a key at distance d: raise its max displacement. */
 static void flat_raise_dist_locked(struct flat *f, uint32_t h, uint32_t d)
 {
-	uint32_t cur = __atomic_load_n(&f->buckets[h].lock, __ATOMIC_RELAXED) >> FLAT_DIST_SHIFT;
+	uint32_t cur = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) >> FLAT_DIST_SHIFT;
 
 	if (d > cur && cur != FLAT_DIST_ANY)
-		flat_set_dist_locked(&f->buckets[h].lock, d >= FLAT_DIST_ANY ? FLAT_DIST_ANY : d);
+		flat_set_dist_locked(&f->locks[h], d >= FLAT_DIST_ANY ? FLAT_DIST_ANY : d);
 }
 
 /*
@@ -391,7 +391,7 @@ static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 {
 	struct flat_bucket *bk = f->buckets;
 	uint32_t ks = f->map.key_size, b = h;
-	uint32_t md = flat_dist_of(f, __atomic_load_n(&bk[h].lock, __ATOMIC_RELAXED));
+	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED));
 
 	if (!__atomic_load_n(&f->dead, __ATOMIC_RELAXED))
 		return -ENOENT;
@@ -518,7 +518,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 					  uint32_t ks, uint64_t small, bool may_insert,
 					  uint32_t *hint)
 {
-	const uint32_t *lock = &f->buckets[h].lock;
+	const uint32_t *lock = &f->locks[h];
 	uint32_t lw = __atomic_load_n(lock, __ATOMIC_ACQUIRE), md, b = h;
 	uint64_t bcast = tag * FLAT_BYTES_LO;
 
@@ -568,7 +568,7 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 	uint64_t mode = flags & ~BPFMAP_F_LOCK;
 	bool section = ks > 8; /* long keys: compares need stable slots */
 	bool reuse = false;
-	uint32_t *lock = &f->buckets[h].lock;
+	uint32_t *lock = &f->locks[h];
 	int ret;
 
 	if (ks <= 8 && flat_probe_full(f, h, tag, ks, small, mode != BPFMAP_EXIST, &hint))
@@ -664,7 +664,7 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 	uint32_t h = flat_home(f, hash), pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	bool section = ks > 8, kick = false;
-	uint32_t *lock = &f->buckets[h].lock;
+	uint32_t *lock = &f->locks[h];
 
 	if (section)
 		rcu_lock();
@@ -1137,7 +1137,9 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->kick_at = (uint32_t)((f->n_homes * (uint64_t)FLAT_SLOTS - p->max_entries) / 2);
 	if (!f->kick_at)
 		f->kick_at = 1;
-	bucket_bytes = (size_t)n_buckets * sizeof(struct flat_bucket) + 63;
+	/* The buckets, then the locks from the next cache line on. */
+	bucket_bytes = ROUND_UP((size_t)n_buckets * sizeof(struct flat_bucket), 64) +
+		       (size_t)n_buckets * sizeof(uint32_t) + 63;
 	/* Keys for whole buckets, the short last one's too: lookups load a
 	 * bucket's keys at once. */
 	key_bytes = (size_t)(n_buckets * FLAT_SLOTS * key_stride) + 63;
@@ -1157,6 +1159,8 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->queued_bits = f->wait_bits + f->bits_words;
 	f->sync_bits = f->queued_bits + f->bits_words;
 	f->buckets = align64(f->buckets_mem);
+	f->locks = (uint32_t *)(void *)((char *)f->buckets +
+					ROUND_UP((size_t)n_buckets * sizeof(struct flat_bucket), 64));
 	f->keys = align64(f->keys_mem);
 	f->values = align64(f->values_mem);
 	advise_huge(f->buckets_mem, bucket_bytes);

@@ -5,7 +5,8 @@
  * Layout.  n_buckets buckets (not a power of two: a hash maps to its "home"
  * bucket by fastrange, (hash * n_homes) >> 32; n_homes == n_buckets except in
  * small maps, which get overflow buckets after the homes, see below).  Each
- * bucket has 16 bytes of metadata:
+ * bucket has 16 bytes of metadata, and a 4-byte lock word in an array of
+ * its own (writers' locking must not touch the lines lookups read):
  *  - tags: one byte per slot.  EMPTY (free), BUSY (claimed by an inserter, or
  *    a slot past the end of a short last bucket), WAIT (deleted; readers may
  *    still hold it), QUEUED or SYNCQ (deleted; a grace period is running for
@@ -134,13 +135,18 @@
 struct flat_bucket {
 	uint64_t tags; /* atomic */
 	uint32_t seq;  /* atomic */
-	uint32_t lock; /* atomic: lock bit, unlock count, max displacement of this home */
+	uint32_t spare;
 };
 
 struct flat {
 	struct bpfmap map;
 	/* Hot: what every lookup reads, in one cache line. */
 	struct flat_bucket *buckets;
+	/* Per home: lock bit, unlock count, max displacement (atomic).  Apart
+	 * from the buckets' tags, on their own cache lines: a writer taking a
+	 * lock would otherwise steal the line that lookups of four buckets
+	 * read, from every other core, on each update. */
+	uint32_t *locks;
 	char *keys;            /* slot pos's key at pos * key_stride */
 	char *values;          /* slot pos's value at pos * value_stride */
 	uint64_t seed;
@@ -252,7 +258,7 @@ static ALWAYS_INLINE uint32_t flat_dist_of(const struct flat *f, uint32_t lockwo
 
 static ALWAYS_INLINE uint32_t flat_max_dist(const struct flat *f, uint32_t h)
 {
-	return flat_dist_of(f, __atomic_load_n(&f->buckets[h].lock, __ATOMIC_ACQUIRE));
+	return flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_ACQUIRE));
 }
 
 /* A key of at most 8 bytes as the slot stores it: zero-padded, one word (of

@@ -63,7 +63,7 @@ static uint32_t flat_home_walk(struct flat *f, uint32_t h, char *tmp, char *keys
 {
 	const struct bpfmap *map = &f->map;
 	uint32_t ks = map->key_size, vs = map->value_size;
-	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->buckets[h].lock, __ATOMIC_RELAXED));
+	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED));
 	uint32_t b = h, n = 0;
 
 	for (uint32_t d = 0; d <= md; d++, b = flat_next_bucket(f, b)) {
@@ -111,7 +111,7 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 
 	rcu_lock();
 	for (; batch < f->n_homes; batch++) {
-		uint32_t *lock = &f->buckets[batch].lock;
+		uint32_t *lock = &f->locks[batch];
 		uint32_t n;
 
 		flat_lock(lock);
