@@ -10,7 +10,7 @@
  * except where both maps provably lay elements out the same way:
  *  - max_entries == 1 (one bucket, at most one element), or
  *  - BPF_F_ZERO_SEED and BPF_F_NO_PREALLOC (bpfmap's chained table: the
- *    preallocated layout is open addressing, maps/flat.h) with a key size
+ *    flat layout of preallocated maps, maps/flat.h, differs) with a key size
  *    bpfmap hashes the kernel's way (jhash2 / jhash).  Since bpfmap hashes
  *    every size with its own word hash, fast_hash or XXH3 (hash_select.h),
  *    no key size qualifies today; the check stays so that the orders are

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * BPFMAP_TYPE_HASH, preallocated: a flat table of slots in buckets of eight.
+ * bpfmap_create() chooses it for keys of at most 8 bytes (core/map.c says
+ * why); it works for every key size, and tests/test_flat.c covers them all.
  *
  * Layout.  n_buckets buckets (not a power of two: a hash maps to its "home"
  * bucket by fastrange, (hash * n_homes) >> 32; n_homes == n_buckets except in
