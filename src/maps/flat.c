@@ -913,7 +913,7 @@ static ALWAYS_INLINE void *flat_lookup_long(struct bpfmap *map, const void *key,
 	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
 		uint32_t pos = h * FLAT_SLOTS + i;
 
-		if (likely(flat_key_eq_long(f->keys + (size_t)pos * ROUND_UP(ks, 8), key, ks) &&
+		if (likely(key_equal_long(f->keys + (size_t)pos * ROUND_UP(ks, 8), key, ks) &&
 			   flat_seq_same(&bk->seq, s1)))
 			return flat_value_at(f, pos);
 	}

@@ -101,6 +101,7 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "util/compiler.h"
+#include "util/key_equal.h"
 #include "util/shared_copy.h"
 
 #if defined(__SSE2__) && !defined(BPFMAP_TSAN)
@@ -313,49 +314,14 @@ static ALWAYS_INLINE void flat_copy_key_out(const struct flat *f, uint32_t pos, 
  * lock): a slot whose tag was seen live or WAIT there is not reused before
  * the section ends, so its key bytes are stable and plain loads are
  * race-free (the key's stores happen before the tag's release store that the
- * caller's acquire load saw).  Sizes the compiler knows (the specialised
- * lookups) compare inline. */
-static ALWAYS_INLINE bool flat_key_eq_long(const char *slot, const void *key, uint32_t ks)
-{
-	const char *k = key;
-	uint32_t lo, hi;
-	uint64_t w, diff;
-
-	/* Hide the key's object from GCC's bounds warnings in inlined dead
-	 * paths (a 4-byte key reaching here with a constant ks <= 8). */
-	__asm__("" : "+r"(k));
-
-	/* The key's first word by halves: callers often patch the head of a
-	 * key with a 4-byte store, and an 8-byte load of it would stall on
-	 * store forwarding (BENCHMARKS.md, "A trap"). */
-	load_u32_halves(k, &lo, &hi);
-	memcpy(&w, slot, 8);
-	diff = w ^ ((uint64_t)hi << 32 | lo);
-	if (__builtin_constant_p(ks) && ks <= 64) {
-		uint32_t off = 8;
-
-		for (; off + 8 <= ks; off += 8) {
-			uint64_t a, b;
-
-			memcpy(&a, slot + off, 8);
-			memcpy(&b, k + off, 8);
-			diff |= a ^ b;
-		}
-		return !diff && !memcmp(slot + off, k + off, ks - off);
-	}
-	/* Long keys span several cache lines: ask for all of them at once
-	 * rather than one miss after the other inside memcmp. */
-	for (uint32_t off = 64; off < ks; off += 64)
-		__builtin_prefetch(slot + off);
-	return !diff && !memcmp(slot + 8, k + 8, ks > 8 ? ks - 8 : 0);
-}
+ * caller's acquire load saw).  The compare is util/key_equal.h's. */
 
 static ALWAYS_INLINE bool flat_key_eq(const struct flat *f, uint32_t pos, const void *key,
 				      uint32_t ks, uint64_t small)
 {
 	if (ks <= 8)
 		return flat_small_at(f, pos, ks) == small;
-	return flat_key_eq_long(flat_key_at(f, pos), key, ks);
+	return key_equal_long(flat_key_at(f, pos), key, ks);
 }
 
 #if FLAT_SIMD

@@ -28,6 +28,7 @@
 #include "core/spin_lock.h"
 #include "hash/hash_select.h"
 #include "util/compiler.h"
+#include "util/key_equal.h"
 #include "util/freelist.h"
 
 struct htab_elem {
@@ -134,6 +135,20 @@ static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
 	return h->hash(key, h->map.key_size, h->seed);
 }
 
+/*
+ * Keys of 8 to 31 bytes are compared without the store-forwarding stall
+ * (util/key_equal.h); longer keys of a size known at compile time compare
+ * faster with the compiler's vector memcmp, and there the hash of the key
+ * takes long enough for the caller's stores to have landed (measured with
+ * bpfmap-bench, k=16: +47%, k=32 and 64: 4-12% slower with key_equal_long).
+ */
+static ALWAYS_INLINE bool htab_key_equal(const void *stored, const void *key, uint32_t key_size)
+{
+	if (key_size >= 8 && (!__builtin_constant_p(key_size) || key_size < 32))
+		return key_equal_long(stored, key, key_size);
+	return !memcmp(stored, key, key_size);
+}
+
 /* The element holding @key (of @key_size bytes: a constant in the
  * specialised lookups, so the compare becomes one load) in bucket @b, or
  * NULL.  Caller is in a read-side section or holds the bucket lock. */
@@ -142,7 +157,7 @@ static ALWAYS_INLINE struct htab_elem *htab_find_sized(const struct htab_bucket 
 						       uint32_t key_size)
 {
 	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
-		if (e->hash == hash && !memcmp(elem_key(e), key, key_size))
+		if (e->hash == hash && htab_key_equal(elem_key(e), key, key_size))
 			return e;
 	return NULL;
 }
