@@ -353,72 +353,11 @@ static void htab_elem_init(struct htab *h, struct htab_elem *e, uint32_t hash,
 }
 
 /*
- * The per-key operations are specialised like the program-view lookups
- * (maps/htab_lookup.c): for 4- and 8-byte keys the hash is inlined and the
- * key compared as one word (the 8-byte key read as two 32-bit halves, see
- * load_u32_halves), without the stored hash.  Each operation is written
- * once as an always-inline function of (key_size, kind) and instantiated
- * with constants by a switch on the map's hash kind; HTAB_GENERIC stands for
- * every other kind (the hash through h->hash, the key by memcmp).
+ * The per-key operations are specialised like the program-view lookups, on
+ * htab.h's htab_key_of/htab_walk: each is written once as an always-inline
+ * function of (key_size, kind) and instantiated with constants by a switch
+ * on the map's hash kind.
  */
-#define HTAB_GENERIC HASH_JHASH
-
-struct htab_key {
-	const void *key;
-	uint64_t word; /* HASH_U32 and HASH_U64: the key itself */
-	uint32_t hash;
-};
-
-static ALWAYS_INLINE struct htab_key htab_key_of(const struct htab *h, const void *key,
-						 enum hash_kind kind)
-{
-	struct htab_key k = { .key = key };
-
-	if (kind == HASH_U32) {
-		uint32_t w = load_u32(key);
-
-		k.word = w;
-		k.hash = fast_hash_u32(w, h->seed);
-	} else if (kind == HASH_U64) {
-		uint32_t lo, hi;
-
-		load_u32_halves(key, &lo, &hi);
-		k.word = (uint64_t)hi << 32 | lo;
-		k.hash = fast_hash_u64_halves(lo, hi, h->seed);
-	} else {
-		k.hash = htab_hash(h, key);
-	}
-	return k;
-}
-
-static ALWAYS_INLINE bool htab_key_match(const struct htab_elem *e, const struct htab_key *k,
-					 uint32_t key_size, enum hash_kind kind)
-{
-	if (kind == HASH_U32)
-		return load_u32(elem_key(e)) == (uint32_t)k->word;
-	if (kind == HASH_U64)
-		return e->data[0] == k->word; /* the key, padded to 8 */
-	return e->hash == k->hash && !memcmp(elem_key(e), k->key, key_size);
-}
-
-/* The element holding @k in bucket @b, or NULL; *link_out (when asked for)
- * is the link that points at it.  Under the bucket lock, or in a read-side
- * section (then the link is only a hint). */
-static ALWAYS_INLINE struct htab_elem *htab_walk(struct htab_bucket *b, const struct htab_key *k,
-						 uint32_t key_size, enum hash_kind kind,
-						 struct htab_elem ***link_out)
-{
-	struct htab_elem **link = &b->head, *e;
-
-	while ((e = __atomic_load_n(link, __ATOMIC_ACQUIRE))) {
-		if (htab_key_match(e, k, key_size, kind))
-			break;
-		link = &e->next;
-	}
-	if (link_out)
-		*link_out = link;
-	return e;
-}
 
 /* Reserve room for one more element: false when the map is full.  The plain
  * load first keeps failed inserts into a full map free of atomic writes. */

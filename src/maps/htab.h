@@ -26,10 +26,11 @@
 #include "core/map.h"
 #include "core/rcu.h"
 #include "core/spin_lock.h"
+#include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "util/compiler.h"
-#include "util/key_equal.h"
 #include "util/freelist.h"
+#include "util/key_equal.h"
 
 struct htab_elem {
 	struct htab_elem *next; /* atomic: readers follow it without the lock */
@@ -149,21 +150,87 @@ static ALWAYS_INLINE bool htab_key_equal(const void *stored, const void *key, ui
 	return !memcmp(stored, key, key_size);
 }
 
-/* The element holding @key (of @key_size bytes: a constant in the
- * specialised lookups, so the compare becomes one load) in bucket @b, or
- * NULL.  Caller is in a read-side section or holds the bucket lock. */
-static ALWAYS_INLINE struct htab_elem *htab_find_sized(const struct htab_bucket *b,
-						       uint32_t hash, const void *key,
-						       uint32_t key_size)
+/*
+ * A key as the walks compare it, specialised by (key_size, kind), constants
+ * in every caller (the lookups in htab_lookup.c, the per-key operations in
+ * htab.c): for 4- and 8-byte keys the hash is inlined and the key compared
+ * as one word without the stored hash (the 8-byte key read as two 32-bit
+ * halves, see load_u32_halves: a 64-bit load of a key whose head was just
+ * written by a 32-bit store would stall on store-to-load forwarding);
+ * HTAB_GENERIC stands for every other kind (the stored hash, then
+ * htab_key_equal).
+ */
+#define HTAB_GENERIC HASH_JHASH
+
+struct htab_key {
+	const void *key;
+	uint64_t word; /* HASH_U32 and HASH_U64: the key itself */
+	uint32_t hash;
+};
+
+static ALWAYS_INLINE struct htab_key htab_key_of(const struct htab *h, const void *key,
+						 enum hash_kind kind)
 {
-	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
-		if (e->hash == hash && htab_key_equal(elem_key(e), key, key_size))
-			return e;
-	return NULL;
+	struct htab_key k = { .key = key };
+
+	if (kind == HASH_U32) {
+		uint32_t w = load_u32(key);
+
+		k.word = w;
+		k.hash = fast_hash_u32(w, h->seed);
+	} else if (kind == HASH_U64) {
+		uint32_t lo, hi;
+
+		load_u32_halves(key, &lo, &hi);
+		k.word = (uint64_t)hi << 32 | lo;
+		k.hash = fast_hash_u64_halves(lo, hi, h->seed);
+	} else {
+		k.hash = htab_hash(h, key);
+	}
+	return k;
 }
 
-static ALWAYS_INLINE struct htab_elem *htab_find(const struct htab *h,
-						 const struct htab_bucket *b,
+static ALWAYS_INLINE bool htab_key_match(const struct htab_elem *e, const struct htab_key *k,
+					 uint32_t key_size, enum hash_kind kind)
+{
+	if (kind == HASH_U32)
+		return load_u32(elem_key(e)) == (uint32_t)k->word;
+	if (kind == HASH_U64)
+		return e->data[0] == k->word; /* the key, padded to 8 */
+	return e->hash == k->hash && htab_key_equal(elem_key(e), k->key, key_size);
+}
+
+/* The element holding @k in bucket @b, or NULL; *link_out (when asked for)
+ * is the link that points at it.  Under the bucket lock, or in a read-side
+ * section (then the link is only a hint). */
+static ALWAYS_INLINE struct htab_elem *htab_walk(struct htab_bucket *b, const struct htab_key *k,
+						 uint32_t key_size, enum hash_kind kind,
+						 struct htab_elem ***link_out)
+{
+	struct htab_elem **link = &b->head, *e;
+
+	while ((e = __atomic_load_n(link, __ATOMIC_ACQUIRE))) {
+		if (htab_key_match(e, k, key_size, kind))
+			break;
+		link = &e->next;
+	}
+	if (link_out)
+		*link_out = link;
+	return e;
+}
+
+/* The element holding @key, whose hash is @hash, in bucket @b, or NULL
+ * (a generic-kind walk).  Caller is in a read-side section or holds the
+ * bucket lock. */
+static ALWAYS_INLINE struct htab_elem *htab_find_sized(struct htab_bucket *b, uint32_t hash,
+						       const void *key, uint32_t key_size)
+{
+	struct htab_key k = { .key = key, .hash = hash };
+
+	return htab_walk(b, &k, key_size, HTAB_GENERIC, NULL);
+}
+
+static ALWAYS_INLINE struct htab_elem *htab_find(const struct htab *h, struct htab_bucket *b,
 						 uint32_t hash, const void *key)
 {
 	return htab_find_sized(b, hash, key, h->map.key_size);

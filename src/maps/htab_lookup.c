@@ -18,50 +18,26 @@ static void *htab_lookup(struct bpfmap *map, const void *key)
 	return e ? elem_value(h, e) : map_lookup_miss();
 }
 
-/*
- * Program-view lookups for word-sized keys: the hash inlined, and the key
- * compared as one word without the stored hash (the key is cheaper to
- * compare than the hash is).  The 8-byte key is read as two 32-bit halves,
- * the way the hash reads it, and compared from registers: a 64-bit load of
- * a key whose head was just written by a 32-bit store would stall on
- * store-to-load forwarding.  Chosen at creation by htab_lookup_for().
- */
-static ALWAYS_INLINE struct htab_elem *htab_find_u32(const struct htab_bucket *b, uint32_t k)
+/* Program-view lookups for word-sized keys (htab_key_of: the hash inlined,
+ * the key compared as one word).  Chosen at creation by htab_lookup_for(). */
+static ALWAYS_INLINE void *htab_lookup_word(struct bpfmap *map, const void *key,
+					    uint32_t key_size, enum hash_kind kind)
 {
-	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
-		if (load_u32(elem_key(e)) == k)
-			return e;
-	return NULL;
-}
+	struct htab *h = to_htab(map);
+	struct htab_key k = htab_key_of(h, key, kind);
+	struct htab_elem *e = htab_walk(htab_bucket(h, k.hash), &k, key_size, kind, NULL);
 
-static ALWAYS_INLINE struct htab_elem *htab_find_u64(const struct htab_bucket *b, uint64_t k)
-{
-	for (struct htab_elem *e = bucket_first(b); e; e = elem_next(e))
-		if (e->data[0] == k) /* the key, padded to 8: one aligned load */
-			return e;
-	return NULL;
+	return e ? elem_value(h, e) : map_lookup_miss();
 }
 
 static void *htab_lookup_u32(struct bpfmap *map, const void *key)
 {
-	struct htab *h = to_htab(map);
-	uint32_t k = load_u32(key);
-	struct htab_elem *e = htab_find_u32(htab_bucket(h, fast_hash_u32(k, h->seed)), k);
-
-	return e ? elem_value(h, e) : map_lookup_miss();
+	return htab_lookup_word(map, key, 4, HASH_U32);
 }
 
 static void *htab_lookup_u64(struct bpfmap *map, const void *key)
 {
-	struct htab *h = to_htab(map);
-	uint32_t lo, hi;
-	struct htab_elem *e;
-
-	load_u32_halves(key, &lo, &hi);
-	e = htab_find_u64(htab_bucket(h, fast_hash_u64_halves(lo, hi, h->seed)),
-			  (uint64_t)hi << 32 | lo);
-
-	return e ? elem_value(h, e) : map_lookup_miss();
+	return htab_lookup_word(map, key, 8, HASH_U64);
 }
 
 /*
@@ -77,7 +53,7 @@ static ALWAYS_INLINE int htab_lookup_bulk_sized(struct htab *h, const char *keys
 						void **values, uint32_t key_size,
 						enum hash_kind kind)
 {
-	uint32_t hash[HTAB_BULK_CHUNK];
+	struct htab_key key[HTAB_BULK_CHUNK];
 	struct htab_bucket *bucket[HTAB_BULK_CHUNK];
 	int found = 0;
 
@@ -86,32 +62,14 @@ static ALWAYS_INLINE int htab_lookup_bulk_sized(struct htab *h, const char *keys
 		const char *k = keys + (size_t)base * key_size;
 
 		for (uint32_t i = 0; i < m; i++) {
-			const char *key = k + (size_t)i * key_size;
-
-			if (kind == HASH_U32)
-				hash[i] = fast_hash_u32(load_u32(key), h->seed);
-			else if (kind == HASH_U64)
-				hash[i] = fast_hash_u64_mem(key, h->seed);
-			else
-				hash[i] = htab_hash(h, key);
-			bucket[i] = htab_bucket(h, hash[i]);
+			key[i] = htab_key_of(h, k + (size_t)i * key_size, kind);
+			bucket[i] = htab_bucket(h, key[i].hash);
 			__builtin_prefetch(bucket[i]);
 		}
 		for (uint32_t i = 0; i < m; i++)
 			__builtin_prefetch(bucket_first(bucket[i]));
 		for (uint32_t i = 0; i < m; i++) {
-			const char *key = k + (size_t)i * key_size;
-			struct htab_elem *e;
-
-			if (kind == HASH_U32)
-				e = htab_find_u32(bucket[i], load_u32(key));
-			else if (kind == HASH_U64) {
-				uint32_t lo, hi;
-
-				load_u32_halves(key, &lo, &hi);
-				e = htab_find_u64(bucket[i], (uint64_t)hi << 32 | lo);
-			} else
-				e = htab_find_sized(bucket[i], hash[i], key, key_size);
+			struct htab_elem *e = htab_walk(bucket[i], &key[i], key_size, kind, NULL);
 
 			values[base + i] = e ? elem_value(h, e) : NULL;
 			found += e != NULL;
@@ -130,7 +88,7 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 	case HASH_U64:
 		return htab_lookup_bulk_sized(h, keys, n, values, 8, HASH_U64);
 	default:
-		return htab_lookup_bulk_sized(h, keys, n, values, map->key_size, h->hash_kind);
+		return htab_lookup_bulk_sized(h, keys, n, values, map->key_size, HTAB_GENERIC);
 	}
 }
 
