@@ -655,6 +655,28 @@ out:
 	return over && ret == -ENOENT;
 }
 
+/* One lookup(_and_delete)_batch call with room for *count elements (in
+ * buffers of exactly that size, so that ASan sees any overrun); errno of
+ * the call in *err. */
+static int batch_call_once(struct fuzz *f, bool do_delete, const struct batch_opts_choice *c,
+			   uint32_t *in_cur, uint32_t *out_cur, uint32_t *count, int *err)
+{
+	uint8_t *keys = malloc((size_t)*count * f->ks), *vals = malloc((size_t)*count * f->vs);
+	int ret;
+
+	if (!keys || !vals)
+		abort();
+	if (do_delete)
+		ret = bpfmap_lookup_and_delete_batch(f->map, in_cur, out_cur, keys, vals, count,
+						     c->p);
+	else
+		ret = bpfmap_lookup_batch(f->map, in_cur, out_cur, keys, vals, count, c->p);
+	*err = errno;
+	free(keys);
+	free(vals);
+	return ret;
+}
+
 static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 {
 	const char *what = do_delete ? "lookup_and_delete_batch" : "lookup_batch";
@@ -676,40 +698,21 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 		errs |= ERR(EINVAL);
 	if (errs) {
 		uint32_t count = 1 + stop_after % 8;
-		uint8_t *keys = malloc((size_t)count * f->ks), *vals = malloc((size_t)count * f->vs);
-		int ret;
+		int err, ret = batch_call_once(f, do_delete, &c, NULL, out_cur, &count, &err);
 
-		if (!keys || !vals)
-			abort();
-		if (do_delete)
-			ret = bpfmap_lookup_and_delete_batch(f->map, NULL, out_cur, keys, vals,
-							     &count, c.p);
-		else
-			ret = bpfmap_lookup_batch(f->map, NULL, out_cur, keys, vals, &count, c.p);
-		expect_err(what, ret, errno, errs);
-		free(keys);
-		free(vals);
+		expect_err(what, ret, err, errs);
 		goto out;
 	}
 	if (how & 0x40) {
 		/* A cursor past the last bucket: -ENOENT, nothing copied. */
 		uint32_t count = 4;
-		uint8_t *keys = malloc((size_t)count * f->ks), *vals = malloc((size_t)count * f->vs);
-		int ret;
+		int err, ret;
 
-		if (!keys || !vals)
-			abort();
 		*in_cur = 0xffffffffu - (how & 0x3f);
-		if (do_delete)
-			ret = bpfmap_lookup_and_delete_batch(f->map, in_cur, out_cur, keys, vals,
-							     &count, c.p);
-		else
-			ret = bpfmap_lookup_batch(f->map, in_cur, out_cur, keys, vals, &count, c.p);
-		expect_ret(what, ret, errno, -ENOENT);
+		ret = batch_call_once(f, do_delete, &c, in_cur, out_cur, &count, &err);
+		expect_ret(what, ret, err, -ENOENT);
 		if (count)
 			mismatch("%s from a cursor past the end copied %u elements", what, count);
-		free(keys);
-		free(vals);
 		goto out;
 	}
 	bool first = true;
@@ -740,22 +743,13 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 	if (how & 0x20) {
 		/* The cursor the last call left is past the end: -ENOENT again. */
 		uint32_t count = 8;
-		uint8_t *keys = malloc((size_t)count * f->ks), *vals = malloc((size_t)count * f->vs);
-		int ret;
+		int err, ret;
 
-		if (!keys || !vals)
-			abort();
 		*in_cur = *out_cur;
-		if (do_delete)
-			ret = bpfmap_lookup_and_delete_batch(f->map, in_cur, out_cur, keys, vals,
-							     &count, c.p);
-		else
-			ret = bpfmap_lookup_batch(f->map, in_cur, out_cur, keys, vals, &count, c.p);
-		expect_ret(what, ret, errno, -ENOENT);
+		ret = batch_call_once(f, do_delete, &c, in_cur, out_cur, &count, &err);
+		expect_ret(what, ret, err, -ENOENT);
 		if (count)
 			mismatch("%s from the end cursor copied %u elements", what, count);
-		free(keys);
-		free(vals);
 	}
 out:
 	free(in_cur);
