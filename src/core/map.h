@@ -85,6 +85,19 @@ static inline bool map_has_lock(const struct bpfmap *map)
 	return map->lock_off >= 0;
 }
 
+/* Reserve room for one more element in a map's atomic element count:
+ * false when the map is full.  The plain load first keeps failed inserts
+ * into a full map free of atomic writes. */
+static inline bool map_count_reserve(uint32_t *count, uint32_t max_entries)
+{
+	if (__atomic_load_n(count, __ATOMIC_RELAXED) >= max_entries)
+		return false;
+	if (__atomic_fetch_add(count, 1, __ATOMIC_RELAXED) < max_entries)
+		return true;
+	__atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
 /* Operations tables of the implemented types. */
 extern const struct map_ops htab_ops;
 extern const struct map_ops flat_ops;

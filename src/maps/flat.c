@@ -610,12 +610,7 @@ retry:
 		ret = -ENOENT;
 		goto out;
 	}
-	if (__atomic_load_n(&f->count, __ATOMIC_RELAXED) >= map->max_entries) {
-		ret = -E2BIG;
-		goto out;
-	}
-	if (__atomic_fetch_add(&f->count, 1, __ATOMIC_RELAXED) >= map->max_entries) {
-		__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+	if (!map_count_reserve(&f->count, map->max_entries)) {
 		ret = -E2BIG;
 		goto out;
 	}

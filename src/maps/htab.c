@@ -359,25 +359,13 @@ static void htab_elem_init(struct htab *h, struct htab_elem *e, uint32_t hash,
  * on the map's hash kind.
  */
 
-/* Reserve room for one more element: false when the map is full.  The plain
- * load first keeps failed inserts into a full map free of atomic writes. */
-static bool htab_count_reserve(struct htab *h)
-{
-	if (__atomic_load_n(&h->count, __ATOMIC_RELAXED) >= h->map.max_entries)
-		return false;
-	if (__atomic_fetch_add(&h->count, 1, __ATOMIC_RELAXED) < h->map.max_entries)
-		return true;
-	__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
-	return false;
-}
-
 /* Insert an absent key into its locked bucket. */
 static int htab_insert_locked(struct htab *h, struct htab_bucket *b, uint32_t hash,
 			      const void *key, const void *value)
 {
 	struct htab_elem *e;
 
-	if (!htab_count_reserve(h))
+	if (!map_count_reserve(&h->count, h->map.max_entries))
 		return -E2BIG;
 	e = htab_elem_alloc(h);
 	if (!e) {
