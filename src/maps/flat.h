@@ -495,6 +495,31 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i);
 /* Start reclaiming deleted slots if no reclamation is under way. */
 void flat_kick(struct flat *f);
 
+/* Replace tag byte i of bucket bk's tag word (other bytes may change meanwhile). */
+void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag);
+
+/* Store @value into slot pos (the caller keeps readers out: seq or a
+ * one-word store). */
+void flat_store_value(const struct flat *f, uint32_t pos, const void *value);
+
+/* Fill claimed (BUSY) slot i of bucket b with key and value, publish @tag. */
+void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag, const void *key,
+		    uint64_t small, const void *value);
+
+/* Reclaim every deleted slot now (outside read-side sections only). */
+void flat_reclaim_sync(struct flat *f);
+
+/* The per-key operations (flat_update.c). */
+int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
+int flat_delete_elem(struct bpfmap *map, const void *key);
+int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value);
+
+/* The lookups (flat_lookup.c); flat_lookup_for picks the program-view lookup
+ * specialised for a key size. */
+int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
+int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
+map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size);
+
 struct bpfmap *flat_alloc(const struct map_params *p, int *err);
 
 int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key);

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The flat layout's lookups: copy-out (syscall view), program view
+ * specialised per key size, and bulk.  Design notes in maps/flat.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "hash/word_hash.h"
+#include "maps/flat.h"
+#include "util/shared_copy.h"
+
+static ALWAYS_INLINE void flat_clear_lock_field(const struct flat *f, void *value)
+{
+	if (map_has_lock(&f->map))
+		memset((char *)value + f->map.lock_off, 0, sizeof(struct bpfmap_spin_lock));
+}
+
+/*
+ * Copy-out lookup without lock or read-side section: a match and the value
+ * copied from it count only if the slot's bucket had no writer busy before
+ * and its seq is unchanged after (a slot may be reused meanwhile: the reuse
+ * is a write under that seq).  A key present throughout is always found: its
+ * slot and key do not change while it lives.
+ */
+static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key, void *value,
+					  uint32_t ks, enum hash_kind kind)
+{
+	const struct flat_bucket *bk = f->buckets;
+	uint32_t hash = flat_hash_kind(f, key, kind), h = flat_home(f, hash);
+	uint64_t bcast = flat_tag(hash) * FLAT_BYTES_LO;
+	uint64_t small = flat_small_key(key, ks);
+	uint32_t md = flat_max_dist(f, h), b = h, d = 0;
+
+	for (;;) {
+		uint32_t s1 = __atomic_load_n(&bk[b].seq, __ATOMIC_ACQUIRE);
+		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+		bool again = false;
+
+		for (; m; m &= m - 1) {
+			uint32_t pos = b * FLAT_SLOTS + flat_first(m);
+
+			if (flat_small_at(f, pos, ks) != small)
+				continue;
+			if (unlikely(s1 & FLAT_SEQ_WRITERS)) {
+				again = true;
+				break;
+			}
+			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
+			if (unlikely(__atomic_load_n(&bk[b].seq, __ATOMIC_RELAXED) != s1)) {
+				again = true;
+				break;
+			}
+			flat_clear_lock_field(f, value);
+			return 0;
+		}
+		if (again) {
+			cpu_relax();
+			continue; /* the same bucket again */
+		}
+		if (d++ >= md)
+			return -ENOENT;
+		b = flat_next_bucket(f, b);
+	}
+}
+
+/*
+ * Copy-out lookup of a key longer than 8 bytes, or under the value's spin
+ * lock: in a read-side section, the slot found, then its key checked again
+ * and its value copied inside one seq window of its bucket (in-place updates
+ * and an immediate reuse of the slot both write under that seq).
+ */
+static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
+				    bool with_lock)
+{
+	uint32_t ks = f->map.key_size, hash = flat_hash(f, key), h = flat_home(f, hash);
+	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
+	int ret = -ENOENT;
+
+	rcu_lock();
+	for (;;) {
+		uint32_t pos = flat_find(f, h, flat_tag(hash), key, ks, small), s1;
+		const uint32_t *seq;
+
+		if (pos == FLAT_NONE)
+			break;
+		seq = &f->buckets[pos / FLAT_SLOTS].seq;
+		s1 = flat_seq_begin(seq);
+		if (!flat_key_eq(f, pos, key, ks, small))
+			continue; /* reused meanwhile: look again */
+		if (with_lock)
+			flat_copy_value_locked_out(f, pos, value, true);
+		else
+			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
+		if (flat_seq_same(seq, s1)) {
+			flat_clear_lock_field(f, value);
+			ret = 0;
+			break;
+		}
+	}
+	rcu_unlock();
+	return ret;
+}
+
+int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
+{
+	struct flat *f = to_flat(map);
+	uint32_t ks = map->key_size;
+
+	if (flags & BPFMAP_F_LOCK)
+		return flat_lookup_copy_section(f, key, value, true);
+	if (f->hash_kind == HASH_U64)
+		return flat_lookup_copy(f, key, value, 8, HASH_U64);
+	if (f->hash_kind == HASH_U32)
+		return flat_lookup_copy(f, key, value, 4, HASH_U32);
+	if (ks <= 8)
+		return flat_lookup_copy(f, key, value, ks, f->hash_kind);
+	return flat_lookup_copy_section(f, key, value, false);
+}
+
+/* ---- program view -------------------------------------------------------- */
+
+/*
+ * The caller is in a read-side section, so a slot seen live keeps its key
+ * until the section ends (unless reused at once, which long-key compares
+ * validate).  Specialised per key size at creation (flat_lookup_for): the
+ * hash inlines for 4- and 8-byte keys and the compare for 16, 32 and 64.
+ */
+static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, uint32_t ks,
+					    enum hash_kind kind)
+{
+	struct flat *f = to_flat(map);
+	uint32_t hash = flat_hash_kind(f, key, kind);
+	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
+				 ks <= 8 ? flat_small_key(key, ks) : 0);
+
+	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
+}
+
+/* The general path of the specialised lookups below, out of line so that
+ * theirs stays short: a key away from home, or absent. */
+static __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t hash,
+						       const void *key, uint32_t ks,
+						       uint64_t small)
+{
+	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks, small);
+
+	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
+}
+
+#if FLAT_SIMD
+/*
+ * 4-byte keys: the home bucket's eight keys (32 bytes) compared with the key
+ * at once, masked by the live tags: no tag compare, and the keys' load does
+ * not wait for the tags'.
+ */
+static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
+{
+	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
+	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
+	uint32_t m = flat_simd_eq4(f->keys + (size_t)h * 32, k) & flat_live_bits(tags);
+
+	if (likely(m))
+		return f->values + ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m)) *
+					   f->value_stride;
+	return flat_lookup_far(f, hash, key, 4, k);
+}
+
+/* 8-byte keys, the same way (64 bytes of keys), read as two halves. */
+static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
+{
+	uint32_t lo, hi, hash, h, m;
+
+	load_u32_halves(key, &lo, &hi);
+	hash = fast_hash_u64_halves(lo, hi, f->seed);
+	h = flat_home(f, hash);
+	m = flat_simd_eq8_live(f->keys + (size_t)h * 64, lo, hi,
+			       __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
+	if (likely(m))
+		return f->values + ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / 2) *
+					   f->value_stride;
+	return flat_lookup_far(f, hash, key, 8, (uint64_t)hi << 32 | lo);
+}
+
+static void *flat_lookup_k4(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_k4_in(to_flat(map), key);
+}
+
+static void *flat_lookup_k8(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_k8_in(to_flat(map), key);
+}
+#else
+static void *flat_lookup_k4(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_ptr(map, key, 4, HASH_U32);
+}
+
+static void *flat_lookup_k8(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_ptr(map, key, 8, HASH_U64);
+}
+#endif
+
+/*
+ * Longer keys: the home bucket's tags matched, the candidate's key compared
+ * in place (inline for the sizes specialised below), and the match validated
+ * by the bucket's seq (see flat_find); anything else takes the general path.
+ */
+static ALWAYS_INLINE void *flat_lookup_long(struct bpfmap *map, const void *key, uint32_t ks)
+{
+	struct flat *f = to_flat(map);
+	/* The word hash inline for the sizes that use it (every size of the
+	 * specialised lookups, today; the test of hash_kind is for safety). */
+	uint32_t hash = f->hash_kind == HASH_WORDS ? word_hash(key, ks, f->seed)
+						   : f->hash(key, ks, f->seed);
+	uint32_t h = flat_home(f, hash);
+	const struct flat_bucket *bk = &f->buckets[h];
+	uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
+	uint64_t tags = __atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE);
+#if FLAT_SIMD
+	uint32_t m = flat_simd_tag_bits(tags, flat_tag(hash)); /* bit i: slot i */
+	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
+#else
+	uint64_t m = flat_match(tags, flat_tag(hash) * FLAT_BYTES_LO);
+	uint32_t i = m ? flat_first(m) : 0;
+#endif
+
+	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
+		uint32_t pos = h * FLAT_SLOTS + i;
+
+		if (likely(key_equal_long(f->keys + (size_t)pos * ROUND_UP(ks, 8), key, ks) &&
+			   flat_seq_same(&bk->seq, s1)))
+			return flat_value_at(f, pos);
+	}
+	return flat_lookup_far(f, hash, key, ks, 0);
+}
+
+#define FLAT_LOOKUP_SIZED(n)                                                        \
+	static void *flat_lookup_k##n(struct bpfmap *map, const void *key)          \
+	{                                                                           \
+		return flat_lookup_long(map, key, n);                               \
+	}
+FLAT_LOOKUP_SIZED(16)
+FLAT_LOOKUP_SIZED(32)
+FLAT_LOOKUP_SIZED(64)
+
+static void *flat_lookup_any(struct bpfmap *map, const void *key)
+{
+	return flat_lookup_ptr(map, key, map->key_size, to_flat(map)->hash_kind);
+}
+
+map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size)
+{
+	if (kind == HASH_U32)
+		return flat_lookup_k4;
+	if (kind == HASH_U64)
+		return flat_lookup_k8;
+	switch (key_size) {
+	case 16:
+		return flat_lookup_k16;
+	case 32:
+		return flat_lookup_k32;
+	case 64:
+		return flat_lookup_k64;
+	default:
+		return flat_lookup_any;
+	}
+}
+
+/*
+ * Program-view lookups of many keys, their cache misses overlapped: hash a
+ * chunk and prefetch the home buckets' metadata and keys, then look each up.
+ */
+#define FLAT_BULK_CHUNK 16
+
+static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys, uint32_t n,
+						void **values, uint32_t ks, enum hash_kind kind)
+{
+	uint32_t hash[FLAT_BULK_CHUNK];
+	int found = 0;
+
+	for (uint32_t base = 0; base < n; base += FLAT_BULK_CHUNK) {
+		uint32_t m = n - base < FLAT_BULK_CHUNK ? n - base : FLAT_BULK_CHUNK;
+		const char *k = keys + (size_t)base * ks;
+
+		for (uint32_t i = 0; i < m; i++) {
+			uint32_t h;
+
+			hash[i] = flat_hash_kind(f, k + (size_t)i * ks, kind);
+			h = flat_home(f, hash[i]);
+			__builtin_prefetch(&f->buckets[h]);
+			__builtin_prefetch(flat_key_at(f, h * FLAT_SLOTS));
+			if (ks <= 8 && ks > 4)
+				__builtin_prefetch(flat_key_at(f, h * FLAT_SLOTS) + 63);
+		}
+		if (ks > 8) {
+			/* Long keys: the candidate's key once the tags are in. */
+			for (uint32_t i = 0; i < m; i++) {
+				uint32_t h = flat_home(f, hash[i]);
+				uint64_t mt = flat_match(__atomic_load_n(&f->buckets[h].tags,
+									 __ATOMIC_RELAXED),
+							 flat_tag(hash[i]) * FLAT_BYTES_LO);
+
+				if (mt)
+					__builtin_prefetch(flat_key_at(f, h * FLAT_SLOTS +
+									      flat_first(mt)));
+			}
+		}
+#if FLAT_SIMD
+		if (kind == HASH_U32 || kind == HASH_U64) {
+			/* The single lookups' bucket-wide compares (hashing again
+			 * is cheaper than keeping the homes). */
+			for (uint32_t i = 0; i < m; i++) {
+				const char *key = k + (size_t)i * ks;
+				void *v = kind == HASH_U32 ? flat_lookup_k4_in(f, key)
+							   : flat_lookup_k8_in(f, key);
+
+				values[base + i] = v;
+				found += v != NULL;
+			}
+			continue;
+		}
+#endif
+		for (uint32_t i = 0; i < m; i++) {
+			const char *key = k + (size_t)i * ks;
+			uint32_t pos = flat_find(f, flat_home(f, hash[i]), flat_tag(hash[i]), key,
+						 ks, ks <= 8 ? flat_small_key(key, ks) : 0);
+
+			values[base + i] = pos != FLAT_NONE ? flat_value_at(f, pos) : NULL;
+			found += pos != FLAT_NONE;
+		}
+	}
+	return found;
+}
+
+int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
+{
+	struct flat *f = to_flat(map);
+
+	switch (f->hash_kind) {
+	case HASH_U32:
+		return flat_lookup_bulk_sized(f, keys, n, values, 4, HASH_U32);
+	case HASH_U64:
+		return flat_lookup_bulk_sized(f, keys, n, values, 8, HASH_U64);
+	default:
+		return flat_lookup_bulk_sized(f, keys, n, values, map->key_size, f->hash_kind);
+	}
+}

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The flat layout's per-key operations: update (insert, overwrite, revive or
+ * reuse of a deleted slot), delete and lookup_and_delete.  Design notes in
+ * maps/flat.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/spin_lock.h"
+#include "maps/flat.h"
+#include "util/shared_copy.h"
+
+/* The exported (out-of-line) liburcu call: core/rcu.h maps the name to the
+ * inline one, which UBSan builds must not inline here (see core/rcu.h). */
+#undef urcu_bp_read_ongoing
+int urcu_bp_read_ongoing(void);
+
+/* Overwrite a live element's value in place; home lock held.  The value's
+ * spin lock (if any) is taken before the seq, so no writer ever waits while
+ * it counts as busy on the bucket. */
+static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const void *value)
+{
+	const struct bpfmap *map = &f->map;
+	struct bpfmap_spin_lock *l = NULL;
+	uint32_t b = pos / FLAT_SLOTS;
+
+	if (map->value_size <= 8 && !map_has_lock(map)) {
+		/* One atomic store cannot tear: no seq needed (copy-outs load
+		 * the word at once too). */
+		uint64_t w = 0;
+
+		memcpy(&w, value, map->value_size);
+		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, pos), w, __ATOMIC_RELEASE);
+		return;
+	}
+	if (map_has_lock(map)) {
+		l = (void *)(flat_value_at(f, pos) + map->lock_off);
+		spin_lock_word(&l->val);
+	}
+	flat_seq_enter(&f->buckets[b].seq);
+	flat_store_value(f, pos, value);
+	flat_seq_leave(&f->buckets[b].seq);
+	if (l)
+		spin_unlock_word(&l->val);
+}
+/* ---- per-key operations ------------------------------------------------- */
+
+/* Byte i of bucket bk's tags from @from to @to, if it still is @from. */
+static bool flat_cas_tag(struct flat_bucket *bk, uint32_t i, uint32_t from, uint32_t to)
+{
+	uint64_t old = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), new;
+	uint64_t mask = 0xffULL << (8 * i);
+
+	do {
+		if (((old & mask) >> (8 * i)) != from)
+			return false;
+		new = (old & ~mask) | ((uint64_t)to << (8 * i));
+	} while (!__atomic_compare_exchange_n(&bk->tags, &old, new, true, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Home h (locked) gets a key at distance d: raise its max displacement. */
+static void flat_raise_dist_locked(struct flat *f, uint32_t h, uint32_t d)
+{
+	uint32_t cur = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) >> FLAT_DIST_SHIFT;
+
+	if (d > cur && cur != FLAT_DIST_ANY)
+		flat_set_dist_locked(&f->locks[h], d >= FLAT_DIST_ANY ? FLAT_DIST_ANY : d);
+}
+
+/*
+ * The same key deleted and not reclaimed yet (WAIT) within home h's reach
+ * (locked): take its slot back, as an update in place of that slot.  A reader
+ * still holding the old slot sees the key's value change in place, as for any
+ * update, and the value's spin lock keeps its state.  Without this, a key
+ * deleted and inserted over and over would leave a trail of slots awaiting a
+ * grace period around its home.  Returns 0, or -ENOENT.
+ */
+static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
+			      uint64_t small, const void *value)
+{
+	struct flat_bucket *bk = f->buckets;
+	uint32_t ks = f->map.key_size, b = h;
+	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED));
+
+	if (!__atomic_load_n(&f->dead, __ATOMIC_RELAXED))
+		return -ENOENT;
+	for (uint32_t d = 0; d <= md; d++, b = flat_next_bucket(f, b)) {
+		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE),
+					FLAT_WAIT * FLAT_BYTES_LO);
+
+		for (; m; m &= m - 1) {
+			uint32_t i = flat_first(m), pos = b * FLAT_SLOTS + i;
+
+			if (!flat_key_eq(f, pos, key, ks, small) ||
+			    !flat_cas_tag(&bk[b], i, FLAT_WAIT, FLAT_BUSY))
+				continue;
+			if (!flat_key_eq(f, pos, key, ks, small)) {
+				/* Reclaimed and reused meanwhile: not ours. */
+				flat_set_tag(&bk[b], i, FLAT_WAIT);
+				__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64),
+						  __ATOMIC_RELEASE);
+				continue;
+			}
+			__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
+			flat_write_value(f, pos, value);
+			flat_set_tag(&bk[b], i, tag);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * An insert inside a read-side section found no EMPTY slot: every spare slot
+ * awaits readers, the caller among them, so waiting for them cannot work.
+ * Reuse a deleted slot at once instead, as the kernel reuses preallocated
+ * elements: the key and value are rewritten inside the bucket's seq, which
+ * copy-out lookups and long-key compares validate against; a program-view
+ * pointer to the old element may see the new key's value (see flat.h).
+ * Home h is locked and the count reserved.  Returns 0, or -EAGAIN if every
+ * free slot is claimed by an insert in progress (momentarily).
+ */
+static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void *key,
+			   uint64_t small, const void *value)
+{
+	static const uint8_t dead_states[] = { FLAT_WAIT, FLAT_QUEUED, FLAT_SYNCQ };
+	struct flat_bucket *bk = f->buckets;
+	uint32_t b = h;
+
+	for (uint32_t d = 0; d < f->n_buckets; d++, b = flat_next_bucket(f, b)) {
+		uint64_t tags = __atomic_load_n(&bk[b].tags, __ATOMIC_RELAXED);
+
+		if (!(~tags & FLAT_BYTES_HI))
+			continue; /* all live */
+		for (size_t k = 0; k < ARRAY_SIZE(dead_states); k++) {
+			uint64_t m = flat_match(tags, dead_states[k] * FLAT_BYTES_LO);
+
+			for (; m; m &= m - 1) {
+				uint32_t i = flat_first(m);
+
+				if (!flat_cas_tag(&bk[b], i, dead_states[k], FLAT_BUSY))
+					continue;
+				/* The reclaimers count what they free by tag, so this
+				 * slot is ours to uncount. */
+				__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
+				flat_raise_dist_locked(f, h, d);
+				flat_fill_slot(f, b, i, tag, key, small, value);
+				return 0;
+			}
+		}
+	}
+	return -EAGAIN;
+}
+
+/*
+ * Insert a new element from home h (locked, count reserved): revive its own
+ * deleted slot, or claim the first EMPTY slot from h on, raise h's max
+ * displacement, fill and publish.  Without an EMPTY slot, @reuse takes a
+ * deleted one (flat_reuse_dead).  Returns 0, or -EAGAIN when every free slot
+ * still awaits reclamation.
+ */
+static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
+			      uint64_t small, const void *value, bool reuse)
+{
+	struct flat_bucket *bk = f->buckets;
+	uint32_t b = h;
+
+	if (!flat_revive_locked(f, h, tag, key, small, value))
+		return 0;
+
+	for (uint32_t d = 0; d < f->n_buckets; d++, b = flat_next_bucket(f, b)) {
+		uint64_t tags = __atomic_load_n(&bk[b].tags, __ATOMIC_RELAXED);
+		uint64_t m;
+
+		while ((m = flat_match(tags, 0))) {
+			uint32_t i = flat_first(m);
+
+			if (!__atomic_compare_exchange_n(&bk[b].tags, &tags,
+							 tags | ((uint64_t)FLAT_BUSY << (8 * i)),
+							 true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			flat_raise_dist_locked(f, h, d);
+			flat_fill_slot(f, b, i, tag, key, small, value);
+			return 0;
+		}
+	}
+	return reuse ? flat_reuse_dead(f, h, tag, key, small, value) : -EAGAIN;
+}
+
+/*
+ * A small key's lock-free probe before an update: where the key is
+ * (*hint, FLAT_NONE if absent), and whether -E2BIG is already decided.
+ *
+ * -E2BIG for an insert into a full map is decided without the home's lock
+ * when the key is absent and the map full at one instant.  The home's lock
+ * word, read unlocked before and the same after (flat_unlock counts unlocks),
+ * proves that no writer of the home ran in between, and only those add or
+ * remove this key: its absence seen in between held throughout, including
+ * when the count was read >= max_entries.  Every load is acquire, so they
+ * happen in this order.  Keys of at most 8 bytes: compared in one load,
+ * outside any read-side section.
+ *
+ * The hint spares the locked path its search: under the lock, a slot that
+ * still holds the key live is the key's one slot.
+ */
+static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint32_t tag,
+					  uint32_t ks, uint64_t small, bool may_insert,
+					  uint32_t *hint)
+{
+	const uint32_t *lock = &f->locks[h];
+	uint32_t lw = __atomic_load_n(lock, __ATOMIC_ACQUIRE), md, b = h;
+	uint64_t bcast = tag * FLAT_BYTES_LO;
+
+	for (uint32_t d = 0;; d++, b = flat_next_bucket(f, b)) {
+		uint64_t m = flat_match(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE),
+					bcast);
+
+		for (; m; m &= m - 1) {
+			uint32_t pos = b * FLAT_SLOTS + flat_first(m);
+
+			if (flat_small_at(f, pos, ks) == small) {
+				*hint = pos;
+				return false;
+			}
+		}
+		md = flat_dist_of(f, lw);
+		if (d >= md)
+			break;
+	}
+	*hint = FLAT_NONE;
+	if (!may_insert || (lw & FLAT_LOCK_BIT) ||
+	    __atomic_load_n(&f->count, __ATOMIC_ACQUIRE) < f->map.max_entries)
+		return false;
+	return __atomic_load_n(lock, __ATOMIC_ACQUIRE) == lw;
+}
+
+/* Under home h's lock: slot @hint still holds the key, live? */
+static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint32_t tag,
+				       uint32_t ks, uint64_t small)
+{
+	uint64_t tags = __atomic_load_n(&f->buckets[hint / FLAT_SLOTS].tags, __ATOMIC_ACQUIRE);
+
+	return ((tags >> (8 * (hint % FLAT_SLOTS))) & 0xff) == tag &&
+	       flat_small_at(f, hint, ks) == small;
+}
+
+/* The update, for a key size and hash that are constants in the word-key
+ * cases (flat_update_elem). */
+static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
+					   const void *value, uint64_t flags, uint32_t ks,
+					   enum hash_kind kind)
+{
+	struct flat *f = to_flat(map);
+	uint32_t hash = flat_hash_kind(f, key, kind);
+	uint32_t h = flat_home(f, hash), tag = flat_tag(hash), pos, hint = FLAT_NONE;
+	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
+	uint64_t mode = flags & ~BPFMAP_F_LOCK;
+	bool section = ks > 8; /* long keys: compares need stable slots */
+	bool reuse = false;
+	uint32_t *lock = &f->locks[h];
+	int ret;
+
+	if (ks <= 8 && flat_probe_full(f, h, tag, ks, small, mode != BPFMAP_EXIST, &hint))
+		return -E2BIG;
+	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
+	    !map_has_lock(map)) {
+		/* Overwrite of a word-sized value where the probe found the
+		 * key: the lock, one check, one store. */
+		uint64_t w = 0;
+
+		memcpy(&w, value, map->value_size);
+		flat_lock(lock);
+		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
+			__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w,
+					 __ATOMIC_RELEASE);
+			flat_unlock(lock);
+			return 0;
+		}
+		flat_unlock(lock);
+	}
+retry:
+	ret = 0;
+	if (section)
+		rcu_lock();
+	flat_lock(lock);
+	if (hint != FLAT_NONE && flat_hint_ok(f, hint, tag, ks, small))
+		pos = hint;
+	else
+		pos = flat_find(f, h, tag, key, ks, small);
+	hint = FLAT_NONE;
+	if (pos != FLAT_NONE) {
+		if (mode == BPFMAP_NOEXIST)
+			ret = -EEXIST;
+		else
+			flat_write_value(f, pos, value);
+		goto out;
+	}
+	if (mode == BPFMAP_EXIST) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (!map_count_reserve(&f->count, map->max_entries)) {
+		ret = -E2BIG;
+		goto out;
+	}
+	ret = flat_insert_locked(f, h, tag, key, small, value, reuse);
+	if (ret)
+		__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+out:
+	flat_unlock(lock);
+	if (section)
+		rcu_unlock();
+	if (ret == -EAGAIN) {
+		/* Every free slot awaits readers: reclaim, wait, retry; inside
+		 * a read-side section waiting would wait for ourselves, so
+		 * reuse a deleted slot at once. */
+		if (reuse || urcu_bp_read_ongoing()) {
+			if (reuse)
+				cpu_relax(); /* free slots claimed by inserts in flight */
+			reuse = true;
+			flat_kick(f);
+		} else {
+			flat_reclaim_sync(f);
+		}
+		goto retry;
+	}
+	return ret;
+}
+
+int flat_update_elem(struct bpfmap *map, const void *key, const void *value,
+			    uint64_t flags)
+{
+	switch (to_flat(map)->hash_kind) {
+	case HASH_U32:
+		return flat_update_sized(map, key, value, flags, 4, HASH_U32);
+	case HASH_U64:
+		return flat_update_sized(map, key, value, flags, 8, HASH_U64);
+	default:
+		return flat_update_sized(map, key, value, flags, map->key_size,
+					 to_flat(map)->hash_kind);
+	}
+}
+
+static int flat_remove(struct bpfmap *map, const void *key, void *value)
+{
+	struct flat *f = to_flat(map);
+	uint32_t ks = map->key_size, hash = flat_hash(f, key);
+	uint32_t h = flat_home(f, hash), pos;
+	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
+	bool section = ks > 8, kick = false;
+	uint32_t *lock = &f->locks[h];
+
+	if (section)
+		rcu_lock();
+	flat_lock(lock);
+	pos = flat_find(f, h, flat_tag(hash), key, ks, small);
+	if (pos != FLAT_NONE) {
+		if (value)
+			flat_copy_value_locked_out(f, pos, value, false);
+		kick = flat_kill_locked(f, h, pos / FLAT_SLOTS, pos % FLAT_SLOTS);
+	}
+	flat_unlock(lock);
+	if (section)
+		rcu_unlock();
+	if (kick)
+		flat_kick(f);
+	return pos != FLAT_NONE ? 0 : -ENOENT;
+}
+
+int flat_delete_elem(struct bpfmap *map, const void *key)
+{
+	return flat_remove(map, key, NULL);
+}
+
+int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+{
+	return flat_remove(map, key, value);
+}
