@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report.h"
 
 enum {
 	OPT_LIST = 256,
@@ -20,6 +21,7 @@ enum {
 	OPT_JSON,
 	OPT_REPORT,
 	OPT_FULL,
+	OPT_ROUNDS,
 	OPT_COMPARE,
 	OPT_PROD_AFFINITY,
 	OPT_KEY_SIZE,
@@ -49,6 +51,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "report", no_argument, NULL, OPT_REPORT },
 	{ "full", no_argument, NULL, OPT_FULL },
+	{ "rounds", required_argument, NULL, OPT_ROUNDS },
 	{ "compare", required_argument, NULL, OPT_COMPARE },
 	{ "prod-affinity", required_argument, NULL, OPT_PROD_AFFINITY },
 	{ "key_size", required_argument, NULL, OPT_KEY_SIZE },
@@ -75,7 +78,7 @@ void cli_usage(FILE *f)
 		"usage: bpfmap-bench [-w SECS] [-d SECS] [-p N] [-a] [--backend lib|kernel|both]\n"
 		"                    [--json] [-v] BENCHMARK [benchmark flags]\n"
 		"       bpfmap-bench -a | --list\n"
-		"       bpfmap-bench --report [--full] [--json] [-w SECS -d SECS]\n"
+		"       bpfmap-bench --report [--full] [--rounds R] [--json] [-w SECS -d SECS]\n"
 		"       bpfmap-bench --compare BASE.json NEW.json\n"
 		"\n"
 		"  -w, --warmup SECS     warm-up, dropped (default 1; fractions allowed)\n"
@@ -88,6 +91,8 @@ void cli_usage(FILE *f)
 		"  --json                one JSON object per measured cell on stdout;\n"
 		"                        tables go to stderr\n"
 		"  -v, --verbose         a line per sample on stderr\n"
+		"  --rounds R            --report: measure every bpfmap/kernel row R times\n"
+		"                        (1..%d, default %d), print the medians\n"
 		"\n"
 		"  map benchmarks:   --key_size N --value_size N --max_entries N --nr_entries N\n"
 		"                    --nr_loops N --map_flags N (e.g. 0x40 = ZERO_SEED)\n"
@@ -102,7 +107,8 @@ void cli_usage(FILE *f)
 		"  hash:             --key_size N (default: a range) --hash NAME (default: all)\n"
 		"  str-kfuncs:       --isa all|swar|sse2|avx2|avx512 (also each of bpfmap's\n"
 		"                    versions, called directly; default: the dispatched one)\n"
-		"\n");
+		"\n",
+		REPORT_MAX_ROUNDS, REPORT_DEFAULT_ROUNDS);
 	bench_list(f);
 }
 
@@ -232,6 +238,16 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_JSON: env->json = true; break;
 		case OPT_REPORT: c->report = true; break;
 		case OPT_FULL: c->full = c->report = true; break;
+		case OPT_ROUNDS:
+			if (parse_u32("--rounds", optarg, &n))
+				return 2;
+			if (n < 1 || n > REPORT_MAX_ROUNDS) {
+				fprintf(stderr, "bpfmap-bench: --rounds must be 1..%d\n",
+					REPORT_MAX_ROUNDS);
+				return 2;
+			}
+			c->rounds = (int)n;
+			break;
 		case OPT_COMPARE:
 			/* Two operands: BASE is optarg, NEW the next word. */
 			if (optind >= argc) {
@@ -320,6 +336,10 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	if (optind < argc) {
 		fprintf(stderr, "bpfmap-bench: unexpected argument '%s' (one benchmark per run)\n",
 			argv[optind]);
+		return 2;
+	}
+	if (c->rounds && !c->report) {
+		fprintf(stderr, "bpfmap-bench: --rounds applies to --report only\n");
 		return 2;
 	}
 	if (!c->bench_name && env->affinity && !c->report && !c->compare_base)

@@ -11,6 +11,7 @@ struct cli {
 	const char *bench_name; /* the positional argument */
 	bool list;              /* --list, or -a without a benchmark */
 	bool report, full;      /* --report [--full] */
+	int rounds;             /* --rounds R (0: the report's default) */
 	const char *compare_base, *compare_new; /* --compare BASE NEW */
 	bool help;
 };

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	/* One status line that redraws itself, only where someone watches. */
 	c.env.progress = isatty(STDERR_FILENO) && !c.env.verbose;
 	if (c.report)
-		return report_run(&c.env, &c.args, c.full);
+		return report_run(&c.env, &c.args, c.full, c.rounds);
 	if (c.list || !c.bench_name) {
 		if (!c.list) {
 			cli_usage(stderr);

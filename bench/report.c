@@ -11,8 +11,29 @@
  *  - lookups by 2 producers against 1, and by 1 producer while a writer
  *    overwrites values non-stop, against none.
  *
- * Each cell runs on bpfmap then on the kernel right after, so drift on a
- * shared machine hits both alike.
+ * Rounds (report_rounds.c): the lookup, update and concurrency cells run in
+ * --rounds passes over the whole list (3 by default), bpfmap and the kernel
+ * back to back in each, bpfmap first in even rounds and the kernel first in
+ * odd ones, so neither side always follows the other.  A row's figures are
+ * the medians of its rounds, its ratio the median of the per-round ratios.
+ * Whole passes, rather than a cell's rounds in a row, put a row's rounds tens
+ * of seconds apart: another job's burst on this shared machine then spoils
+ * one of them, which the median drops.  Memory is deterministic: once.
+ *
+ * The 1M/1M lookups (key 8) ranged 38-139 M/s between runs.  Measured on
+ * this 2-CPU VM (an EPYC whose cache sizes it hides): bpfmap's table of a
+ * 1M/1M map is 20 MiB, of which lookups touch the tags and keys, ~11 MiB,
+ * about what a shared L3 holds, so its rate follows how much of the L3 the
+ * other jobs on the host leave it: the same map, in one process, read
+ * 30-45 M/s in one pass and 125-140 in the next, and a memory-bound job on
+ * the other CPU held it at ~40.  The kernel's map (77 MiB, DRAM-bound
+ * anyway) stayed within 9.3-11.2 M/s, so even the side-by-side ratio moves
+ * with the load (3.8x-10.8x); the medians of rounds spread over the run are
+ * what settles it.  Not the cause: transparent huge pages (the madvise of
+ * flat.c takes: 12-16 of its 20 MiB are huge pages in every run; with THP
+ * off, the rate was the same within the noise, 33 vs 35 M/s medians of 12
+ * maps).  The first pass over a freshly filled 1M map is 1.5-2x slower than
+ * the next; the 1M cells' warm-up (REPORT_BIG_WARMUP_S) covers several.
  *
  * Quick (default): -w 0.2 -d 0.5 per cell and timed runs of about 256K
  * lookups instead of the seeds' 8M (the per-lookup figure does not depend on
@@ -77,6 +98,10 @@ struct conc_spec {
 static const struct conc_spec quick_conc[] = { { 1, 8 } };
 static const struct conc_spec full_conc[] = { { 0, 8 }, { 1, 8 }, { 2, 8 } };
 
+_Static_assert(N(full_keys) <= REPORT_MAX_KEYS && N(quick_keys) <= REPORT_MAX_KEYS,
+	       "struct report's lookup rounds hold every key size");
+_Static_assert(N(presets) == REPORT_PRESETS, "struct report's lookup rounds hold every preset");
+
 #define QUICK_RUN_LOOKUPS 262144
 #define REPORT_FLAGS BPFMAP_F_ZERO_SEED
 
@@ -86,6 +111,9 @@ static void failed(struct report *rp, const char *what, const char *backend, con
 
 	if (rp->nfail == MAX_FAILURES)
 		return;
+	for (int i = 0; i < rp->nfail; i++) /* once, not once per round */
+		if (rp->failures[i].backend == backend && !strcmp(rp->failures[i].what, what))
+			return;
 	f = &rp->failures[rp->nfail++];
 	snprintf(f->what, sizeof(f->what), "%s", what);
 	f->backend = backend;
@@ -115,7 +143,7 @@ static double run_env(struct report *rp, const struct bench_env *env, const char
 
 	progress(rp, what, ops->backend);
 	cell_run(ops, a, env, what, &r);
-	json_cell(rp->env, bench, ops->backend, a, &r);
+	report_slot_add(rp, bench, what, ops->backend, a, &r);
 	if (r.ok && !strcmp(ops->backend, "kernel") && !rp->kernel_note[0])
 		snprintf(rp->kernel_note, sizeof(rp->kernel_note), "%s", r.note);
 	if (!r.ok)
@@ -131,10 +159,23 @@ static double run_env(struct report *rp, const struct bench_env *env, const char
 	return r.ok ? r.mops : NAN;
 }
 
-static double run_one(struct report *rp, const char *bench, const char *what,
-		      const struct cell_ops *ops, const struct bench_args *a)
+/* Round @round of one row: bpfmap and the kernel back to back, bpfmap first
+ * in even rounds and the kernel in odd ones. */
+static void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
+			    const char *bench, const char *what, const struct cell_ops *lib,
+			    const struct bench_args *la, const struct cell_ops *kern,
+			    const struct bench_args *ka, struct rounds *s)
 {
-	return run_env(rp, &rp->cenv, bench, what, ops, a, NULL);
+	for (int i = 0; i < 2; i++) {
+		bool k = (i == 0) == (round & 1);
+
+		if (k && report_want(rp, BACKEND_KERNEL))
+			s->kern[round] = run_env(rp, env, bench, what, kern, ka, NULL);
+		else if (!k && report_want(rp, BACKEND_LIB))
+			s->lib[round] = run_env(rp, env, bench, what, lib, la, NULL);
+	}
+	if (s->n < round + 1)
+		s->n = round + 1;
 }
 
 /* The lookup cell's arguments for a map of @max/@nr entries. */
@@ -182,7 +223,12 @@ static struct bench_args kernel_args(const struct bench_args *a)
 
 /* ---- lookups ---- */
 
-static void report_lookups(struct report *rp)
+static void lookup_what(char *what, size_t len, const struct preset *ps, uint32_t key_size)
+{
+	snprintf(what, len, "lookup %s k=%u", ps->name, key_size);
+}
+
+static void round_lookups(struct report *rp, int round)
 {
 	const uint32_t *keys = rp->full ? full_keys : quick_keys;
 	size_t nkeys = rp->full ? N(full_keys) : N(quick_keys);
@@ -191,72 +237,107 @@ static void report_lookups(struct report *rp)
 		for (size_t k = 0; k < nkeys; k++) {
 			const struct preset *ps = &presets[p];
 			struct bench_args a, ka;
-			char what[64], col[16];
-			double l = NAN, kr = NAN;
+			char what[64];
 
 			if (lookup_args(rp, &a, keys[k], ps->max_entries, ps->nr_entries,
 					preset_loops(rp, ps)))
 				continue;
-			snprintf(what, sizeof(what), "lookup %s k=%u", ps->name, keys[k]);
-			snprintf(col, sizeof(col), "%u", keys[k]);
-			if (report_want(rp, BACKEND_LIB))
-				l = run_one(rp, "bpf-hashmap-lookup", what, &lookup_lib_ops, &a);
-			if (report_want(rp, BACKEND_KERNEL)) {
-				ka = kernel_args(&a);
-				kr = run_one(rp, "bpf-hashmap-lookup", what, &lookup_kernel_ops,
-					     &ka);
-			}
-			grid_set(&rp->lib, ps->name, col, l);
-			grid_set(&rp->kern, ps->name, col, kr);
-			grid_set(&rp->ratio, ps->name, col, l / kr);
+			lookup_what(what, sizeof(what), ps, keys[k]);
+			ka = kernel_args(&a);
+			run_rounds_pair(rp, round, &rp->cenv, "bpf-hashmap-lookup", what,
+					&lookup_lib_ops, &a, &lookup_kernel_ops, &ka,
+					&rp->look[p][k]);
 		}
 	}
 }
 
-/* 1M/1M: a row of the lookup grids, and bpfmap's --bulk 16 next to it. */
-static void report_big(struct report *rp)
+/* A row of the lookup grids: the medians and the per-round ratios' range. */
+static void grid_rounds(struct report *rp, const char *row, uint32_t key_size,
+			const struct rounds *s)
 {
-	const uint32_t *keys = rp->full ? full_big_keys : quick_big_keys;
-	size_t nkeys = rp->full ? N(full_big_keys) : N(quick_big_keys);
+	char col[16];
+	double lo, hi;
 
-	for (size_t k = 0; k < nkeys && rp->nbig < REPORT_MAX_BIG; k++) {
-		struct big_row *b = &rp->big[rp->nbig++];
+	snprintf(col, sizeof(col), "%u", key_size);
+	rounds_ratio_range(s, &lo, &hi);
+	grid_set(&rp->lib, row, col, rounds_lib(s));
+	grid_set(&rp->kern, row, col, rounds_kern(s));
+	grid_set(&rp->ratio, row, col, rounds_ratio(s));
+	grid_set(&rp->ratio_lo, row, col, lo);
+	grid_set(&rp->ratio_hi, row, col, hi);
+}
+
+static void finish_lookups(struct report *rp)
+{
+	const uint32_t *keys = rp->full ? full_keys : quick_keys;
+	size_t nkeys = rp->full ? N(full_keys) : N(quick_keys);
+	char what[64];
+
+	for (size_t p = 0; p < N(presets); p++) {
+		for (size_t k = 0; k < nkeys; k++) {
+			if (!rp->look[p][k].n)
+				continue;
+			lookup_what(what, sizeof(what), &presets[p], keys[k]);
+			grid_rounds(rp, presets[p].name, keys[k], &rp->look[p][k]);
+			report_ratio_json(rp, what, &rp->look[p][k]);
+		}
+	}
+	for (int i = 0; i < rp->nbig; i++) {
+		const struct big_row *b = &rp->big[i];
+
+		if (!b->single.n)
+			continue;
+		grid_rounds(rp, "1M/1M", b->key_size, &b->single);
+		snprintf(what, sizeof(what), "lookup 1M/1M k=%u", b->key_size);
+		report_ratio_json(rp, what, &b->single);
+		snprintf(what, sizeof(what), "lookup 1M/1M k=%u --bulk %d", b->key_size,
+			 REPORT_BIG_BULK);
+		report_ratio_json(rp, what, &b->bulk);
+	}
+}
+
+/*
+ * 1M/1M: a row of the lookup grids, and bpfmap's --bulk 16 next to it, over
+ * the same round's kernel figure.  A longer warm-up than the grid's: the
+ * first passes over a freshly filled 1M map run up to 2x slower.
+ */
+static void round_big(struct report *rp, int round)
+{
+	struct bench_env env = rp->cenv;
+
+	if (!rp->env->warmup_set && env.warmup_s < REPORT_BIG_WARMUP_S)
+		env.warmup_s = REPORT_BIG_WARMUP_S;
+	for (int i = 0; i < rp->nbig; i++) {
+		struct big_row *b = &rp->big[i];
 		struct bench_args a, ka;
-		char what[64], col[16];
+		char what[64];
 
-		*b = (struct big_row){ .key_size = keys[k], .lib = NAN, .bulk = NAN, .kern = NAN };
-		if (lookup_args(rp, &a, keys[k], REPORT_BIG_ENTRIES, REPORT_BIG_ENTRIES,
+		if (lookup_args(rp, &a, b->key_size, REPORT_BIG_ENTRIES, REPORT_BIG_ENTRIES,
 				REPORT_BIG_ENTRIES))
 			continue;
-		snprintf(col, sizeof(col), "%u", keys[k]);
-		snprintf(what, sizeof(what), "lookup 1M/1M k=%u", keys[k]);
+		snprintf(what, sizeof(what), "lookup 1M/1M k=%u", b->key_size);
+		ka = kernel_args(&a);
+		run_rounds_pair(rp, round, &env, "bpf-hashmap-lookup", what, &lookup_lib_ops, &a,
+				&lookup_kernel_ops, &ka, &b->single);
 		if (report_want(rp, BACKEND_LIB)) {
-			b->lib = run_one(rp, "bpf-hashmap-lookup", what, &lookup_lib_ops, &a);
 			a.bulk = REPORT_BIG_BULK;
-			snprintf(what, sizeof(what), "lookup 1M/1M k=%u --bulk %d", keys[k],
+			snprintf(what, sizeof(what), "lookup 1M/1M k=%u --bulk %d", b->key_size,
 				 REPORT_BIG_BULK);
-			b->bulk = run_one(rp, "bpf-hashmap-lookup", what, &lookup_lib_ops, &a);
-			a.bulk = 0;
+			b->bulk.lib[round] = run_env(rp, &env, "bpf-hashmap-lookup", what,
+						     &lookup_lib_ops, &a, NULL);
 		}
-		if (report_want(rp, BACKEND_KERNEL)) {
-			snprintf(what, sizeof(what), "lookup 1M/1M k=%u", keys[k]);
-			ka = kernel_args(&a);
-			b->kern = run_one(rp, "bpf-hashmap-lookup", what, &lookup_kernel_ops, &ka);
-		}
-		grid_set(&rp->lib, "1M/1M", col, b->lib);
-		grid_set(&rp->kern, "1M/1M", col, b->kern);
-		grid_set(&rp->ratio, "1M/1M", col, b->lib / b->kern);
+		b->bulk.kern[round] = b->single.kern[round];
+		b->bulk.n = b->single.n;
 	}
 }
 
 /* ---- full update, overwrite ---- */
 
-static struct pair report_update(struct report *rp, bool overwrite)
+static void round_update(struct report *rp, int round, bool overwrite)
 {
 	const char *bench = overwrite ? "bpf-hashmap-overwrite" : "bpf-hashmap-full-update";
 	const char *what = overwrite ? "overwrite" : "full update";
 	struct bench_args a = { 0 };
-	struct pair p = { NAN, NAN };
 	char err[160];
 
 	/* Always 1 producer: the rows are per single producer. */
@@ -264,11 +345,8 @@ static struct pair report_update(struct report *rp, bool overwrite)
 
 	env.producers = 1;
 	update_args_fill(&a, overwrite, err, sizeof(err));
-	if (report_want(rp, BACKEND_LIB))
-		p.lib = run_env(rp, &env, bench, what, &update_lib_ops, &a, NULL);
-	if (report_want(rp, BACKEND_KERNEL))
-		p.kern = run_env(rp, &env, bench, what, &update_kernel_ops, &a, NULL);
-	return p;
+	run_rounds_pair(rp, round, &env, bench, what, &update_lib_ops, &a, &update_kernel_ops, &a,
+			overwrite ? &rp->ovw : &rp->upd);
 }
 
 /* ---- bytes per element ---- */
@@ -456,30 +534,75 @@ static void conc_side(struct report *rp, const struct cell_ops *ops, const struc
 	one_after = run_env(rp, &one, "bpf-hashmap-lookup", what, ops, &ca, NULL);
 	if (isfinite(one_after))
 		s->one = isfinite(s->one) ? (s->one + one_after) / 2 : one_after;
+	s->scaling = s->two_total / ((s->one + s->one_cpu1) / 2);
+	s->writer_ratio = s->with_writer / s->one;
 }
 
-static void report_conc(struct report *rp)
+static void round_conc(struct report *rp, int round)
 {
 	const struct conc_spec *cs = rp->full ? full_conc : quick_conc;
-	size_t n = rp->full ? N(full_conc) : N(quick_conc);
 
-	for (size_t i = 0; i < n && rp->nconc < REPORT_MAX_CONC; i++) {
+	for (int i = 0; i < rp->nconc; i++) {
 		const struct preset *ps = &presets[cs[i].preset];
-		struct conc_row *c = &rp->conc[rp->nconc++];
-		const struct conc_side none = { NAN, NAN, NAN, NAN, NAN, 0 };
+		struct conc_row *c = &rp->conc[i];
 		struct bench_args a, ka;
 
-		c->lib = c->kern = none;
-		snprintf(c->label, sizeof(c->label), "%s k=%u", ps->name, cs[i].key_size);
 		if (lookup_args(rp, &a, cs[i].key_size, ps->max_entries, ps->nr_entries,
 				preset_loops(rp, ps)))
 			continue;
-		if (report_want(rp, BACKEND_LIB))
-			conc_side(rp, &lookup_lib_ops, &a, c->label, &c->lib);
-		if (report_want(rp, BACKEND_KERNEL)) {
-			ka = kernel_args(&a);
-			conc_side(rp, &lookup_kernel_ops, &ka, c->label, &c->kern);
+		ka = kernel_args(&a);
+		/* As run_pair: the side that goes first alternates. */
+		for (int k = 0; k < 2; k++) {
+			bool kern = (k == 0) == (round & 1);
+
+			if (kern && report_want(rp, BACKEND_KERNEL))
+				conc_side(rp, &lookup_kernel_ops, &ka, c->label, &c->kern_r[round]);
+			else if (!kern && report_want(rp, BACKEND_LIB))
+				conc_side(rp, &lookup_lib_ops, &a, c->label, &c->lib_r[round]);
 		}
+		c->n = round + 1;
+	}
+}
+
+static void finish_conc(struct report *rp)
+{
+	for (int i = 0; i < rp->nconc; i++) {
+		struct conc_row *c = &rp->conc[i];
+
+		conc_median(c->lib_r, c->n, &c->lib);
+		conc_median(c->kern_r, c->n, &c->kern);
+	}
+}
+
+/* The rows every round fills in, not measured yet. */
+static void report_setup(struct report *rp)
+{
+	const uint32_t *big = rp->full ? full_big_keys : quick_big_keys;
+	const struct conc_spec *cs = rp->full ? full_conc : quick_conc;
+	size_t nbig = rp->full ? N(full_big_keys) : N(quick_big_keys);
+	size_t nconc = rp->full ? N(full_conc) : N(quick_conc);
+	const struct conc_side none = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0 };
+
+	for (size_t p = 0; p < N(presets); p++)
+		for (size_t k = 0; k < REPORT_MAX_KEYS; k++)
+			rounds_init(&rp->look[p][k]);
+	for (size_t k = 0; k < nbig && rp->nbig < REPORT_MAX_BIG; k++) {
+		struct big_row *b = &rp->big[rp->nbig++];
+
+		b->key_size = big[k];
+		rounds_init(&b->single);
+		rounds_init(&b->bulk);
+	}
+	rounds_init(&rp->upd);
+	rounds_init(&rp->ovw);
+	for (size_t i = 0; i < nconc && rp->nconc < REPORT_MAX_CONC; i++) {
+		struct conc_row *c = &rp->conc[rp->nconc++];
+
+		snprintf(c->label, sizeof(c->label), "%s k=%u", presets[cs[i].preset].name,
+			 cs[i].key_size);
+		for (int r = 0; r < REPORT_MAX_ROUNDS; r++)
+			c->lib_r[r] = c->kern_r[r] = none;
+		c->lib = c->kern = none;
 	}
 }
 
@@ -508,11 +631,14 @@ static int count_cells(const struct report *rp)
 	int nmem = (int)(full ? N(full_mem) : N(quick_mem));
 	int nconc = (int)(full ? N(full_conc) : N(quick_conc));
 
-	return nb * ((int)N(presets) * nkeys + nbig + 2 + nmem + nconc * (3 + 2 * rp->conc_two)) +
-	       (lib ? nbig : 0);
+	/* Lookups, 1M/1M (and its --bulk), updates, concurrency: every round. */
+	int round = nb * ((int)N(presets) * nkeys + nbig + 2 + nconc * (3 + 2 * rp->conc_two)) +
+		    (lib ? nbig : 0);
+
+	return rp->rounds * round + nb * nmem;
 }
 
-int report_run(struct bench_env *env, const struct bench_args *a, bool full)
+int report_run(struct bench_env *env, const struct bench_args *a, bool full, int rounds)
 {
 	struct report *rp = calloc(1, sizeof(*rp));
 	uint64_t t0 = now_ns();
@@ -526,6 +652,9 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full)
 	rp->env = env;
 	rp->user = a;
 	rp->full = full;
+	rp->rounds = rounds > 0 ? rounds : REPORT_DEFAULT_ROUNDS;
+	if (rp->rounds > REPORT_MAX_ROUNDS)
+		rp->rounds = REPORT_MAX_ROUNDS;
 	rp->cenv = *env;
 	rp->cenv.progress = false;
 	rp->cenv.verbose = false;
@@ -543,12 +672,20 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full)
 	grid_init(&rp->lib, "bpfmap:", "key size (bytes)");
 	grid_init(&rp->kern, "kernel:", "key size (bytes)");
 	grid_init(&rp->ratio, "bpfmap / kernel:", "key size (bytes)");
-	report_lookups(rp);
-	report_big(rp);
-	rp->upd = report_update(rp, false);
-	rp->ovw = report_update(rp, true);
+	grid_init(&rp->ratio_lo, "bpfmap / kernel, the lowest round:", "key size (bytes)");
+	grid_init(&rp->ratio_hi, "bpfmap / kernel, the highest round:", "key size (bytes)");
+	report_setup(rp);
+	for (int r = 0; r < rp->rounds; r++) {
+		round_lookups(rp, r);
+		round_big(rp, r);
+		round_update(rp, r, false);
+		round_update(rp, r, true);
+		round_conc(rp, r);
+	}
 	report_mem(rp);
-	report_conc(rp);
+	report_slots_json(rp);
+	finish_lookups(rp);
+	finish_conc(rp);
 	if (env->progress)
 		fprintf(stderr, "\r\033[K");
 	load1 = loadavg();

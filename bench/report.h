@@ -5,8 +5,12 @@
 
 #include "bench.h"
 
-/* --report [--full]; @a carries overrides (e.g. --full_width_keys). */
-int report_run(struct bench_env *env, const struct bench_args *a, bool full);
+#define REPORT_MAX_ROUNDS 9 /* --rounds */
+#define REPORT_DEFAULT_ROUNDS 3
+
+/* --report [--full] [--rounds R]; @a carries overrides (e.g.
+ * --full_width_keys); @rounds 0: the default (3). */
+int report_run(struct bench_env *env, const struct bench_args *a, bool full, int rounds);
 
 /* --compare BASE NEW: the seeds' "Change" tables between two --json runs. */
 int compare_run(const char *base, const char *new_path, FILE *out);

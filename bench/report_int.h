@@ -7,6 +7,7 @@
 #define BPFMAP_BENCH_REPORT_INT_H
 
 #include "bench.h"
+#include "report.h"
 #include "table.h"
 
 #define MAX_FAILURES 128
@@ -15,6 +16,9 @@
 #define REPORT_MAX_CONC 4  /* workloads of the concurrency table */
 #define REPORT_BIG_BULK 16 /* keys per bpfmap_lookup_bulk() in the 1M/1M row */
 #define REPORT_BIG_ENTRIES 1000000
+/* Least warm-up of a 1M/1M cell: the first passes over a freshly filled
+ * map run slower (report.c), a 1M pass takes 7-50 ms here. */
+#define REPORT_BIG_WARMUP_S 0.5
 #define REPORT_MEM_ENTRIES 1000000
 /* Quick: the other memory rows at 1M / 8, whose buckets round up to a power
  * of two by the same factor as 1M's (1.049), in an eighth of the time. */
@@ -27,15 +31,31 @@ struct failure {
 	char error[256];
 };
 
-/* bpfmap and the kernel on the same row. */
-struct pair {
-	double lib, kern;
+#define REPORT_PRESETS 3        /* small, medium, large */
+#define REPORT_MAX_KEYS 10      /* key sizes of the lookup grid */
+
+/*
+ * One row of bpfmap against the kernel, measured in rounds: each round runs
+ * both back to back (which goes first alternates), so the per-round ratio
+ * compares figures taken under the same load.  NaN: not measured.
+ */
+struct rounds {
+	double lib[REPORT_MAX_ROUNDS], kern[REPORT_MAX_ROUNDS];
+	int n; /* rounds run */
 };
 
-/* Lookups in a 1M/1M map: single lookups on both sides, --bulk on bpfmap's. */
+void rounds_init(struct rounds *s);
+double rounds_lib(const struct rounds *s);   /* the median of bpfmap's rounds */
+double rounds_kern(const struct rounds *s);  /* the median of the kernel's */
+double rounds_ratio(const struct rounds *s); /* the median of the per-round ratios */
+/* The lowest and highest per-round ratio (NaN when none). */
+void rounds_ratio_range(const struct rounds *s, double *lo, double *hi);
+
+/* Lookups in a 1M/1M map: single lookups on both sides; bpfmap's --bulk
+ * against the same rounds' kernel single lookups. */
 struct big_row {
 	uint32_t key_size;
-	double lib, bulk, kern;
+	struct rounds single, bulk;
 };
 
 /* Bytes per element of a full preallocated map of @entries. */
@@ -59,18 +79,34 @@ struct conc_side {
 	double two_total;   /* 2 producers, pinned to CPUs 0 and 1: their sum */
 	double with_writer; /* 1 producer on CPU 0, a writer overwriting on CPU 1 */
 	double writer_mops; /* the writer's own rate */
+	double scaling;     /* two_total over the mean single rate of CPUs 0 and
+			     * 1 (2.0: perfect) */
+	double writer_ratio; /* with_writer over one */
 	uint64_t misses;    /* lookups that missed under the writer */
 };
 
-/* two_total over the mean single rate of CPUs 0 and 1 (2.0: perfect). */
-static inline double conc_scaling(const struct conc_side *s)
-{
-	return s->two_total / ((s->one + s->one_cpu1) / 2);
-}
+/* One side of a row over the rounds: the median of each figure and of each
+ * round's ratios, the misses of all rounds. */
+void conc_median(const struct conc_side *v, int n, struct conc_side *out);
 
 struct conc_row {
 	char label[32]; /* "medium k=8" */
-	struct conc_side lib, kern;
+	struct conc_side lib_r[REPORT_MAX_ROUNDS], kern_r[REPORT_MAX_ROUNDS];
+	int n;                 /* rounds run */
+	struct conc_side lib, kern; /* their medians */
+};
+
+/*
+ * --json prints one object per cell after the last round: the round whose
+ * figure is the median (with the median as its figure), so --compare reads
+ * one cell as before.  Each measured round is kept here until then.
+ */
+struct report_slot {
+	char what[64];
+	const char *bench, *backend;
+	struct bench_args a;
+	struct cell_result r[REPORT_MAX_ROUNDS];
+	int n;
 };
 
 struct report {
@@ -83,10 +119,17 @@ struct report {
 	struct failure failures[MAX_FAILURES];
 	int nfail;
 
-	struct grid lib, kern, ratio; /* lookups: small/medium/large (+ 1M/1M) x key size */
+	int rounds;           /* --rounds */
+	struct report_slot *slots; /* every cell's rounds, for --json */
+	int nslots, slots_cap;
+
+	struct rounds look[REPORT_PRESETS][REPORT_MAX_KEYS];
+	/* Lookups: small/medium/large (+ 1M/1M) x key size: the medians, and the
+	 * range of the per-round ratios. */
+	struct grid lib, kern, ratio, ratio_lo, ratio_hi;
 	struct big_row big[REPORT_MAX_BIG];
 	int nbig;
-	struct pair upd, ovw;
+	struct rounds upd, ovw;
 	struct mem_row mem[REPORT_MAX_MEM];
 	int nmem;
 	struct conc_row conc[REPORT_MAX_CONC];
@@ -98,6 +141,14 @@ static inline bool report_want(const struct report *rp, enum backend b)
 {
 	return rp->env->backends & b;
 }
+
+/* report_rounds.c: --json of the rounds */
+void report_slot_add(struct report *rp, const char *bench, const char *what,
+		     const char *backend, const struct bench_args *a, const struct cell_result *r);
+/* One object per cell (its median round), then one per row of bpfmap
+ * against the kernel ("bench": "report-ratio"). */
+void report_slots_json(struct report *rp);
+void report_ratio_json(const struct report *rp, const char *what, const struct rounds *s);
 
 /* report_print.c */
 void report_print(struct report *rp, double load0, double load1, double wall_s);

@@ -26,12 +26,18 @@ static void print_fig(FILE *f, double v, const char *fmt)
 		fprintf(f, "%*s", snprintf(NULL, 0, fmt, 0.0), "-");
 }
 
-static void print_pair_row(FILE *f, const char *label, struct pair p, const char *fmt)
+/* A row of rounds: the medians, the median ratio and the rounds' range. */
+static void print_rounds_row(FILE *f, const char *label, const struct rounds *s, const char *fmt)
 {
+	double lo, hi;
+
+	rounds_ratio_range(s, &lo, &hi);
 	fprintf(f, "    %-14s", label);
-	print_fig(f, p.lib, fmt);
-	print_fig(f, p.kern, fmt);
-	print_fig(f, p.lib / p.kern, "%9.2fx");
+	print_fig(f, rounds_lib(s), fmt);
+	print_fig(f, rounds_kern(s), fmt);
+	print_fig(f, rounds_ratio(s), "%9.2fx");
+	if (isfinite(lo) && hi > lo)
+		fprintf(f, "   %.2f-%.2fx", lo, hi);
 	fputc('\n', f);
 }
 
@@ -98,6 +104,11 @@ static void print_header(FILE *f, const struct report *rp, double load0, double 
 	fprintf(f, "%s %s, %ld CPUs online; %d producer%s, pinned\n", u.sysname, u.release,
 		sysconf(_SC_NPROCESSORS_ONLN), rp->cenv.producers,
 		rp->cenv.producers == 1 ? "" : "s");
+	fprintf(f, "%d round%s: each round measures every bpfmap/kernel row once, the two back to "
+		   "back (bpfmap first in\neven rounds, the kernel in odd ones); figures are the "
+		   "medians of the rounds, ratios the medians\nof the per-round ratios (memory: "
+		   "once)\n",
+		rp->rounds, rp->rounds == 1 ? "" : "s");
 	/* The report itself keeps about one CPU busy; more means company. */
 	if (load0 > 1.5 || load1 > 1.5)
 		fprintf(f, "warning: load average %.1f before, %.1f after: other work shared "
@@ -125,8 +136,13 @@ static void print_lookups(FILE *f, const struct report *rp)
 		grid_print(f, &rp->kern, GRID_VALUE);
 	else if (report_want(rp, BACKEND_KERNEL))
 		fprintf(f, "  kernel: not measured (see below)\n\n");
-	if (both(rp) && grid_any(&rp->ratio))
+	if (both(rp) && grid_any(&rp->ratio)) {
 		grid_print(f, &rp->ratio, GRID_RATIO);
+		if (rp->rounds > 1) {
+			grid_print(f, &rp->ratio_lo, GRID_RATIO);
+			grid_print(f, &rp->ratio_hi, GRID_RATIO);
+		}
+	}
 }
 
 static void print_big(FILE *f, const struct report *rp)
@@ -142,9 +158,14 @@ static void print_big(FILE *f, const struct report *rp)
 	for (int i = 0; i < rp->nbig; i++) {
 		const struct big_row *b = &rp->big[i];
 
+		double lo, hi;
+
 		snprintf(col, sizeof(col), "%u", b->key_size);
-		grid_set(&v, "bpfmap bulk", col, b->bulk);
-		grid_set(&r, "bulk / kernel", col, b->bulk / b->kern);
+		rounds_ratio_range(&b->bulk, &lo, &hi);
+		grid_set(&v, "bpfmap bulk", col, rounds_lib(&b->bulk));
+		grid_set(&r, "bulk / kernel", col, rounds_ratio(&b->bulk));
+		grid_set(&r, "lowest round", col, rp->rounds > 1 ? lo : NAN);
+		grid_set(&r, "highest round", col, rp->rounds > 1 ? hi : NAN);
 	}
 	grid_print(f, &v, GRID_VALUE);
 	if (both(rp))
@@ -154,9 +175,10 @@ static void print_big(FILE *f, const struct report *rp)
 static void print_updates(FILE *f, const struct report *rp)
 {
 	fprintf(f, "Updates: u32 -> u64 HASH, 1000 entries, full, 1 producer; M updates/s\n");
-	fprintf(f, "    %-14s%10s%10s%10s\n", "", "bpfmap", "kernel", "ratio");
-	print_pair_row(f, "full update", rp->upd, "%10.2f");
-	print_pair_row(f, "overwrite", rp->ovw, "%10.2f");
+	fprintf(f, "    %-14s%10s%10s%10s%s\n", "", "bpfmap", "kernel", "ratio",
+		rp->rounds > 1 ? "   rounds" : "");
+	print_rounds_row(f, "full update", &rp->upd, "%10.2f");
+	print_rounds_row(f, "overwrite", &rp->ovw, "%10.2f");
 }
 
 static void print_mem(FILE *f, const struct report *rp)
@@ -186,8 +208,9 @@ static void print_conc(FILE *f, const struct report *rp)
 		   "producer on CPU 0 (mean of a run\nbefore and after the others), on CPU 1; "
 		   "2 prod: on CPUs 0 and 1, their total, over the mean of the two\nsingle rates; "
 		   "writer: one producer on CPU 0 while a writer on CPU 1 overwrites present "
-		   "keys'\nvalues (BPF_ANY) non-stop, over the single rate on CPU 0.  The "
-		   "2-producer figures need an otherwise\nidle machine (both CPUs).\n");
+		   "keys'\nvalues (BPF_ANY) non-stop, over the single rate on CPU 0.  Medians "
+		   "of the rounds, the ratios\nof the per-round ratios.  The 2-producer figures "
+		   "need an otherwise idle machine (both CPUs).\n");
 	fprintf(f, "    %-14s %-7s%9s%9s%9s%8s%9s%8s%11s\n", "", "", "1 prod", "CPU 1", "2 prod",
 		"2 / 1", "writer", "w / 1", "writer M/s");
 	for (int i = 0; i < rp->nconc; i++) {
@@ -203,9 +226,9 @@ static void print_conc(FILE *f, const struct report *rp)
 			print_fig(f, s->one, "%9.2f");
 			print_fig(f, s->one_cpu1, "%9.2f");
 			print_fig(f, s->two_total, "%9.2f");
-			print_fig(f, conc_scaling(s), "%7.2fx");
+			print_fig(f, s->scaling, "%7.2fx");
 			print_fig(f, s->with_writer, "%9.2f");
-			print_fig(f, s->with_writer / s->one, "%7.2fx");
+			print_fig(f, s->writer_ratio, "%7.2fx");
 			print_fig(f, s->writer_mops, "%11.2f");
 			if (k && s->misses)
 				fprintf(f, "  (%llu lookup%s missed a key being overwritten)",
@@ -222,10 +245,11 @@ static void print_conc(FILE *f, const struct report *rp)
 
 struct target {
 	char row[56];
-	char measured[72];
+	char measured[80];
 	char bound[32];
 	int met, total; /* cells within the bound, cells measured */
 	double worst;   /* the figure farthest from the bound (the checked one) */
+	double worst_lo, worst_hi; /* its rounds' range (NaN: one round, or none) */
 	double goal;
 	bool lower;     /* the bound is a maximum */
 };
@@ -236,34 +260,56 @@ static void tgt_init(struct target *t, const char *row, double goal, bool lower)
 	snprintf(t->row, sizeof(t->row), "%s", row);
 	t->goal = goal;
 	t->lower = lower;
-	t->worst = NAN;
+	t->worst = t->worst_lo = t->worst_hi = NAN;
 	if (lower)
 		snprintf(t->bound, sizeof(t->bound), "<= %g B", goal);
 	else
 		snprintf(t->bound, sizeof(t->bound), ">= %.1fx", goal);
 }
 
-/* Adds one measured cell (NAN: not measured). */
-static void tgt_add(struct target *t, double v)
+/* Adds one measured cell (NAN: not measured), whose rounds ranged @lo-@hi. */
+static void tgt_add_range(struct target *t, double v, double lo, double hi)
 {
 	if (!isfinite(v))
 		return;
 	t->total++;
 	t->met += t->lower ? v <= t->goal : v >= t->goal;
-	if (!isfinite(t->worst) || (t->lower ? v > t->worst : v < t->worst))
+	if (!isfinite(t->worst) || (t->lower ? v > t->worst : v < t->worst)) {
 		t->worst = v;
+		t->worst_lo = lo < hi ? lo : NAN;
+		t->worst_hi = lo < hi ? hi : NAN;
+	}
 }
 
-/* "min 2.49x, 2 of 6 cells" or "2.49x" for a single cell. */
+static void tgt_add(struct target *t, double v)
+{
+	tgt_add_range(t, v, NAN, NAN);
+}
+
+/* A row of rounds: its median per-round ratio. */
+static void tgt_add_rounds(struct target *t, const struct rounds *s)
+{
+	double lo, hi;
+
+	rounds_ratio_range(s, &lo, &hi);
+	tgt_add_range(t, rounds_ratio(s), lo, hi);
+}
+
+/* "min 2.49x (2.41-2.60), 2 of 6 cells met" or "2.49x (2.41-2.60)" for a
+ * single cell; the range is the checked cell's rounds. */
 static void tgt_describe(struct target *t, const char *unit)
 {
+	char range[32] = "";
+
+	if (isfinite(t->worst_lo))
+		snprintf(range, sizeof(range), " (%.2f-%.2f)", t->worst_lo, t->worst_hi);
 	if (!t->total)
 		snprintf(t->measured, sizeof(t->measured), "not measured");
 	else if (t->total == 1)
-		snprintf(t->measured, sizeof(t->measured), "%.2f%s", t->worst, unit);
+		snprintf(t->measured, sizeof(t->measured), "%.2f%s%s", t->worst, unit, range);
 	else
-		snprintf(t->measured, sizeof(t->measured), "%s %.2f%s, %d of %d cells met",
-			 t->lower ? "max" : "min", t->worst, unit, t->met, t->total);
+		snprintf(t->measured, sizeof(t->measured), "%s %.2f%s%s, %d of %d cells met",
+			 t->lower ? "max" : "min", t->worst, unit, range, t->met, t->total);
 }
 
 static void tgt_lookup_keys(struct target *t, const struct report *rp, uint32_t lo, uint32_t hi)
@@ -277,7 +323,8 @@ static void tgt_lookup_keys(struct target *t, const struct report *rp, uint32_t 
 			uint32_t k = (uint32_t)atoi(g->col[c]);
 
 			if (k >= lo && k <= hi)
-				tgt_add(t, g->v[r][c]);
+				tgt_add_range(t, g->v[r][c], rp->ratio_lo.v[r][c],
+					      rp->ratio_hi.v[r][c]);
 		}
 	}
 	tgt_describe(t, "x");
@@ -296,18 +343,18 @@ static int build_targets(const struct report *rp, struct target *t)
 
 	tgt_init(&t[n], "lookups, 1M/1M, single", 3.0, false);
 	for (int i = 0; i < rp->nbig; i++)
-		tgt_add(&t[n], rp->big[i].lib / rp->big[i].kern);
+		tgt_add_rounds(&t[n], &rp->big[i].single);
 	tgt_describe(&t[n++], "x");
 	tgt_init(&t[n], "lookups, 1M/1M, --bulk 16 vs kernel single", 8.0, false);
 	for (int i = 0; i < rp->nbig; i++)
-		tgt_add(&t[n], rp->big[i].bulk / rp->big[i].kern);
+		tgt_add_rounds(&t[n], &rp->big[i].bulk);
 	tgt_describe(&t[n++], "x");
 
 	tgt_init(&t[n], "full update, 1 producer", 5.0, false);
-	tgt_add(&t[n], rp->upd.lib / rp->upd.kern);
+	tgt_add_rounds(&t[n], &rp->upd);
 	tgt_describe(&t[n++], "x");
 	tgt_init(&t[n], "overwrite, 1 producer", 5.0, false);
-	tgt_add(&t[n], rp->ovw.lib / rp->ovw.kern);
+	tgt_add_rounds(&t[n], &rp->ovw);
 	tgt_describe(&t[n++], "x");
 
 	for (int i = 0; i < rp->nmem; i++) {
@@ -327,11 +374,11 @@ static int build_targets(const struct report *rp, struct target *t)
 
 	tgt_init(&t[n], "2 producers doing lookups vs 1", 1.9, false);
 	for (int i = 0; i < rp->nconc; i++)
-		tgt_add(&t[n], conc_scaling(&rp->conc[i].lib));
+		tgt_add(&t[n], rp->conc[i].lib.scaling);
 	tgt_describe(&t[n++], "x");
 	tgt_init(&t[n], "lookups with a writer vs read-only", 0.8, false);
 	for (int i = 0; i < rp->nconc; i++)
-		tgt_add(&t[n], rp->conc[i].lib.with_writer / rp->conc[i].lib.one);
+		tgt_add(&t[n], rp->conc[i].lib.writer_ratio);
 	tgt_describe(&t[n++], "x");
 	return n;
 }
@@ -354,6 +401,8 @@ static void targets_json(const struct report *rp, const struct target *t, int n)
 		jw_str(&w, "bound", t[i].bound);
 		jw_num(&w, "goal", t[i].goal);
 		jw_num(&w, "worst", t[i].worst);
+		jw_num(&w, "worst_round_min", t[i].worst_lo);
+		jw_num(&w, "worst_round_max", t[i].worst_hi);
 		jw_u64(&w, "cells", (uint64_t)t[i].total);
 		jw_u64(&w, "cells_met", (uint64_t)t[i].met);
 		if (t[i].total)
@@ -367,11 +416,12 @@ static void print_targets(FILE *f, const struct report *rp)
 	struct target t[16 + REPORT_MAX_MEM];
 	int n = build_targets(rp, t), met = 0, measured = 0;
 
-	fprintf(f, "\nTargets (issue #4; ratios bpfmap / kernel from this run, memory and "
-		   "concurrency bpfmap's own):\n");
-	fprintf(f, "    %-46s %-34s %-10s %s\n", "row", "measured", "target", "");
+	fprintf(f, "\nTargets (issue #4; ratios bpfmap / kernel from this run: medians of the "
+		   "per-round ratios, in brackets\nthe checked cell's lowest and highest round; "
+		   "memory and concurrency bpfmap's own):\n");
+	fprintf(f, "    %-44s %-46s %-10s %s\n", "row", "measured", "target", "");
 	for (int i = 0; i < n; i++) {
-		fprintf(f, "    %-46s %-34s %-10s %s\n", t[i].row, t[i].measured, t[i].bound,
+		fprintf(f, "    %-44s %-46s %-10s %s\n", t[i].row, t[i].measured, t[i].bound,
 			tgt_status(&t[i]));
 		measured += t[i].total > 0;
 		met += t[i].total > 0 && t[i].met == t[i].total;

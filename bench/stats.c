@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Consistent reads of running counters, and sample statistics. */
+/* Consistent reads of running counters, and sample statistics (mean, stddev,
+ * median). */
 #include <math.h>
 #include <sched.h>
 
@@ -51,6 +52,26 @@ double stats_mean(const double *v, int n)
 	for (int i = 0; i < n; i++)
 		sum += v[i];
 	return n ? sum / n : 0;
+}
+
+double stats_median(const double *v, int n)
+{
+	double s[STATS_MEDIAN_MAX];
+	int m = 0;
+
+	/* Insertion sort: a handful of rounds. */
+	for (int i = 0; i < n && m < STATS_MEDIAN_MAX; i++) {
+		int j;
+
+		if (!isfinite(v[i]))
+			continue;
+		for (j = m++; j > 0 && s[j - 1] > v[i]; j--)
+			s[j] = s[j - 1];
+		s[j] = v[i];
+	}
+	if (!m)
+		return NAN;
+	return m & 1 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
 }
 
 double stats_stddev(const double *v, int n, double mean)

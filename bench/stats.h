@@ -28,6 +28,11 @@ void seq_stats_add(struct bench_cpu_stats *s, uint64_t events, uint64_t ns, uint
 void stats_read(const struct bench_cpu_stats *s, struct counters *c);
 
 double stats_mean(const double *v, int n);
+/* The median of the finite figures among @v[0..n) (NaN: a cell that did not
+ * run), the mean of the middle two when their count is even; NaN when none.
+ * At most STATS_MEDIAN_MAX figures are looked at. */
+#define STATS_MEDIAN_MAX 64
+double stats_median(const double *v, int n);
 /* Sample standard deviation (n - 1), 0 for fewer than two samples. */
 double stats_stddev(const double *v, int n, double mean);
 

@@ -50,6 +50,11 @@ import json, sys
 for n, line in enumerate(open(sys.argv[1]), 1):
     obj = json.loads(line)
     assert isinstance(obj, dict), f"line {n} is not an object"
+    if obj.get("bench") == "report-ratio":
+        # the report's rounds of one bpfmap/kernel row
+        for k in ("row", "rounds"):
+            assert k in obj, f"line {n} lacks {k}"
+        continue
     if obj.get("bench") == "report-target":
         # the report's verdict on one target of issue #4
         for k in ("target", "bound", "goal", "cells", "cells_met"):
@@ -173,7 +178,8 @@ run "str-kfuncs, lib only" -w 0 -d 0.01 --backend lib str-kfuncs >/dev/null
 for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-bench" \
 	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu" \
 	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs" \
-	"--writer bpf-hashmap-overwrite"; do
+	"--writer bpf-hashmap-overwrite" "--report --rounds 0" "--report --rounds 10" \
+	"--rounds 3 bpf-hashmap-lookup"; do
 	# shellcheck disable=SC2086
 	"$bench" "${W[@]}" $bad >/dev/null 2>"$tmp/err"
 	rc=$?
@@ -182,9 +188,10 @@ for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-
 	fi
 done
 
-# 5. The report (tiny cells) and --compare on its JSON: every row of issue #4
-# has its cells and its line under "Targets".
-if run "report" -w 0 -d 0.02 --report --json; then
+# 5. The report (tiny cells, 2 rounds) and --compare on its JSON: every row of
+# issue #4 has its cells and its line under "Targets"; one JSON object per cell
+# whatever the rounds, and each row's rounds in a report-ratio object.
+if run "report" -w 0 -d 0.02 --report --rounds 2 --json; then
 	cp "$tmp/out" "$tmp/report.json"
 	check_json "report" "$tmp/report.json"
 	grep -q "bpfmap / kernel:" "$tmp/err" || grep -q "kernel:" "$tmp/err" ||
@@ -194,7 +201,8 @@ if run "report" -w 0 -d 0.02 --report --json; then
 		"lookups, 1M/1M, single" "lookups, 1M/1M, --bulk 16" "full update, 1 producer" \
 		"overwrite, 1 producer" "bytes/elem, 8 B key + 8 B value" \
 		"bytes/elem, 256 B key + 8 B value" "2 producers doing lookups vs 1" \
-		"lookups with a writer vs read-only" "targets met"; do
+		"lookups with a writer vs read-only" "targets met" "2 rounds:" \
+		"bpfmap / kernel, the lowest round:" "bpfmap / kernel, the highest round:"; do
 		grep -qF -- "$want" "$tmp/err" || fail "report printed no '$want'"
 	done
 	if command -v python3 >/dev/null; then
@@ -216,6 +224,24 @@ assert len(t) >= 15, f"{len(t)} target verdicts"
 for c in t:  # bpfmap-only rows are always measured
     if c["target"].startswith(("bytes/elem", "2 producers", "lookups with a writer")):
         assert c["cells"] >= 1, f"{c['target']}: not measured"
+# Rounds: one object per cell (its median round), not one per round.
+seen = set()
+for c in cells:
+    if c["bench"] in ("report-target", "report-ratio"):
+        continue
+    k = tuple(str(c.get(f)) for f in ("bench", "backend", "key_size", "value_size", "max_entries",
+                                     "bulk", "writer", "tag", "producers"))
+    assert k not in seen, f"two JSON objects for one cell: {k}"
+    seen.add(k)
+ratio = [c for c in cells if c["bench"] == "report-ratio"]
+rows = {c["row"] for c in ratio}
+for want in ("lookup small k=4", "lookup large k=1024", "lookup 1M/1M k=8",
+             "lookup 1M/1M k=8 --bulk 16", "full update", "overwrite"):
+    assert want in rows, f"no report-ratio object for {want}"
+for c in ratio:
+    assert c["rounds"] == 2, f"{c['row']}: {c['rounds']} rounds"
+    if "ratio_median" in c:  # both backends ran
+        assert c["ratio_min"] <= c["ratio_median"] <= c["ratio_max"], f"{c['row']}: {c}"
 EOF
 	fi
 	grep -v '^\[' "$tmp/err"
