@@ -30,9 +30,9 @@
  * anyway) stayed within 9.3-11.2 M/s, so even the side-by-side ratio moves
  * with the load (3.8x-10.8x); the medians of rounds spread over the run are
  * what settles it.  Not the cause: transparent huge pages (the madvise of
- * flat.c takes: 12-16 of its 20 MiB are huge pages in every run; with THP
+ * flat.c takes: 8-16 of its 20 MiB are huge pages in every run; with THP
  * off, the rate was the same within the noise, 33 vs 35 M/s medians of 12
- * maps).  The first pass over a freshly filled 1M map is 1.5-2x slower than
+ * maps).  The first pass over a freshly filled 1M map is up to 2x slower than
  * the next; the 1M cells' warm-up (REPORT_BIG_WARMUP_S) covers several.
  *
  * Quick (default): -w 0.2 -d 0.5 per cell and timed runs of about 256K
@@ -685,6 +685,8 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 	report_mem(rp);
 	report_slots_json(rp);
 	finish_lookups(rp);
+	report_ratio_json(rp, "full update", &rp->upd);
+	report_ratio_json(rp, "overwrite", &rp->ovw);
 	finish_conc(rp);
 	if (env->progress)
 		fprintf(stderr, "\r\033[K");
