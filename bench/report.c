@@ -105,19 +105,28 @@ _Static_assert(N(presets) == REPORT_PRESETS, "struct report's lookup rounds hold
 #define QUICK_RUN_LOOKUPS 262144
 #define REPORT_FLAGS BPFMAP_F_ZERO_SEED
 
-static void failed(struct report *rp, const char *what, const char *backend, const char *error)
+/* Notes a cell that did not run, once however many rounds it failed in
+ * (the first error says why); NULL when the list is full. */
+static struct failure *failed(struct report *rp, const char *what, const char *backend,
+			      const char *error)
 {
 	struct failure *f;
 
+	for (int i = 0; i < rp->nfail; i++) {
+		f = &rp->failures[i];
+		if (f->backend == backend && !strcmp(f->what, what)) {
+			f->count++;
+			return f;
+		}
+	}
 	if (rp->nfail == MAX_FAILURES)
-		return;
-	for (int i = 0; i < rp->nfail; i++) /* once, not once per round */
-		if (rp->failures[i].backend == backend && !strcmp(rp->failures[i].what, what))
-			return;
+		return NULL;
 	f = &rp->failures[rp->nfail++];
 	snprintf(f->what, sizeof(f->what), "%s", what);
 	f->backend = backend;
 	snprintf(f->error, sizeof(f->error), "%s", error);
+	f->count = f->of = 1;
+	return f;
 }
 
 static void progress(struct report *rp, const char *what, const char *backend)
@@ -146,8 +155,12 @@ static double run_env(struct report *rp, const struct bench_env *env, const char
 	report_slot_add(rp, bench, what, ops->backend, a, &r);
 	if (r.ok && !strcmp(ops->backend, "kernel") && !rp->kernel_note[0])
 		snprintf(rp->kernel_note, sizeof(rp->kernel_note), "%s", r.note);
-	if (!r.ok)
-		failed(rp, what, ops->backend, r.error);
+	if (!r.ok) {
+		struct failure *f = failed(rp, what, ops->backend, r.error);
+
+		if (f)
+			f->of = rp->rounds;
+	}
 	if (r.errors && !cell_errors_expected(ops->backend, &r))
 		fprintf(stderr, "\r\033[K%s, %s: %llu operations went wrong\n", what,
 			backend_label(ops->backend), (unsigned long long)r.errors);

@@ -29,6 +29,7 @@ struct failure {
 	char what[48];
 	const char *backend;
 	char error[256];
+	int count, of; /* rounds it failed in, of rounds run (memory: 1) */
 };
 
 #define REPORT_PRESETS 3        /* small, medium, large */

@@ -67,8 +67,12 @@ static void print_failures(FILE *f, const struct report *rp)
 			    strcmp(rp->failures[j].error, fi->error))
 				continue;
 			done[j] = true;
-			if (n <= 3)
-				fprintf(f, "%s%s", shown++ ? ", " : "", rp->failures[j].what);
+			if (n > 3)
+				continue;
+			fprintf(f, "%s%s", shown++ ? ", " : "", rp->failures[j].what);
+			if (rp->failures[j].count < rp->failures[j].of)
+				fprintf(f, " (%d of %d rounds)", rp->failures[j].count,
+					rp->failures[j].of);
 		}
 		fprintf(f, ": %s\n", fi->error);
 	}
