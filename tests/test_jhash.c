@@ -53,8 +53,8 @@ static void test_fast_hash_known_answers(void **state)
 	assert_int_equal(fast_hash_u32(0, 0), 0);
 	assert_int_equal(fast_hash_u32(1, 0), 0x9e3779b9U);
 	assert_int_equal(fast_hash_u32(0xdeadbeef, 0x0123456789abcdefULL), 0x2692358bU);
-	assert_int_equal(fast_hash_u64(1ULL << 32, 0), 0xc2b2ae3bU);
-	assert_int_equal(fast_hash_u64(0x1122334455667788ULL, 0x0123456789abcdefULL), 0xab72c01eU);
+	assert_int_equal(fast_hash_u64(1ULL << 32, 0), 0x7f4a7c15U);
+	assert_int_equal(fast_hash_u64(0x1122334455667788ULL, 0x0123456789abcdefULL), 0x62275644U);
 }
 
 /* Regular key sets (sequential, strided, varying only in the high half)
