@@ -7,12 +7,15 @@
  * in the high half of an 8-byte key, keys that collide in small tables, and
  * keys written with 4-byte stores right before the lookup (as the
  * benchmark does), so that a compare reading the wrong width or the wrong
- * half shows up as a wrong hit or a miss.
+ * half shows up as a wrong hit or a miss.  The word-key lookups of the flat
+ * table exist per instruction set and value stride: each one that this CPU
+ * runs is tested, installed by hand, and so is the choice at creation.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
+#include "maps/flat_words.h"
 
 static const uint32_t key_sizes[] = {1,	 2,  3,	 4,  5,	 8,  12,  13, 16,
 				     20, 24, 32, 48, 64, 65, 128, 256};
@@ -150,12 +153,146 @@ static void test_lookup_refused(void **state)
 	}
 }
 
+/* ---- flat word-key lookups, per instruction set --------------------------- */
+
+#define WORD_KEYS 200 /* ids 0..199; even ids inserted, odd ones absent */
+
+/* Word key @id of @ks (4 or 8) bytes: ids differ in the low word, in the
+ * high half only (8-byte keys) or bit 30, and in the top bit only. */
+static uint64_t word_key(uint32_t ks, uint32_t id)
+{
+	uint64_t k = (uint64_t)(id >> 2) * (ks == 8 ? 0x9e3779b1u : 1);
+
+	if (id & 2)
+		k ^= ks == 8 ? (uint64_t)0x1234u << 32 : 1ULL << 30;
+	if (id & 1)
+		k ^= ks == 8 ? 1ULL << 63 : 1ULL << 31;
+	return k;
+}
+
+/* Look every id up through map->lookup, as the caller patches the key's
+ * head with a 4-byte store (the benchmark's pattern). */
+static void check_word_lookups(struct bpfmap *map, uint32_t ks, uint32_t vs, const bool *present)
+{
+	uint8_t key[8];
+
+	bpfmap_read_lock();
+	for (uint32_t id = 0; id < WORD_KEYS; id++) {
+		uint64_t k = word_key(ks, id), *p;
+		uint32_t head = (uint32_t)k;
+
+		memcpy(key, &k, ks);
+		memcpy(key, &head, 4);
+		errno = 0;
+		p = bpfmap_lookup(map, key);
+		if (!present[id]) {
+			assert_null(p);
+			assert_int_equal(errno, ENOENT);
+			continue;
+		}
+		assert_non_null(p);
+		assert_int_equal(p[0], id);
+		assert_int_equal(p[vs / 8 - 1], id); /* the value's last word: its stride */
+	}
+	bpfmap_read_unlock();
+}
+
+static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa)
+{
+	/* 64 entries, 100 inserts minus deletes: full buckets push keys away
+	 * from home (the far path), deletes leave dead slots holding keys. */
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 64, 0);
+	uint32_t vs = (value_size + 7) / 8 * 8;
+	uint64_t *v = calloc(1, vs);
+	bool present[WORD_KEYS] = {0};
+	uint32_t n = 0;
+
+	assert_non_null(v);
+	assert_ptr_equal(map->ops, &flat_ops);
+	map->lookup = flat_lookup_word(ks == 4 ? HASH_U32 : HASH_U64, vs, isa);
+	for (uint32_t id = 0; id < WORD_KEYS; id += 2) {
+		uint64_t k = word_key(ks, id);
+
+		if (n == 64) { /* full: delete an earlier key first */
+			uint64_t old = word_key(ks, id - 100);
+
+			assert_int_equal(bpfmap_delete_elem(map, &old), 0);
+			present[id - 100] = false;
+			n--;
+		}
+		v[0] = v[vs / 8 - 1] = id;
+		assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_NOEXIST), 0);
+		present[id] = true;
+		n++;
+		if (id % 16 == 0)
+			check_word_lookups(map, ks, vs, present);
+	}
+	check_word_lookups(map, ks, vs, present);
+	free(v);
+	bpfmap_free(map);
+}
+
+static void test_lookup_word_isas(void **state)
+{
+	static const uint32_t value_sizes[] = {8, 4, 12, 24};
+
+	(void)state;
+	for (int isa = 0; isa < FLAT_ISA_COUNT; isa++) {
+		if (!flat_isa_runs((enum flat_isa)isa))
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(value_sizes); i++) {
+			check_word_isa(4, value_sizes[i], (enum flat_isa)isa);
+			check_word_isa(8, value_sizes[i], (enum flat_isa)isa);
+		}
+	}
+}
+
+/* The choice at creation: the best that runs, or the lower one asked for
+ * with BPFMAP_FLAT_ISA (AVX2 instead of AVX-512 on Skylake-SP, whose clock
+ * drops for 512-bit work). */
+static void check_word_choice(enum flat_isa expect)
+{
+	for (uint32_t ks = 4; ks <= 8; ks += 4) {
+		enum hash_kind kind = ks == 4 ? HASH_U32 : HASH_U64;
+
+		for (uint32_t value_size = 8; value_size <= 16; value_size += 8) {
+			struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 16, 0);
+			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect);
+
+			if (map->lookup != fn)
+				assert_true(expect == FLAT_ISA_AVX512 &&
+					    map->lookup ==
+						flat_lookup_word(kind, value_size, FLAT_ISA_AVX2));
+			bpfmap_free(map);
+		}
+	}
+}
+
+static void test_lookup_word_choice(void **state)
+{
+	static const char *const names[FLAT_ISA_COUNT] = {"base", "avx2", "avx512"};
+	enum flat_isa best = FLAT_ISA_BASE;
+
+	(void)state;
+	for (int isa = FLAT_ISA_COUNT - 1; isa > FLAT_ISA_BASE && best == FLAT_ISA_BASE; isa--)
+		if (flat_isa_runs((enum flat_isa)isa))
+			best = (enum flat_isa)isa;
+	check_word_choice(best);
+	for (int want = 0; want < FLAT_ISA_COUNT; want++) {
+		setenv("BPFMAP_FLAT_ISA", names[want], 1);
+		check_word_choice(want < (int)best ? (enum flat_isa)want : best);
+		unsetenv("BPFMAP_FLAT_ISA");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    VARIANT_TESTS(test_lookup_every_key_size),
 	    VARIANT_TESTS(test_lookup_u64_halves),
 	    VARIANT_TESTS(test_lookup_refused),
+	    cmocka_unit_test(test_lookup_word_isas),
+	    cmocka_unit_test(test_lookup_word_choice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

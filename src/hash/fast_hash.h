@@ -23,23 +23,22 @@ static ALWAYS_INLINE uint32_t fast_hash_u32(uint32_t key, uint64_t seed)
 	return (uint32_t)((((uint64_t)key ^ seed) * FAST_HASH_MUL) >> 32);
 }
 
-#define FAST_HASH_MUL2 0xc2b2ae3d27d4eb4fULL /* another odd 64-bit constant */
-
 /*
- * 8-byte keys are hashed from their two 32-bit halves, each multiplied by its
- * own constant, never from one 64-bit load: callers often build keys with
- * narrower stores (a struct's fields, the selftests' 4-byte patch of word 0),
- * and a 64-bit load of bytes just written by a 32-bit store stalls on
- * store-to-load forwarding (~5 ns on x86).  The sum is folded once more so
- * that its low bits mix too.
+ * 8-byte keys: the same multiply as fast_hash_u32, on the whole word.  The
+ * product's high half depends on every key bit (bit j reaches bits j..63),
+ * and for keys that differ only in their high half it is that half times
+ * the constant's low half, an odd number: a bijection, like the u32 hash.
+ * One multiply matters here: it is on the path of every lookup.
+ *
+ * The key comes as two 32-bit halves, never from one 64-bit load: callers
+ * often build keys with narrower stores (a struct's fields, the selftests'
+ * 4-byte patch of word 0), and a 64-bit load of bytes just written by a
+ * 32-bit store stalls on store-to-load forwarding (~5 ns on x86).  Joining
+ * the halves in registers costs two instructions.
  */
 static ALWAYS_INLINE uint32_t fast_hash_u64_halves(uint32_t lo, uint32_t hi, uint64_t seed)
 {
-	uint64_t x = ((uint64_t)lo ^ seed) * FAST_HASH_MUL +
-		     ((uint64_t)hi ^ (seed >> 32)) * FAST_HASH_MUL2;
-
-	x ^= x >> 29;
-	return (uint32_t)(x >> 32);
+	return (uint32_t)((((uint64_t)hi << 32 | lo) ^ seed) * FAST_HASH_MUL >> 32);
 }
 
 static ALWAYS_INLINE uint32_t fast_hash_u64(uint64_t key, uint64_t seed)
@@ -57,14 +56,15 @@ static ALWAYS_INLINE uint32_t load_u32(const void *p)
 
 /*
  * An 8-byte key read as two 32-bit loads (see fast_hash_u64_halves).  The
- * empty asm hides the halves' origin, or the compiler would merge the two
- * loads back into the one 64-bit load that stalls.
+ * empty asm hides the high half's origin, or the compiler would merge the
+ * two loads back into the one 64-bit load that stalls (hiding the low half
+ * too would cost a zero extension when the halves are joined).
  */
 static ALWAYS_INLINE void load_u32_halves(const void *p, uint32_t *lo, uint32_t *hi)
 {
 	*lo = load_u32(p);
 	*hi = load_u32((const char *)p + 4);
-	__asm__("" : "+r"(*lo), "+r"(*hi));
+	__asm__("" : "+r"(*hi));
 }
 
 /* Hash an 8-byte key in memory by its halves (see fast_hash_u64_halves). */

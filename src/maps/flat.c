@@ -462,7 +462,8 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
 	f->hash_kind = hash_kind_for_key_size(p->key_size);
 	f->hash = hash_fn_for_kind(f->hash_kind);
-	map_init_common(&f->map, p, &flat_ops, flat_lookup_for(f->hash_kind, p->key_size));
+	map_init_common(&f->map, p, &flat_ops,
+			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride));
 	return &f->map;
 
 nomem:

@@ -518,7 +518,7 @@ int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value
  * specialised for a key size. */
 int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
-map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size);
+map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride);
 
 struct bpfmap *flat_alloc(const struct map_params *p, int *err);
 

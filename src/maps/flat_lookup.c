@@ -4,10 +4,12 @@
  * specialised per key size, and bulk.  Design notes in maps/flat.h.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hash/word_hash.h"
 #include "maps/flat.h"
+#include "maps/flat_words.h"
 #include "util/shared_copy.h"
 
 static ALWAYS_INLINE void flat_clear_lock_field(const struct flat *f, void *value)
@@ -139,9 +141,8 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 
 /* The general path of the specialised lookups below, out of line so that
  * theirs stays short: a key away from home, or absent. */
-static __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t hash,
-						       const void *key, uint32_t ks,
-						       uint64_t small)
+__attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t hash, const void *key,
+						uint32_t ks, uint64_t small)
 {
 	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks, small);
 
@@ -182,12 +183,12 @@ static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
 	return flat_lookup_far(f, hash, key, 8, (uint64_t)hi << 32 | lo);
 }
 
-static void *flat_lookup_k4(struct bpfmap *map, const void *key)
+static FLAT_WORD_ALIGN void *flat_lookup_k4(struct bpfmap *map, const void *key)
 {
 	return flat_lookup_k4_in(to_flat(map), key);
 }
 
-static void *flat_lookup_k8(struct bpfmap *map, const void *key)
+static FLAT_WORD_ALIGN void *flat_lookup_k8(struct bpfmap *map, const void *key)
 {
 	return flat_lookup_k8_in(to_flat(map), key);
 }
@@ -251,12 +252,73 @@ static void *flat_lookup_any(struct bpfmap *map, const void *key)
 	return flat_lookup_ptr(map, key, map->key_size, to_flat(map)->hash_kind);
 }
 
-map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size)
+/* ---- instruction sets for word keys (flat_words.h) ------------------------ */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define FLAT_X86 1
+#else
+#define FLAT_X86 0
+#endif
+
+bool flat_isa_runs(enum flat_isa isa)
 {
-	if (kind == HASH_U32)
-		return flat_lookup_k4;
-	if (kind == HASH_U64)
-		return flat_lookup_k8;
+	if (isa == FLAT_ISA_BASE)
+		return true;
+	if (!flat_lookup_word_x86(HASH_U32, 0, isa))
+		return false; /* not built */
+#if FLAT_X86
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi"))
+		return false;
+	if (isa == FLAT_ISA_AVX2)
+		return true;
+	if (isa == FLAT_ISA_AVX512)
+		return __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+		       __builtin_cpu_supports("avx512dq");
+#endif
+	return false;
+}
+
+map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa)
+{
+	if (isa != FLAT_ISA_BASE)
+		return flat_lookup_word_x86(kind, value_stride, isa);
+	return kind == HASH_U32 ? flat_lookup_k4 : flat_lookup_k8;
+}
+
+/* The best instruction set the CPU runs for word-key lookups; AVX-512 not
+ * on Intel's Skylake-SP generation, which lowers its clock for 512-bit
+ * work (the 8-byte keys' compare is one).  BPFMAP_FLAT_ISA=base or avx2 in
+ * the environment picks a lower one, for side-by-side measurements. */
+static enum flat_isa flat_isa_best(void)
+{
+	static const char *const names[FLAT_ISA_COUNT] = {"base", "avx2", "avx512"};
+	const char *want = getenv("BPFMAP_FLAT_ISA");
+	enum flat_isa best = FLAT_ISA_BASE;
+
+	for (int i = FLAT_ISA_COUNT - 1; i > FLAT_ISA_BASE; i--) {
+		if (!flat_isa_runs((enum flat_isa)i))
+			continue;
+#if FLAT_X86
+		if (i == FLAT_ISA_AVX512 &&
+		    (__builtin_cpu_is("skylake-avx512") || __builtin_cpu_is("cascadelake") ||
+		     __builtin_cpu_is("cooperlake")))
+			continue;
+#endif
+		best = (enum flat_isa)i;
+		break;
+	}
+	for (int i = 0; want && i < (int)best; i++)
+		if (!strcmp(want, names[i]))
+			return (enum flat_isa)i;
+	return best;
+}
+
+map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride)
+{
+	if (kind == HASH_U32 || kind == HASH_U64)
+		return flat_lookup_word(kind, value_stride, flat_isa_best());
 	switch (key_size) {
 	case 16:
 		return flat_lookup_k16;

@@ -64,6 +64,7 @@ struct htab {
 	struct bpfmap map;
 	struct htab_bucket *buckets;
 	uint32_t n_buckets; /* power of two */
+	uint32_t bucket_shift; /* 32 - log2(n_buckets) (see htab_bucket) */
 	uint64_t seed;
 	hash_fn hash;
 	uint32_t elem_size;  /* header + padded key + padded value */
@@ -116,9 +117,12 @@ static ALWAYS_INLINE void *elem_value(const struct htab *h, const struct htab_el
 	return (char *)e->data + h->value_off;
 }
 
+/* A hash's bucket: its high bits.  The word-key hashes (hash/fast_hash.h)
+ * are multiplicative: their high bits depend on every key bit, their low
+ * bits only on the key's low bits. */
 static ALWAYS_INLINE struct htab_bucket *htab_bucket(const struct htab *h, uint32_t hash)
 {
-	return &h->buckets[hash & (h->n_buckets - 1)];
+	return &h->buckets[(uint64_t)hash >> h->bucket_shift];
 }
 
 static ALWAYS_INLINE struct htab_elem *elem_next(const struct htab_elem *e)
