@@ -157,6 +157,7 @@ struct flat {
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
 	uint32_t value_stride; /* value_size padded to 8 */
 	uint32_t n_buckets;    /* n_homes, then overflow buckets (small maps) */
+	uint32_t stores;       /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
 	hash_fn hash;
 	uint32_t n_slots;    /* real slots; n_buckets * 8 minus a short last bucket */
 	uint32_t cursor_end; /* batch cursor after the last home */
@@ -176,6 +177,13 @@ struct flat {
 };
 
 #define FLAT_NONE UINT32_MAX /* no slot */
+
+/* struct flat's stores: may an overwrite store a word value without the
+ * home's lock?  ON (0, as calloc leaves it) until something needs every
+ * store under the lock; then OFF for good (flat_stores_off, flat_update.c). */
+#define FLAT_STORES_ON 0
+#define FLAT_STORES_STOPPING 1
+#define FLAT_STORES_OFF 2
 
 static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 {
@@ -508,6 +516,18 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag, const 
 
 /* Reclaim every deleted slot now (outside read-side sections only). */
 void flat_reclaim_sync(struct flat *f);
+
+/* Turn lock-free overwrites off for good and wait until none is in flight;
+ * cheap once done.  Anything that rewrites a deleted slot before a grace
+ * period or returns a deleted value calls it first (flat_update.c says why).
+ * Callable anywhere, read-side sections and home locks included. */
+void flat_stores_off(struct flat *f);
+
+/* Wait until no lock-free overwrite that may have seen a slot live before
+ * now is in flight (unless they are off).  The reclaimers call it before
+ * they turn deleted slots EMPTY: such a store checks its slot outside any
+ * read-side section, so a grace period does not cover it.  Callable anywhere. */
+void flat_stores_settle(struct flat *f);
 
 /* The per-key operations (flat_update.c). */
 int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);

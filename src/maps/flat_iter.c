@@ -108,6 +108,8 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		if (!tmp)
 			return -ENOMEM;
 	}
+	if (do_delete) /* returns deleted values: see flat_stores_off */
+		flat_stores_off(f);
 
 	rcu_lock();
 	for (; batch < f->n_homes; batch++) {
