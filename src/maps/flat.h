@@ -529,6 +529,13 @@ void flat_stores_off(struct flat *f);
  * read-side section, so a grace period does not cover it.  Callable anywhere. */
 void flat_stores_settle(struct flat *f);
 
+/* The calling thread's window for lock-free stores, as flat_update.c's
+ * overwrites open and close it (NULL: unavailable); for tests that hold one
+ * open across what must wait for it. */
+struct flat_window;
+struct flat_window *flat_window_open(void);
+void flat_window_close(struct flat_window *win);
+
 /* The per-key operations (flat_update.c). */
 int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
 int flat_delete_elem(struct bpfmap *map, const void *key);

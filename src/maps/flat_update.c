@@ -226,6 +226,36 @@ void flat_stores_settle(struct flat *f)
 		flat_windows_wait();
 }
 
+/* Open the calling thread's window: NULL if lock-free stores are unavailable. */
+static ALWAYS_INLINE struct flat_window *flat_window_enter(void)
+{
+	struct flat_window *win = flat_my_window;
+	uint32_t s;
+
+	if (unlikely(!win) && !(win = flat_window_register()))
+		return NULL;
+	s = __atomic_load_n(&win->seq, __ATOMIC_RELAXED); /* only this thread writes it */
+	__atomic_store_n(&win->seq, s + 1, FLAT_WINDOW_ORDER);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after: see above */
+	return win;
+}
+
+static ALWAYS_INLINE void flat_window_leave(struct flat_window *win)
+{
+	__atomic_store_n(&win->seq, __atomic_load_n(&win->seq, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
+}
+
+struct flat_window *flat_window_open(void)
+{
+	return flat_window_enter();
+}
+
+void flat_window_close(struct flat_window *win)
+{
+	flat_window_leave(win);
+}
+
 /*
  * Store word @w as the value of slot @hint if it still holds the key live,
  * without the home's lock (see above).  Returns false when the lock must
@@ -234,23 +264,20 @@ void flat_stores_settle(struct flat *f)
 static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hint, uint32_t tag,
 					      uint32_t ks, uint64_t small, uint64_t w)
 {
-	struct flat_window *win = flat_my_window;
+	struct flat_window *win;
 	bool done = false;
-	uint32_t s;
 
 	if (__atomic_load_n(&f->stores, __ATOMIC_RELAXED) != FLAT_STORES_ON)
 		return false;
-	if (unlikely(!win) && !(win = flat_window_register()))
+	win = flat_window_enter();
+	if (unlikely(!win))
 		return false;
-	s = __atomic_load_n(&win->seq, __ATOMIC_RELAXED); /* only this thread writes it */
-	__atomic_store_n(&win->seq, s + 1, FLAT_WINDOW_ORDER);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after: see above */
 	if (likely(__atomic_load_n(&f->stores, FLAT_WINDOW_ORDER) == FLAT_STORES_ON) &&
 	    likely(flat_hint_ok(f, hint, tag, ks, small))) {
 		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w, __ATOMIC_RELEASE);
 		done = true;
 	}
-	__atomic_store_n(&win->seq, s + 2, __ATOMIC_RELEASE);
+	flat_window_leave(win);
 	return done;
 }
 
