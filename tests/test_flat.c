@@ -14,7 +14,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -952,6 +954,57 @@ static void test_lockfree_window_waited(void **state)
 	}
 }
 
+struct window_holder {
+	int opened; /* atomic */
+	int release; /* atomic */
+};
+
+static void *window_holder_thread(void *arg)
+{
+	struct window_holder *h = arg;
+	struct flat_window *win = flat_window_open();
+
+	assert_non_null(win);
+	__atomic_store_n(&h->opened, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE))
+		sched_yield();
+	flat_window_close(win);
+	return NULL;
+}
+
+/* A child of fork() does not wait for a window another thread of its parent
+ * held at the fork: that thread does not exist in the child. */
+static void test_lockfree_window_fork(void **state)
+{
+	(void)state;
+	struct window_holder h = { 0 };
+	struct bpfmap *m;
+	pthread_t th;
+	int status;
+
+	if (!membarrier_usable())
+		skip();
+	m = filled_u64_map(100, 100);
+	assert_int_equal(pthread_create(&th, NULL, window_holder_thread, &h), 0);
+	while (!__atomic_load_n(&h.opened, __ATOMIC_ACQUIRE))
+		sched_yield();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint32_t k = 3;
+		uint64_t v;
+
+		/* Turning the stores off waits for windows: not for that one. */
+		_exit(bpfmap_lookup_and_delete_elem(m, &k, &v) == 0 && v == 1003 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	bpfmap_free(m);
+}
+
 /*
  * Lock-free overwrites racing deletes whose slots are reclaimed and refilled
  * with other keys: every value stays its own key's.  Values carry their key
@@ -1058,6 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_lockfree_overwrite),
 		cmocka_unit_test(test_lockfree_stores_off),
 		cmocka_unit_test(test_lockfree_window_waited),
+		cmocka_unit_test(test_lockfree_window_fork),
 		cmocka_unit_test(test_lockfree_overwrite_race),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

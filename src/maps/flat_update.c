@@ -131,12 +131,26 @@ static long flat_membarrier(int cmd)
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
-/* A thread exits outside any window: its record is free for the next one. */
+/* A thread exits outside any window: its record is free for the next one.
+ * (Run by the exiting thread: a later destructor's update registers anew.) */
 static void flat_window_release(void *rec)
 {
 	struct flat_window *w = rec;
 
+	flat_my_window = NULL;
 	__atomic_store_n(&w->used, 0, __ATOMIC_RELEASE);
+}
+
+/* In a child of fork() only the forking thread lives on, outside any window;
+ * another thread may have been in one: nobody must wait for it. */
+static void flat_window_atfork_child(void)
+{
+	for (struct flat_window *w = flat_windows; w; w = w->next) {
+		if (w == flat_my_window)
+			continue;
+		w->seq += w->seq & 1;
+		w->used = 0;
+	}
 }
 
 static void flat_window_init(void)
@@ -146,7 +160,8 @@ static void flat_window_init(void)
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
 	    flat_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
 		return;
-	if (pthread_key_create(&flat_window_key, flat_window_release))
+	if (pthread_key_create(&flat_window_key, flat_window_release) ||
+	    pthread_atfork(NULL, NULL, flat_window_atfork_child))
 		return;
 	flat_window_ok = true;
 }
