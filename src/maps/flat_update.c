@@ -241,13 +241,14 @@ void flat_stores_settle(struct flat *f)
 		flat_windows_wait();
 }
 
-/* Open the calling thread's window: NULL if lock-free stores are unavailable. */
-static ALWAYS_INLINE struct flat_window *flat_window_enter(void)
+/* Open the calling thread's window: NULL if it has none yet (@reg: register
+ * it then) or lock-free stores are unavailable. */
+static ALWAYS_INLINE struct flat_window *flat_window_enter(bool reg)
 {
 	struct flat_window *win = flat_my_window;
 	uint32_t s;
 
-	if (unlikely(!win) && !(win = flat_window_register()))
+	if (unlikely(!win) && (!reg || !(win = flat_window_register())))
 		return NULL;
 	s = __atomic_load_n(&win->seq, __ATOMIC_RELAXED); /* only this thread writes it */
 	__atomic_store_n(&win->seq, s + 1, FLAT_WINDOW_ORDER);
@@ -263,7 +264,7 @@ static ALWAYS_INLINE void flat_window_leave(struct flat_window *win)
 
 struct flat_window *flat_window_open(void)
 {
-	return flat_window_enter();
+	return flat_window_enter(true);
 }
 
 void flat_window_close(struct flat_window *win)
@@ -274,7 +275,9 @@ void flat_window_close(struct flat_window *win)
 /*
  * Store word @w as the value of slot @hint if it still holds the key live,
  * without the home's lock (see above).  Returns false when the lock must
- * decide: stores off, no window, or the slot changed.
+ * decide: stores off, no window, or the slot changed.  A thread's first
+ * overwrite registers its window in the locked path, so that this one calls
+ * nothing (and saves no registers).
  */
 static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hint, uint32_t tag,
 					      uint32_t ks, uint64_t small, uint64_t w)
@@ -284,7 +287,7 @@ static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hin
 
 	if (__atomic_load_n(&f->stores, __ATOMIC_RELAXED) != FLAT_STORES_ON)
 		return false;
-	win = flat_window_enter();
+	win = flat_window_enter(false);
 	if (unlikely(!win))
 		return false;
 	if (likely(__atomic_load_n(&f->stores, FLAT_WINDOW_ORDER) == FLAT_STORES_ON) &&
@@ -516,6 +519,8 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 		 * store. */
 		uint64_t w = 0;
 
+		if (unlikely(!flat_my_window))
+			(void)flat_window_register(); /* lock-free from the next one on */
 		memcpy(&w, value, map->value_size);
 		flat_lock(lock);
 		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
