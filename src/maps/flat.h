@@ -45,12 +45,13 @@
  * lock-free overwrites below, holds the key's home bucket's lock, so keys are
  * unique and NOEXIST/EXIST are exact.  An insert claims an EMPTY slot by CAS
  * of the tag word, writes key and value inside the slot bucket's seq, and
- * publishes the tag with release; max_dist is raised before.  The element count (E2BIG) is an atomic against
- * max_entries; with more slots than max_entries an EMPTY or deleted slot
- * always exists below it.  Updates of word keys first probe for the key
- * without the lock: an insert into a full map is refused (-E2BIG) without
- * it when the home's lock word reads unlocked and unchanged around the probe
- * and the count (see flat_probe_full).  An overwrite of a value of at most 8
+ * publishes the tag with release; max_dist is raised before.  The element
+ * count (E2BIG) is an atomic against max_entries; with more slots than
+ * max_entries an EMPTY or deleted slot always exists below it.  Updates of
+ * word keys first probe for the key without the lock: an insert into a full
+ * map is refused (-E2BIG) without it when the home's lock word reads
+ * unlocked and unchanged around the probe and the count (see
+ * flat_probe_full).  An overwrite of a value of at most 8
  * bytes (no spin lock) takes no lock: in a per-thread "window", it checks
  * that the slot found still holds the key live and stores the word; what
  * would hand a deleted slot's value to someone else while such a store may
