@@ -91,7 +91,9 @@
  * of values of at most 8 bytes (without a spin lock) are one atomic store
  * and skip the seq.
  * Batch operations use the home bucket as their unit, under its lock, so a
- * home's elements form one consistent snapshot, and the cursor is a home
+ * home's membership is one consistent snapshot (values of at most 8 bytes
+ * may be stored without the lock, as in the chained table: each is read
+ * whole), and the cursor is a home
  * index (the walk ends at roundup_pow_of_two(max_entries), the kernel's bucket
  * count, so cursors behave as the kernel's).  Walk order is slot order, not
  * the kernel's bucket order.
