@@ -773,14 +773,25 @@ struct held_update {
 	uint32_t key;
 	uint64_t value;
 	int ret;
-	int done; /* atomic */
+	int ready; /* atomic */
+	int go;    /* atomic */
+	int done;  /* atomic */
 };
 
 static void *held_update_thread(void *arg)
 {
 	struct held_update *u = arg;
+	uint32_t other = u->key + 1;
+	uint64_t v = 1;
 
-	u->ret = bpfmap_update_elem(u->m, &u->key, &u->value, BPFMAP_EXIST);
+	/* A thread's first overwrite takes the lock (and opens its window
+	 * record for the next ones). */
+	u->ret = bpfmap_update_elem(u->m, &other, &v, BPFMAP_EXIST);
+	__atomic_store_n(&u->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&u->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (!u->ret)
+		u->ret = bpfmap_update_elem(u->m, &u->key, &u->value, BPFMAP_EXIST);
 	__atomic_store_n(&u->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -803,16 +814,20 @@ static void test_lockfree_overwrite(void **state)
 		bpfmap_free(m);
 		skip();
 	}
-	flat_lock(&f->locks[h]);
 	assert_int_equal(pthread_create(&th, NULL, held_update_thread, &u), 0);
-	for (int i = 0; i < 5000 && !__atomic_load_n(&u.done, __ATOMIC_ACQUIRE); i++) {
+	while (!__atomic_load_n(&u.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	flat_lock(&f->locks[h]);
+	__atomic_store_n(&u.go, 1, __ATOMIC_RELEASE);
+	int done = 0;
+	for (int i = 0; i < 5000 && !(done = __atomic_load_n(&u.done, __ATOMIC_ACQUIRE)); i++) {
 		struct timespec ts = { 0, 1000000 };
 
 		nanosleep(&ts, NULL);
 	}
-	assert_int_equal(__atomic_load_n(&u.done, __ATOMIC_ACQUIRE), 1); /* not blocked */
 	flat_unlock(&f->locks[h]);
 	pthread_join(th, NULL);
+	assert_int_equal(done, 1); /* it did not wait for the lock */
 	assert_int_equal(u.ret, 0);
 	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
 	assert_int_equal(v, 77);
