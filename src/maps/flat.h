@@ -147,7 +147,8 @@
 struct flat_bucket {
 	uint64_t tags; /* atomic */
 	uint32_t seq;  /* atomic */
-	uint32_t spare;
+	uint32_t stores; /* atomic: FLAT_STORES_ON while lock-free overwrites may
+			  * store into its slots (beside the tags they check) */
 };
 
 struct flat {
@@ -166,7 +167,6 @@ struct flat {
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
 	uint32_t value_stride; /* value_size padded to 8 */
 	uint32_t n_buckets;    /* n_homes, then overflow buckets (small maps) */
-	uint32_t stores;       /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
 	hash_fn hash;
 	uint32_t n_slots;    /* real slots; n_buckets * 8 minus a short last bucket */
 	uint32_t cursor_end; /* batch cursor after the last home */
@@ -177,6 +177,7 @@ struct flat {
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
 	enum hash_kind hash_kind;
+	uint32_t stores; /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
@@ -187,9 +188,10 @@ struct flat {
 
 #define FLAT_NONE UINT32_MAX /* no slot */
 
-/* struct flat's stores: may an overwrite store a word value without the
- * home's lock?  ON (0, as calloc leaves it) until something needs every
- * store under the lock; then OFF for good (flat_stores_off, flat_update.c). */
+/* struct flat's stores (and each bucket's copy, which the stores read): may
+ * an overwrite store a word value without the home's lock?  ON (0, as calloc
+ * leaves it) until something needs every store under the lock; then OFF for
+ * good (flat_stores_off, flat_update.c). */
 #define FLAT_STORES_ON 0
 #define FLAT_STORES_STOPPING 1
 #define FLAT_STORES_OFF 2

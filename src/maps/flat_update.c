@@ -85,11 +85,11 @@ static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint
  *    store ordered before its delete.
  * So the stores run in "windows" that those wait for.  Each thread has a
  * record whose counter is odd while the thread is in a window: set before
- * the window reads the map's state (stores) and the slot, back to even after
- * the store.  A waiter, having made the slots it cares about dead (or the
- * state not ON), runs membarrier(PRIVATE_EXPEDITED), which makes every
- * thread of the process execute a full barrier, then waits for every record
- * it reads odd to change.  A window whose odd counter the scan did not see
+ * the window reads the map's state (its bucket's copy) and the slot, back to
+ * even after the store.  A waiter, having made the slots it cares about
+ * dead (or the state not ON), runs membarrier(PRIVATE_EXPEDITED), which
+ * makes every thread of the process execute a full barrier, then waits for
+ * every record it reads odd to change.  A window whose odd counter the scan did not see
  * read the state and slot after that barrier: it saw them dead or off and
  * stores nothing; any other is waited for.  Windows wait for nothing, so a
  * waiter may wait inside a read-side section or under a home lock.  The
@@ -229,8 +229,11 @@ void flat_stores_off(struct flat *f)
 {
 	if (likely(__atomic_load_n(&f->stores, __ATOMIC_ACQUIRE) == FLAT_STORES_OFF))
 		return;
-	/* Every caller that finds it not OFF waits, not just the first one. */
+	/* Every caller that finds it not OFF waits, not just the first one.
+	 * The stores read their bucket's copy, on the line of the tags. */
 	__atomic_store_n(&f->stores, FLAT_STORES_STOPPING, __ATOMIC_SEQ_CST);
+	for (uint32_t b = 0; b < f->n_buckets; b++)
+		__atomic_store_n(&f->buckets[b].stores, FLAT_STORES_OFF, FLAT_WINDOW_ORDER);
 	flat_windows_wait();
 	__atomic_store_n(&f->stores, FLAT_STORES_OFF, __ATOMIC_RELEASE);
 }
@@ -282,15 +285,16 @@ void flat_window_close(struct flat_window *win)
 static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hint, uint32_t tag,
 					      uint32_t ks, uint64_t small, uint64_t w)
 {
+	const uint32_t *state = &f->buckets[hint / FLAT_SLOTS].stores;
 	struct flat_window *win;
 	bool done = false;
 
-	if (__atomic_load_n(&f->stores, __ATOMIC_RELAXED) != FLAT_STORES_ON)
+	if (__atomic_load_n(state, __ATOMIC_RELAXED) != FLAT_STORES_ON)
 		return false;
 	win = flat_window_enter(false);
 	if (unlikely(!win))
 		return false;
-	if (likely(__atomic_load_n(&f->stores, FLAT_WINDOW_ORDER) == FLAT_STORES_ON) &&
+	if (likely(__atomic_load_n(state, FLAT_WINDOW_ORDER) == FLAT_STORES_ON) &&
 	    likely(flat_hint_ok(f, hint, tag, ks, small))) {
 		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w, __ATOMIC_RELEASE);
 		done = true;
