@@ -84,12 +84,12 @@ static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint
  *  - a lookup-and-delete, single or batch: the value it returns would miss a
  *    store ordered before its delete.
  * So the stores run in "windows" that those wait for.  Each thread has a
- * record whose counter is odd while the thread is in a window: set before
- * the window reads the map's state (its bucket's copy) and the slot, back to
- * even after the store.  A waiter, having made the slots it cares about
- * dead (or the state not ON), runs membarrier(PRIVATE_EXPEDITED), which
- * makes every thread of the process execute a full barrier, then waits for
- * every record it reads odd to change.  A window whose odd counter the scan did not see
+ * record whose counter is odd while the thread is in a window: set before the
+ * window reads the map's state (its bucket's copy) and the slot, back to even
+ * after the store.  A waiter, having made the slots it cares about dead (or
+ * the state not ON), runs membarrier(PRIVATE_EXPEDITED), which makes every
+ * thread of the process execute a full barrier, then waits for every record
+ * it reads odd to change.  A window whose odd counter the scan did not see
  * read the state and slot after that barrier: it saw them dead or off and
  * stores nothing; any other is waited for.  Windows wait for nothing, so a
  * waiter may wait inside a read-side section or under a home lock.  The
