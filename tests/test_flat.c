@@ -4,13 +4,21 @@
  * the tag arithmetic, geometry and the memory figure, probing past a full
  * home bucket (displacement, wrap-around, max_dist), a short last bucket,
  * deferred reuse of deleted slots (inside and outside read-side sections),
- * batch cursors by home, and a small concurrent run where many homes share
- * buckets.  Maps are made with flat_alloc() directly, so these tests do not
- * depend on how bpfmap_create() routes preallocated maps.
+ * batch cursors by home, a small concurrent run where many homes share
+ * buckets, and the lock-free overwrites of word values (when they are used,
+ * what turns them off, and a race with slots changing keys).  Maps are made
+ * with flat_alloc() directly, so these tests do not depend on how
+ * bpfmap_create() routes preallocated maps.
  */
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "test_rng.h"
 #include "test_util.h"
@@ -731,6 +739,373 @@ static void test_full_map_concurrent(void **state)
 	bpfmap_free(r.m);
 }
 
+/* ---- lock-free overwrites (flat_update.c) ------------------------------- */
+
+static uint32_t stores_state(const struct flat *f)
+{
+	return __atomic_load_n(&f->stores, __ATOMIC_ACQUIRE);
+}
+
+/* Can this process use membarrier as the library does?  Without it every
+ * overwrite takes the lock. */
+static bool membarrier_usable(void)
+{
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+}
+
+/* A u32 -> u64 map of keys 0 .. n - 1, value k + 1000. */
+static struct bpfmap *filled_u64_map(uint32_t me, uint32_t n)
+{
+	struct bpfmap *m = flat_make(4, 8, me, 0, -1);
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t v = k + 1000;
+
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	return m;
+}
+
+struct held_update {
+	struct bpfmap *m;
+	uint32_t key;
+	uint64_t value;
+	int ret;
+	int ready; /* atomic */
+	int go;    /* atomic */
+	int done;  /* atomic */
+};
+
+static void *held_update_thread(void *arg)
+{
+	struct held_update *u = arg;
+	uint32_t other = u->key + 1;
+	uint64_t v = 1;
+
+	/* A thread's first overwrite takes the lock (and opens its window
+	 * record for the next ones). */
+	u->ret = bpfmap_update_elem(u->m, &other, &v, BPFMAP_EXIST);
+	__atomic_store_n(&u->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&u->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (!u->ret)
+		u->ret = bpfmap_update_elem(u->m, &u->key, &u->value, BPFMAP_EXIST);
+	__atomic_store_n(&u->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* An overwrite of a present key with a word value does not take the home's
+ * lock: it completes while the test holds that lock. */
+static void test_lockfree_overwrite(void **state)
+{
+	(void)state;
+	struct bpfmap *m = filled_u64_map(100, 100);
+	struct flat *f = to_flat(m);
+	uint32_t k = 7, h = flat_home(f, hash_u32_key(f, k));
+	struct held_update u = { .m = m, .key = k, .value = 77 };
+	uint64_t v;
+	pthread_t th;
+
+	assert_int_equal(stores_state(f), FLAT_STORES_ON);
+	if (!membarrier_usable()) {
+		print_message("  no membarrier: overwrites take the lock\n");
+		bpfmap_free(m);
+		skip();
+	}
+	assert_int_equal(pthread_create(&th, NULL, held_update_thread, &u), 0);
+	while (!__atomic_load_n(&u.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	flat_lock(&f->locks[h]);
+	__atomic_store_n(&u.go, 1, __ATOMIC_RELEASE);
+	int done = 0;
+	for (int i = 0; i < 5000 && !(done = __atomic_load_n(&u.done, __ATOMIC_ACQUIRE)); i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	flat_unlock(&f->locks[h]);
+	pthread_join(th, NULL);
+	assert_int_equal(done, 1); /* it did not wait for the lock */
+	assert_int_equal(u.ret, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v, 77);
+	/* Deletes, fresh inserts and their reclamation leave them on. */
+	for (k = 0; k < 50; k++)
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	flat_reclaim_sync(f);
+	for (k = 1000; k < 1050; k++) {
+		v = k;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	assert_int_equal(stores_state(f), FLAT_STORES_ON);
+	for (k = 1000; k < 1050; k++) {
+		v = 2 * k;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_ANY), 0);
+		assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+		assert_int_equal(v, 2 * k);
+	}
+	bpfmap_free(m);
+}
+
+/* What rewrites or returns a deleted slot's value before every lock-free
+ * store that checked it could have landed turns them off for good: the
+ * revive of a deleted key, lookup-and-delete (single and batch), and the
+ * reuse of a deleted slot inside a read-side section. */
+static void test_lockfree_stores_off(void **state)
+{
+	(void)state;
+	struct bpfmap *m = filled_u64_map(100, 100);
+	struct flat *f = to_flat(m);
+	uint32_t k = 42, keys[100], cursor;
+	uint64_t v = 5, values[100];
+
+	/* Revive. */
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	assert_int_equal(stores_state(f), FLAT_STORES_ON);
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	v = 6;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_EXIST), 0); /* under the lock */
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v, 6);
+	bpfmap_free(m);
+
+	/* Lookup-and-delete. */
+	m = filled_u64_map(100, 100);
+	f = to_flat(m);
+	assert_int_equal(bpfmap_lookup_and_delete_elem(m, &k, &v), 0);
+	assert_int_equal(v, k + 1000);
+	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	bpfmap_free(m);
+
+	/* Its batch form. */
+	m = filled_u64_map(100, 100);
+	f = to_flat(m);
+	uint32_t count = 100;
+	int ret = bpfmap_lookup_and_delete_batch(m, NULL, &cursor, keys, values, &count, NULL);
+	assert_true(ret == 0 || (ret < 0 && errno == ENOENT));
+	assert_int_equal(count, 100);
+	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	bpfmap_free(m);
+
+	/* The in-section reuse: all spare slots await this very section. */
+	const uint32_t me = 16;
+	m = filled_u64_map(me, me);
+	f = to_flat(m);
+	uint32_t spare = f->n_slots - me;
+	bpfmap_read_lock();
+	for (uint32_t i = 0; i < spare; i++) {
+		k = i;
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+		k = i + me;
+		v = k;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	assert_int_equal(stores_state(f), FLAT_STORES_ON); /* EMPTY slots so far */
+	k = spare;
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	k = spare + me;
+	v = k;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v, k);
+	bpfmap_free(m);
+}
+
+struct window_waiter {
+	struct bpfmap *m;
+	bool lookup_and_delete; /* else delete and reclaim */
+	int done;               /* atomic */
+};
+
+static void *window_waiter_thread(void *arg)
+{
+	struct window_waiter *w = arg;
+	uint32_t k = 3;
+	uint64_t v;
+
+	if (w->lookup_and_delete) {
+		assert_int_equal(bpfmap_lookup_and_delete_elem(w->m, &k, &v), 0);
+	} else {
+		assert_int_equal(bpfmap_delete_elem(w->m, &k), 0);
+		flat_reclaim_sync(to_flat(w->m)); /* the deleted slot turns EMPTY */
+	}
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A lock-free store's window, held open as if its thread were preempted
+ * between its check and its store: neither reclamation nor turning the
+ * stores off gets past it. */
+static void test_lockfree_window_waited(void **state)
+{
+	(void)state;
+	if (!membarrier_usable())
+		skip();
+	for (int i = 0; i < 2; i++) {
+		struct window_waiter w = { .m = filled_u64_map(100, 100),
+					   .lookup_and_delete = i == 1 };
+		struct flat_window *win = flat_window_open();
+		pthread_t th;
+
+		assert_non_null(win);
+		assert_int_equal(pthread_create(&th, NULL, window_waiter_thread, &w), 0);
+		for (int n = 0; n < 200; n++) {
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+			assert_int_equal(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
+		}
+		flat_window_close(win);
+		pthread_join(th, NULL);
+		assert_int_equal(w.done, 1);
+		assert_int_equal(stores_state(to_flat(w.m)),
+				 i == 1 ? FLAT_STORES_OFF : FLAT_STORES_ON);
+		bpfmap_free(w.m);
+	}
+}
+
+struct window_holder {
+	int opened; /* atomic */
+	int release; /* atomic */
+};
+
+static void *window_holder_thread(void *arg)
+{
+	struct window_holder *h = arg;
+	struct flat_window *win = flat_window_open();
+
+	assert_non_null(win);
+	__atomic_store_n(&h->opened, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE))
+		sched_yield();
+	flat_window_close(win);
+	return NULL;
+}
+
+/* A child of fork() does not wait for a window another thread of its parent
+ * held at the fork: that thread does not exist in the child. */
+static void test_lockfree_window_fork(void **state)
+{
+	(void)state;
+	struct window_holder h = { 0 };
+	struct bpfmap *m;
+	pthread_t th;
+	int status;
+
+	if (!membarrier_usable())
+		skip();
+	m = filled_u64_map(100, 100);
+	assert_int_equal(pthread_create(&th, NULL, window_holder_thread, &h), 0);
+	while (!__atomic_load_n(&h.opened, __ATOMIC_ACQUIRE))
+		sched_yield();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint32_t k = 3;
+		uint64_t v;
+
+		/* Turning the stores off waits for windows: not for that one. */
+		_exit(bpfmap_lookup_and_delete_elem(m, &k, &v) == 0 && v == 1003 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	bpfmap_free(m);
+}
+
+/*
+ * Lock-free overwrites racing deletes whose slots are reclaimed and refilled
+ * with other keys: every value stays its own key's.  Values carry their key
+ * in the low 32 bits; the overwriters write keys near the inserter's front,
+ * which it deletes behind itself, so slots change keys under them all the
+ * time (reclaimed after grace periods and refilled, never revived).  A store
+ * landing in a slot that changed keys shows up as a value whose low bits name
+ * another key.
+ */
+#define LF_WINDOW 200
+#define LF_ME 256
+#define LF_WRITERS 2
+
+struct lf_run {
+	struct bpfmap *m;
+	uint32_t front; /* atomic: keys front - LF_WINDOW .. front - 1 are present */
+	int stop;       /* atomic */
+	uint64_t bad;   /* atomic */
+};
+
+static void *lf_overwriter(void *arg)
+{
+	struct lf_run *r = arg;
+	uint64_t x = (uint64_t)(uintptr_t)&x, n = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		uint32_t front = __atomic_load_n(&r->front, __ATOMIC_ACQUIRE);
+		uint32_t k = front - 1 - (uint32_t)(rng_next(&x) % LF_WINDOW);
+		uint64_t v = (++n << 32) | k;
+
+		int ret = bpfmap_update_elem(r->m, &k, &v, BPFMAP_EXIST);
+		if (ret && ret != -ENOENT)
+			__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_lockfree_overwrite_race(void **state)
+{
+	(void)state;
+	struct lf_run r = { .m = flat_make(4, 8, LF_ME, 0, -1) };
+	struct flat *f = to_flat(r.m);
+	pthread_t th[LF_WRITERS];
+	uint32_t k;
+	uint64_t v;
+
+	for (k = 0; k < LF_WINDOW; k++) {
+		v = k;
+		assert_int_equal(bpfmap_update_elem(r.m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	r.front = LF_WINDOW;
+	for (int i = 0; i < LF_WRITERS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, lf_overwriter, &r), 0);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t front = LF_WINDOW;; front++) {
+		uint32_t old = front - LF_WINDOW;
+
+		k = front;
+		v = k;
+		assert_int_equal(bpfmap_delete_elem(r.m, &old), 0);
+		assert_int_equal(bpfmap_update_elem(r.m, &k, &v, BPFMAP_NOEXIST), 0);
+		__atomic_store_n(&r.front, front + 1, __ATOMIC_RELEASE);
+		/* The oldest key left: its value must be its own. */
+		old++;
+		assert_int_equal(bpfmap_lookup_elem(r.m, &old, &v), 0);
+		if ((uint32_t)v != old)
+			__atomic_fetch_add(&r.bad, 1, __ATOMIC_RELAXED);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= 1)
+			break;
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < LF_WRITERS; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(__atomic_load_n(&r.bad, __ATOMIC_RELAXED), 0);
+	assert_int_equal(stores_state(f), FLAT_STORES_ON); /* nothing turned them off */
+	k = __atomic_load_n(&r.front, __ATOMIC_RELAXED);
+	for (uint32_t i = k - LF_WINDOW; i < k; i++) {
+		assert_int_equal(bpfmap_lookup_elem(r.m, &i, &v), 0);
+		assert_int_equal((uint32_t)v, i);
+	}
+	print_message("  %u keys through %u slots\n", k, f->n_slots);
+	bpfmap_free(r.m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +1123,11 @@ int main(void)
 		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map),
 		cmocka_unit_test(test_full_map_concurrent),
+		cmocka_unit_test(test_lockfree_overwrite),
+		cmocka_unit_test(test_lockfree_stores_off),
+		cmocka_unit_test(test_lockfree_window_waited),
+		cmocka_unit_test(test_lockfree_window_fork),
+		cmocka_unit_test(test_lockfree_overwrite_race),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,6 +191,7 @@ static void flat_reclaim_cb(struct rcu_head *head)
 	uint32_t freed, dead;
 
 	rcu_deferred_enter();
+	flat_stores_settle(f); /* lock-free overwrites: see flat_update.c */
 	freed = flat_free_queued(f);
 	dead = __atomic_sub_fetch(&f->dead, freed, __ATOMIC_RELAXED);
 	if (dead >= f->kick_at && flat_queue_waiting(f)) {
@@ -240,6 +241,7 @@ void flat_reclaim_sync(struct flat *f)
 	if (n) {
 		urcu_bp_synchronize_rcu();
 		rcu_deferred_enter(); /* TSan: after the readers it waited for */
+		flat_stores_settle(f); /* lock-free overwrites: see flat_update.c */
 		for (uint32_t w = 0; w < f->bits_words; w++) {
 			uint64_t bits = f->sync_bits[w];
 

@@ -41,17 +41,24 @@
  * the home bucket inline and the rest out of line.  Deleting a home's
  * farthest key lowers its max_dist to the farthest one left.
  *
- * Writers.  Every change to a key (insert, update in place, delete) holds its
- * home bucket's lock, so keys are unique and NOEXIST/EXIST are exact.  An
- * insert claims an EMPTY slot by CAS of the tag word, writes key and value
- * inside the slot bucket's seq, and publishes the tag with release; max_dist
- * is raised before.  The element count (E2BIG) is an atomic against
- * max_entries; with more slots than max_entries an EMPTY or deleted slot
- * always exists below it.  Updates of word keys first probe for the key
- * without the lock: an insert into a full map is refused (-E2BIG) without
- * it when the home's lock word reads unlocked and unchanged around the probe
- * and the count (see flat_probe_full), and an overwrite takes the lock only
- * to check that the slot found still holds the key and to store the value.
+ * Writers.  Every insert and delete, and every update in place but the
+ * lock-free overwrites below, holds the key's home bucket's lock, so keys are
+ * unique and NOEXIST/EXIST are exact.  An insert claims an EMPTY slot by CAS
+ * of the tag word, writes key and value inside the slot bucket's seq, and
+ * publishes the tag with release; max_dist is raised before.  The element
+ * count (E2BIG) is an atomic against max_entries; with more slots than
+ * max_entries an EMPTY or deleted slot always exists below it.  Updates of
+ * word keys first probe for the key without the lock: an insert into a full
+ * map is refused (-E2BIG) without it when the home's lock word reads
+ * unlocked and unchanged around the probe and the count (see
+ * flat_probe_full).  An overwrite of a value of at most 8
+ * bytes (no spin lock) takes no lock: in a per-thread "window", it checks
+ * that the slot found still holds the key live and stores the word; what
+ * would hand a deleted slot's value to someone else while such a store may
+ * be in flight waits for the windows (flat_update.c has the design and the
+ * proof: reclamation waits each time; the revive, the in-section reuse and
+ * lookup-and-delete turn lock-free stores off for the map's lifetime).
+ * Other overwrites take the lock only to check the slot found and store.
  *
  * Deletion and reuse.  A delete turns the tag to WAIT; the slot becomes
  * EMPTY only after an RCU grace period, so a program-view pointer stays valid
@@ -84,7 +91,9 @@
  * of values of at most 8 bytes (without a spin lock) are one atomic store
  * and skip the seq.
  * Batch operations use the home bucket as their unit, under its lock, so a
- * home's elements form one consistent snapshot, and the cursor is a home
+ * home's membership is one consistent snapshot (values of at most 8 bytes
+ * may be stored without the lock, as in the chained table: each is read
+ * whole), and the cursor is a home
  * index (the walk ends at roundup_pow_of_two(max_entries), the kernel's bucket
  * count, so cursors behave as the kernel's).  Walk order is slot order, not
  * the kernel's bucket order.
@@ -138,7 +147,8 @@
 struct flat_bucket {
 	uint64_t tags; /* atomic */
 	uint32_t seq;  /* atomic */
-	uint32_t spare;
+	uint32_t stores; /* atomic: FLAT_STORES_ON while lock-free overwrites may
+			  * store into its slots (beside the tags they check) */
 };
 
 struct flat {
@@ -167,6 +177,7 @@ struct flat {
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
 	enum hash_kind hash_kind;
+	uint32_t stores; /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
@@ -176,6 +187,14 @@ struct flat {
 };
 
 #define FLAT_NONE UINT32_MAX /* no slot */
+
+/* struct flat's stores (and each bucket's copy, which the stores read): may
+ * an overwrite store a word value without the home's lock?  ON (0, as calloc
+ * leaves it) until something needs every store under the lock; then OFF for
+ * good (flat_stores_off, flat_update.c). */
+#define FLAT_STORES_ON 0
+#define FLAT_STORES_STOPPING 1
+#define FLAT_STORES_OFF 2
 
 static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 {
@@ -508,6 +527,25 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag, const 
 
 /* Reclaim every deleted slot now (outside read-side sections only). */
 void flat_reclaim_sync(struct flat *f);
+
+/* Turn lock-free overwrites off for good and wait until none is in flight;
+ * cheap once done.  Anything that rewrites a deleted slot before a grace
+ * period or returns a deleted value calls it first (flat_update.c says why).
+ * Callable anywhere, read-side sections and home locks included. */
+void flat_stores_off(struct flat *f);
+
+/* Wait until no lock-free overwrite that may have seen a slot live before
+ * now is in flight (unless they are off).  The reclaimers call it before
+ * they turn deleted slots EMPTY: such a store checks its slot outside any
+ * read-side section, so a grace period does not cover it.  Callable anywhere. */
+void flat_stores_settle(struct flat *f);
+
+/* The calling thread's window for lock-free stores, as flat_update.c's
+ * overwrites open and close it (NULL: unavailable); for tests that hold one
+ * open across what must wait for it. */
+struct flat_window;
+struct flat_window *flat_window_open(void);
+void flat_window_close(struct flat_window *win);
 
 /* The per-key operations (flat_update.c). */
 int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);

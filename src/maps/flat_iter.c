@@ -7,7 +7,8 @@
  *
  * Batch operations use the kernel's protocol with the home bucket as the
  * unit: the cursor is a home index; a call takes all the elements of one
- * home, under its lock (a consistent snapshot; lookup_and_delete_batch
+ * home, under its lock (a consistent snapshot of membership: word values may
+ * be overwritten without it; lookup_and_delete_batch
  * deletes them under it too), or none if they do not fit (-ENOSPC when
  * nothing was copied yet).  A home's elements lie in buckets h .. h +
  * max_dist(h), mixed with other homes' elements: the home of each candidate
@@ -108,6 +109,8 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		if (!tmp)
 			return -ENOMEM;
 	}
+	if (do_delete) /* returns deleted values: see flat_stores_off */
+		flat_stores_off(f);
 
 	rcu_lock();
 	for (; batch < f->n_homes; batch++) {

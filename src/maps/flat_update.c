@@ -5,7 +5,13 @@
  * maps/flat.h.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "core/spin_lock.h"
 #include "maps/flat.h"
@@ -44,6 +50,259 @@ static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const v
 	if (l)
 		spin_unlock_word(&l->val);
 }
+
+/* ---- lock-free overwrites ------------------------------------------------ */
+
+/* Slot @hint still holds the key, live?  (Under home h's lock, or in a
+ * window for a lock-free store.) */
+static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint32_t tag,
+				       uint32_t ks, uint64_t small)
+{
+	uint64_t tags = __atomic_load_n(&f->buckets[hint / FLAT_SLOTS].tags, __ATOMIC_ACQUIRE);
+
+	return ((tags >> (8 * (hint % FLAT_SLOTS))) & 0xff) == tag &&
+	       flat_small_at(f, hint, ks) == small;
+}
+
+/*
+ * An overwrite of a word-sized value whose key the probe found stores the
+ * value without the home's lock: it checks that the slot still holds the key
+ * live and stores the word.  The lock's atomic read-modify-write was most of
+ * an overwrite's cost.
+ *
+ * What could go wrong is a store landing in a slot that no longer holds the
+ * key: the key may be deleted between the check and the store.  A store
+ * into a deleted slot is harmless by itself (lookups skip it; the overwrite
+ * is ordered just before the delete), but four things give a deleted slot
+ * to someone else before every store that checked it could have landed:
+ *  - the reclaimers, which turn deleted slots EMPTY for any key after a
+ *    grace period (flat.c), and the in-section reuse (flat_reuse_dead),
+ *    without one: a late store would overwrite another key's value;
+ *  - the revive of the same key (flat_revive_locked): a store landing
+ *    between its value write and its tag's publication would let a returned
+ *    overwrite show up after an insert that came after it;
+ *  - a lookup-and-delete, single or batch: the value it returns would miss a
+ *    store ordered before its delete.
+ * So the stores run in "windows" that those wait for.  Each thread has a
+ * record whose counter is odd while the thread is in a window: set before the
+ * window reads the map's state (its bucket's copy) and the slot, back to even
+ * after the store.  A waiter, having made the slots it cares about dead (or
+ * the state not ON), runs membarrier(PRIVATE_EXPEDITED), which makes every
+ * thread of the process execute a full barrier, then waits for every record
+ * it reads odd to change.  A window whose odd counter the scan did not see
+ * read the state and slot after that barrier: it saw them dead or off and
+ * stores nothing; any other is waited for.  Windows wait for nothing, so a
+ * waiter may wait inside a read-side section or under a home lock.  The
+ * window itself is two plain stores to its own line (no fence: membarrier is
+ * the barrier, on the rare side), and it is no read-side section: a grace
+ * period does not cover it, hence the reclaimers' wait (flat_stores_settle,
+ * once per reclamation batch, about what the grace period's own membarrier
+ * costs).  The revive, the in-section reuse and lookup-and-delete turn the
+ * map's lock-free stores off for good and wait once (flat_stores_off); the
+ * map then behaves as it did before they existed.  Maps that never do those
+ * (counters, tables updated in place) keep them.  Without membarrier,
+ * overwrites always take the lock.  TSan, which cannot see membarrier's
+ * ordering, gets seq_cst accesses on the window's side as well.
+ */
+struct flat_window {
+	uint32_t seq;  /* atomic: odd while its thread is in a window */
+	uint32_t used; /* atomic: 1 while a thread owns the record */
+	struct flat_window *next;
+} __attribute__((aligned(64))); /* one thread's line */
+
+static struct flat_window *flat_windows; /* atomic: registry head; records never freed */
+static __thread struct flat_window *flat_my_window
+	__attribute__((tls_model("initial-exec")));
+static pthread_once_t flat_window_once = PTHREAD_ONCE_INIT;
+static pthread_key_t flat_window_key;
+static bool flat_window_ok; /* membarrier registered: lock-free stores possible */
+
+/* The window's opening store and state load, and the scan's load. */
+#ifdef BPFMAP_TSAN
+#define FLAT_WINDOW_ORDER __ATOMIC_SEQ_CST
+#define FLAT_SCAN_ORDER __ATOMIC_SEQ_CST
+#else
+#define FLAT_WINDOW_ORDER __ATOMIC_RELAXED
+#define FLAT_SCAN_ORDER __ATOMIC_ACQUIRE
+#endif
+
+static long flat_membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* A thread exits outside any window: its record is free for the next one.
+ * (Run by the exiting thread: a later destructor's update registers anew.) */
+static void flat_window_release(void *rec)
+{
+	struct flat_window *w = rec;
+
+	flat_my_window = NULL;
+	__atomic_store_n(&w->used, 0, __ATOMIC_RELEASE);
+}
+
+/* In a child of fork() only the forking thread lives on, outside any window;
+ * another thread may have been in one: nobody must wait for it. */
+static void flat_window_atfork_child(void)
+{
+	for (struct flat_window *w = flat_windows; w; w = w->next) {
+		if (w == flat_my_window)
+			continue;
+		w->seq += w->seq & 1;
+		w->used = 0;
+	}
+}
+
+static void flat_window_init(void)
+{
+	long cmds = flat_membarrier(MEMBARRIER_CMD_QUERY);
+
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    flat_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
+		return;
+	if (pthread_key_create(&flat_window_key, flat_window_release) ||
+	    pthread_atfork(NULL, NULL, flat_window_atfork_child))
+		return;
+	flat_window_ok = true;
+}
+
+/* The calling thread's record, registered on first use; NULL without
+ * membarrier (or memory). */
+static __attribute__((noinline)) struct flat_window *flat_window_register(void)
+{
+	struct flat_window *w;
+
+	pthread_once(&flat_window_once, flat_window_init);
+	if (!flat_window_ok)
+		return NULL;
+	for (w = __atomic_load_n(&flat_windows, __ATOMIC_ACQUIRE); w; w = w->next) {
+		uint32_t unused = 0;
+
+		if (!__atomic_load_n(&w->used, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&w->used, &unused, 1, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			goto own;
+	}
+	w = aligned_alloc(64, sizeof(*w));
+	if (!w)
+		return NULL;
+	memset(w, 0, sizeof(*w));
+	w->used = 1;
+	w->next = __atomic_load_n(&flat_windows, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&flat_windows, &w->next, w, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+own:
+	if (pthread_setspecific(flat_window_key, w)) {
+		flat_window_release(w);
+		return NULL;
+	}
+	flat_my_window = w;
+	return w;
+}
+
+/* Wait until no window that may have seen lock-free stores on is in flight
+ * (the caller changed a map's state before). */
+static void flat_windows_wait(void)
+{
+	if (!__atomic_load_n(&flat_windows, __ATOMIC_ACQUIRE))
+		return; /* no thread has a record: a later one sees our stores */
+	/* Cannot fail once registered (flat_window_ok, before any record).
+	 * A record pushed after the scan starts belongs to a thread past the
+	 * barrier. */
+	(void)flat_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+	for (struct flat_window *w = __atomic_load_n(&flat_windows, __ATOMIC_ACQUIRE); w;
+	     w = w->next) {
+		uint32_t s = __atomic_load_n(&w->seq, FLAT_SCAN_ORDER);
+
+		for (uint32_t spins = 0; (s & 1) && __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) == s;
+		     spins++) {
+			if (spins < 100)
+				cpu_relax();
+			else
+				sched_yield(); /* its thread was preempted in the window */
+		}
+	}
+}
+
+void flat_stores_off(struct flat *f)
+{
+	if (likely(__atomic_load_n(&f->stores, __ATOMIC_ACQUIRE) == FLAT_STORES_OFF))
+		return;
+	/* Every caller that finds it not OFF waits, not just the first one.
+	 * The stores read their bucket's copy, on the line of the tags. */
+	__atomic_store_n(&f->stores, FLAT_STORES_STOPPING, __ATOMIC_SEQ_CST);
+	for (uint32_t b = 0; b < f->n_buckets; b++)
+		__atomic_store_n(&f->buckets[b].stores, FLAT_STORES_OFF, FLAT_WINDOW_ORDER);
+	flat_windows_wait();
+	__atomic_store_n(&f->stores, FLAT_STORES_OFF, __ATOMIC_RELEASE);
+}
+
+void flat_stores_settle(struct flat *f)
+{
+	if (__atomic_load_n(&f->stores, __ATOMIC_ACQUIRE) != FLAT_STORES_OFF)
+		flat_windows_wait();
+}
+
+/* Open the calling thread's window: NULL if it has none yet (@reg: register
+ * it then) or lock-free stores are unavailable. */
+static ALWAYS_INLINE struct flat_window *flat_window_enter(bool reg)
+{
+	struct flat_window *win = flat_my_window;
+	uint32_t s;
+
+	if (unlikely(!win) && (!reg || !(win = flat_window_register())))
+		return NULL;
+	s = __atomic_load_n(&win->seq, __ATOMIC_RELAXED); /* only this thread writes it */
+	__atomic_store_n(&win->seq, s + 1, FLAT_WINDOW_ORDER);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after: see above */
+	return win;
+}
+
+static ALWAYS_INLINE void flat_window_leave(struct flat_window *win)
+{
+	__atomic_store_n(&win->seq, __atomic_load_n(&win->seq, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
+}
+
+struct flat_window *flat_window_open(void)
+{
+	return flat_window_enter(true);
+}
+
+void flat_window_close(struct flat_window *win)
+{
+	flat_window_leave(win);
+}
+
+/*
+ * Store word @w as the value of slot @hint if it still holds the key live,
+ * without the home's lock (see above).  Returns false when the lock must
+ * decide: stores off, no window, or the slot changed.  A thread's first
+ * overwrite registers its window in the locked path, so that this one calls
+ * nothing (and saves no registers).
+ */
+static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hint, uint32_t tag,
+					      uint32_t ks, uint64_t small, uint64_t w)
+{
+	const uint32_t *state = &f->buckets[hint / FLAT_SLOTS].stores;
+	struct flat_window *win;
+	bool done = false;
+
+	if (__atomic_load_n(state, __ATOMIC_RELAXED) != FLAT_STORES_ON)
+		return false;
+	win = flat_window_enter(false);
+	if (unlikely(!win))
+		return false;
+	if (likely(__atomic_load_n(state, FLAT_WINDOW_ORDER) == FLAT_STORES_ON) &&
+	    likely(flat_hint_ok(f, hint, tag, ks, small))) {
+		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w, __ATOMIC_RELEASE);
+		done = true;
+	}
+	flat_window_leave(win);
+	return done;
+}
+
 /* ---- per-key operations ------------------------------------------------- */
 
 /* Byte i of bucket bk's tags from @from to @to, if it still is @from. */
@@ -104,6 +363,9 @@ static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 						  __ATOMIC_RELEASE);
 				continue;
 			}
+			/* A lock-free store that checked the key before its
+			 * delete must not land between the value and the tag. */
+			flat_stores_off(f);
 			__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
 			flat_write_value(f, pos, value);
 			flat_set_tag(&bk[b], i, tag);
@@ -143,6 +405,8 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 
 				if (!flat_cas_tag(&bk[b], i, dead_states[k], FLAT_BUSY))
 					continue;
+				/* Nor land in another key's value. */
+				flat_stores_off(f);
 				/* The reclaimers count what they free by tag, so this
 				 * slot is ours to uncount. */
 				__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
@@ -237,25 +501,14 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 	return __atomic_load_n(lock, __ATOMIC_ACQUIRE) == lw;
 }
 
-/* Under home h's lock: slot @hint still holds the key, live? */
-static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint32_t tag,
-				       uint32_t ks, uint64_t small)
+/* The update under the home's lock, for a key size and hash that are
+ * constants in the word-key cases; @hint as flat_probe_full left it. */
+static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, const void *value,
+					    uint64_t flags, uint32_t hash, uint32_t hint,
+					    uint32_t ks)
 {
-	uint64_t tags = __atomic_load_n(&f->buckets[hint / FLAT_SLOTS].tags, __ATOMIC_ACQUIRE);
-
-	return ((tags >> (8 * (hint % FLAT_SLOTS))) & 0xff) == tag &&
-	       flat_small_at(f, hint, ks) == small;
-}
-
-/* The update, for a key size and hash that are constants in the word-key
- * cases (flat_update_elem). */
-static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
-					   const void *value, uint64_t flags, uint32_t ks,
-					   enum hash_kind kind)
-{
-	struct flat *f = to_flat(map);
-	uint32_t hash = flat_hash_kind(f, key, kind);
-	uint32_t h = flat_home(f, hash), tag = flat_tag(hash), pos, hint = FLAT_NONE;
+	struct bpfmap *map = &f->map;
+	uint32_t h = flat_home(f, hash), tag = flat_tag(hash), pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	uint64_t mode = flags & ~BPFMAP_F_LOCK;
 	bool section = ks > 8; /* long keys: compares need stable slots */
@@ -263,14 +516,15 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 	uint32_t *lock = &f->locks[h];
 	int ret;
 
-	if (ks <= 8 && flat_probe_full(f, h, tag, ks, small, mode != BPFMAP_EXIST, &hint))
-		return -E2BIG;
 	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
 	    !map_has_lock(map)) {
 		/* Overwrite of a word-sized value where the probe found the
-		 * key: the lock, one check, one store. */
+		 * key and lock-free stores are off: the lock, one check, one
+		 * store. */
 		uint64_t w = 0;
 
+		if (unlikely(!flat_my_window))
+			(void)flat_window_register(); /* lock-free from the next one on */
 		memcpy(&w, value, map->value_size);
 		flat_lock(lock);
 		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
@@ -330,17 +584,96 @@ out:
 	return ret;
 }
 
-int flat_update_elem(struct bpfmap *map, const void *key, const void *value,
-			    uint64_t flags)
+/* The locked paths out of line, so that the lock-free ones stay small. */
+static __attribute__((noinline)) int flat_update_locked_u32(struct flat *f, const void *key,
+							     const void *value, uint64_t flags,
+							     uint32_t hash, uint32_t hint)
+{
+	return flat_update_locked(f, key, value, flags, hash, hint, 4);
+}
+
+static __attribute__((noinline)) int flat_update_locked_u64(struct flat *f, const void *key,
+							     const void *value, uint64_t flags,
+							     uint32_t hash, uint32_t hint)
+{
+	return flat_update_locked(f, key, value, flags, hash, hint, 8);
+}
+
+static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, const void *key,
+							     const void *value, uint64_t flags,
+							     uint32_t hash, uint32_t hint)
+{
+	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size);
+}
+
+/*
+ * The update, for a key size and hash that are constants in the word-key
+ * cases (flat_update_elem).  Keys of at most 8 bytes are probed without the
+ * lock first: a full map's refusal (flat_probe_full) and an overwrite of a
+ * word value (flat_store_lockfree) end there; the rest takes the lock.
+ */
+static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
+					   const void *value, uint64_t flags, uint32_t ks,
+					   enum hash_kind kind)
+{
+	struct flat *f = to_flat(map);
+	uint32_t hash = flat_hash_kind(f, key, kind), hint = FLAT_NONE;
+
+	if (ks <= 8) {
+		uint32_t tag = flat_tag(hash);
+		uint64_t small = flat_small_key(key, ks);
+		uint64_t mode = flags & ~BPFMAP_F_LOCK;
+
+		if (flat_probe_full(f, flat_home(f, hash), tag, ks, small, mode != BPFMAP_EXIST,
+				    &hint))
+			return -E2BIG;
+		if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
+		    !map_has_lock(map)) {
+			uint64_t w = 0;
+
+			if (likely(map->value_size == 8))
+				memcpy(&w, value, 8); /* one load */
+			else
+				memcpy(&w, value, map->value_size);
+			if (likely(flat_store_lockfree(f, hint, tag, ks, small, w)))
+				return 0;
+		}
+	}
+	if (kind == HASH_U32)
+		return flat_update_locked_u32(f, key, value, flags, hash, hint);
+	if (kind == HASH_U64)
+		return flat_update_locked_u64(f, key, value, flags, hash, hint);
+	return flat_update_locked_any(f, key, value, flags, hash, hint);
+}
+
+/* One function per kind (tail-called), each with only the registers it needs. */
+static __attribute__((noinline)) int flat_update_u32(struct bpfmap *map, const void *key,
+						      const void *value, uint64_t flags)
+{
+	return flat_update_sized(map, key, value, flags, 4, HASH_U32);
+}
+
+static __attribute__((noinline)) int flat_update_u64(struct bpfmap *map, const void *key,
+						      const void *value, uint64_t flags)
+{
+	return flat_update_sized(map, key, value, flags, 8, HASH_U64);
+}
+
+static __attribute__((noinline)) int flat_update_any(struct bpfmap *map, const void *key,
+						      const void *value, uint64_t flags)
+{
+	return flat_update_sized(map, key, value, flags, map->key_size, to_flat(map)->hash_kind);
+}
+
+int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
 {
 	switch (to_flat(map)->hash_kind) {
 	case HASH_U32:
-		return flat_update_sized(map, key, value, flags, 4, HASH_U32);
+		return flat_update_u32(map, key, value, flags);
 	case HASH_U64:
-		return flat_update_sized(map, key, value, flags, 8, HASH_U64);
+		return flat_update_u64(map, key, value, flags);
 	default:
-		return flat_update_sized(map, key, value, flags, map->key_size,
-					 to_flat(map)->hash_kind);
+		return flat_update_any(map, key, value, flags);
 	}
 }
 
@@ -353,6 +686,8 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 	bool section = ks > 8, kick = false;
 	uint32_t *lock = &f->locks[h];
 
+	if (value) /* the value returned must not miss a store before the delete */
+		flat_stores_off(f);
 	if (section)
 		rcu_lock();
 	flat_lock(lock);
