@@ -126,9 +126,10 @@ static void test_geometry(void **state)
 			      ks == 8 && vs == 8 ? (size_t)24 : kv + 16);
 		/* The exact figure: everything allocated. */
 		size_t want = sizeof(*f) + ROUND_UP((size_t)f->n_buckets * 16, 64) +
-			      (size_t)f->n_buckets * 4 + 63 +
-			      (size_t)f->n_buckets * 8 * kstride + 63 +
-			      (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 + 3 * 8 * (size_t)f->bits_words;
+			      (size_t)f->n_buckets * 4 + 63 + (size_t)f->n_buckets * 8 * kstride +
+			      63 + (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 +
+			      3 * 8 * (size_t)f->bits_words +
+			      (ks > 8 ? (size_t)f->n_buckets * 8 * 4 : 0); /* element indices */
 		assert_int_equal(bpfmap_mem_usage(m), want);
 		bpfmap_free(m);
 	}
