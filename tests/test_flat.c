@@ -5,8 +5,9 @@
  * home bucket (displacement, wrap-around, max_dist), a short last bucket,
  * deferred reuse of deleted slots (inside and outside read-side sections),
  * batch cursors by home, and a small concurrent run where many homes share
- * buckets.  Maps are made with flat_alloc() directly, so these tests do not
- * depend on how bpfmap_create() routes preallocated maps.
+ * buckets, element indices of long keys.  Maps are made with flat_alloc()
+ * directly, so these tests do not depend on how bpfmap_create() routes
+ * preallocated maps, except test_routing, which checks that.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -501,6 +502,117 @@ static void test_long_keys_locked(void **state)
 	bpfmap_free(m);
 }
 
+/* ---- element indices (keys over 8 bytes) -------------------------------- */
+
+/* Key i of test_elements: 16 bytes, i in word 0. */
+static void elem_key(unsigned char key[16], uint32_t i)
+{
+	memset(key, 0x5a, 16);
+	memcpy(key, &i, 4);
+}
+
+/* The element of key i's slot (in a read-side section: the key is long). */
+static uint32_t elem_of_key(const struct flat *f, uint32_t i)
+{
+	unsigned char key[16];
+	uint32_t hash, pos;
+
+	elem_key(key, i);
+	hash = flat_hash(f, key);
+	bpfmap_read_lock();
+	pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, 16, 0);
+	bpfmap_read_unlock();
+	assert_int_not_equal(pos, FLAT_NONE);
+	assert_memory_equal(flat_key_at(f, pos), key, 16);
+	return flat_elem_of(f, pos);
+}
+
+/*
+ * Keys inserted in order get elements in that order (the point of the
+ * index); deleted slots keep theirs, and reused ones hand the same element
+ * to the next key, so live keys' elements stay distinct and below n_slots.
+ */
+static void test_elements(void **state)
+{
+	(void)state;
+	const uint32_t me = 1000;
+	struct bpfmap *m = flat_make(16, 8, me, 0, -1);
+	struct flat *f = to_flat(m);
+	unsigned char key[16];
+	uint8_t *seen = calloc(f->n_slots, 1);
+	uint64_t v = 0;
+
+	assert_non_null(f->elems);
+	assert_non_null(seen);
+	for (uint32_t i = 0; i < me; i++) {
+		elem_key(key, i);
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < me; i++)
+		assert_int_equal(elem_of_key(f, i), i);
+	/* Churn: replace every key, half after a reclamation, half one by one. */
+	for (uint32_t round = 1; round <= 4; round++) {
+		for (uint32_t i = 0; i < me; i += 2) {
+			elem_key(key, i + (round - 1) * me * 2);
+			assert_int_equal(bpfmap_delete_elem(m, key), 0);
+		}
+		flat_reclaim_sync(f);
+		for (uint32_t i = 0; i < me; i += 2) {
+			elem_key(key, i + round * me * 2);
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		for (uint32_t i = 1; i < me; i += 2) { /* one by one, without reclaiming */
+			elem_key(key, i + (round - 1) * me * 2);
+			assert_int_equal(bpfmap_delete_elem(m, key), 0);
+			elem_key(key, i + round * me * 2);
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		flat_reclaim_sync(f);
+		memset(seen, 0, f->n_slots);
+		for (uint32_t i = 0; i < me; i++) {
+			uint32_t e = elem_of_key(f, i + round * me * 2);
+
+			assert_true(e < f->n_slots);
+			assert_false(seen[e]);
+			seen[e] = 1;
+		}
+	}
+	assert_true(__atomic_load_n(&f->next_elem, __ATOMIC_RELAXED) <= f->n_slots);
+	free(seen);
+	bpfmap_free(m);
+}
+
+/* bpfmap_create(): keys over 8 bytes get the flat table from
+ * FLAT_LONG_MIN_ENTRIES (16384) elements on, word keys always, and
+ * NO_PREALLOC maps never. */
+static void test_routing(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t ks, me, flags;
+		bool flat;
+	} cases[] = {
+		{ 4, 512, 0, true },
+		{ 8, 10000, 0, true },
+		{ 16, 16383, 0, false },
+		{ 16, 16384, 0, true },
+		{ 1024, 20000, 0, true },
+		{ 64, 512, 0, false },
+		{ 8, 512, BPFMAP_F_NO_PREALLOC, false },
+		{ 16, 100000, BPFMAP_F_NO_PREALLOC, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		BPFMAP_CREATE_OPTS(opts, .map_flags = cases[i].flags);
+		struct bpfmap *m =
+		    bpfmap_create(BPFMAP_TYPE_HASH, "route", cases[i].ks, 8, cases[i].me, &opts);
+
+		assert_non_null(m);
+		assert_int_equal(m->ops == &flat_ops, cases[i].flat);
+		bpfmap_free(m);
+	}
+}
+
 /* ---- concurrency: many homes in few buckets ------------------------------ */
 
 #define C_ME 64
@@ -746,6 +858,8 @@ int main(void)
 		cmocka_unit_test(test_revive),
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_long_keys_locked),
+		cmocka_unit_test(test_elements),
+		cmocka_unit_test(test_routing),
 		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map),
 		cmocka_unit_test(test_full_map_concurrent),
