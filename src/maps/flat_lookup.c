@@ -204,49 +204,13 @@ static void *flat_lookup_k8(struct bpfmap *map, const void *key)
 #endif
 
 /*
- * A stored key longer than 8 bytes equal to @key, whose first 8 bytes the
- * caller read as halves before hashing (@head: see util/key_equal.h, which
- * this is but for that word, read there after the tags instead).
- */
-static ALWAYS_INLINE bool flat_long_eq(const char *stored, const char *key, uint32_t ks,
-				       uint64_t head)
-{
-	uint64_t w;
-
-	memcpy(&w, stored, 8);
-	if (__builtin_constant_p(ks) && ks <= 64) {
-		uint64_t diff = w ^ head;
-		uint32_t off = 8;
-
-		for (; off + 8 <= ks; off += 8) {
-			uint64_t a, b;
-
-			memcpy(&a, stored + off, 8);
-			memcpy(&b, key + off, 8);
-			diff |= a ^ b;
-		}
-		return !diff && !memcmp(stored + off, key + off, ks - off);
-	}
-	return key_equal_long(stored, key, ks);
-}
-
-/* A key's first 8 bytes, read as halves (see load_u32_halves). */
-static ALWAYS_INLINE uint64_t flat_long_head(const void *key)
-{
-	uint32_t lo, hi;
-
-	load_u32_halves(key, &lo, &hi);
-	return (uint64_t)hi << 32 | lo;
-}
-
-/*
  * Longer keys: the home bucket's tags matched, the first candidate's element
  * found by the slot's index (prefetched with the tags) and its key compared
  * in place (inline for the sizes specialised below), the match validated by
  * the bucket's seq (see flat_find); anything else takes the general path.
  */
 static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uint32_t ks,
-					    uint32_t hash, uint64_t head)
+					    uint32_t hash)
 {
 	uint32_t h = flat_home(f, hash);
 	const struct flat_bucket *bk = &f->buckets[h];
@@ -267,11 +231,11 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 #endif
 
 	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
-		/* The stride a constant where ks is (key_stride otherwise). */
+		/* ROUND_UP(ks, 8) is key_stride: a constant in the sized lookups. */
 		uint32_t e = __atomic_load_n(&elems[i], __ATOMIC_RELAXED), ks8 = ROUND_UP(ks, 8);
 		const char *stored = f->keys + (size_t)e * ks8;
 
-		if (likely(flat_long_eq(stored, key, ks, head) && flat_seq_same(&bk->seq, s1)))
+		if (likely(key_equal_long(stored, key, ks) && flat_seq_same(&bk->seq, s1)))
 			return f->values + (size_t)e * f->value_stride;
 	}
 	return flat_lookup_far(f, hash, key, ks, 0);
@@ -282,9 +246,8 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	static void *flat_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
-		uint64_t head = flat_long_head(key);                                               \
                                                                                                    \
-		return flat_lookup_long(f, key, n, word_hash(key, n, f->seed), head);              \
+		return flat_lookup_long(f, key, n, word_hash(key, n, f->seed));                    \
 	}
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)
@@ -296,7 +259,7 @@ static void *flat_lookup_long_any(struct bpfmap *map, const void *key)
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 
-	return flat_lookup_long(f, key, ks, f->hash(key, ks, f->seed), 0);
+	return flat_lookup_long(f, key, ks, f->hash(key, ks, f->seed));
 }
 
 /* Keys of 1-3 and 5-7 bytes. */
