@@ -582,6 +582,75 @@ static void test_elements(void **state)
 	bpfmap_free(m);
 }
 
+/* Key i of test_long_lookups: two words set by 4-byte stores, as the
+ * benchmark's; the second scatters keys that a sequence in word 0 alone would
+ * spread evenly over the homes. */
+static void flat_test_key(unsigned char *key, uint32_t i)
+{
+	uint32_t w1 = i * 0x9e3779b9u;
+
+	memcpy(key, &i, 4);
+	memcpy(key + 4, &w1, 4);
+}
+
+/*
+ * The long-key program-view lookups (specialised for 16, 32, 64, 128 and 256
+ * bytes, generic otherwise), their copy-out and bulk forms: hits give the
+ * key's own value, absent keys and keys that differ only in their last byte
+ * miss, in a full map (some keys past their home bucket: the out-of-line
+ * path).
+ */
+static void test_long_lookups(void **state)
+{
+	(void)state;
+	static const uint32_t sizes[] = { 12, 16, 24, 32, 64, 100, 128, 256, 600, 1024 };
+	const uint32_t me = 600, n = 600;
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t ks = sizes[s];
+		struct bpfmap *m = flat_make(ks, 8, me, 0, -1);
+		unsigned char *key = malloc(ks);
+		uint64_t v, out;
+
+		assert_non_null(key);
+		memset(key, 0x33, ks);
+		for (uint32_t i = 0; i < n; i++) {
+			flat_test_key(key, i);
+			v = (uint64_t)i * 7 + ks;
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		uint32_t far = 0;
+
+		for (uint32_t h = 0; h < to_flat(m)->n_homes; h++)
+			far += flat_max_dist(to_flat(m), h) > 0;
+		assert_true(far > 0);
+		bpfmap_read_lock();
+		for (uint32_t i = 0; i < n + 50; i++) {
+			uint64_t *p;
+			void *vp;
+
+			flat_test_key(key, i);
+			p = bpfmap_lookup(m, key);
+			if (i >= n) {
+				assert_null(p);
+				continue;
+			}
+			assert_non_null(p);
+			assert_int_equal(*p, (uint64_t)i * 7 + ks);
+			assert_int_equal(bpfmap_lookup_elem(m, key, &out), 0);
+			assert_int_equal(out, *p);
+			assert_int_equal(bpfmap_lookup_bulk(m, key, 1, &vp), 1);
+			assert_ptr_equal(vp, p);
+			key[ks - 1] ^= 1; /* the last byte only */
+			assert_null(bpfmap_lookup(m, key));
+			key[ks - 1] ^= 1;
+		}
+		bpfmap_read_unlock();
+		free(key);
+		bpfmap_free(m);
+	}
+}
+
 /* bpfmap_create(): keys over 8 bytes get the flat table from
  * FLAT_LONG_MIN_ENTRIES (16384) elements on, word keys always, and
  * NO_PREALLOC maps never. */
@@ -860,6 +929,7 @@ int main(void)
 		cmocka_unit_test(test_long_keys_locked),
 		cmocka_unit_test(test_elements),
 		cmocka_unit_test(test_routing),
+		cmocka_unit_test(test_long_lookups),
 		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map),
 		cmocka_unit_test(test_full_map_concurrent),

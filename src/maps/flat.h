@@ -53,7 +53,8 @@
  * those buckets: word keys by the bucket-wide compare, longer ones by
  * matching the tag bytes (SSE2 or SWAR) and comparing the candidates' keys.
  * Each map gets lookups specialised for its key size at creation (4, 8, 16,
- * 32, 64 bytes, or any), the home bucket inline and the rest out of line.
+ * 32, 64, 128, 256 bytes, or any), the home bucket inline and the rest out of
+ * line.
  * Deleting a home's farthest key lowers its max_dist to the farthest one left.
  *
  * Writers.  Every change to a key (insert, update in place, delete) holds its
