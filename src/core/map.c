@@ -42,18 +42,18 @@ static int result(int ret)
 
 /*
  * The operations of a map type.  Preallocated HASH maps get the flat
- * open-addressing layout (maps/flat.h: a quarter to a half of the chained
- * table's memory per element, faster word-key lookups and failed inserts)
- * when their keys fit a word or the map has at least FLAT_LONG_MIN_ENTRIES
- * elements; smaller maps of longer keys and NO_PREALLOC maps get the chained
- * table.  The cutoff is measured (`bpfmap-bench bpf-hashmap-lookup`, keys of
- * 16-256 bytes, side by side; README "Performance"): in maps of 512 and 10000
- * elements, which the caches hold, the chained table's lookups were 15-30%
- * faster (one dependent load fewer: flat matches a tag, then follows the
- * slot's element index); from about 20000 elements on they tie, and at 100000
- * flat's were up to twice as fast (smaller metadata to miss in).  Below the
- * cutoff the chained table's extra memory (about 56 bytes per element) is
- * under 1 MiB.
+ * open-addressing layout (maps/flat.h: about 56 bytes per element less than
+ * the chained table, faster word-key lookups and failed inserts) when their
+ * keys fit a word or the map has at least FLAT_LONG_MIN_ENTRIES elements;
+ * smaller maps of longer keys and NO_PREALLOC maps get the chained table.
+ * The cutoff is measured (`bpfmap-bench bpf-hashmap-lookup`, side by side;
+ * README "Performance"): in maps of 512 and 10000 elements, which the caches
+ * hold, the chained table's lookups of 16-64-byte keys were 15-30% faster
+ * (one dependent load fewer: flat matches a tag, then follows the slot's
+ * element index), of 128-1024-byte keys within 10%; at 20000 and 40000
+ * elements the two were within 10% at 16-256 bytes, and at 100000 flat's were
+ * 1.05-2.3x as fast (less metadata to miss in, keys in insertion order).
+ * Below the cutoff the chained table's extra memory is under 1 MiB.
  */
 #define FLAT_LONG_MIN_ENTRIES 16384
 
