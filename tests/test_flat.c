@@ -5,10 +5,11 @@
  * home bucket (displacement, wrap-around, max_dist), a short last bucket,
  * deferred reuse of deleted slots (inside and outside read-side sections),
  * batch cursors by home, a small concurrent run where many homes share
- * buckets, and the lock-free overwrites of word values (when they are used,
- * what turns them off, and a race with slots changing keys).  Maps are made
- * with flat_alloc() directly, so these tests do not depend on how
- * bpfmap_create() routes preallocated maps.
+ * buckets, the lock-free overwrites of word values (when they are used,
+ * what turns them off, and a race with slots changing keys), and element
+ * indices of long keys.  Maps are made with flat_alloc() directly, so these
+ * tests do not depend on how bpfmap_create() routes preallocated maps,
+ * except test_routing, which checks that.
  */
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -134,9 +135,10 @@ static void test_geometry(void **state)
 			      ks == 8 && vs == 8 ? (size_t)24 : kv + 16);
 		/* The exact figure: everything allocated. */
 		size_t want = sizeof(*f) + ROUND_UP((size_t)f->n_buckets * 16, 64) +
-			      (size_t)f->n_buckets * 4 + 63 +
-			      (size_t)f->n_buckets * 8 * kstride + 63 +
-			      (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 + 3 * 8 * (size_t)f->bits_words;
+			      (size_t)f->n_buckets * 4 + 63 + (size_t)f->n_buckets * 8 * kstride +
+			      63 + (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 +
+			      3 * 8 * (size_t)f->bits_words +
+			      (ks > 8 ? (size_t)f->n_buckets * 8 * 4 : 0); /* element indices */
 		assert_int_equal(bpfmap_mem_usage(m), want);
 		bpfmap_free(m);
 	}
@@ -506,6 +508,193 @@ static void test_long_keys_locked(void **state)
 	}
 	assert_int_equal(walk_count(m, ks), me);
 	bpfmap_free(m);
+}
+
+/* ---- element indices (keys over 8 bytes) -------------------------------- */
+
+/* Key i of test_elements: 16 bytes, i in word 0. */
+static void elem_key(unsigned char key[16], uint32_t i)
+{
+	memset(key, 0x5a, 16);
+	memcpy(key, &i, 4);
+}
+
+/* The element of key i's slot (in a read-side section: the key is long). */
+static uint32_t elem_of_key(const struct flat *f, uint32_t i)
+{
+	unsigned char key[16];
+	uint32_t hash, pos;
+
+	elem_key(key, i);
+	hash = flat_hash(f, key);
+	bpfmap_read_lock();
+	pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, 16, 0);
+	bpfmap_read_unlock();
+	assert_int_not_equal(pos, FLAT_NONE);
+	assert_memory_equal(flat_key_at(f, pos), key, 16);
+	return flat_elem_of(f, pos);
+}
+
+/*
+ * Keys inserted in order get elements in that order (the point of the
+ * index); deleted slots keep theirs, and reused ones hand the same element
+ * to the next key, so live keys' elements stay distinct and below n_slots.
+ */
+static void test_elements(void **state)
+{
+	(void)state;
+	const uint32_t me = 1000;
+	struct bpfmap *m = flat_make(16, 8, me, 0, -1);
+	struct flat *f = to_flat(m);
+	unsigned char key[16];
+	uint8_t *seen = calloc(f->n_slots, 1);
+	uint64_t v = 0;
+
+	assert_non_null(f->elems);
+	assert_non_null(seen);
+	for (uint32_t i = 0; i < me; i++) {
+		elem_key(key, i);
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < me; i++)
+		assert_int_equal(elem_of_key(f, i), i);
+	/* Churn: replace every key, half after a reclamation, half one by one. */
+	for (uint32_t round = 1; round <= 4; round++) {
+		for (uint32_t i = 0; i < me; i += 2) {
+			elem_key(key, i + (round - 1) * me * 2);
+			assert_int_equal(bpfmap_delete_elem(m, key), 0);
+		}
+		flat_reclaim_sync(f);
+		for (uint32_t i = 0; i < me; i += 2) {
+			elem_key(key, i + round * me * 2);
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		for (uint32_t i = 1; i < me; i += 2) { /* one by one, without reclaiming */
+			elem_key(key, i + (round - 1) * me * 2);
+			assert_int_equal(bpfmap_delete_elem(m, key), 0);
+			elem_key(key, i + round * me * 2);
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		flat_reclaim_sync(f);
+		memset(seen, 0, f->n_slots);
+		for (uint32_t i = 0; i < me; i++) {
+			uint32_t e = elem_of_key(f, i + round * me * 2);
+
+			assert_true(e < f->n_slots);
+			assert_false(seen[e]);
+			seen[e] = 1;
+		}
+	}
+	assert_true(__atomic_load_n(&f->next_elem, __ATOMIC_RELAXED) <= f->n_slots);
+	free(seen);
+	bpfmap_free(m);
+}
+
+/* Key i of test_long_lookups: two words set by 4-byte stores, as the
+ * benchmark's; the second scatters keys that a sequence in word 0 alone would
+ * spread evenly over the homes. */
+static void flat_test_key(unsigned char *key, uint32_t i)
+{
+	uint32_t w1 = i * 0x9e3779b9u;
+
+	memcpy(key, &i, 4);
+	memcpy(key + 4, &w1, 4);
+}
+
+/*
+ * The long-key program-view lookups (specialised for 16, 32, 64, 128 and 256
+ * bytes, generic otherwise), their copy-out and bulk forms: hits give the
+ * key's own value, absent keys and keys that differ only in their last byte
+ * miss, in a full map where twelve keys share home bucket 0 (some past it:
+ * the out-of-line path).
+ */
+static void test_long_lookups(void **state)
+{
+	(void)state;
+	static const uint32_t sizes[] = { 12, 16, 24, 32, 64, 100, 128, 256, 600, 1024 };
+	const uint32_t me = 600, crowd = 12; /* keys whose home is bucket 0 */
+	uint32_t ids[600];
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t ks = sizes[s], next = 1u << 20;
+		struct bpfmap *m = flat_make(ks, 8, me, 0, -1);
+		struct flat *f = to_flat(m);
+		unsigned char *key = malloc(ks);
+		uint64_t v, out;
+
+		assert_non_null(key);
+		memset(key, 0x33, ks);
+		for (uint32_t i = 0; i < me; i++) {
+			if (i < me - crowd) {
+				ids[i] = i;
+			} else {
+				do
+					flat_test_key(key, next++);
+				while (flat_home(f, flat_hash(f, key)) != 0);
+				ids[i] = next - 1;
+			}
+			flat_test_key(key, ids[i]);
+			v = (uint64_t)ids[i] * 7 + ks;
+			assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		assert_true(flat_max_dist(f, 0) > 0); /* more than 8 homed at 0 */
+		bpfmap_read_lock();
+		for (uint32_t i = 0; i < me + 50; i++) {
+			uint32_t id = i < me ? ids[i] : i - crowd; /* then absent ones */
+			uint64_t *p;
+			void *vp;
+
+			flat_test_key(key, id);
+			p = bpfmap_lookup(m, key);
+			if (i >= me) {
+				assert_null(p);
+				continue;
+			}
+			assert_non_null(p);
+			assert_int_equal(*p, (uint64_t)id * 7 + ks);
+			assert_int_equal(bpfmap_lookup_elem(m, key, &out), 0);
+			assert_int_equal(out, *p);
+			assert_int_equal(bpfmap_lookup_bulk(m, key, 1, &vp), 1);
+			assert_ptr_equal(vp, p);
+			key[ks - 1] ^= 1; /* the last byte only */
+			assert_null(bpfmap_lookup(m, key));
+			key[ks - 1] ^= 1;
+		}
+		bpfmap_read_unlock();
+		free(key);
+		bpfmap_free(m);
+	}
+}
+
+/* bpfmap_create(): keys over 8 bytes get the flat table from
+ * FLAT_LONG_MIN_ENTRIES (16384) elements on, word keys always, and
+ * NO_PREALLOC maps never. */
+static void test_routing(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t ks, me, flags;
+		bool flat;
+	} cases[] = {
+		{ 4, 512, 0, true },
+		{ 8, 10000, 0, true },
+		{ 16, 16383, 0, false },
+		{ 16, 16384, 0, true },
+		{ 1024, 20000, 0, true },
+		{ 64, 512, 0, false },
+		{ 8, 512, BPFMAP_F_NO_PREALLOC, false },
+		{ 16, 100000, BPFMAP_F_NO_PREALLOC, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		BPFMAP_CREATE_OPTS(opts, .map_flags = cases[i].flags);
+		struct bpfmap *m =
+		    bpfmap_create(BPFMAP_TYPE_HASH, "route", cases[i].ks, 8, cases[i].me, &opts);
+
+		assert_non_null(m);
+		assert_int_equal(m->ops == &flat_ops, cases[i].flat);
+		bpfmap_free(m);
+	}
 }
 
 /* ---- concurrency: many homes in few buckets ------------------------------ */
@@ -1120,6 +1309,9 @@ int main(void)
 		cmocka_unit_test(test_revive),
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_long_keys_locked),
+		cmocka_unit_test(test_elements),
+		cmocka_unit_test(test_routing),
+		cmocka_unit_test(test_long_lookups),
 		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map),
 		cmocka_unit_test(test_full_map_concurrent),

@@ -41,23 +41,30 @@ static int result(int ret)
 }
 
 /*
- * The operations of a map type.  Preallocated HASH maps with keys of at most
- * 8 bytes get the flat open-addressing layout (maps/flat.h: a quarter of the
- * memory per element, faster word-key lookups and failed inserts); longer
- * keys and NO_PREALLOC maps get the chained table.  The cutoff is measured:
- * with longer keys the chained table's lookups were 1.3-2x faster at 16-64
- * bytes and up to 5x at 128 bytes in large maps (`bpfmap-bench
- * bpf-hashmap-lookup`, side by side; README "Performance"), at the price of
- * the chained table's memory (about 56 bytes per element more).
+ * The operations of a map type.  Preallocated HASH maps get the flat
+ * open-addressing layout (maps/flat.h: about 56 bytes per element less than
+ * the chained table, faster word-key lookups and failed inserts) when their
+ * keys fit a word or the map has at least FLAT_LONG_MIN_ENTRIES elements;
+ * smaller maps of longer keys and NO_PREALLOC maps get the chained table.
+ * The cutoff is measured (`bpfmap-bench bpf-hashmap-lookup`, side by side;
+ * README "Performance"): in maps of 512 and 10000 elements, which the caches
+ * hold, the chained table's lookups of 16-64-byte keys were 15-30% faster
+ * (one dependent load fewer: flat matches a tag, then follows the slot's
+ * element index), of 128-1024-byte keys within 10%; at 20000 and 40000
+ * elements the two were within 10% at 16-256 bytes, and at 100000 flat's were
+ * 1.05-2.3x as fast (less metadata to miss in, keys in insertion order).
+ * Below the cutoff the chained table's extra memory is under 1 MiB.
  */
-#define FLAT_MAX_KEY_SIZE 8
+#define FLAT_LONG_MIN_ENTRIES 16384
 
 static const struct map_ops *ops_for_type(enum bpfmap_type type, uint32_t key_size,
-					  uint32_t map_flags)
+					  uint32_t max_entries, uint32_t map_flags)
 {
 	switch (type) {
 	case BPFMAP_TYPE_HASH:
-		if (map_flags & BPFMAP_F_NO_PREALLOC || key_size > FLAT_MAX_KEY_SIZE)
+		if (map_flags & BPFMAP_F_NO_PREALLOC)
+			return &htab_ops;
+		if (key_size > 8 && max_entries < FLAT_LONG_MIN_ENTRIES)
 			return &htab_ops;
 		return &flat_ops;
 	default:
@@ -141,7 +148,8 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 			     uint32_t value_size, uint32_t max_entries,
 			     const struct bpfmap_create_opts *opts)
 {
-	const struct map_ops *ops = ops_for_type(type, key_size, OPTS_GET(opts, map_flags, 0));
+	const struct map_ops *ops =
+	    ops_for_type(type, key_size, max_entries, OPTS_GET(opts, map_flags, 0));
 	struct map_params p = {
 		.type = type,
 		.key_size = key_size,

@@ -87,9 +87,18 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
 	const struct bpfmap *map = &f->map;
 	struct flat_bucket *bk = &f->buckets[b];
 	uint32_t pos = b * FLAT_SLOTS + i;
-	char *s = flat_key_at(f, pos);
-	uint64_t *kw = (uint64_t *)(void *)s;
+	char *s;
+	uint64_t *kw;
 
+	/* A slot's first fill takes the next element (long keys): a map
+	 * filled in some order lays its keys out in that order.  The tag's
+	 * release below publishes the index with the key. */
+	if (f->elems && __atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED) == FLAT_NONE)
+		__atomic_store_n(&f->elems[pos],
+				 __atomic_fetch_add(&f->next_elem, 1, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	s = flat_key_at(f, pos);
+	kw = (uint64_t *)(void *)s;
 	flat_seq_enter(&bk->seq);
 	if (map->key_size <= 4) {
 		__atomic_store_n((uint32_t *)(void *)s, (uint32_t)small, __ATOMIC_RELEASE);
@@ -331,6 +340,7 @@ static size_t flat_mem_usage(const struct bpfmap *map)
 static void flat_release(struct flat *f)
 {
 	free(f->wait_bits);
+	free(f->elems);
 	free(f->values_mem);
 	free(f->keys_mem);
 	free(f->buckets_mem);
@@ -367,33 +377,48 @@ static void advise_huge(void *p, size_t len)
 }
 
 /*
- * Home slots for max_entries elements of slot_size bytes: about 8/7 of them,
- * so a full map leaves a slot free per seven, but no more than keeps the bytes
- * per element within slot_size + 16 (large elements), and always at least
+ * Slots that keep the bytes per element of max_entries elements of slot_size
+ * bytes (key and value) and @index bytes of element index within
+ * slot_size + 16: 2 bytes of bucket metadata per slot; 1 byte per element
+ * kept for the fixed part and the bitmaps.
+ */
+static uint64_t flat_budget_slots(uint32_t max_entries, uint32_t slot_size, uint32_t index)
+{
+	return (uint64_t)max_entries * (slot_size + 15) / (slot_size + 2 + index);
+}
+
+/*
+ * Home slots: about 8/7 of max_entries, so a full map leaves a slot free per
+ * seven, but no more than the budget (large elements), and always at least
  * one more than max_entries.
  */
-static uint64_t flat_home_slots(uint32_t max_entries, uint32_t slot_size)
+static uint64_t flat_home_slots(uint32_t max_entries, uint64_t budget)
 {
 	uint64_t by_load = ((uint64_t)max_entries * 8 + 6) / 7;
-	/* 2 bytes of bucket metadata per slot; 1 byte per element kept for
-	 * the fixed part and the bitmaps. */
-	uint64_t by_budget = (uint64_t)max_entries * (slot_size + 15) / (slot_size + 2);
-	uint64_t n = by_load < by_budget ? by_load : by_budget;
+	uint64_t n = by_load < budget ? by_load : budget;
 
 	return n > max_entries ? n : (uint64_t)max_entries + 1;
 }
 
 /* Spare slots (beyond max_entries) every map gets, bounded in bytes: deleted
  * slots wait for a grace period before reuse, and these let deletes and
- * inserts go on meanwhile. */
+ * inserts go on meanwhile.  From FLAT_SPARE_BUDGET_FROM elements on, where
+ * the bytes per element are what counts, they also stay within the budget
+ * (maps of large elements: 1024 spare slots of 256 + 6 bytes would be 13
+ * bytes more per element of a 20000-entry map). */
 #define FLAT_SPARE_MIN 1024
 #define FLAT_SPARE_MAX_BYTES (256 << 10)
+#define FLAT_SPARE_BUDGET_FROM (16 * FLAT_SPARE_MIN)
 
-static uint64_t flat_spare_min(uint32_t slot_size)
+static uint64_t flat_spare(uint32_t max_entries, uint32_t slot_bytes, uint64_t budget)
 {
-	uint64_t n = FLAT_SPARE_MAX_BYTES / slot_size;
+	uint64_t n = FLAT_SPARE_MAX_BYTES / slot_bytes;
 
-	return n < FLAT_SPARE_MIN ? n : FLAT_SPARE_MIN;
+	if (n > FLAT_SPARE_MIN)
+		n = FLAT_SPARE_MIN;
+	if (max_entries >= FLAT_SPARE_BUDGET_FROM && max_entries + n > budget)
+		n = budget > max_entries ? budget - max_entries : 1;
+	return n;
 }
 
 struct bpfmap *flat_alloc(const struct map_params *p, int *err)
@@ -402,13 +427,16 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
 	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
 	uint64_t slot_size = key_stride + value_stride;
-	uint64_t home_slots, n_slots, n_buckets;
-	size_t bucket_bytes, key_bytes, value_bytes;
+	uint32_t index = p->key_size > 8 ? sizeof(uint32_t) : 0; /* f->elems */
+	uint64_t budget, home_slots, n_slots, n_buckets;
+	size_t bucket_bytes, key_bytes, value_bytes, elem_bytes;
 
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
-	home_slots = flat_home_slots(p->max_entries, (uint32_t)slot_size);
-	n_slots = (uint64_t)p->max_entries + flat_spare_min((uint32_t)slot_size);
+	budget = flat_budget_slots(p->max_entries, (uint32_t)slot_size, index);
+	home_slots = flat_home_slots(p->max_entries, budget);
+	n_slots = (uint64_t)p->max_entries +
+		  flat_spare(p->max_entries, (uint32_t)slot_size + index, budget);
 	if (n_slots < home_slots)
 		n_slots = home_slots;
 	n_buckets = (n_slots + FLAT_SLOTS - 1) / FLAT_SLOTS;
@@ -442,6 +470,13 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->values_mem = calloc(1, value_bytes);
 	if (!f->values_mem)
 		goto nomem;
+	elem_bytes = (size_t)n_buckets * FLAT_SLOTS * index;
+	if (index) {
+		f->elems = malloc(elem_bytes);
+		if (!f->elems)
+			goto nomem;
+		memset(f->elems, 0xff, elem_bytes); /* FLAT_NONE: no element yet */
+	}
 	f->wait_bits = calloc(3 * (size_t)f->bits_words, sizeof(uint64_t));
 	if (!f->wait_bits)
 		goto nomem;
@@ -458,7 +493,7 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	/* A short last bucket: its missing slots stay BUSY for ever. */
 	for (uint64_t i = n_slots - (n_buckets - 1) * FLAT_SLOTS; i < FLAT_SLOTS; i++)
 		f->buckets[n_buckets - 1].tags |= (uint64_t)FLAT_BUSY << (8 * i);
-	f->mem_bytes = sizeof(*f) + bucket_bytes + key_bytes + value_bytes +
+	f->mem_bytes = sizeof(*f) + bucket_bytes + key_bytes + value_bytes + elem_bytes +
 		       3 * (size_t)f->bits_words * sizeof(uint64_t);
 
 	f->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * BPFMAP_TYPE_HASH, preallocated: a flat table of slots in buckets of eight.
- * bpfmap_create() chooses it for keys of at most 8 bytes (core/map.c says
- * why); it works for every key size, and tests/test_flat.c covers them all.
+ * bpfmap_create() chooses it for keys of at most 8 bytes and for maps of
+ * FLAT_LONG_MIN_ENTRIES elements and more (core/map.c says why); it works for
+ * every key size and map size, and tests/test_flat.c covers them all.
  *
  * Layout.  n_buckets buckets (not a power of two: a hash maps to its "home"
  * bucket by fastrange, (hash * n_homes) >> 32; n_homes == n_buckets except in
@@ -19,27 +20,42 @@
  *  - lock: bit 0 is the spin lock of the bucket *as a home*; bits 1..15 count
  *    its unlocks (flat_unlock); bits 16..31 are the home's max displacement
  *    (FLAT_DIST_ANY: unbounded).
- * Keys and values live in two arrays indexed by slot (b * 8 + i for slot i
- * of bucket b): keys of at most 4 bytes in 4 bytes, others padded to 8;
- * values padded to 8.  A bucket's keys are contiguous, so a lookup of a 4- or
- * 8-byte key compares all eight at once (SSE2, 32 or 64 bytes) and masks the
- * result with the live tags, and a program-view lookup computes the value's
- * address without touching it: one cache line of metadata and one of keys,
- * loaded in parallel.  There are about 8/7 as many slots as max_entries
- * (fewer for large elements, to stay within the memory budget; always at
- * least max_entries + 1).  Small maps get at least FLAT_SPARE_MIN spare slots
- * (fewer for large elements) in overflow buckets after the homes, so that
- * deletes and inserts can go on at full speed while deleted slots await a
- * grace period; the homes stay as many as 8/7 x max_entries needs, so batch
- * cursors fit the kernel's bucket count.
+ * Keys and values live in two arrays indexed by element: keys of at most 4
+ * bytes in 4 bytes, others padded to 8; values padded to 8.  For keys of at
+ * most 8 bytes the element is the slot (b * 8 + i for slot i of bucket b):
+ * a bucket's keys are contiguous, so a lookup of a 4- or 8-byte key compares
+ * all eight at once (SSE2, 32 or 64 bytes) and masks the result with the live
+ * tags, and a program-view lookup computes the value's address without
+ * touching it: one cache line of metadata and one of keys, loaded in
+ * parallel.
+ * Elements.  Longer keys are compared one candidate at a time anyway, so they
+ * go through a 4-byte element index per slot (elems[]): a slot takes the next
+ * unused element at its first fill and keeps it for ever (there are as many
+ * elements as slots), so keys inserted in some order lie in that order, as
+ * the chained table's preallocated elements do.  Maps filled and then read in
+ * related orders (the lookup benchmark: sequential keys) find the next key on
+ * the next cache line instead of anywhere in the key array: at 128-byte keys
+ * in a 100000-entry map, about 6x the lookups per second of slot-indexed
+ * keys (27 against 4.0-4.5 M/s, bpfmap-bench bpf-hashmap-lookup).  The
+ * index is written before the slot's first tag is published (release) and
+ * never changes, so readers that saw a live tag read it with a plain
+ * (relaxed) load; lookups prefetch the home's eight indices with its tags.
+ * Sizing.  There are about 8/7 as many slots as max_entries (fewer for large
+ * elements, to stay within the memory budget; always at least max_entries +
+ * 1).  Small maps get at least FLAT_SPARE_MIN spare slots (fewer for large
+ * elements; from 16384 elements on, within the budget) in overflow buckets
+ * after the homes, so that deletes and inserts can go on at full speed while
+ * deleted slots await a grace period; the homes stay as many as 8/7 x
+ * max_entries needs, so batch cursors fit the kernel's bucket count.
  *
  * Placement.  A key lives in its home bucket h or in h + d (cyclically) for
- * d <= max_dist(h); keys never move.  Lookups scan those buckets: word keys
- * by the bucket-wide compare, longer ones by matching the tag bytes (SSE2 or
- * SWAR) and comparing the candidates' keys.  Each map gets lookups
- * specialised for its key size at creation (4, 8, 16, 32, 64 bytes, or any),
- * the home bucket inline and the rest out of line.  Deleting a home's
- * farthest key lowers its max_dist to the farthest one left.
+ * d <= max_dist(h); keys never move (nor do slots' elements).  Lookups scan
+ * those buckets: word keys by the bucket-wide compare, longer ones by
+ * matching the tag bytes (SSE2 or SWAR) and comparing the candidates' keys.
+ * Each map gets lookups specialised for its key size at creation (4, 8, 16,
+ * 32, 64, 128, 256 bytes, or any), the home bucket inline and the rest out of
+ * line.
+ * Deleting a home's farthest key lowers its max_dist to the farthest one left.
  *
  * Writers.  Every insert and delete, and every update in place but the
  * lock-free overwrites below, holds the key's home bucket's lock, so keys are
@@ -160,8 +176,11 @@ struct flat {
 	 * lock would otherwise steal the line that lookups of four buckets
 	 * read, from every other core, on each update. */
 	uint32_t *locks;
-	char *keys;            /* slot pos's key at pos * key_stride */
-	char *values;          /* slot pos's value at pos * value_stride */
+	char *keys;   /* element e's key at e * key_stride */
+	char *values; /* element e's value at e * value_stride */
+	/* Keys longer than 8 bytes: slot -> element index (FLAT_NONE until the
+	 * slot's first fill; atomic), NULL for shorter keys (element == slot). */
+	uint32_t *elems;
 	uint64_t seed;
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
@@ -176,6 +195,7 @@ struct flat {
 	uint32_t rq;         /* atomic: 1 while the reclamation callback is queued or runs */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
+	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
 	enum hash_kind hash_kind;
 	uint32_t stores; /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
@@ -251,18 +271,27 @@ static ALWAYS_INLINE uint32_t flat_first(uint64_t mask)
 	return (uint32_t)__builtin_ctzll(mask) >> 3;
 }
 
+/* The element of slot pos (a slot that is or was live: its first fill
+ * assigned it before publishing its tag, and it never changes). */
+static ALWAYS_INLINE uint32_t flat_elem_of(const struct flat *f, uint32_t pos)
+{
+	return f->elems ? __atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED) : pos;
+}
+
 /* Slot pos's key and value.  Keys and values live in two arrays indexed by
- * slot, so a bucket's keys are contiguous (a lookup of a small key reads one
- * or two cache lines of keys, compared together) and a program-view lookup
- * never touches the value it returns. */
+ * element: for keys of at most 8 bytes the element is the slot, so a
+ * bucket's keys are contiguous (a lookup of a small key reads one or two
+ * cache lines of keys, compared together); longer keys go through the slot's
+ * element index (see "Elements" in the comment at the top).  A program-view
+ * lookup never touches the value it returns. */
 static ALWAYS_INLINE char *flat_key_at(const struct flat *f, uint32_t pos)
 {
-	return f->keys + (size_t)pos * f->key_stride;
+	return f->keys + (size_t)flat_elem_of(f, pos) * f->key_stride;
 }
 
 static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
 {
-	return f->values + (size_t)pos * f->value_stride;
+	return f->values + (size_t)flat_elem_of(f, pos) * f->value_stride;
 }
 
 static ALWAYS_INLINE uint32_t flat_next_bucket(const struct flat *f, uint32_t b)
