@@ -60,14 +60,23 @@ static void test_fast_hash_known_answers(void **state)
 
 /* Regular key sets (sequential, strided, varying only in the high half)
  * spread evenly: 2^16 keys over 2^10 buckets stay near the mean of 64, in
- * the high bits (both tables take a hash's high bits: flat by multiply-shift,
- * chained by shift) and, where @low_too, in the low bits as well.  The u64
- * hash's low bits see only the low bits of the key's high half (one
- * multiply: see hash/fast_hash.h), so for it only the high bits count. */
-static void check_spread_bits(const char *what, uint32_t (*h)(uint32_t i), bool low_too)
+ * the high bits (the flat table's multiply-shift) and, where @low_too, in
+ * the low bits (the chained table's mask).  The u64 hash's low bits see only
+ * the low bits of the key's high half (one multiply: see hash/fast_hash.h),
+ * so for it only the high bits count; the chained table folds them
+ * (fast_hash_u64_folded_halves), and that must spread in the low bits. */
+enum spread_low { LOW_SKIP, LOW_EVEN, LOW_RANDOM };
+
+/* @low: the low bits not checked, checked as evenly as the high bits (the
+ * multiplicative hashes are near-bijections there), or as a random hash
+ * spreads (a Poisson(64) load: 28..105 holds every bucket but with odds of
+ * about 1e-4 over 1024 buckets; a degenerate hash leaves buckets empty). */
+static void check_spread_bits(const char *what, uint32_t (*h)(uint32_t i),
+			      enum spread_low low_check)
 {
 	enum { KEYS = 1 << 16, BUCKETS = 1 << 10 };
 	static uint32_t low[BUCKETS], high[BUCKETS];
+	uint32_t lo_min = low_check == LOW_RANDOM ? 28 : 40, lo_max = low_check == LOW_RANDOM ? 105 : 90;
 
 	memset(low, 0, sizeof(low));
 	memset(high, 0, sizeof(high));
@@ -78,7 +87,8 @@ static void check_spread_bits(const char *what, uint32_t (*h)(uint32_t i), bool 
 		high[v >> 22]++;
 	}
 	for (int b = 0; b < BUCKETS; b++) {
-		if (high[b] < 40 || high[b] > 90 || (low_too && (low[b] < 40 || low[b] > 90)))
+		if (high[b] < 40 || high[b] > 90 ||
+		    (low_check != LOW_SKIP && (low[b] < lo_min || low[b] > lo_max)))
 			fail_msg("%s: bucket %d holds %u (low bits) / %u (high bits), mean 64",
 				 what, b, low[b], high[b]);
 	}
@@ -86,22 +96,36 @@ static void check_spread_bits(const char *what, uint32_t (*h)(uint32_t i), bool 
 
 static void check_spread(const char *what, uint32_t (*h)(uint32_t i))
 {
-	check_spread_bits(what, h, true);
+	check_spread_bits(what, h, LOW_EVEN);
 }
 
 static uint32_t u32_seq(uint32_t i) { return fast_hash_u32(i + 1, 0); }
 static uint32_t u32_stride(uint32_t i) { return fast_hash_u32((i + 1) * 4096, 0); }
 static uint32_t u32_ipv4(uint32_t i) { return fast_hash_u32(0x0a000000 + i * 256, 0); }
-static uint32_t u64_seq(uint32_t i) { return fast_hash_u64(i + 1, 0); }
-static uint32_t u64_high(uint32_t i) { return fast_hash_u64((uint64_t)(i + 1) << 32, 0); }
-static uint32_t u64_stride(uint32_t i) { return fast_hash_u64((uint64_t)(i + 1) * 4096, 7); }
+static uint64_t u64_seq(uint32_t i) { return i + 1; }
+static uint64_t u64_high(uint32_t i) { return (uint64_t)(i + 1) << 32; }
+static uint64_t u64_stride(uint32_t i) { return (uint64_t)(i + 1) * 4096; }
 /* Only the high half varies, and not in its low bits: a struct of a fixed
  * port and an IPv4 /24, or a counter in the top bits. */
-static uint32_t u64_high_ipv4(uint32_t i)
+static uint64_t u64_high_ipv4(uint32_t i) { return (uint64_t)(0x0a000000 + i * 256) << 32 | 80; }
+static uint64_t u64_high_stride(uint32_t i) { return (uint64_t)(i + 1) << 44; }
+
+static uint64_t (*u64_keys)(uint32_t i); /* the key set being checked */
+
+static uint32_t u64_flat(uint32_t i) { return fast_hash_u64(u64_keys(i), 7); }
+static uint32_t u64_chained(uint32_t i)
 {
-	return fast_hash_u64((uint64_t)(0x0a000000 + i * 256) << 32 | 80, 0);
+	uint64_t k = u64_keys(i);
+
+	return fast_hash_u64_folded_halves((uint32_t)k, (uint32_t)(k >> 32), 7);
 }
-static uint32_t u64_high_stride(uint32_t i) { return fast_hash_u64((uint64_t)(i + 1) << 44, 3); }
+
+static void check_u64_spread(const char *what, uint64_t (*keys)(uint32_t i))
+{
+	u64_keys = keys;
+	check_spread_bits(what, u64_flat, LOW_SKIP);
+	check_spread_bits(what, u64_chained, LOW_RANDOM);
+}
 
 static void test_fast_hash_spread(void **state)
 {
@@ -109,11 +133,11 @@ static void test_fast_hash_spread(void **state)
 	check_spread("u32 sequential", u32_seq);
 	check_spread("u32 stride 4096", u32_stride);
 	check_spread("u32 IPv4 /24s", u32_ipv4);
-	check_spread_bits("u64 sequential", u64_seq, false);
-	check_spread_bits("u64 high half", u64_high, false);
-	check_spread_bits("u64 stride 4096", u64_stride, false);
-	check_spread_bits("u64 high half, IPv4 /24s", u64_high_ipv4, false);
-	check_spread_bits("u64 high half, stride 4096", u64_high_stride, false);
+	check_u64_spread("u64 sequential", u64_seq);
+	check_u64_spread("u64 high half", u64_high);
+	check_u64_spread("u64 stride 4096", u64_stride);
+	check_u64_spread("u64 high half, IPv4 /24s", u64_high_ipv4);
+	check_u64_spread("u64 high half, stride 4096", u64_high_stride);
 }
 
 /* Known answers for the word hash (computed independently from the

@@ -67,6 +67,20 @@ static ALWAYS_INLINE void load_u32_halves(const void *p, uint32_t *lo, uint32_t 
 	__asm__("" : "+r"(*hi));
 }
 
+/*
+ * fast_hash_u64_halves for a table that takes a hash's low bits (the chained
+ * table's bucket mask): those see only the low bits of the key's high half,
+ * so the high half of the hash is folded onto them (one shift and one xor;
+ * cheaper in the chained table's lookups than taking the high bits there).
+ */
+static ALWAYS_INLINE uint32_t fast_hash_u64_folded_halves(uint32_t lo, uint32_t hi,
+							  uint64_t seed)
+{
+	uint32_t h = fast_hash_u64_halves(lo, hi, seed);
+
+	return h ^ h >> 16;
+}
+
 /* Hash an 8-byte key in memory by its halves (see fast_hash_u64_halves). */
 static ALWAYS_INLINE uint32_t fast_hash_u64_mem(const void *key, uint64_t seed)
 {

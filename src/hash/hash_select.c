@@ -73,6 +73,15 @@ static uint32_t hash_u64(const void *key, uint32_t key_size, uint64_t seed)
 	return fast_hash_u64_mem(key, seed);
 }
 
+static uint32_t hash_u64_folded(const void *key, uint32_t key_size, uint64_t seed)
+{
+	uint32_t lo, hi;
+
+	(void)key_size;
+	load_u32_halves(key, &lo, &hi);
+	return fast_hash_u64_folded_halves(lo, hi, seed);
+}
+
 static uint32_t hash_jhash(const void *key, uint32_t key_size, uint64_t seed)
 {
 	return jhash_bytes(key, key_size, (uint32_t)seed);
@@ -142,6 +151,11 @@ hash_fn hash_fn_for_kind(enum hash_kind kind)
 	default:
 		return hash_jhash;
 	}
+}
+
+hash_fn hash_fn_low_bits(enum hash_kind kind)
+{
+	return kind == HASH_U64 ? hash_u64_folded : hash_fn_for_kind(kind);
 }
 
 const char *hash_kind_name(enum hash_kind kind)

@@ -34,6 +34,9 @@ enum hash_kind {
 
 enum hash_kind hash_kind_for_key_size(uint32_t key_size);
 hash_fn hash_fn_for_kind(enum hash_kind kind);
+/* The same, for a table that takes a hash's low bits (a power-of-two mask):
+ * HASH_U64 folded (fast_hash_u64_folded_halves), the others as they are. */
+hash_fn hash_fn_low_bits(enum hash_kind kind);
 const char *hash_kind_name(enum hash_kind kind);
 
 /* A random seed (getrandom), or 0 when zero_seed is set. */

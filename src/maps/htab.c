@@ -701,9 +701,8 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->hash_kind = hash_kind_for_key_size(p->key_size);
 	map_init_common(&h->map, p, &htab_ops, htab_lookup_for(h->hash_kind, p->key_size));
 	h->n_buckets = roundup_pow_of_two_u32(p->max_entries);
-	h->bucket_shift = 32 - (uint32_t)__builtin_ctz(h->n_buckets);
 	h->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
-	h->hash = hash_fn_for_kind(h->hash_kind);
+	h->hash = hash_fn_low_bits(h->hash_kind); /* htab_bucket takes the low bits */
 	h->elem_size = (uint32_t)elem_size;
 	h->value_off = (uint32_t)key_pad;
 	h->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);

@@ -64,7 +64,6 @@ struct htab {
 	struct bpfmap map;
 	struct htab_bucket *buckets;
 	uint32_t n_buckets; /* power of two */
-	uint32_t bucket_shift; /* 32 - log2(n_buckets) (see htab_bucket) */
 	uint64_t seed;
 	hash_fn hash;
 	uint32_t elem_size;  /* header + padded key + padded value */
@@ -117,12 +116,11 @@ static ALWAYS_INLINE void *elem_value(const struct htab *h, const struct htab_el
 	return (char *)e->data + h->value_off;
 }
 
-/* A hash's bucket: its high bits.  The word-key hashes (hash/fast_hash.h)
- * are multiplicative: their high bits depend on every key bit, their low
- * bits only on the key's low bits. */
+/* A hash's bucket: its low bits (8-byte keys hash with their high half
+ * folded onto them: hash_fn_low_bits). */
 static ALWAYS_INLINE struct htab_bucket *htab_bucket(const struct htab *h, uint32_t hash)
 {
-	return &h->buckets[(uint64_t)hash >> h->bucket_shift];
+	return &h->buckets[hash & (h->n_buckets - 1)];
 }
 
 static ALWAYS_INLINE struct htab_elem *elem_next(const struct htab_elem *e)
@@ -187,7 +185,7 @@ static ALWAYS_INLINE struct htab_key htab_key_of(const struct htab *h, const voi
 
 		load_u32_halves(key, &lo, &hi);
 		k.word = (uint64_t)hi << 32 | lo;
-		k.hash = fast_hash_u64_halves(lo, hi, h->seed);
+		k.hash = fast_hash_u64_folded_halves(lo, hi, h->seed);
 	} else {
 		k.hash = htab_hash(h, key);
 	}
