@@ -24,8 +24,9 @@
  * bytes in 4 bytes, others padded to 8; values padded to 8.  For keys of at
  * most 8 bytes the element is the slot (b * 8 + i for slot i of bucket b):
  * a bucket's keys are contiguous, so a lookup of a 4- or 8-byte key compares
- * all eight at once (SSE2, 32 or 64 bytes) and masks the result with the live
- * tags, and a program-view lookup computes the value's address without
+ * all eight at once (SSE2, AVX2 or AVX-512, the best the CPU runs, chosen at
+ * creation: maps/flat_words.h; 32 or 64 bytes) and masks the result with the
+ * live tags, and a program-view lookup computes the value's address without
  * touching it: one cache line of metadata and one of keys, loaded in
  * parallel.
  * Elements.  Longer keys are compared one candidate at a time anyway, so they
