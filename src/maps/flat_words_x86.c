@@ -59,19 +59,28 @@ static ALWAYS_INLINE FLAT_AVX2 void *flat_k4_avx2(struct bpfmap *map, const void
 	return flat_lookup_far(f, hash, key, 4, k);
 }
 
+/* An 8-byte key (read by halves: see load_u32_halves), its hash and home. */
+static ALWAYS_INLINE uint32_t flat_k8_home(const struct flat *f, const void *key, uint64_t *k,
+					   uint32_t *hash)
+{
+	uint32_t lo, hi;
+
+	load_u32_halves(key, &lo, &hi);
+	*k = (uint64_t)hi << 32 | lo;
+	*hash = fast_hash_u64(*k, f->seed);
+	return flat_home(f, *hash);
+}
+
 static ALWAYS_INLINE FLAT_AVX2 void *flat_k8_avx2(struct bpfmap *map, const void *key, uint32_t vs)
 {
 	struct flat *f = to_flat(map);
-	uint32_t lo, hi, hash, h, live;
+	uint32_t hash, h, live;
 	const __m256i *keys;
 	uint32_t m;
 	uint64_t k;
 	__m256i kv;
 
-	load_u32_halves(key, &lo, &hi);
-	k = (uint64_t)hi << 32 | lo;
-	hash = fast_hash_u64(k, f->seed);
-	h = flat_home(f, hash);
+	h = flat_k8_home(f, key, &k, &hash);
 	live = (uint32_t)_mm_movemask_epi8(flat_tags_vec(f, h));
 	keys = (const __m256i *)(const void *)(f->keys + (size_t)h * 64);
 	kv = _mm256_set1_epi64x((long long)k);
@@ -102,16 +111,13 @@ static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const 
 						      uint32_t vs)
 {
 	struct flat *f = to_flat(map);
-	uint32_t lo, hi, hash, h;
+	uint32_t hash, h;
 	__mmask8 live;
 	__m512i keys;
 	uint32_t m;
 	uint64_t k;
 
-	load_u32_halves(key, &lo, &hi);
-	k = (uint64_t)hi << 32 | lo;
-	hash = fast_hash_u64(k, f->seed);
-	h = flat_home(f, hash);
+	h = flat_k8_home(f, key, &k, &hash);
 	live = (__mmask8)_mm_movepi8_mask(flat_tags_vec(f, h));
 	keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
 	m = _cvtmask8_u32(
