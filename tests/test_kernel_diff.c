@@ -1668,16 +1668,21 @@ int main(void)
 	/*
 	 * Preallocated maps of keys over 8 bytes take the flat table from
 	 * FLAT_LONG_MIN_ENTRIES (16384, core/map.c) elements on, the chained
-	 * table below: sizes for each hash (word hash, XXH3 from 513 bytes) and
-	 * odd lengths, one map above a power of two (32768 buckets).  A pool of
+	 * table below: the sizes flat specialises lookups for (16-256 bytes),
+	 * others (odd, XXH3 from 513 bytes), values stored lock-free (at most 8
+	 * bytes) or not, one map above a power of two (32768 buckets).  A pool of
 	 * 300 keys keeps them quick under ASan and Valgrind (never full: no
 	 * -ENOSPC here; the small maps above cover it on the chained table).
 	 */
 	static const struct cfg flat_long_cfgs[] = {
 		{ 16, 8, 16384, 0 },
 		{ 13, 4, 16384, BPF_F_ZERO_SEED },
-		{ 40, 24, 16384, 0 },
+		{ 32, 24, 16384, 0 },
+		{ 40, 8, 16384, BPF_F_ZERO_SEED },
+		{ 64, 16, 16384, 0 },
 		{ 100, 1, 16384, BPF_F_ZERO_SEED },
+		{ 128, 8, 16384, 0 },
+		{ 256, 4, 16384, BPF_F_ZERO_SEED },
 		{ 520, 8, 20000, 0 },
 	};
 	const char *env;
