@@ -56,6 +56,7 @@
 #include "core/map.h"
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
+#include "maps/flat.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -152,6 +153,8 @@ struct pair {
 	/* key pool and model */
 	uint32_t npool;
 	uint32_t ninsert;     /* keys [0, ninsert) may be inserted, the rest stay absent */
+	bool crowd;           /* flat with a small pool: crowd_home crowded */
+	uint32_t crowd_home;
 	unsigned char *pool;  /* npool * ks */
 	uint32_t *bucket;     /* per key, when same_layout */
 	bool *present;
@@ -237,6 +240,28 @@ static int pool_find(const struct pair *p, const void *key)
 		if (!memcmp(pkey(p, i), key, p->c.ks))
 			return (int)i;
 	return -1;
+}
+
+/*
+ * A few hundred keys in a flat table of thousands of buckets would all sit
+ * in their home buckets.  So that displaced keys (probing, max_dist raised
+ * and lowered, walks across them) are compared too, the first FLAT_CROWD
+ * pool keys of such a map share one home bucket (eight slots) and the next
+ * FLAT_CROWD / 2 the bucket after it (cyclically), as the map's own hash
+ * places them.
+ */
+#define FLAT_CROWD 20
+
+static bool key_placed(const struct pair *p, uint32_t i)
+{
+	const struct flat *f;
+	uint32_t home;
+
+	if (!p->crowd || i >= FLAT_CROWD + FLAT_CROWD / 2)
+		return true;
+	f = to_flat(p->m);
+	home = flat_home(f, flat_hash(f, pkey(p, i)));
+	return home == (i < FLAT_CROWD ? p->crowd_home : (p->crowd_home + 1) % f->n_homes);
 }
 
 static uint32_t roundup_pow2(uint32_t n)
@@ -388,6 +413,12 @@ static int pair_init(struct pair *p, struct cfg c, uint32_t npool)
 	if (c.ks == 1 && p->npool > 256)
 		p->npool = 256;
 	p->ninsert = p->npool > c.me ? p->npool : p->npool - 1;
+	if (p->m->ops == &flat_ops && p->npool > 2 * FLAT_CROWD && p->npool < c.me / 8) {
+		uint32_t n = to_flat(p->m)->n_homes;
+
+		p->crowd = true;
+		p->crowd_home = rn(2) ? n - 1 : rn(n); /* the last: probes wrap around */
+	}
 	p->pool = xcalloc(p->npool, c.ks);
 	p->bucket = xcalloc(p->npool, sizeof(uint32_t));
 	p->present = xcalloc(p->npool, sizeof(bool));
@@ -400,7 +431,7 @@ static int pair_init(struct pair *p, struct cfg c, uint32_t npool)
 			/* small alphabets make keys share bytes; still distinct */
 			if (c.ks > 1 && rn(4) == 0)
 				memset(pkey(p, i), 0, c.ks - 1);
-		} while (pool_find(p, pkey(p, i)) != (int)i);
+		} while (pool_find(p, pkey(p, i)) != (int)i || !key_placed(p, i));
 		p->bucket[i] = kernel_hash(pkey(p, i), c.ks, 0) & (p->nb - 1);
 	}
 	p->cap = 2 * c.me + 8;
