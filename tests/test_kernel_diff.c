@@ -30,7 +30,7 @@
  * (bpfmap -EINVAL, kernel ignores them: reported as a NOTE).
  *
  * Environment: BPFMAP_DIFF_SEED=<n> replays a run; BPFMAP_DIFF_OPS=<n> sets
- * the operations per configuration (default 1500, ~5 s under ASan);
+ * the operations per configuration (default 1500, ~6 s under ASan);
  * BPFMAP_DIFF_VERBOSE=1 prints every creation case; BPFMAP_DIFF_SLOW=1 also
  * checks that max_entries = 2^27 succeeds (the kernel needs ~8 s and 2 GiB).
  * Exit status: 0 pass, 1 mismatch, 77 BPF not available here (skip).
