@@ -21,12 +21,16 @@
  * chain) while bpfmap updates the value in place (the key keeps its place);
  * the model tracks both, so the orders are compared exactly either way.
  *
+ * Besides the small maps (chained table for keys over 8 bytes, flat for
+ * word keys), preallocated maps of 16384+ elements with long keys run the
+ * same sequences on the flat table's element-index slots (flat_long_cfgs).
+ *
  * Documented divergences that are not compared: NULL pointers (bpfmap
  * -EINVAL, kernel -EFAULT); non-zero opts.flags in update_batch/delete_batch
  * (bpfmap -EINVAL, kernel ignores them: reported as a NOTE).
  *
  * Environment: BPFMAP_DIFF_SEED=<n> replays a run; BPFMAP_DIFF_OPS=<n> sets
- * the operations per configuration (default 1500, ~5 s under ASan);
+ * the operations per configuration (default 1500, ~6 s under ASan);
  * BPFMAP_DIFF_VERBOSE=1 prints every creation case; BPFMAP_DIFF_SLOW=1 also
  * checks that max_entries = 2^27 succeeds (the kernel needs ~8 s and 2 GiB).
  * Exit status: 0 pass, 1 mismatch, 77 BPF not available here (skip).
@@ -49,8 +53,10 @@
 
 #include <bpfmap.h>
 
+#include "core/map.h"
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
+#include "maps/flat.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -146,6 +152,9 @@ struct pair {
 
 	/* key pool and model */
 	uint32_t npool;
+	uint32_t ninsert;     /* keys [0, ninsert) may be inserted, the rest stay absent */
+	bool crowd;           /* flat with a small pool: crowd_home crowded */
+	uint32_t crowd_home;
 	unsigned char *pool;  /* npool * ks */
 	uint32_t *bucket;     /* per key, when same_layout */
 	bool *present;
@@ -231,6 +240,28 @@ static int pool_find(const struct pair *p, const void *key)
 		if (!memcmp(pkey(p, i), key, p->c.ks))
 			return (int)i;
 	return -1;
+}
+
+/*
+ * A few hundred keys in a flat table of thousands of buckets would all sit
+ * in their home buckets.  So that displaced keys (probing, max_dist raised
+ * and lowered, walks across them) are compared too, the first FLAT_CROWD
+ * pool keys of such a map share one home bucket (eight slots) and the next
+ * FLAT_CROWD / 2 the bucket after it (cyclically), as the map's own hash
+ * places them.
+ */
+#define FLAT_CROWD 20
+
+static bool key_placed(const struct pair *p, uint32_t i)
+{
+	const struct flat *f;
+	uint32_t home;
+
+	if (!p->crowd || i >= FLAT_CROWD + FLAT_CROWD / 2)
+		return true;
+	f = to_flat(p->m);
+	home = flat_home(f, flat_hash(f, pkey(p, i)));
+	return home == (i < FLAT_CROWD ? p->crowd_home : (p->crowd_home + 1) % f->n_homes);
 }
 
 static uint32_t roundup_pow2(uint32_t n)
@@ -336,8 +367,14 @@ static void *xcalloc(size_t n, size_t sz)
 	return r;
 }
 
-/* 0 on success, 1 if the configuration is not available here (skipped). */
-static int pair_init(struct pair *p, struct cfg c)
+/*
+ * 0 on success, 1 if the configuration is not available here (skipped).
+ * @npool: the distinct keys the operations use; 0 for 2 * max_entries + 3,
+ * which lets them fill the map.  A smaller pool (big maps, where filling would
+ * be slow under ASan and Valgrind) keeps its last key out of the map, so an
+ * absent key always exists.
+ */
+static int pair_init(struct pair *p, struct cfg c, uint32_t npool)
 {
 	int rk, rb;
 
@@ -371,8 +408,17 @@ static int pair_init(struct pair *p, struct cfg c)
 			  bpfmap_hashes_like_kernel(c.ks));
 
 	p->npool = 2 * c.me + 3;
+	if (npool && npool < p->npool)
+		p->npool = npool;
 	if (c.ks == 1 && p->npool > 256)
 		p->npool = 256;
+	p->ninsert = p->npool > c.me ? p->npool : p->npool - 1;
+	if (p->m->ops == &flat_ops && p->npool > 2 * FLAT_CROWD && p->npool < c.me / 8) {
+		uint32_t n = to_flat(p->m)->n_homes;
+
+		p->crowd = true;
+		p->crowd_home = rn(2) ? n - 1 : rn(n); /* the last: probes wrap around */
+	}
 	p->pool = xcalloc(p->npool, c.ks);
 	p->bucket = xcalloc(p->npool, sizeof(uint32_t));
 	p->present = xcalloc(p->npool, sizeof(bool));
@@ -385,7 +431,7 @@ static int pair_init(struct pair *p, struct cfg c)
 			/* small alphabets make keys share bytes; still distinct */
 			if (c.ks > 1 && rn(4) == 0)
 				memset(pkey(p, i), 0, c.ks - 1);
-		} while (pool_find(p, pkey(p, i)) != (int)i);
+		} while (pool_find(p, pkey(p, i)) != (int)i || !key_placed(p, i));
 		p->bucket[i] = kernel_hash(pkey(p, i), c.ks, 0) & (p->nb - 1);
 	}
 	p->cap = 2 * c.me + 8;
@@ -517,7 +563,7 @@ static uint32_t random_absent(const struct pair *p)
 		if (!p->present[i])
 			return i;
 	}
-	return start; /* cannot happen: npool > max_entries */
+	return p->npool - 1; /* never inserted when npool <= max_entries */
 }
 
 /* ------------------------------------------------------------------------ */
@@ -529,7 +575,7 @@ static const uint64_t bad_update_flags[] = {
 
 static void op_update(struct pair *p)
 {
-	uint32_t i = rn(p->npool);
+	uint32_t i = rn(p->ninsert);
 	uint32_t r = rn(100);
 	uint64_t flags = r < 45 ? BPF_ANY : r < 70 ? K_NOEXIST : r < 92 ? K_EXIST :
 			 bad_update_flags[rn(ARRAY_LEN(bad_update_flags))];
@@ -1114,7 +1160,7 @@ static void op_update_batch(struct pair *p)
 	int expect = 0, rk, rb;
 
 	for (uint32_t j = 0; j < n; j++) {
-		idx[j] = rn(p->npool);
+		idx[j] = rn(p->ninsert);
 		memcpy(p->tk + (size_t)j * p->c.ks, pkey(p, idx[j]), p->c.ks);
 	}
 	rnd_bytes(p->tv, (size_t)n * p->c.vs);
@@ -1217,14 +1263,19 @@ static void op_check_all(struct pair *p)
 
 static unsigned long g_ops_per_cfg = 1500;
 
-static void run_random(struct cfg c)
+/* @want_flat: the configuration exists to reach the flat table; fail loudly
+ * if map creation no longer picks it, rather than lose the coverage. */
+static void run_random(struct cfg c, uint32_t npool, bool want_flat)
 {
 	struct pair p;
 
-	if (pair_init(&p, c)) {
+	if (pair_init(&p, c, npool)) {
 		pair_free(&p);
 		return;
 	}
+	g_checks++;
+	if (want_flat && p.m->ops != &flat_ops)
+		mismatch(&p, "create", "not the flat table: update the configuration to reach it");
 	for (p.op = 0; p.op < g_ops_per_cfg && !p.abort; p.op++) {
 		uint32_t r = rn(100);
 
@@ -1444,7 +1495,7 @@ static void run_access(uint32_t access, uint32_t extra_flags)
 	uint32_t ck, cb;
 	int rk, rb;
 
-	if (pair_init(&p, c)) {
+	if (pair_init(&p, c, 0)) {
 		pair_free(&p);
 		return;
 	}
@@ -1524,7 +1575,7 @@ static void run_layout_checks(void)
 	struct batch_call k, b;
 	int rk, rb;
 
-	if (!bpfmap_hashes_like_kernel(4) || pair_init(&p, c)) {
+	if (!bpfmap_hashes_like_kernel(4) || pair_init(&p, c, 0)) {
 		pair_free(&p);
 		return;
 	}
@@ -1587,7 +1638,7 @@ static void run_batch_flags_note(void)
 	uint64_t val = 1;
 	int rk, rb;
 
-	if (pair_init(&p, c)) {
+	if (pair_init(&p, c, 0)) {
 		pair_free(&p);
 		return;
 	}
@@ -1645,6 +1696,26 @@ int main(void)
 		{ 16, 16, 2, 0 },
 		{ 4, 1, 128, BPF_F_ZERO_SEED | BPF_F_NO_PREALLOC },
 	};
+	/*
+	 * Preallocated maps of keys over 8 bytes take the flat table from
+	 * FLAT_LONG_MIN_ENTRIES (16384, core/map.c) elements on, the chained
+	 * table below: the sizes flat specialises lookups for (16-256 bytes),
+	 * others (odd, XXH3 from 513 bytes), values stored lock-free (at most 8
+	 * bytes) or not, one map above a power of two (32768 buckets).  A pool of
+	 * 300 keys keeps them quick under ASan and Valgrind (never full: no
+	 * -ENOSPC here; the small maps above cover it on the chained table).
+	 */
+	static const struct cfg flat_long_cfgs[] = {
+		{ 16, 8, 16384, 0 },
+		{ 13, 4, 16384, BPF_F_ZERO_SEED },
+		{ 32, 24, 16384, 0 },
+		{ 40, 8, 16384, BPF_F_ZERO_SEED },
+		{ 64, 16, 16384, 0 },
+		{ 100, 1, 16384, BPF_F_ZERO_SEED },
+		{ 128, 8, 16384, 0 },
+		{ 256, 4, 16384, BPF_F_ZERO_SEED },
+		{ 520, 8, 20000, 0 },
+	};
 	const char *env;
 	uint64_t seed;
 	double t0 = now_s();
@@ -1694,11 +1765,14 @@ int main(void)
 					struct cfg cf = { key_sizes[a], value_sizes[b],
 							  max_entries[c], map_flags[d] };
 
-					run_random(cf);
+					run_random(cf, 0, false);
 					cfgs++;
 				}
 	for (size_t i = 0; i < ARRAY_LEN(extra_cfgs); i++, cfgs++)
-		run_random(extra_cfgs[i]);
+		run_random(extra_cfgs[i], 0, false);
+	printf("small maps done (%.1f s)\n", now_s() - t0);
+	for (size_t i = 0; i < ARRAY_LEN(flat_long_cfgs); i++, cfgs++)
+		run_random(flat_long_cfgs[i], 300, true);
 
 	printf("summary: %lu configurations, %lu random ops, %lu comparisons, "
 	       "%lu mismatches, %lu notes\n", cfgs, g_ops, g_checks, g_mismatches, g_notes);

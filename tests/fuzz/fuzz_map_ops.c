@@ -3,22 +3,23 @@
  * libFuzzer harness: operation sequences on one BPFMAP_TYPE_HASH map against
  * a reference model.
  *
- * The input's first bytes choose a map (key size, value size with or without
- * a struct bpfmap_spin_lock, max_entries 1..64, preallocated or NO_PREALLOC,
- * ZERO_SEED or not, now and then an access flag) and a set of 40 possible
- * keys; the rest is a sequence of operations on those keys: every syscall-view
- * call, the four batch operations with cursor walks, get_next_key walks, the
- * program view inside read-side sections (with writes through the pointer and
- * deletes under it), mem_usage, NULL arguments and bad flags, and invalid
- * creations.  The model (which keys are present, their values) predicts every
- * return code, errno, copied value and iteration result from the contract in
- * include/bpfmap.h and the README (the kernel's semantics): iteration results
- * are compared as sets (the order is the library's), batch walks are checked
- * against the cursor protocol (whole buckets: -ENOSPC only when nothing was
- * copied and more elements than the capacity remain; 0 only with more to
- * come; -ENOENT once every element was returned).  Where the contract leaves
- * the choice between two errors open (e.g. a bad flag on a read-only map), any
- * applicable one is accepted.  A disagreement prints what differed and traps.
+ * The input's first bytes choose a map (key size, value size with or without a
+ * struct bpfmap_spin_lock, max_entries 1..64 or now and then 16384-20000,
+ * preallocated or NO_PREALLOC, ZERO_SEED or not, now and then an access flag)
+ * and a set of 40 possible keys; the rest is a sequence of operations on those
+ * keys: every syscall-view call, the four batch operations with cursor walks,
+ * get_next_key walks, the program view inside read-side sections (with writes
+ * through the pointer and deletes under it), mem_usage, NULL arguments and bad
+ * flags, and invalid creations.  The model (which keys are present, their
+ * values) predicts every return code, errno, copied value and iteration result
+ * from the contract in include/bpfmap.h and the README (the kernel's
+ * semantics): iteration results are compared as sets (the order is the
+ * library's), batch walks are checked against the cursor protocol (whole
+ * buckets: -ENOSPC only when nothing was copied and more elements than the
+ * capacity remain; 0 only with more to come; -ENOENT once every element was
+ * returned).  Where the contract leaves the choice between two errors open
+ * (e.g. a bad flag on a read-only map), any applicable one is accepted.  A
+ * disagreement prints what differed and traps.
  *
  * The same file builds as a libFuzzer target (scripts/fuzz.sh) and, with
  * tests/fuzz/replay.c, as a ctest that replays tests/fuzz/corpus/.
@@ -60,6 +61,18 @@ static const struct value_cfg value_cfgs[] = {
 	{8, -1}, {24, -1}, {1, -1}, {5, -1}, {13, -1}, {64, -1},
 	{8, 0},  {8, 4},   {24, 8}, {16, 12}, {4, 0},  {28, 20},
 };
+
+/*
+ * Preallocated maps of keys over 8 bytes take the chained table below
+ * FLAT_LONG_MIN_ENTRIES (16384, src/core/map.c) elements, the flat table with
+ * element-index slots from there on.  One such map in 64 (b2 >= BIG_MAP_B2,
+ * which would mean 61-64 entries, more than the NKEYS keys: never full either
+ * way) gets 16384-20000 entries and so the flat table, still with NKEYS keys.
+ * Only those: creating and freeing one costs about 4 ms under ASan (1 ms for
+ * a small map), and big word-key or NO_PREALLOC maps would add nothing new.
+ */
+#define BIG_MAP_B2 0xfc
+static const uint32_t big_max_entries[] = {16384, 16385, 20000, 16384};
 
 static const char *const map_names[] = {NULL, "", "fuzz", "a.b_C9", "fifteen_chars_x"};
 
@@ -1251,6 +1264,8 @@ static bool setup(struct fuzz *f, struct input *in)
 	f->flags = 0;
 	if (b3 & 1)
 		f->flags |= BPFMAP_F_NO_PREALLOC;
+	else if (b2 >= BIG_MAP_B2 && f->ks > 8)
+		f->max_entries = big_max_entries[b2 - BIG_MAP_B2];
 	if (b3 & 2)
 		f->flags |= BPFMAP_F_ZERO_SEED;
 	if ((b3 & 0x1c) == 0x1c) /* one map in eight: an access flag */
@@ -1297,6 +1312,9 @@ static bool setup(struct fuzz *f, struct input *in)
 		f->map = bpfmap_create(BPFMAP_TYPE_HASH, name, f->ks, f->vs, f->max_entries, &o);
 	if (!f->map)
 		mismatch("bpfmap_create of a valid map failed: errno %d", errno);
+#ifdef FUZZ_FLAT
+	trace("  layout: %s", f->map->ops == &flat_ops ? "flat" : "chained");
+#endif
 	return true;
 }
 
