@@ -10,6 +10,7 @@
 #include "hash/word_hash.h"
 #include "maps/flat.h"
 #include "maps/flat_words.h"
+#include "util/cpu_features.h"
 #include "util/shared_copy.h"
 
 static ALWAYS_INLINE void flat_clear_lock_field(const struct flat *f, void *value)
@@ -274,27 +275,19 @@ static void *flat_lookup_any(struct bpfmap *map, const void *key)
 
 /* ---- instruction sets for word keys (flat_words.h) ------------------------ */
 
-#if defined(__x86_64__) || defined(__i386__)
-#define FLAT_X86 1
-#else
-#define FLAT_X86 0
-#endif
-
 bool flat_isa_runs(enum flat_isa isa)
 {
 	if (isa == FLAT_ISA_BASE)
 		return true;
 	if (!flat_lookup_word_x86(HASH_U32, 0, isa))
 		return false; /* not built */
-#if FLAT_X86
-	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi"))
+#if CPU_X86
+	if (!cpu_runs_avx2() || !__builtin_cpu_supports("bmi"))
 		return false;
 	if (isa == FLAT_ISA_AVX2)
 		return true;
 	if (isa == FLAT_ISA_AVX512)
-		return __builtin_cpu_supports("avx512f") &&
-		       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+		return cpu_runs_avx512bw() && __builtin_cpu_supports("avx512vl") &&
 		       __builtin_cpu_supports("avx512dq");
 #endif
 	return false;
@@ -320,10 +313,8 @@ static enum flat_isa flat_isa_best(void)
 	for (int i = FLAT_ISA_COUNT - 1; i > FLAT_ISA_BASE; i--) {
 		if (!flat_isa_runs((enum flat_isa)i))
 			continue;
-#if FLAT_X86
-		if (i == FLAT_ISA_AVX512 &&
-		    (__builtin_cpu_is("skylake-avx512") || __builtin_cpu_is("cascadelake") ||
-		     __builtin_cpu_is("cooperlake")))
+#if CPU_X86
+		if (i == FLAT_ISA_AVX512 && cpu_avx512_slows_clock())
 			continue;
 #endif
 		best = (enum flat_isa)i;

@@ -20,6 +20,7 @@
 
 #define STR_TARGET
 #include "strings/str_internal.h"
+#include "util/cpu_features.h"
 
 /* valgrind.h (BSD-style licence, header only) when installed: its client
  * request costs a few no-op instructions outside Valgrind. */
@@ -28,10 +29,6 @@
 #include <valgrind/valgrind.h>
 #define BPFMAP_HAVE_VALGRIND_H 1
 #endif
-#endif
-
-#if defined(__x86_64__) || defined(__i386__)
-#define STR_X86 1
 #endif
 
 #if defined(__GLIBC__) && defined(__ELF__) && defined(__GNUC__) && !defined(BPFMAP_NO_IFUNC)
@@ -62,14 +59,14 @@ enum str_isa { STR_SWAR, STR_SSE2, STR_AVX2, STR_AVX512 };
 /* May this CPU (and OS: libgcc checks the saved register state) run isa? */
 STR_SELECT_ATTRS static bool str_cpu_runs(enum str_isa isa)
 {
-#ifdef STR_X86
-	__builtin_cpu_init();
+#if CPU_X86
 	switch (isa) {
 	case STR_AVX512:
-		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+		return cpu_runs_avx512bw();
 	case STR_AVX2:
-		return __builtin_cpu_supports("avx2");
+		return cpu_runs_avx2();
 	case STR_SSE2:
+		__builtin_cpu_init();
 		return __builtin_cpu_supports("sse2");
 	default:
 		return true;
@@ -79,25 +76,14 @@ STR_SELECT_ATTRS static bool str_cpu_runs(enum str_isa isa)
 #endif
 }
 
-/* Intel's Skylake-SP generation lowers its clock for 512-bit work. */
-STR_SELECT_ATTRS static bool str_avx512_slows_clock(void)
-{
-#ifdef STR_X86
-	return __builtin_cpu_is("skylake-avx512") || __builtin_cpu_is("cascadelake") ||
-	       __builtin_cpu_is("cooperlake");
-#else
-	return false;
-#endif
-}
-
 STR_SELECT_ATTRS static const struct str_ops *str_select(void)
 {
 #ifdef BPFMAP_HAVE_VALGRIND_H
 	if (RUNNING_ON_VALGRIND)
 		__atomic_store_n(&bpfmap_str_careful, true, __ATOMIC_RELAXED);
 #endif
-#ifdef STR_X86
-	if (str_cpu_runs(STR_AVX512) && !str_avx512_slows_clock())
+#if CPU_X86
+	if (str_cpu_runs(STR_AVX512) && !cpu_avx512_slows_clock())
 		return &bpfmap_str_ops_avx512;
 	if (str_cpu_runs(STR_AVX2))
 		return &bpfmap_str_ops_avx2;
@@ -118,7 +104,7 @@ static void str_init(void)
 		enum str_isa isa;
 		const struct str_ops *ops;
 	} all[] = {
-#ifdef STR_X86
+#if CPU_X86
 		{STR_AVX512, &bpfmap_str_ops_avx512},
 		{STR_AVX2, &bpfmap_str_ops_avx2},
 		{STR_SSE2, &bpfmap_str_ops_sse2},
