@@ -10,8 +10,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <bpfmap.h>
+
+#include "util/compiler.h"
 
 /* Validated creation parameters, as the map types receive them. */
 struct map_params {
@@ -83,6 +86,19 @@ void map_init_common(struct bpfmap *map, const struct map_params *p,
 static inline bool map_has_lock(const struct bpfmap *map)
 {
 	return map->lock_off >= 0;
+}
+
+/* A value of at most 8 bytes as the word that one atomic store writes (the
+ * bytes past value_size zero); the common 8-byte case is one load. */
+static ALWAYS_INLINE uint64_t map_value_word(const struct bpfmap *map, const void *value)
+{
+	uint64_t w = 0;
+
+	if (map->value_size == 8)
+		memcpy(&w, value, 8);
+	else
+		memcpy(&w, value, map->value_size);
+	return w;
 }
 
 /* Reserve room for one more element in a map's atomic element count:

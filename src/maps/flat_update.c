@@ -34,10 +34,8 @@ static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const v
 	if (map->value_size <= 8 && !map_has_lock(map)) {
 		/* One atomic store cannot tear: no seq needed (copy-outs load
 		 * the word at once too). */
-		uint64_t w = 0;
-
-		memcpy(&w, value, map->value_size);
-		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, pos), w, __ATOMIC_RELEASE);
+		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, pos),
+				 map_value_word(map, value), __ATOMIC_RELEASE);
 		return;
 	}
 	if (map_has_lock(map)) {
@@ -521,11 +519,10 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 		/* Overwrite of a word-sized value where the probe found the
 		 * key and lock-free stores are off: the lock, one check, one
 		 * store. */
-		uint64_t w = 0;
+		uint64_t w = map_value_word(map, value);
 
 		if (unlikely(!flat_my_window))
 			(void)flat_window_register(); /* lock-free from the next one on */
-		memcpy(&w, value, map->value_size);
 		flat_lock(lock);
 		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
 			__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w,
@@ -629,12 +626,8 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 			return -E2BIG;
 		if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
 		    !map_has_lock(map)) {
-			uint64_t w = 0;
+			uint64_t w = map_value_word(map, value);
 
-			if (likely(map->value_size == 8))
-				memcpy(&w, value, 8); /* one load */
-			else
-				memcpy(&w, value, map->value_size);
 			if (likely(flat_store_lockfree(f, hint, tag, ks, small, w)))
 				return 0;
 		}

@@ -300,13 +300,8 @@ int htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst, bo
 static ALWAYS_INLINE void htab_store_value_word(const struct htab *h, struct htab_elem *e,
 						const void *value)
 {
-	uint64_t w = 0;
-
-	if (h->map.value_size == 8)
-		memcpy(&w, value, 8);
-	else
-		memcpy(&w, value, h->map.value_size);
-	__atomic_store_n((uint64_t *)elem_value(h, e), w, __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)elem_value(h, e), map_value_word(&h->map, value),
+			 __ATOMIC_RELEASE);
 }
 
 /* Overwrite a reachable element's value in place; bucket lock held.  The spin
