@@ -29,6 +29,7 @@
 
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
+#include "hash/nh_hash.h"
 #include "hash/word_hash.h"
 
 #include "bench.h"
@@ -87,11 +88,13 @@ static bool fits_u32u64(uint32_t ks) { return ks == 4 || ks == 8; }
 static bool fits_any(uint32_t ks) { return ks > 0; }
 static bool fits_words(uint32_t ks) { return ks % 4 == 0; }
 static bool fits_word_hash(uint32_t ks) { return ks <= WORD_HASH_MAX_KEY; }
+/* NH reads 16-byte blocks from byte 8 on (hash/nh_hash.h). */
+static bool fits_nh(uint32_t ks) { return ks >= 24 && ks <= NH_HASH_MAX_KEY; }
 
 static const struct hash_impl impls[] = {
 	{ "kernel-u32/u64", fits_u32u64 }, { "jhash", fits_any }, { "jhash2", fits_words },
 	{ "xxh3", fits_any },       { "xxh64", fits_any }, { "words", fits_word_hash },
-	{ "bpfmap", fits_any },
+	{ "nh", fits_nh },          { "bpfmap", fits_any },
 };
 
 static hash_fn_t impl_fn(const char *name, uint32_t ks, uint32_t *seed)
@@ -110,6 +113,8 @@ static hash_fn_t impl_fn(const char *name, uint32_t ks, uint32_t *seed)
 		return hash_fn_for_kind(HASH_XXH3);
 	if (!strcmp(name, "words"))
 		return hash_fn_for_kind(HASH_WORDS);
+	if (!strcmp(name, "nh"))
+		return hash_fn_for_kind(HASH_NH);
 	if (!strcmp(name, "xxh64"))
 		return hash_xxh64;
 	return hash_fn_for_kind(hash_kind_for_key_size(ks));

@@ -15,6 +15,8 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
+#include "hash/nh_hash.h"
+#include "hash/sized_hash.h"
 #include "hash/word_hash.h"
 
 static void test_jhash_known_answers(void **state)
@@ -235,12 +237,12 @@ static double chi_square(const uint32_t *load)
 	return chi;
 }
 
-static void check_word_spread(const char *what, uint32_t ks, uint64_t seed, key_gen gen,
-			      double max_chi)
+static void check_kind_spread(enum hash_kind kind, const char *what, uint32_t ks, uint64_t seed,
+			      key_gen gen, double max_chi)
 {
 	static uint32_t low[SPREAD_BUCKETS], high[SPREAD_BUCKETS];
 	unsigned char key[WORD_HASH_MAX_KEY];
-	hash_fn fn = hash_fn_for_kind(HASH_WORDS);
+	hash_fn fn = hash_fn_for_kind(kind);
 
 	memset(low, 0, sizeof(low));
 	memset(high, 0, sizeof(high));
@@ -260,14 +262,23 @@ static void check_word_spread(const char *what, uint32_t ks, uint64_t seed, key_
 	double chi_low = chi_square(low), chi_high = chi_square(high);
 
 	if (chi_low > max_chi || chi_high > max_chi)
-		fail_msg("%s, %u-byte keys, seed %#llx: chi-square %.0f (low bits) / %.0f "
-			 "(high bits), at most %.0f allowed", what, ks, (unsigned long long)seed,
-			 chi_low, chi_high, max_chi);
+		fail_msg("%s: %s, %u-byte keys, seed %#llx: chi-square %.0f (low bits) / %.0f "
+			 "(high bits), at most %.0f allowed", hash_kind_name(kind), what, ks,
+			 (unsigned long long)seed, chi_low, chi_high, max_chi);
 	for (int b = 0; b < SPREAD_BUCKETS; b++)
 		if (low[b] < 16 || low[b] > 112 || high[b] < 16 || high[b] > 112)
-			fail_msg("%s, %u-byte keys, seed %#llx: bucket %d holds %u (low bits) / "
-				 "%u (high bits), mean 64", what, ks, (unsigned long long)seed, b,
-				 low[b], high[b]);
+			fail_msg("%s: %s, %u-byte keys, seed %#llx: bucket %d holds %u (low bits) / "
+				 "%u (high bits), mean 64", hash_kind_name(kind), what, ks,
+				 (unsigned long long)seed, b, low[b], high[b]);
+}
+
+/* The word hash at every size; NH too where it can hash (24 bytes on). */
+static void check_word_spread(const char *what, uint32_t ks, uint64_t seed, key_gen gen,
+			      double max_chi)
+{
+	check_kind_spread(HASH_WORDS, what, ks, seed, gen, max_chi);
+	if (ks >= 24)
+		check_kind_spread(HASH_NH, what, ks, seed, gen, max_chi);
 }
 
 static void put32(unsigned char *key, uint32_t off, uint32_t v)
@@ -319,7 +330,8 @@ static void gen_tuple(unsigned char *key, uint32_t ks, uint32_t i)
 static void test_word_hash_spread(void **state)
 {
 	(void)state;
-	static const uint32_t sizes[] = { 2, 6, 12, 13, 16, 20, 24, 32, 37, 48, 64, 128, 256 };
+	static const uint32_t sizes[] = { 2,  6,  12, 13, 16,  20,  24, 32,
+					  37, 48, 61, 64, 128, 256, 512 };
 	static const uint64_t seeds[] = { 0, 0x9c2d1b6e5f4a3870ULL };
 
 	for (size_t s = 0; s < ARRAY_SIZE(seeds); s++) {
@@ -339,6 +351,85 @@ static void test_word_hash_spread(void **state)
 	}
 }
 
+/*
+ * NH from its definition (hash/nh_hash.h), written plainly: the 64-bit lanes
+ * are bytes 0-7, 8-15, ..., a partial last one taken as the key's last 8
+ * bytes; lane i's term is ((lo + c_lo) mod 2^32) * ((hi + c_hi) mod
+ * 2^32) with c = word_hash_coef[i] ^ seed; the sum of the terms is finished
+ * by multiply, xorshift, multiply, and the hash is the top half.
+ */
+static uint32_t nh_reference(const unsigned char *k, uint32_t ks, uint64_t seed)
+{
+	uint32_t starts[WORD_HASH_COEFS], n = 0;
+	uint64_t sum = 0;
+
+	for (uint32_t off = 0; off < ks; off += 8)
+		starts[n++] = off + 8 <= ks ? off : ks - 8;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t lo, hi;
+		uint64_t c = word_hash_coef[i] ^ seed;
+
+		memcpy(&lo, k + starts[i], 4);
+		memcpy(&hi, k + starts[i] + 4, 4);
+		sum += (uint64_t)(uint32_t)(lo + (uint32_t)c) * (uint32_t)(hi + (uint32_t)(c >> 32));
+	}
+	sum *= FAST_HASH_MUL;
+	sum ^= sum >> 32;
+	return (uint32_t)((sum * 0xc2b2ae3d27d4eb4fULL) >> 32);
+}
+
+static uint32_t nh_hash_rt(const void *key, uint32_t key_size, uint64_t seed)
+{
+	volatile uint32_t ks = key_size; /* the generic path */
+
+	return nh_hash(key, ks, seed);
+}
+
+/*
+ * NH, inline (SIMD where built) and out of line, equals its definition for
+ * every size it hashes, aligned or not, reads only the key (each key ends
+ * its heap block: ASan sees any read past it), and every byte counts.
+ */
+static void test_nh_hash_paths(void **state)
+{
+	(void)state;
+	hash_fn fn = hash_fn_for_kind(HASH_NH);
+
+	srand(3);
+	for (uint32_t ks = 24; ks <= NH_HASH_MAX_KEY; ks++) {
+		unsigned char *buf = malloc(ks + 1);
+		uint64_t seed = (uint64_t)rand() << 33 ^ (uint64_t)rand() << 11 ^ (uint64_t)rand();
+
+		assert_non_null(buf);
+		for (uint32_t i = 0; i <= ks; i++)
+			buf[i] = (unsigned char)rand();
+		assert_true(nh_hash_lanes(ks) <= WORD_HASH_COEFS);
+		uint32_t h = nh_reference(buf, ks, seed);
+		assert_int_equal(nh_hash_rt(buf, ks, seed), h);
+		assert_int_equal(fn(buf, ks, seed), h);
+		assert_int_equal(fn(buf + 1, ks, seed), nh_reference(buf + 1, ks, seed));
+		for (uint32_t i = 0; i < ks; i++) {
+			buf[i] ^= 0x10;
+			assert_int_not_equal(fn(buf, ks, seed), h);
+			buf[i] ^= 0x10;
+		}
+		free(buf);
+	}
+	unsigned char k[256];
+	for (uint32_t i = 0; i < sizeof(k); i++)
+		k[i] = (unsigned char)(i * 7 + 1);
+	/* The inline form the specialised lookups use, per size. */
+	assert_int_equal(hash_sized(k, 16, 9), word_hash(k, 16, 9));
+	assert_int_equal(hash_sized(k, 32, 9), word_hash(k, 32, 9));
+	assert_int_equal(nh_hash(k, 32, 9), nh_reference(k, 32, 9));
+	assert_int_equal(hash_sized(k, 64, 9), nh_reference(k, 64, 9));
+	assert_int_equal(hash_sized(k, 128, 9), nh_reference(k, 128, 9));
+	assert_int_equal(hash_sized(k, 256, 9), nh_reference(k, 256, 9));
+	/* Every seed bit changes the function (NH uses bit 0 too). */
+	for (int b = 0; b < 64; b++)
+		assert_int_not_equal(fn(k, 64, 1ULL << b), fn(k, 64, 0));
+}
+
 static void test_selection(void **state)
 {
 	(void)state;
@@ -347,11 +438,15 @@ static void test_selection(void **state)
 	assert_int_equal(hash_kind_for_key_size(8), HASH_U64);
 	assert_int_equal(hash_kind_for_key_size(12), HASH_WORDS);
 	assert_int_equal(hash_kind_for_key_size(10), HASH_WORDS);
-	assert_int_equal(hash_kind_for_key_size(60), HASH_WORDS);
-	assert_int_equal(hash_kind_for_key_size(HASH_XXH3_MIN_KEY - 1), HASH_WORDS);
-	assert_true(HASH_XXH3_MIN_KEY - 1 <= WORD_HASH_MAX_KEY);
+	assert_int_equal(hash_kind_for_key_size(NH_HASH_MIN_KEY - 1), HASH_WORDS);
+	assert_int_equal(hash_kind_for_key_size(NH_HASH_MIN_KEY), HASH_NH);
+	assert_int_equal(hash_kind_for_key_size(100), HASH_NH);
+	assert_int_equal(hash_kind_for_key_size(HASH_XXH3_MIN_KEY - 1), HASH_NH);
+	assert_true(HASH_XXH3_MIN_KEY - 1 <= NH_HASH_MAX_KEY);
+	assert_true(NH_HASH_MIN_KEY - 1 <= WORD_HASH_MAX_KEY);
 	assert_int_equal(hash_kind_for_key_size(HASH_XXH3_MIN_KEY), HASH_XXH3);
-	assert_int_equal(hash_kind_for_key_size(1024), HASH_XXH3);
+	assert_int_equal(hash_kind_for_key_size(1024), HASH_NH);
+	assert_int_equal(hash_kind_for_key_size(4096), HASH_XXH3);
 
 	unsigned char key[100];
 	memset(key, 0xab, sizeof(key));
@@ -368,6 +463,7 @@ static void test_selection(void **state)
 	assert_int_equal(hash_seed_new(1), 0);
 	assert_string_equal(hash_kind_name(HASH_XXH3), "xxh3");
 	assert_string_equal(hash_kind_name(HASH_WORDS), "words");
+	assert_string_equal(hash_kind_name(HASH_NH), "nh");
 }
 
 int main(void)
@@ -380,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_word_hash_known_answers),
 		cmocka_unit_test(test_word_hash_paths),
 		cmocka_unit_test(test_word_hash_spread),
+		cmocka_unit_test(test_nh_hash_paths),
 		cmocka_unit_test(test_selection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

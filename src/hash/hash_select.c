@@ -9,9 +9,11 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
+#include "hash/nh_hash.h"
 #include "hash/word_hash.h"
 
-_Static_assert(HASH_XXH3_MIN_KEY <= WORD_HASH_MAX_KEY + 1, "a word-hashed key size lacks coefficients");
+_Static_assert(NH_HASH_MIN_KEY <= WORD_HASH_MAX_KEY + 1, "a word-hashed key size lacks coefficients");
+_Static_assert(HASH_XXH3_MIN_KEY <= NH_HASH_MAX_KEY + 1, "an NH-hashed key size lacks coefficients");
 
 /* The word hash's K_i: random odd 64-bit constants (splitmix64 outputs from
  * state 0x6d756c74696c696e, bit 0 set). */
@@ -112,7 +114,25 @@ static uint32_t hash_words(const void *key, uint32_t key_size, uint64_t seed)
 	case 48: return word_hash(key, 48, seed);
 	case 56: return word_hash(key, 56, seed);
 	case 64: return word_hash(key, 64, seed);
+	case 128: return word_hash(key, 128, seed);
+	case 256: return word_hash(key, 256, seed);
 	default: return word_hash(key, key_size, seed);
+	}
+}
+
+/* NH (hash/nh_hash.h), common key sizes as constants as above. */
+static uint32_t hash_nh(const void *key, uint32_t key_size, uint64_t seed)
+{
+	switch (key_size) {
+	case 32: return nh_hash(key, 32, seed);
+	case 40: return nh_hash(key, 40, seed);
+	case 48: return nh_hash(key, 48, seed);
+	case 64: return nh_hash(key, 64, seed);
+	case 128: return nh_hash(key, 128, seed);
+	case 256: return nh_hash(key, 256, seed);
+	case 512: return nh_hash(key, 512, seed);
+	case 1024: return nh_hash(key, 1024, seed);
+	default: return nh_hash(key, key_size, seed);
 	}
 }
 
@@ -131,6 +151,8 @@ enum hash_kind hash_kind_for_key_size(uint32_t key_size)
 		return HASH_U64;
 	if (key_size >= HASH_XXH3_MIN_KEY)
 		return HASH_XXH3;
+	if (key_size >= NH_HASH_MIN_KEY)
+		return HASH_NH;
 	return HASH_WORDS;
 }
 
@@ -147,6 +169,8 @@ hash_fn hash_fn_for_kind(enum hash_kind kind)
 		return hash_xxh3;
 	case HASH_WORDS:
 		return hash_words;
+	case HASH_NH:
+		return hash_nh;
 	case HASH_JHASH:
 	default:
 		return hash_jhash;
@@ -163,7 +187,7 @@ const char *hash_kind_name(enum hash_kind kind)
 	static const char *const names[] = {
 		[HASH_U32] = "u32", [HASH_U64] = "u64", [HASH_JHASH] = "jhash",
 		[HASH_JHASH2] = "jhash2", [HASH_XXH3] = "xxh3",
-		[HASH_WORDS] = "words",
+		[HASH_WORDS] = "words", [HASH_NH] = "nh",
 	};
 	return names[kind];
 }

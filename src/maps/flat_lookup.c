@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash/word_hash.h"
+#include "hash/sized_hash.h"
 #include "maps/flat.h"
 #include "maps/flat_words.h"
 #include "util/cpu_features.h"
@@ -243,14 +243,15 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	return flat_lookup_far(f, hash, key, ks, 0);
 }
 
-/* The word hash inline (flat_lookup_for picks these only for maps using it):
- * at 128 bytes 1.4x, at 256 1.1x the lookups of flat_lookup_long_any. */
+/* The map's hash inline (hash/sized_hash.h; flat_lookup_for picks these only
+ * for maps using it): with the word hash, at 128 bytes 1.4x, at 256 1.1x the
+ * lookups of flat_lookup_long_any. */
 #define FLAT_LOOKUP_SIZED(n)                                                                       \
 	static void *flat_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, word_hash(key, n, f->seed));                    \
+		return flat_lookup_long(f, key, n, hash_sized(key, n, f->seed));                    \
 	}
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)
@@ -332,7 +333,7 @@ map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t v
 		return flat_lookup_word(kind, value_stride, flat_isa_best());
 	if (key_size <= 8)
 		return flat_lookup_any;
-	if (kind != HASH_WORDS)
+	if (!hash_sized_covers(kind))
 		return flat_lookup_long_any;
 	switch (key_size) {
 	case 16:

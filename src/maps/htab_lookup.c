@@ -7,7 +7,7 @@
 #include "maps/htab.h"
 
 #include "hash/fast_hash.h"
-#include "hash/word_hash.h"
+#include "hash/sized_hash.h"
 
 static void *htab_lookup(struct bpfmap *map, const void *key)
 {
@@ -92,14 +92,14 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 	}
 }
 
-/* Common longer key sizes: the word hash and the compare inline (loads
- * instead of calls). */
+/* Common longer key sizes: the hash (hash/sized_hash.h) and the compare
+ * inline (loads instead of calls). */
 #define HTAB_LOOKUP_SIZED(n)                                                                       \
 	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct htab *h = to_htab(map);                                                     \
-		uint32_t hash = h->hash_kind == HASH_WORDS ? word_hash(key, n, h->seed)            \
-							   : htab_hash(h, key);                    \
+		uint32_t hash = hash_sized_covers(h->hash_kind) ? hash_sized(key, n, h->seed)      \
+								: htab_hash(h, key);               \
 		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n);         \
                                                                                                    \
 		return e ? elem_value(h, e) : map_lookup_miss();                                   \
@@ -107,6 +107,8 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 HTAB_LOOKUP_SIZED(16)
 HTAB_LOOKUP_SIZED(32)
 HTAB_LOOKUP_SIZED(64)
+HTAB_LOOKUP_SIZED(128)
+HTAB_LOOKUP_SIZED(256)
 
 map_lookup_fn htab_lookup_for(enum hash_kind kind, uint32_t key_size)
 {
@@ -125,6 +127,10 @@ map_lookup_fn htab_lookup_for(enum hash_kind kind, uint32_t key_size)
 		return htab_lookup_k32;
 	case 64:
 		return htab_lookup_k64;
+	case 128:
+		return htab_lookup_k128;
+	case 256:
+		return htab_lookup_k256;
 	default:
 		return htab_lookup;
 	}
