@@ -23,6 +23,8 @@
 
 #include "test_rng.h"
 #include "test_util.h"
+#include "hash/hash_select.h"
+#include "hash/word_hash.h"
 #include "maps/flat.h"
 
 static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags,
@@ -138,7 +140,9 @@ static void test_geometry(void **state)
 			      (size_t)f->n_buckets * 4 + 63 + (size_t)f->n_buckets * 8 * kstride +
 			      63 + (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 +
 			      3 * 8 * (size_t)f->bits_words +
-			      (ks > 8 ? (size_t)f->n_buckets * 8 * 4 : 0); /* element indices */
+			      (ks > 8 ? (size_t)f->n_buckets * 8 * 4 : 0) + /* element indices */
+			      (f->hash_coef ? HASH_COEF_BYTES : 0); /* the hash's own coefficients */
+		assert_true(!f->hash_coef == (ks == 4 || ks == 8 || ks >= HASH_XXH3_MIN_KEY));
 		assert_int_equal(bpfmap_mem_usage(m), want);
 		bpfmap_free(m);
 	}

@@ -355,7 +355,7 @@ static void test_word_hash_spread(void **state)
  * NH from its definition (hash/nh_hash.h), written plainly: the 64-bit lanes
  * are bytes 0-7, 8-15, ..., a partial last one taken as the key's last 8
  * bytes; lane i's term is ((lo + c_lo) mod 2^32) * ((hi + c_hi) mod
- * 2^32) with c = word_hash_coef[i] ^ seed; the sum of the terms is finished
+ * 2^32) with c = word_hash_coef[i] ^ (seed & ~1); the sum of the terms is finished
  * by multiply, xorshift, multiply, and the hash is the top half.
  */
 static uint32_t nh_reference(const unsigned char *k, uint32_t ks, uint64_t seed)
@@ -367,7 +367,7 @@ static uint32_t nh_reference(const unsigned char *k, uint32_t ks, uint64_t seed)
 		starts[n++] = off + 8 <= ks ? off : ks - 8;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t lo, hi;
-		uint64_t c = word_hash_coef[i] ^ seed;
+		uint64_t c = word_hash_coef[i] ^ (seed & ~1ULL);
 
 		memcpy(&lo, k + starts[i], 4);
 		memcpy(&hi, k + starts[i] + 4, 4);
@@ -425,9 +425,30 @@ static void test_nh_hash_paths(void **state)
 	assert_int_equal(hash_sized(k, 64, 9), nh_reference(k, 64, 9));
 	assert_int_equal(hash_sized(k, 128, 9), nh_reference(k, 128, 9));
 	assert_int_equal(hash_sized(k, 256, 9), nh_reference(k, 256, 9));
-	/* Every seed bit changes the function (NH uses bit 0 too). */
-	for (int b = 0; b < 64; b++)
+	/* Every seed bit but bit 0 (dropped, as in the word hash) changes it. */
+	for (int b = 1; b < 64; b++)
 		assert_int_not_equal(fn(k, 64, 1ULL << b), fn(k, 64, 0));
+	assert_int_equal(fn(k, 64, 1), fn(k, 64, 0));
+	/* A map's own coefficients give the seeded hash, word hash and NH. */
+	uint64_t seed = 0x0123456789abcdefULL, *coef = hash_coef_new(seed);
+
+	assert_non_null(coef);
+	static const uint32_t sizes[] = { 12, 16, 32, 48, 64, 100, 128, 256, 512, 1024 };
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		uint32_t n = sizes[i];
+		unsigned char *key = malloc(n);
+
+		assert_non_null(key);
+		for (uint32_t j = 0; j < n; j++)
+			key[j] = (unsigned char)(j * 13 + n);
+		assert_int_equal(hash_sized_coef(key, n, coef), hash_sized(key, n, seed));
+		assert_int_equal(hash_sized(key, n, seed),
+				 hash_fn_for_kind(hash_kind_for_key_size(n))(key, n, seed));
+		if (n <= WORD_HASH_MAX_KEY)
+			assert_int_equal(word_hash_with(key, n, coef, 0), word_hash(key, n, seed));
+		free(key);
+	}
+	free(coef);
 }
 
 static void test_selection(void **state)

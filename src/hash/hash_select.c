@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Per-map hash choice and seeding. */
+#include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -190,6 +191,15 @@ const char *hash_kind_name(enum hash_kind kind)
 		[HASH_WORDS] = "words", [HASH_NH] = "nh",
 	};
 	return names[kind];
+}
+
+uint64_t *hash_coef_new(uint64_t seed)
+{
+	uint64_t *c = malloc(sizeof(word_hash_coef));
+
+	for (size_t i = 0; c && i < WORD_HASH_COEFS; i++)
+		c[i] = word_hash_coef[i] ^ (seed & ~1ULL);
+	return c;
 }
 
 uint64_t hash_seed_new(int zero_seed)

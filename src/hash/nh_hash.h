@@ -14,7 +14,7 @@
  * word by a small amount changes the sum by less than 2^32 times that amount,
  * so the sum's top bits barely move, and the flat table takes a hash's top
  * bits.  Coefficients: the word hash's table (word_hash_coef[lane]) xored
- * with the map's seed.
+ * with the map's seed (bit 0 dropped, as there).
  *
  * Why: one 32x32->64 multiply per 8 bytes, and SSE2 does two at once
  * (pmuludq), so a 128-byte key costs 8 vector multiplies where the word hash
@@ -98,10 +98,11 @@ static ALWAYS_INLINE uint64_t nh_lane(const unsigned char *p, uint64_t c)
 	return nh_term((uint32_t)x, (uint32_t)(x >> 32), c);
 }
 
-static ALWAYS_INLINE uint32_t nh_hash(const void *key, uint32_t key_size, uint64_t seed)
+/* Lane i's coefficient is @c[i] ^ @s (see word_hash_with). */
+static ALWAYS_INLINE uint32_t nh_hash_with(const void *key, uint32_t key_size, const uint64_t *c,
+					   uint64_t seed)
 {
 	const unsigned char *k = key;
-	const uint64_t *c = word_hash_coef;
 	uint32_t off = 16, lane = 2;
 	uint64_t sum;
 
@@ -128,6 +129,13 @@ static ALWAYS_INLINE uint32_t nh_hash(const void *key, uint32_t key_size, uint64
 	if (off < key_size)
 		sum += nh_lane(k + key_size - 8, c[lane] ^ seed);
 	return nh_finish(sum);
+}
+
+/* Seeded, bit 0 dropped as in word_hash(), so that a map's coefficient
+ * table (hash_coef_new) serves both hashes. */
+static ALWAYS_INLINE uint32_t nh_hash(const void *key, uint32_t key_size, uint64_t seed)
+{
+	return nh_hash_with(key, key_size, word_hash_coef, seed & ~1ULL);
 }
 
 #endif

@@ -18,6 +18,13 @@ static ALWAYS_INLINE uint32_t hash_sized(const void *key, uint32_t n, uint64_t s
 	return n >= NH_HASH_MIN_KEY ? nh_hash(key, n, seed) : word_hash(key, n, seed);
 }
 
+/* The same with the map's own coefficients (hash_coef_new(seed)): equal to
+ * hash_sized(key, n, seed), with no seed to mix in per coefficient. */
+static ALWAYS_INLINE uint32_t hash_sized_coef(const void *key, uint32_t n, const uint64_t *coef)
+{
+	return n >= NH_HASH_MIN_KEY ? nh_hash_with(key, n, coef, 0) : word_hash_with(key, n, coef, 0);
+}
+
 /* Does hash_sized() stand for the map's hash at this key size? */
 static ALWAYS_INLINE int hash_sized_covers(enum hash_kind kind)
 {

@@ -74,14 +74,15 @@ static ALWAYS_INLINE uint32_t word_hash_tail(const unsigned char *k, uint32_t ke
  * The hash of @key (1..WORD_HASH_MAX_KEY bytes), words taken in pairs:
  * c_0 + sum of (w_2i-1 + c_2i-1) * (w_2i + c_2i) mod 2^64, a last odd word
  * as w_n * c_n, the top 32 bits.  Two sums so that the additions do not form
- * one serial chain.  The seed's bit 0 is dropped so the coefficients stay
- * odd.
+ * one serial chain.  Coefficient i is @c[i] ^ @s: word_hash() passes the
+ * constants and the seed, a map that keeps its own coefficients
+ * (hash_coef_new) passes those and 0, and the xors fold away.
  */
-static ALWAYS_INLINE uint32_t word_hash(const void *key, uint32_t key_size, uint64_t seed)
+static ALWAYS_INLINE uint32_t word_hash_with(const void *key, uint32_t key_size, const uint64_t *c,
+					     uint64_t s)
 {
 	const unsigned char *k = key;
-	const uint64_t *c = word_hash_coef;
-	uint64_t s = seed & ~1ULL, a = c[0] ^ s, b = 0;
+	uint64_t a = c[0] ^ s, b = 0;
 	uint32_t n = key_size / 4, i = 0;
 
 	/* Straight-line code for a constant key size (up to 128 bytes). */
@@ -103,5 +104,17 @@ static ALWAYS_INLINE uint32_t word_hash(const void *key, uint32_t key_size, uint
 		a += (uint64_t)word_hash_tail(k, key_size) * (c[n + 1] ^ s);
 	return (uint32_t)((a + b) >> 32);
 }
+
+/* Seeded: the seed's bit 0 is dropped so the coefficients stay odd. */
+static ALWAYS_INLINE uint32_t word_hash(const void *key, uint32_t key_size, uint64_t seed)
+{
+	return word_hash_with(key, key_size, word_hash_coef, seed & ~1ULL);
+}
+
+/* A map's own coefficients, word_hash_coef[i] ^ (seed & ~1) (malloc'ed;
+ * NULL without memory): both word_hash_with() and nh_hash_with() take them
+ * with 0. */
+uint64_t *hash_coef_new(uint64_t seed);
+#define HASH_COEF_BYTES (WORD_HASH_COEFS * sizeof(uint64_t))
 
 #endif

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 
 #include "core/spin_lock.h"
-#include "hash/word_hash.h"
+#include "hash/sized_hash.h"
 #include "maps/flat.h"
 #include "util/shared_copy.h"
 
@@ -340,6 +340,7 @@ static size_t flat_mem_usage(const struct bpfmap *map)
 static void flat_release(struct flat *f)
 {
 	free(f->wait_bits);
+	free((void *)f->hash_coef);
 	free(f->elems);
 	free(f->values_mem);
 	free(f->keys_mem);
@@ -499,6 +500,12 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
 	f->hash_kind = hash_kind_for_key_size(p->key_size);
 	f->hash = hash_fn_for_kind(f->hash_kind);
+	if (hash_sized_covers(f->hash_kind)) {
+		f->hash_coef = hash_coef_new(f->seed);
+		if (!f->hash_coef)
+			goto nomem;
+		f->mem_bytes += HASH_COEF_BYTES;
+	}
 	map_init_common(&f->map, p, &flat_ops,
 			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride));
 	return &f->map;

@@ -183,6 +183,10 @@ struct flat {
 	 * slot's first fill; atomic), NULL for shorter keys (element == slot). */
 	uint32_t *elems;
 	uint64_t seed;
+	/* The word hash's and NH's coefficients with the seed in
+	 * (hash_coef_new), for the lookups specialised per key size; NULL for
+	 * maps of other hashes. */
+	const uint64_t *hash_coef;
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
 	uint32_t value_stride; /* value_size padded to 8 */

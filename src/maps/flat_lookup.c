@@ -251,7 +251,7 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, hash_sized(key, n, f->seed));                    \
+		return flat_lookup_long(f, key, n, hash_sized_coef(key, n, f->hash_coef));          \
 	}
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)

@@ -9,6 +9,7 @@
 
 #include "core/spin_lock.h"
 #include "hash/fast_hash.h"
+#include "hash/sized_hash.h"
 #include "maps/htab.h"
 #include "util/seqcount.h"
 #include "util/shared_copy.h"
@@ -620,7 +621,8 @@ static int htab_lookup_elem(struct bpfmap *map, const void *key, void *value, ui
 static size_t htab_mem_usage(const struct bpfmap *map)
 {
 	const struct htab *h = to_htab(map);
-	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets);
+	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets) +
+		       (h->hash_coef ? HASH_COEF_BYTES : 0);
 
 	size_t heap;
 
@@ -663,6 +665,7 @@ static void htab_free(struct bpfmap *map)
 	freelist_destroy(&h->free_slots);
 	free(h->pool);
 	free(h->buckets);
+	free((void *)h->hash_coef);
 	free(h);
 }
 
@@ -698,6 +701,8 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	h->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
 	h->hash = hash_fn_low_bits(h->hash_kind); /* htab_bucket takes the low bits */
+	if (hash_sized_covers(h->hash_kind) && !(h->hash_coef = hash_coef_new(h->seed)))
+		goto nomem;
 	h->elem_size = (uint32_t)elem_size;
 	h->value_off = (uint32_t)key_pad;
 	h->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
@@ -717,6 +722,7 @@ nomem:
 		freelist_destroy(&h->free_slots);
 		free(h->pool);
 		free(h->buckets);
+		free((void *)h->hash_coef);
 		free(h);
 	}
 	*err = -ENOMEM;

@@ -66,6 +66,10 @@ struct htab {
 	uint32_t n_buckets; /* power of two */
 	uint64_t seed;
 	hash_fn hash;
+	/* The word hash's and NH's coefficients with the seed in
+	 * (hash_coef_new), for the lookups specialised per key size; NULL for
+	 * maps of other hashes. */
+	const uint64_t *hash_coef;
 	uint32_t elem_size;  /* header + padded key + padded value */
 	uint32_t value_off;  /* offset of the value in data[] */
 	bool prealloc;

@@ -98,7 +98,7 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct htab *h = to_htab(map);                                                     \
-		uint32_t hash = hash_sized_covers(h->hash_kind) ? hash_sized(key, n, h->seed)      \
+		uint32_t hash = hash_sized_covers(h->hash_kind) ? hash_sized_coef(key, n, h->hash_coef) \
 								: htab_hash(h, key);               \
 		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n);         \
                                                                                                    \
