@@ -36,6 +36,8 @@ static ALWAYS_INLINE bool key_equal_long(const char *slot, const void *key, uint
 	if (__builtin_constant_p(ks) && ks <= 64) {
 		uint32_t off = 8;
 
+		/* Unrolled: a loop's back edge would be a taken branch per word. */
+#pragma GCC unroll 8
 		for (; off + 8 <= ks; off += 8) {
 			uint64_t a, b;
 
