@@ -1295,6 +1295,136 @@ static void test_lockfree_overwrite_race(void **state)
 	bpfmap_free(r.m);
 }
 
+/* ---- bpfmap_free with reclamation queued -------------------------------- */
+
+/* Fill a map of @ks-byte keys (key i: i in the first 4 bytes) to @me and
+ * delete them all: the deletes queue a reclamation callback. */
+static struct bpfmap *filled_then_emptied(uint32_t ks, uint32_t me)
+{
+	struct bpfmap *m = flat_make(ks, 8, me, 0, -1);
+	unsigned char key[32] = { 0 };
+	uint64_t v = 1;
+
+	for (uint32_t i = 0; i < me; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < me; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_delete_elem(m, key), 0);
+	}
+	return m;
+}
+
+/* Free right after a delete-heavy phase, the callback queued (the deletes
+ * ran in a read-side section, so its grace period had not ended): the
+ * callback, not free, releases the map.  ASan/Valgrind see any access to
+ * it after the release, and a map never released as a leak at exit. */
+static void test_free_queued(void **state)
+{
+	(void)state;
+	static const uint32_t key_sizes[] = { 4, 8, 20 }; /* 20: element indices */
+
+	for (size_t n = 0; n < ARRAY_SIZE(key_sizes); n++) {
+		struct bpfmap *m;
+
+		bpfmap_read_lock();
+		m = filled_then_emptied(key_sizes[n], 2000);
+		assert_int_not_equal(__atomic_load_n(&to_flat(m)->rq, __ATOMIC_ACQUIRE), 0);
+		bpfmap_read_unlock();
+		bpfmap_free(m); /* may race the callback, which may be running now */
+	}
+	rcu_wait_deferred(); /* every callback ran: each map released */
+}
+
+/* Another thread is in a read-side section (of no map) while a map with a
+ * queued callback is freed: free does not wait for that section (it used to
+ * wait for the callback, which waits for the section: with the reader
+ * waiting for free in turn, a deadlock).  The reader gives up after
+ * FREE_WATCHDOG_S, unlocks, and the test fails; it is a deadlock detector,
+ * not a timing. */
+#define FREE_WATCHDOG_S 30
+
+struct free_reader {
+	int in_section; /* atomic */
+	int freed;      /* atomic */
+	int gave_up;
+};
+
+static void *free_reader_thread(void *arg)
+{
+	struct free_reader *r = arg;
+	struct timespec t0, now, ms = { 0, 1000000 };
+
+	bpfmap_read_lock();
+	__atomic_store_n(&r->in_section, 1, __ATOMIC_RELEASE);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!__atomic_load_n(&r->freed, __ATOMIC_ACQUIRE)) {
+		nanosleep(&ms, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= FREE_WATCHDOG_S) {
+			r->gave_up = 1;
+			break;
+		}
+	}
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+static void test_free_during_reader(void **state)
+{
+	(void)state;
+	struct free_reader r = { 0 };
+	struct bpfmap *m;
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, free_reader_thread, &r), 0);
+	while (!__atomic_load_n(&r.in_section, __ATOMIC_ACQUIRE))
+		sched_yield();
+	m = filled_then_emptied(8, 2000);
+	/* Queued, and it cannot run before the reader leaves its section. */
+	assert_int_not_equal(__atomic_load_n(&to_flat(m)->rq, __ATOMIC_ACQUIRE), 0);
+	bpfmap_free(m);
+	__atomic_store_n(&r.freed, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_int_equal(r.gave_up, 0);
+	rcu_wait_deferred(); /* the callback released the map */
+}
+
+/* The lowest bucket holding QUEUED slots, or UINT32_MAX. */
+static uint32_t first_queued_bucket(const struct flat *f)
+{
+	for (uint32_t b = 0; b < f->n_buckets; b++)
+		if (flat_match(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE),
+			       FLAT_QUEUED * FLAT_BYTES_LO))
+			return b;
+	return UINT32_MAX;
+}
+
+/* Free racing the callback: at once (usually still queued), or as soon as
+ * the callback has begun freeing slots (usually while it runs, or its next
+ * round is queued).  ASan/TSan see an access after the release or a race
+ * on the release, LSan a map neither released. */
+static void test_free_racing_callback(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 40; round++) {
+		struct bpfmap *m = filled_then_emptied(8, 4096);
+		struct flat *f = to_flat(m);
+
+		if (round % 2) {
+			uint32_t b = first_queued_bucket(f);
+
+			while (b != UINT32_MAX &&
+			       flat_match(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE),
+					  FLAT_QUEUED * FLAT_BYTES_LO))
+				sched_yield();
+		}
+		bpfmap_free(m);
+	}
+	rcu_wait_deferred();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1320,6 +1450,9 @@ int main(void)
 		cmocka_unit_test(test_lockfree_window_waited),
 		cmocka_unit_test(test_lockfree_window_fork),
 		cmocka_unit_test(test_lockfree_overwrite_race),
+		cmocka_unit_test(test_free_queued),
+		cmocka_unit_test(test_free_during_reader),
+		cmocka_unit_test(test_free_racing_callback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
