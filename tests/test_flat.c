@@ -13,6 +13,7 @@
  */
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -1425,9 +1426,15 @@ static void test_free_racing_callback(void **state)
 	rcu_wait_deferred();
 }
 
-int main(void)
+/*
+ * Two groups: the single-threaded cases (the test's own thread only; the
+ * library's reclamation thread may run beside it), which Valgrind also runs
+ * (`test_flat --single-threaded`, tests/CMakeLists.txt), and the cases that
+ * start threads or race the reclamation thread on purpose.
+ */
+int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest single_threaded[] = {
 		cmocka_unit_test(test_swar),
 		cmocka_unit_test(test_geometry),
 		cmocka_unit_test(test_short_bucket),
@@ -1442,17 +1449,29 @@ int main(void)
 		cmocka_unit_test(test_elements),
 		cmocka_unit_test(test_routing),
 		cmocka_unit_test(test_long_lookups),
-		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map),
+		cmocka_unit_test(test_lockfree_stores_off),
+		cmocka_unit_test(test_free_queued),
+	};
+	const struct CMUnitTest threaded[] = {
+		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map_concurrent),
 		cmocka_unit_test(test_lockfree_overwrite),
-		cmocka_unit_test(test_lockfree_stores_off),
 		cmocka_unit_test(test_lockfree_window_waited),
 		cmocka_unit_test(test_lockfree_window_fork),
 		cmocka_unit_test(test_lockfree_overwrite_race),
-		cmocka_unit_test(test_free_queued),
 		cmocka_unit_test(test_free_during_reader),
 		cmocka_unit_test(test_free_racing_callback),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	bool only_single = argc > 1 && !strcmp(argv[1], "--single-threaded");
+	int failed;
+
+	if (argc > 2 || (argc == 2 && !only_single)) {
+		fprintf(stderr, "usage: %s [--single-threaded]\n", argv[0]);
+		return 2;
+	}
+	failed = cmocka_run_group_tests(single_threaded, NULL, NULL);
+	if (!only_single)
+		failed += cmocka_run_group_tests(threaded, NULL, NULL);
+	return failed;
 }
