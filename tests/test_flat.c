@@ -6,8 +6,8 @@
  * deferred reuse of deleted slots (inside and outside read-side sections),
  * batch cursors by home, a small concurrent run where many homes share
  * buckets, the lock-free overwrites of word values (when they are used,
- * what turns them off, and a race with slots changing keys), and element
- * indices of long keys.  Maps are made with flat_alloc() directly, so these
+ * what turns them off, and a race with slots changing keys), element
+ * indices of long keys, and bpfmap_free with reclamation queued or running.  Maps are made with flat_alloc() directly, so these
  * tests do not depend on how bpfmap_create() routes preallocated maps,
  * except test_routing, which checks that.
  */
@@ -1426,6 +1426,40 @@ static void test_free_racing_callback(void **state)
 	rcu_wait_deferred();
 }
 
+/* Free while the callback runs: held in its wait for lock-free stores'
+ * windows (flat_stores_settle) by a window this thread keeps open across the
+ * free.  With kick_at deletes its one round ends clearing rq, where it finds
+ * the map handed over; with all deleted it queues itself again, and the next
+ * round finds it at its start.  The sleep lets the callback start (if it has
+ * not, free hands the map over at its start: as safe, less covered). */
+static void test_free_in_running_callback(void **state)
+{
+	(void)state;
+	if (!membarrier_usable())
+		skip();
+	for (int round = 0; round < 2; round++) {
+		const uint32_t me = 4096;
+		struct bpfmap *m = flat_make(8, 8, me, 0, -1);
+		struct flat *f = to_flat(m);
+		uint32_t n = round ? me : f->kick_at;
+		struct timespec ts = { 0, 50 * 1000000 };
+		struct flat_window *win;
+		uint64_t k, v = 1;
+
+		for (k = 0; k < me; k++)
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		win = flat_window_open();
+		assert_non_null(win);
+		for (k = 0; k < n; k++)
+			assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+		assert_int_not_equal(__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE), 0);
+		nanosleep(&ts, NULL);
+		bpfmap_free(m);
+		flat_window_close(win);
+	}
+	rcu_wait_deferred();
+}
+
 /*
  * Two groups: the single-threaded cases (the test's own thread only; the
  * library's reclamation thread may run beside it), which Valgrind also runs
@@ -1462,6 +1496,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lockfree_overwrite_race),
 		cmocka_unit_test(test_free_during_reader),
 		cmocka_unit_test(test_free_racing_callback),
+		cmocka_unit_test(test_free_in_running_callback),
 	};
 	bool only_single = argc > 1 && !strcmp(argv[1], "--single-threaded");
 	int failed;
