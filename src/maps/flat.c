@@ -225,7 +225,7 @@ static void flat_reclaim_cb(struct rcu_head *head)
 	freed = flat_free_queued(f);
 	dead = __atomic_sub_fetch(&f->dead, freed, __ATOMIC_RELAXED);
 	if (dead >= f->kick_at && flat_queue_waiting(f)) {
-		/* Still owner (rq stays 1): go round again.  f may be touched
+		/* Still owner (rq stays set): go round again.  f may be touched
 		 * by the next callback from here on, not by this one. */
 		rcu_defer(&f->rcu, flat_reclaim_cb);
 		rcu_deferred_exit();
