@@ -6,13 +6,14 @@
  * deferred reuse of deleted slots (inside and outside read-side sections),
  * batch cursors by home, a small concurrent run where many homes share
  * buckets, the lock-free overwrites of word values (when they are used,
- * what turns them off, and a race with slots changing keys), and element
- * indices of long keys.  Maps are made with flat_alloc() directly, so these
+ * what turns them off, and a race with slots changing keys), element
+ * indices of long keys, and bpfmap_free with reclamation queued or running.  Maps are made with flat_alloc() directly, so these
  * tests do not depend on how bpfmap_create() routes preallocated maps,
  * except test_routing, which checks that.
  */
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -1299,9 +1300,179 @@ static void test_lockfree_overwrite_race(void **state)
 	bpfmap_free(r.m);
 }
 
-int main(void)
+/* ---- bpfmap_free with reclamation queued -------------------------------- */
+
+/* Fill a map of @ks-byte keys (key i: i in the first 4 bytes) to @me and
+ * delete them all: the deletes queue a reclamation callback. */
+static struct bpfmap *filled_then_emptied(uint32_t ks, uint32_t me)
 {
-	const struct CMUnitTest tests[] = {
+	struct bpfmap *m = flat_make(ks, 8, me, 0, -1);
+	unsigned char key[32] = { 0 };
+	uint64_t v = 1;
+
+	for (uint32_t i = 0; i < me; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < me; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_delete_elem(m, key), 0);
+	}
+	return m;
+}
+
+/* Free right after a delete-heavy phase, the callback queued (the deletes
+ * ran in a read-side section, so its grace period had not ended): the
+ * callback, not free, releases the map.  ASan/Valgrind see any access to
+ * it after the release, and a map never released as a leak at exit. */
+static void test_free_queued(void **state)
+{
+	(void)state;
+	static const uint32_t key_sizes[] = { 4, 8, 20 }; /* 20: element indices */
+
+	for (size_t n = 0; n < ARRAY_SIZE(key_sizes); n++) {
+		struct bpfmap *m;
+
+		bpfmap_read_lock();
+		m = filled_then_emptied(key_sizes[n], 2000);
+		assert_int_not_equal(__atomic_load_n(&to_flat(m)->rq, __ATOMIC_ACQUIRE), 0);
+		bpfmap_read_unlock();
+		bpfmap_free(m); /* may race the callback, which may be running now */
+	}
+	rcu_wait_deferred(); /* every callback ran: each map released */
+}
+
+/* Another thread is in a read-side section (of no map) while a map with a
+ * queued callback is freed: free does not wait for that section (it used to
+ * wait for the callback, which waits for the section: with the reader
+ * waiting for free in turn, a deadlock).  The reader gives up after
+ * FREE_WATCHDOG_S, unlocks, and the test fails; it is a deadlock detector,
+ * not a timing. */
+#define FREE_WATCHDOG_S 30
+
+struct free_reader {
+	int in_section; /* atomic */
+	int freed;      /* atomic */
+	int gave_up;
+};
+
+static void *free_reader_thread(void *arg)
+{
+	struct free_reader *r = arg;
+	struct timespec t0, now, ms = { 0, 1000000 };
+
+	bpfmap_read_lock();
+	__atomic_store_n(&r->in_section, 1, __ATOMIC_RELEASE);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!__atomic_load_n(&r->freed, __ATOMIC_ACQUIRE)) {
+		nanosleep(&ms, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= FREE_WATCHDOG_S) {
+			r->gave_up = 1;
+			break;
+		}
+	}
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+static void test_free_during_reader(void **state)
+{
+	(void)state;
+	struct free_reader r = { 0 };
+	struct bpfmap *m;
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, free_reader_thread, &r), 0);
+	while (!__atomic_load_n(&r.in_section, __ATOMIC_ACQUIRE))
+		sched_yield();
+	m = filled_then_emptied(8, 2000);
+	/* Queued, and it cannot run before the reader leaves its section. */
+	assert_int_not_equal(__atomic_load_n(&to_flat(m)->rq, __ATOMIC_ACQUIRE), 0);
+	bpfmap_free(m);
+	__atomic_store_n(&r.freed, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_int_equal(r.gave_up, 0);
+	rcu_wait_deferred(); /* the callback released the map */
+}
+
+/* The lowest bucket holding QUEUED slots, or UINT32_MAX. */
+static uint32_t first_queued_bucket(const struct flat *f)
+{
+	for (uint32_t b = 0; b < f->n_buckets; b++)
+		if (flat_match(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE),
+			       FLAT_QUEUED * FLAT_BYTES_LO))
+			return b;
+	return UINT32_MAX;
+}
+
+/* Free racing the callback: at once (usually still queued), or as soon as
+ * the callback has begun freeing slots (usually while it runs, or its next
+ * round is queued).  ASan/TSan see an access after the release or a race
+ * on the release, LSan a map neither released. */
+static void test_free_racing_callback(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 40; round++) {
+		struct bpfmap *m = filled_then_emptied(8, 4096);
+		struct flat *f = to_flat(m);
+
+		if (round % 2) {
+			uint32_t b = first_queued_bucket(f);
+
+			while (b != UINT32_MAX &&
+			       flat_match(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE),
+					  FLAT_QUEUED * FLAT_BYTES_LO))
+				sched_yield();
+		}
+		bpfmap_free(m);
+	}
+	rcu_wait_deferred();
+}
+
+/* Free while the callback runs: held in its wait for lock-free stores'
+ * windows (flat_stores_settle) by a window this thread keeps open across the
+ * free.  With kick_at deletes its one round ends clearing rq, where it finds
+ * the map handed over; with all deleted it queues itself again, and the next
+ * round finds it at its start.  The sleep lets the callback start (if it has
+ * not, free hands the map over at its start: as safe, less covered). */
+static void test_free_in_running_callback(void **state)
+{
+	(void)state;
+	if (!membarrier_usable())
+		skip();
+	for (int round = 0; round < 2; round++) {
+		const uint32_t me = 4096;
+		struct bpfmap *m = flat_make(8, 8, me, 0, -1);
+		struct flat *f = to_flat(m);
+		uint32_t n = round ? me : f->kick_at;
+		struct timespec ts = { 0, 50 * 1000000 };
+		struct flat_window *win;
+		uint64_t k, v = 1;
+
+		for (k = 0; k < me; k++)
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		win = flat_window_open();
+		assert_non_null(win);
+		for (k = 0; k < n; k++)
+			assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+		assert_int_not_equal(__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE), 0);
+		nanosleep(&ts, NULL);
+		bpfmap_free(m);
+		flat_window_close(win);
+	}
+	rcu_wait_deferred();
+}
+
+/*
+ * Two groups: the single-threaded cases (the test's own thread only; the
+ * library's reclamation thread may run beside it), which Valgrind also runs
+ * (`test_flat --single-threaded`, tests/CMakeLists.txt), and the cases that
+ * start threads or race the reclamation thread on purpose.
+ */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest single_threaded[] = {
 		cmocka_unit_test(test_swar),
 		cmocka_unit_test(test_geometry),
 		cmocka_unit_test(test_short_bucket),
@@ -1316,14 +1487,30 @@ int main(void)
 		cmocka_unit_test(test_elements),
 		cmocka_unit_test(test_routing),
 		cmocka_unit_test(test_long_lookups),
-		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map),
+		cmocka_unit_test(test_lockfree_stores_off),
+		cmocka_unit_test(test_free_queued),
+	};
+	const struct CMUnitTest threaded[] = {
+		cmocka_unit_test(test_concurrent_shared_buckets),
 		cmocka_unit_test(test_full_map_concurrent),
 		cmocka_unit_test(test_lockfree_overwrite),
-		cmocka_unit_test(test_lockfree_stores_off),
 		cmocka_unit_test(test_lockfree_window_waited),
 		cmocka_unit_test(test_lockfree_window_fork),
 		cmocka_unit_test(test_lockfree_overwrite_race),
+		cmocka_unit_test(test_free_during_reader),
+		cmocka_unit_test(test_free_racing_callback),
+		cmocka_unit_test(test_free_in_running_callback),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	bool only_single = argc > 1 && !strcmp(argv[1], "--single-threaded");
+	int failed;
+
+	if (argc > 2 || (argc == 2 && !only_single)) {
+		fprintf(stderr, "usage: %s [--single-threaded]\n", argv[0]);
+		return 2;
+	}
+	failed = cmocka_run_group_tests(single_threaded, NULL, NULL);
+	if (!only_single)
+		failed += cmocka_run_group_tests(threaded, NULL, NULL);
+	return failed;
 }

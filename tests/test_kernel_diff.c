@@ -23,14 +23,16 @@
  *
  * Besides the small maps (chained table for keys over 8 bytes, flat for
  * word keys), preallocated maps of 16384+ elements with long keys run the
- * same sequences on the flat table's element-index slots (flat_long_cfgs).
+ * same sequences on the flat table's element-index slots (flat_long_cfgs),
+ * and three such maps are filled to max_entries and beyond, then emptied
+ * and refilled in rounds (run_flat_fill).
  *
  * Documented divergences that are not compared: NULL pointers (bpfmap
  * -EINVAL, kernel -EFAULT); non-zero opts.flags in update_batch/delete_batch
  * (bpfmap -EINVAL, kernel ignores them: reported as a NOTE).
  *
  * Environment: BPFMAP_DIFF_SEED=<n> replays a run; BPFMAP_DIFF_OPS=<n> sets
- * the operations per configuration (default 1500, ~6 s under ASan);
+ * the operations per configuration (default 1500, ~8 s under ASan);
  * BPFMAP_DIFF_VERBOSE=1 prints every creation case; BPFMAP_DIFF_SLOW=1 also
  * checks that max_entries = 2^27 succeeds (the kernel needs ~8 s and 2 GiB).
  * Exit status: 0 pass, 1 mismatch, 77 BPF not available here (skip).
@@ -156,6 +158,8 @@ struct pair {
 	bool crowd;           /* flat with a small pool: crowd_home crowded */
 	uint32_t crowd_home;
 	unsigned char *pool;  /* npool * ks */
+	uint32_t *index;      /* open addressing over the pool: index + 1, 0 empty */
+	uint32_t index_mask;
 	uint32_t *bucket;     /* per key, when same_layout */
 	bool *present;
 	unsigned char *vals;  /* npool * vs */
@@ -233,13 +237,45 @@ static bool cmp_mem(struct pair *p, const char *what, const void *a, const void 
 	return false;
 }
 
-/* Index of @key in the pool, or -1. */
+/* FNV-1a over the key: where pool_find starts probing. */
+static uint32_t pool_hash(const struct pair *p, const void *key)
+{
+	const unsigned char *k = key;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint32_t j = 0;
+
+	for (; j + 8 <= p->c.ks; j += 8) { /* a word at a time: keys of 520 bytes */
+		uint64_t w;
+
+		memcpy(&w, k + j, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+	}
+	for (; j < p->c.ks; j++)
+		h = (h ^ k[j]) * 0x100000001b3ULL;
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+/* Index of @key among the pool keys indexed so far (all, once pair_init
+ * has made them), or -1.  Hashed: the fill cases look up 16000+ keys. */
 static int pool_find(const struct pair *p, const void *key)
 {
-	for (uint32_t i = 0; i < p->npool; i++)
-		if (!memcmp(pkey(p, i), key, p->c.ks))
-			return (int)i;
-	return -1;
+	for (uint32_t s = pool_hash(p, key) & p->index_mask;; s = (s + 1) & p->index_mask) {
+		uint32_t e = p->index[s];
+
+		if (!e)
+			return -1;
+		if (!memcmp(pkey(p, e - 1), key, p->c.ks))
+			return (int)e - 1;
+	}
+}
+
+static void pool_index_add(struct pair *p, uint32_t i)
+{
+	uint32_t s = pool_hash(p, pkey(p, i)) & p->index_mask;
+
+	while (p->index[s])
+		s = (s + 1) & p->index_mask;
+	p->index[s] = i + 1;
 }
 
 /*
@@ -338,6 +374,7 @@ static void pair_free(struct pair *p)
 		close(p->fd);
 	bpfmap_free(p->m);
 	free(p->pool);
+	free(p->index);
 	free(p->bucket);
 	free(p->present);
 	free(p->vals);
@@ -420,6 +457,8 @@ static int pair_init(struct pair *p, struct cfg c, uint32_t npool)
 		p->crowd_home = rn(2) ? n - 1 : rn(n); /* the last: probes wrap around */
 	}
 	p->pool = xcalloc(p->npool, c.ks);
+	p->index_mask = roundup_pow2(2 * p->npool) - 1;
+	p->index = xcalloc(p->index_mask + 1, sizeof(uint32_t));
 	p->bucket = xcalloc(p->npool, sizeof(uint32_t));
 	p->present = xcalloc(p->npool, sizeof(bool));
 	p->vals = xcalloc(p->npool, c.vs);
@@ -431,7 +470,8 @@ static int pair_init(struct pair *p, struct cfg c, uint32_t npool)
 			/* small alphabets make keys share bytes; still distinct */
 			if (c.ks > 1 && rn(4) == 0)
 				memset(pkey(p, i), 0, c.ks - 1);
-		} while (pool_find(p, pkey(p, i)) != (int)i || !key_placed(p, i));
+		} while (pool_find(p, pkey(p, i)) >= 0 || !key_placed(p, i));
+		pool_index_add(p, i);
 		p->bucket[i] = kernel_hash(pkey(p, i), c.ks, 0) & (p->nb - 1);
 	}
 	p->cap = 2 * c.me + 8;
@@ -738,8 +778,9 @@ static void op_get_next_key(struct pair *p)
 static int walk_gnk(struct pair *p, int side, uint32_t *out)
 {
 	unsigned char *cur = p->kbuf[side];
+	bool *visited = xcalloc(p->npool, sizeof(bool));
 	uint32_t n = 0;
-	int rc;
+	int rc, ret = -1;
 
 	for (;;) {
 		unsigned char *nk = p->tk;
@@ -750,27 +791,26 @@ static int walk_gnk(struct pair *p, int side, uint32_t *out)
 			break;
 		int i = known_present(p, "walk get_next_key", side, nk);
 		if (i < 0)
-			return -1;
-		for (uint32_t j = 0; j < n; j++)
-			if (out[j] == (uint32_t)i) {
-				mismatch(p, "walk get_next_key", "%s visited a key twice",
-					 side ? "bpfmap" : "kernel");
-				return -1;
-			}
-		if (n >= p->npool) {
-			mismatch(p, "walk get_next_key", "walk does not end");
-			return -1;
+			goto out;
+		if (visited[i]) {
+			mismatch(p, "walk get_next_key", "%s visited a key twice",
+				 side ? "bpfmap" : "kernel");
+			goto out;
 		}
-		out[n++] = (uint32_t)i;
+		visited[i] = true;
+		out[n++] = (uint32_t)i; /* at most npool: each key once */
 		memcpy(cur, nk, p->c.ks);
 	}
 	g_checks++;
 	if (rc != -ENOENT) {
 		mismatch(p, "walk get_next_key", "%s ended with %s", side ? "bpfmap" : "kernel",
 			 err_name(rc));
-		return -1;
+		goto out;
 	}
-	return (int)n;
+	ret = (int)n;
+out:
+	free(visited);
+	return ret;
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -1317,6 +1357,190 @@ static void run_random(struct cfg c, uint32_t npool, bool want_flat)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Long-key flat maps filled to max_entries and beyond */
+
+/* Pool key @i updated with @flags on both sides, against the model, and
+ * the result the sequence means to reach, @want (the model alone would
+ * follow a fill that stopped short, and so would not notice). */
+static void fill_update(struct pair *p, const char *what, uint32_t i, uint64_t flags, int want)
+{
+	int expect, rk, rb;
+
+	if (p->abort)
+		return;
+	p->op++;
+	rnd_bytes(p->tv, p->c.vs);
+	expect = model_update_rc(p, i, flags);
+	rk = bpf_map_update_elem(p->fd, pkey(p, i), p->tv, flags);
+	rb = bpfmap_update_elem(p->m, pkey(p, i), p->tv, flags);
+	if (!cmp_rc(p, what, rk, rb) || !cmp_model(p, what, rk, expect))
+		return;
+	if (rk == 0)
+		model_store(p, i, p->tv);
+	g_checks++;
+	if (rk != want)
+		mismatch(p, what, "kernel and bpfmap %s, the sequence meant %s", err_name(rk),
+			 err_name(want));
+}
+
+static void fill_delete(struct pair *p, const char *what, uint32_t i, int want)
+{
+	int expect = p->present[i] ? 0 : -ENOENT, rk, rb;
+
+	if (p->abort)
+		return;
+	p->op++;
+	rk = bpf_map_delete_elem(p->fd, pkey(p, i));
+	rb = bpfmap_delete_elem(p->m, pkey(p, i));
+	if (!cmp_rc(p, what, rk, rb) || !cmp_model(p, what, rk, expect))
+		return;
+	if (rk == 0)
+		model_remove(p, i);
+	g_checks++;
+	if (rk != want)
+		mismatch(p, what, "kernel and bpfmap %s, the sequence meant %s", err_name(rk),
+			 err_name(want));
+}
+
+/* The contents on both sides against the model: every pool key looked up,
+ * a get_next_key walk and, if @batch, a batch walk (the slowest check: flat
+ * batch walks hash every long key they pass); the map holds @want elements. */
+static void fill_check(struct pair *p, const char *when, uint32_t want, bool batch)
+{
+	g_checks++;
+	if (p->count != want)
+		mismatch(p, when, "the model holds %u elements, the sequence meant %u", p->count,
+			 want);
+	if (!p->abort)
+		op_check_all(p);
+	if (!p->abort)
+		op_walk_gnk(p);
+	if (batch && !p->abort)
+		op_batch_walk(p, false);
+}
+
+/* @n distinct present keys at random into keys[0 .. n - 1], marked. */
+static void pick_present(const struct pair *p, uint32_t *keys, uint32_t n, bool *mark)
+{
+	uint32_t np = 0;
+
+	for (uint32_t i = 0; i < p->npool; i++)
+		if (p->present[i])
+			keys[np++] = i;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t x = j + rn(np - j), t = keys[j];
+
+		keys[j] = keys[x];
+		keys[x] = t;
+		mark[keys[j]] = true;
+	}
+}
+
+/* An absent pool key, not marked. */
+static uint32_t fresh_key(const struct pair *p, const bool *mark)
+{
+	uint32_t start = rn(p->npool);
+
+	for (uint32_t j = 0;; j++) {
+		uint32_t i = (start + j) % p->npool;
+
+		if (!p->present[i] && !mark[i])
+			return i;
+	}
+}
+
+/*
+ * In a full map: delete @n present keys (K), each third of them put straight
+ * back (its slot still awaits reclamation in bpfmap), the first with the map
+ * then full again; a new key into the room left; the other keys of K back
+ * (the last then fails with -E2BIG), some tried with EXIST first (-ENOENT).
+ */
+static void fill_round(struct pair *p, uint32_t *keys, uint32_t n, bool *mark)
+{
+	const uint32_t me = p->c.me;
+	uint32_t out = 0; /* keys of K not put straight back */
+
+	memset(mark, 0, p->npool * sizeof(*mark));
+	pick_present(p, keys, n, mark);
+	for (uint32_t j = 0; j < n; j++) {
+		fill_delete(p, "round: delete", keys[j], 0);
+		if (j % 3) {
+			out++;
+			continue;
+		}
+		fill_update(p, "round: re-insert at once", keys[j], rn(2) ? BPF_ANY : K_NOEXIST, 0);
+		if (j == 0)
+			fill_update(p, "round: full again", fresh_key(p, mark), BPF_ANY, -E2BIG);
+	}
+	fill_delete(p, "round: delete an absent key", random_absent(p), -ENOENT);
+	fill_update(p, "round: new key", fresh_key(p, mark), K_NOEXIST, out ? 0 : -E2BIG);
+	for (uint32_t j = 0, back = 0; j < n; j++) {
+		if (j % 3 == 0)
+			continue;
+		if (rn(4) == 0)
+			fill_update(p, "round: re-insert EXIST", keys[j], K_EXIST, -ENOENT);
+		back++;
+		fill_update(p, "round: re-insert", keys[j], rn(2) ? BPF_ANY : K_NOEXIST,
+			    back < out ? 0 : -E2BIG);
+	}
+	fill_update(p, "round: insert into the full map", fresh_key(p, mark), BPF_ANY, -E2BIG);
+	fill_check(p, "after a round", me, false);
+}
+
+/*
+ * A long-key flat map and the kernel's map filled to max_entries (ANY and
+ * NOEXIST, with overwrites between), then every further key refused each way
+ * (-E2BIG; -ENOENT for EXIST) while present keys still overwrite; rounds of
+ * deletes and re-inserts of the same keys (1, 8, 300 and a quarter of the
+ * map); drained by lookup_and_delete_batch, and filled again from empty in
+ * another order, all its slots then awaiting reclamation.  Every result, and
+ * the contents after each phase, compared.
+ */
+static void run_flat_fill(struct cfg c)
+{
+	const uint32_t me = c.me, spare = 64; /* pool keys beyond max_entries */
+	const uint32_t rounds[] = { 1, 8, 300, me / 4 };
+	uint32_t *keys;
+	bool *mark;
+	struct pair p;
+
+	if (pair_init(&p, c, me + spare)) {
+		pair_free(&p);
+		return;
+	}
+	strncat(p.name, " fill", sizeof(p.name) - strlen(p.name) - 1);
+	g_checks++;
+	if (p.m->ops != &flat_ops)
+		mismatch(&p, "create", "not the flat table: update the configuration to reach it");
+	for (uint32_t i = 0; i < me; i++) {
+		fill_update(&p, "fill", i, i % 2 ? K_NOEXIST : BPF_ANY, 0);
+		if (i % 61 == 0)
+			fill_update(&p, "fill: overwrite", rn(i + 1), rn(2) ? BPF_ANY : K_EXIST, 0);
+	}
+	fill_check(&p, "filled", me, false);
+	for (uint32_t i = me; i < p.npool; i++) {
+		fill_update(&p, "full: insert", i, BPF_ANY, -E2BIG);
+		fill_update(&p, "full: insert NOEXIST", i, K_NOEXIST, -E2BIG);
+		fill_update(&p, "full: update EXIST", i, K_EXIST, -ENOENT);
+		fill_update(&p, "full: overwrite", rn(me), rn(2) ? BPF_ANY : K_EXIST, 0);
+		fill_update(&p, "full: NOEXIST on a present key", rn(me), K_NOEXIST, -EEXIST);
+	}
+	fill_check(&p, "full", me, true);
+	keys = xcalloc(p.npool, sizeof(uint32_t));
+	mark = xcalloc(p.npool, sizeof(bool));
+	for (size_t r = 0; r < ARRAY_LEN(rounds) && !p.abort; r++)
+		fill_round(&p, keys, rounds[r], mark);
+	free(keys);
+	free(mark);
+	if (!p.abort)
+		op_batch_walk(&p, true); /* drains both */
+	for (uint32_t i = p.npool; i-- > 0;)
+		fill_update(&p, "refill", i, BPF_ANY, i >= spare ? 0 : -E2BIG);
+	fill_check(&p, "refilled", me, true);
+	pair_free(&p);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Creation edge cases */
 
 struct ccase {
@@ -1703,7 +1927,8 @@ int main(void)
 	 * others (odd, XXH3 from 513 bytes), values stored lock-free (at most 8
 	 * bytes) or not, one map above a power of two (32768 buckets).  A pool of
 	 * 300 keys keeps them quick under ASan and Valgrind (never full: no
-	 * -ENOSPC here; the small maps above cover it on the chained table).
+	 * -ENOSPC here; the small maps above cover it on the chained table, and
+	 * run_flat_fill fills some of these, below).
 	 */
 	static const struct cfg flat_long_cfgs[] = {
 		{ 16, 8, 16384, 0 },
@@ -1773,6 +1998,23 @@ int main(void)
 	printf("small maps done (%.1f s)\n", now_s() - t0);
 	for (size_t i = 0; i < ARRAY_LEN(flat_long_cfgs); i++, cfgs++)
 		run_random(flat_long_cfgs[i], 300, true);
+	printf("long-key flat maps done (%.1f s)\n", now_s() - t0);
+	/* Filled: 16-byte keys with word values (lock-free overwrites), one
+	 * above a power of two (32768 buckets), and one more of the above by
+	 * the seed, not the 520-byte one (~1 s each under ASan; that one ~6 s:
+	 * the batch walks hash every key with XXH3, twice). */
+	{
+		static const struct cfg fill_cfgs[] = {
+			{ 16, 8, 16384, 0 },
+			{ 24, 8, 20000, BPF_F_ZERO_SEED },
+		};
+
+		for (size_t i = 0; i < ARRAY_LEN(fill_cfgs); i++, cfgs++)
+			run_flat_fill(fill_cfgs[i]);
+		run_flat_fill(flat_long_cfgs[1 + rn(ARRAY_LEN(flat_long_cfgs) - 2)]);
+		cfgs++;
+	}
+	printf("long-key flat maps filled (%.1f s)\n", now_s() - t0);
 
 	printf("summary: %lu configurations, %lu random ops, %lu comparisons, "
 	       "%lu mismatches, %lu notes\n", cfgs, g_ops, g_checks, g_mismatches, g_notes);

@@ -131,6 +131,11 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
 
 /* ---- reclamation -------------------------------------------------------- */
 
+/* f->rq: FLAT_RQ_OWNED while a reclamation callback is queued or runs (its
+ * owner), plus FLAT_RQ_FREE once bpfmap_free has handed f to that callback. */
+#define FLAT_RQ_OWNED 1u
+#define FLAT_RQ_FREE 2u
+
 /* Turn every byte equal to @from in bucket b's tags into @to; returns how many. */
 static uint32_t flat_retag_all(struct flat_bucket *bk, uint32_t from, uint32_t to)
 {
@@ -194,25 +199,44 @@ static uint32_t flat_free_queued(struct flat *f)
 	return freed;
 }
 
+static void flat_release(struct flat *f)
+{
+	free(f->wait_bits);
+	free((void *)f->hash_coef);
+	free(f->elems);
+	free(f->values_mem);
+	free(f->keys_mem);
+	free(f->buckets_mem);
+	free(f);
+}
+
 static void flat_reclaim_cb(struct rcu_head *head)
 {
 	struct flat *f = container_of(head, struct flat, rcu);
 	uint32_t freed, dead;
 
 	rcu_deferred_enter();
+	if (__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE) & FLAT_RQ_FREE) {
+		/* bpfmap_free ran while this was queued and left f to us. */
+		flat_release(f);
+		rcu_deferred_exit();
+		return;
+	}
 	flat_stores_settle(f); /* lock-free overwrites: see flat_update.c */
 	freed = flat_free_queued(f);
 	dead = __atomic_sub_fetch(&f->dead, freed, __ATOMIC_RELAXED);
 	if (dead >= f->kick_at && flat_queue_waiting(f)) {
-		/* Still owner (rq stays 1): go round again.  f may be touched
+		/* Still owner (rq stays set): go round again.  f may be touched
 		 * by the next callback from here on, not by this one. */
 		rcu_defer(&f->rcu, flat_reclaim_cb);
 		rcu_deferred_exit();
 		return;
 	}
 	rcu_deferred_exit();
-	/* The last access to f: bpfmap_free waits for rq == 0. */
-	__atomic_store_n(&f->rq, 0, __ATOMIC_RELEASE);
+	/* The last access to f, unless bpfmap_free came meanwhile and handed
+	 * f over (flat_free). */
+	if (__atomic_exchange_n(&f->rq, 0, __ATOMIC_ACQ_REL) & FLAT_RQ_FREE)
+		flat_release(f);
 }
 
 /*
@@ -273,7 +297,7 @@ void flat_kick(struct flat *f)
 	uint32_t idle = 0;
 
 	if (__atomic_load_n(&f->rq, __ATOMIC_RELAXED) ||
-	    !__atomic_compare_exchange_n(&f->rq, &idle, 1, false, __ATOMIC_ACQUIRE,
+	    !__atomic_compare_exchange_n(&f->rq, &idle, FLAT_RQ_OWNED, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
 		return;
 	if (flat_queue_waiting(f))
@@ -337,26 +361,19 @@ static size_t flat_mem_usage(const struct bpfmap *map)
 	return to_flat(map)->mem_bytes;
 }
 
-static void flat_release(struct flat *f)
-{
-	free(f->wait_bits);
-	free((void *)f->hash_coef);
-	free(f->elems);
-	free(f->values_mem);
-	free(f->keys_mem);
-	free(f->buckets_mem);
-	free(f);
-}
-
+/*
+ * A reclamation callback may be queued or running: it touches f until it
+ * clears rq, its last access.  Rather than wait for it (liburcu runs
+ * callbacks in batches ~10 ms apart, and waiting inside a read-side section
+ * would never end), hand f over: whichever of the two sees the other's mark
+ * releases f.  Nothing else changes rq now: no other thread uses the map.
+ */
 static void flat_free(struct bpfmap *map)
 {
 	struct flat *f = to_flat(map);
 
-	/* A reclamation callback may be queued or running: it touches f
-	 * until it stores rq = 0, its last access. */
-	while (__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE))
-		rcu_wait_deferred();
-	flat_release(f);
+	if (!__atomic_fetch_or(&f->rq, FLAT_RQ_FREE, __ATOMIC_ACQ_REL))
+		flat_release(f);
 }
 
 static void *align64(void *p)

@@ -197,7 +197,7 @@ struct flat {
 	uint32_t count;      /* atomic: elements live or being inserted */
 	uint32_t dead;       /* atomic: WAIT + QUEUED slots */
 	uint32_t kick_at;    /* dead slots that start a reclamation */
-	uint32_t rq;         /* atomic: 1 while the reclamation callback is queued or runs */
+	uint32_t rq;         /* atomic: FLAT_RQ_* (flat.c), reclamation queued or running */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
 	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
