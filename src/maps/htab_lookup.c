@@ -92,14 +92,14 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 	}
 }
 
-/* Common longer key sizes: the hash (hash/sized_hash.h) and the compare
- * inline (loads instead of calls). */
+/* Common longer key sizes: the hash (hash/sized_hash.h, the map's own
+ * coefficients) and the compare inline (loads instead of calls); chosen only
+ * for maps whose hash that is. */
 #define HTAB_LOOKUP_SIZED(n)                                                                       \
 	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct htab *h = to_htab(map);                                                     \
-		uint32_t hash = hash_sized_covers(h->hash_kind) ? hash_sized_coef(key, n, h->hash_coef) \
-								: htab_hash(h, key);               \
+		uint32_t hash = hash_sized_coef(key, n, h->hash_coef);                             \
 		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n);         \
                                                                                                    \
 		return e ? elem_value(h, e) : map_lookup_miss();                                   \
@@ -120,6 +120,8 @@ map_lookup_fn htab_lookup_for(enum hash_kind kind, uint32_t key_size)
 	default:
 		break;
 	}
+	if (!hash_sized_covers(kind))
+		return htab_lookup;
 	switch (key_size) {
 	case 16:
 		return htab_lookup_k16;
