@@ -143,15 +143,17 @@ static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
 }
 
 /*
- * Keys of 8 to 31 bytes are compared without the store-forwarding stall
+ * Keys of 8 to 63 bytes are compared without the store-forwarding stall
  * (util/key_equal.h); longer keys of a size known at compile time compare
- * faster with the compiler's vector memcmp, and there the hash of the key
- * takes long enough for the caller's stores to have landed (measured with
- * bpfmap-bench, k=16: +47%, k=32 and 64: 4-12% slower with key_equal_long).
+ * with the compiler's memcmp, and there the hash of the key takes long
+ * enough for the caller's stores to have landed (bpfmap-bench, side by side:
+ * k=16 +47%; k=32 +30% small, +9% medium once key_equal_long was unrolled
+ * and the word hash took its coefficients from the map; k=64, NH-hashed,
+ * level or 8% slower with key_equal_long).
  */
 static ALWAYS_INLINE bool htab_key_equal(const void *stored, const void *key, uint32_t key_size)
 {
-	if (key_size >= 8 && (!__builtin_constant_p(key_size) || key_size < 32))
+	if (key_size >= 8 && (!__builtin_constant_p(key_size) || key_size < 64))
 		return key_equal_long(stored, key, key_size);
 	return !memcmp(stored, key, key_size);
 }
