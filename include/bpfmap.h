@@ -196,11 +196,11 @@ BPFMAP_API struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name,
 /*
  * bpfmap_free - destroy a map and everything it holds.  NULL is a no-op.
  * Concurrency: no other thread may use the map during or after this call, and
- * no pointer from bpfmap_lookup() may be used after it.  Reclamation already
- * queued for this map finishes before it returns, or, in a preallocated map
- * of keys of at most 8 bytes or of at least 16384 entries, releases the map's
- * memory itself once it has run, so that free does not wait for it.  It must
- * not be called inside a read-side section.
+ * no pointer from bpfmap_lookup() may be used after it.  It does not wait for
+ * reclamation already queued for this map (in any BPFMAP_TYPE_HASH map): the
+ * last of it to run releases the map's memory, so that memory may outlive the
+ * call by a grace period or two.  It must not be called inside a read-side
+ * section.
  */
 BPFMAP_API void bpfmap_free(struct bpfmap *map);
 

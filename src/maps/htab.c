@@ -83,6 +83,59 @@ static void htab_elem_release(struct htab *h, struct htab_elem *e)
 	free(e);
 }
 
+/* Release a taken stack of n elements after a grace period. */
+static void htab_release_batch(struct htab *h, struct htab_elem *list, uint32_t n)
+{
+	while (list) {
+		struct htab_elem *next = list->reclaim_next;
+
+		htab_elem_release(h, list);
+		list = next;
+	}
+	__atomic_fetch_sub(&h->reclaiming, n, __ATOMIC_RELAXED);
+}
+
+/* Release the map and every element it still holds.  No one uses the map
+ * and no callback touches it any more, so what is still pending needs no
+ * grace period. */
+static void htab_teardown(struct htab *h)
+{
+	for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++)
+		htab_release_batch(h, h->pending[i].head, 0);
+	for (uint32_t i = 0; i < h->n_buckets; i++) {
+		struct htab_elem *e = h->buckets[i].head;
+
+		while (e) {
+			struct htab_elem *next = e->next;
+
+			if (!elem_in_pool(h, e))
+				free(e);
+			e = next;
+		}
+	}
+	freelist_destroy(&h->free_slots);
+	free(h->pool);
+	free(h->buckets);
+	free((void *)h->hash_coef);
+	free(h);
+}
+
+/* Count n callbacks that will touch h, before queueing them (see htab_free). */
+static void htab_callbacks_get(struct htab *h, uint32_t n)
+{
+	__atomic_fetch_add(&h->callbacks, n, __ATOMIC_RELAXED);
+}
+
+/* A callback's last access to h: after it, the map may be released, by this
+ * callback if bpfmap_free came first and this was the last one.  Acquire and
+ * release: the teardown comes after every other callback's accesses (each
+ * decrement continues the release sequence of the ones before). */
+static void htab_callback_done(struct htab *h)
+{
+	if (__atomic_sub_fetch(&h->callbacks, 1, __ATOMIC_ACQ_REL) == HTAB_CB_FREE)
+		htab_teardown(h);
+}
+
 static void htab_elem_reclaim(struct rcu_head *head)
 {
 	struct htab_elem *e = container_of(head, struct htab_elem, rcu);
@@ -94,6 +147,7 @@ static void htab_elem_reclaim(struct rcu_head *head)
 	htab_elem_release(h, e);
 	__atomic_fetch_sub(&h->deferred, 1, __ATOMIC_RELAXED);
 	rcu_deferred_exit();
+	htab_callback_done(h);
 }
 
 /*
@@ -160,23 +214,12 @@ static struct htab_elem *htab_pending_take(struct htab *h, struct htab_pending *
 	return list;
 }
 
-/* Release a taken stack of n elements after a grace period. */
-static void htab_release_batch(struct htab *h, struct htab_elem *list, uint32_t n)
-{
-	while (list) {
-		struct htab_elem *next = list->reclaim_next;
-
-		htab_elem_release(h, list);
-		list = next;
-	}
-	__atomic_fetch_sub(&h->reclaiming, n, __ATOMIC_RELAXED);
-}
-
 /* Queue a taken stack of n elements one by one (no waiting allowed). */
 static void htab_defer_batch(struct htab *h, struct htab_elem *list, uint32_t n)
 {
 	__atomic_fetch_add(&h->deferred, n, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&h->reclaiming, n, __ATOMIC_RELAXED);
+	htab_callbacks_get(h, n);
 	while (list) {
 		struct htab_elem *next = list->reclaim_next; /* rcu overlays it */
 
@@ -196,18 +239,23 @@ static void htab_flush_pending(struct rcu_head *head)
 	struct htab *h = container_of(head, struct htab, flush_rcu);
 
 	rcu_deferred_enter();
-	__atomic_store_n(&h->flush_queued, false, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++) {
-		uint32_t n;
-		struct htab_elem *list = htab_pending_take(h, &h->pending[i], &n);
+	/* Once bpfmap_free has run, the teardown releases the stacks without
+	 * a grace period: no need to wait for one here. */
+	if (!(__atomic_load_n(&h->callbacks, __ATOMIC_RELAXED) & HTAB_CB_FREE)) {
+		__atomic_store_n(&h->flush_queued, false, __ATOMIC_RELEASE);
+		for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++) {
+			uint32_t n;
+			struct htab_elem *list = htab_pending_take(h, &h->pending[i], &n);
 
-		if (list) {
-			/* Some were pushed after this callback was queued. */
-			rcu_synchronize();
-			htab_release_batch(h, list, n);
+			if (list) {
+				/* Some were pushed after this callback was queued. */
+				rcu_synchronize();
+				htab_release_batch(h, list, n);
+			}
 		}
 	}
 	rcu_deferred_exit();
+	htab_callback_done(h);
 }
 
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e)
@@ -228,8 +276,10 @@ void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_ele
 	__atomic_store_n(&p->n, n, __ATOMIC_RELAXED);
 	spin_unlock_word(&p->lock);
 	if (unlikely(n == 1) && !__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE) &&
-	    !__atomic_exchange_n(&h->flush_queued, true, __ATOMIC_ACQ_REL))
+	    !__atomic_exchange_n(&h->flush_queued, true, __ATOMIC_ACQ_REL)) {
+		htab_callbacks_get(h, 1);
 		rcu_defer(&h->flush_rcu, htab_flush_pending);
+	}
 }
 
 /* The backlog of elements queued one by one, past which deleters wait. */
@@ -642,31 +692,21 @@ static size_t htab_mem_usage(const struct bpfmap *map)
 	return bytes;
 }
 
+/*
+ * Reclamation callbacks may be queued or running (counted in h->callbacks):
+ * they touch h until their count drops.  Rather than wait for them (liburcu
+ * runs callbacks in batches ~10 ms apart, and its barrier also waits for
+ * every read-side section in the process, so a reader waiting for this
+ * thread would never let it return), hand h over: whichever of free and the
+ * last callback comes second tears the map down.  No callback is queued
+ * after this: no other thread uses the map now.
+ */
 static void htab_free(struct bpfmap *map)
 {
 	struct htab *h = to_htab(map);
 
-	/* Queued reclamation callbacks touch h: let them finish first.  What
-	 * is still pending needs no grace period: no one uses the map now. */
-	rcu_wait_deferred();
-	for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++)
-		htab_release_batch(h, h->pending[i].head, 0);
-	for (uint32_t i = 0; i < h->n_buckets; i++) {
-		struct htab_elem *e = h->buckets[i].head;
-
-		while (e) {
-			struct htab_elem *next = e->next;
-
-			if (!elem_in_pool(h, e))
-				free(e);
-			e = next;
-		}
-	}
-	freelist_destroy(&h->free_slots);
-	free(h->pool);
-	free(h->buckets);
-	free((void *)h->hash_coef);
-	free(h);
+	if (!__atomic_fetch_or(&h->callbacks, HTAB_CB_FREE, __ATOMIC_ACQ_REL))
+		htab_teardown(h);
 }
 
 static int htab_prealloc(struct htab *h)

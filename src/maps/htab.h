@@ -15,6 +15,8 @@
  * orders lock-free stores and copy-out reads against its deletion.
  * Unlinked elements are reclaimed in batches after an RCU grace period: back
  * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
+ * bpfmap_free never waits for reclamation callbacks: the last one to finish
+ * releases the map (htab_free in htab.c).
  */
 #ifndef BPFMAP_MAPS_HTAB_H
 #define BPFMAP_MAPS_HTAB_H
@@ -100,6 +102,10 @@ struct htab {
 	/* Unlinked elements queued one by one for reclamation (atomic), and the
 	 * backlog past which deleting threads wait for it (htab_reclaim_throttle). */
 	uint32_t deferred;
+	/* Atomic: reclamation callbacks queued or running that still touch the
+	 * map (htab_elem_reclaim, htab_flush_pending), plus HTAB_CB_FREE once
+	 * bpfmap_free has handed the map to the last of them (htab_free). */
+	uint64_t callbacks;
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see htab_unlink_locked). */
 	struct htab_pending pending[HTAB_PENDING_SHARDS];
@@ -266,6 +272,9 @@ static ALWAYS_INLINE void htab_bucket_unlock(struct htab_bucket *b)
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
  * add it to the map's pending reclamation batch. */
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e);
+
+/* In h->callbacks, above any count of callbacks: bpfmap_free was called. */
+#define HTAB_CB_FREE (1ULL << 63)
 
 #define HTAB_LOCKFREE_STORE_OFF 0
 #define HTAB_LOCKFREE_STORE_STOPPING 1

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bpfmap_free of a chained-table map (maps/htab.c) with reclamation
+ * callbacks queued or running: free does not wait for them, and the last of
+ * them to finish releases the map.  Each case runs on a preallocated map
+ * (keys of 16 bytes and fewer than 16384 entries go to the chained table)
+ * and a BPFMAP_F_NO_PREALLOC one.  Two kinds of callback touch the map: the
+ * flush of pending stacks (queued by the first delete) and one callback per
+ * element for batches that a deleter inside a read-side section could not
+ * wait for.  ASan sees a callback touching a released map, LSan a map no
+ * one released; a free that waits for a reader that waits for it is caught
+ * by the reader's watchdog.  No timing is asserted.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "test_util.h"
+#include "maps/htab.h"
+
+#define KEY_SIZE 16
+
+/* 2 x the smallest reclamation batch: a deleter inside a read-side section
+ * queues one batch element by element. */
+#define MAX_ENTRIES 4096
+
+static struct htab *htab_of(struct bpfmap *m)
+{
+	assert_ptr_equal(m->ops, &htab_ops); /* routed to the chained table */
+	return to_htab(m);
+}
+
+static uint64_t callbacks_of(struct bpfmap *m)
+{
+	return __atomic_load_n(&htab_of(m)->callbacks, __ATOMIC_ACQUIRE);
+}
+
+static void key_of(uint64_t i, uint64_t key[2])
+{
+	key[0] = i;
+	key[1] = ~i;
+}
+
+/* A chained map holding keys 0..n-1. */
+static struct bpfmap *filled(uint32_t flags, uint32_t n)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, KEY_SIZE, 8, MAX_ENTRIES, flags);
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t k[2];
+
+		key_of(i, k);
+		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
+	}
+	(void)htab_of(m);
+	return m;
+}
+
+static void delete_range(struct bpfmap *m, uint64_t from, uint64_t to)
+{
+	for (uint64_t i = from; i < to; i++) {
+		uint64_t k[2];
+
+		key_of(i, k);
+		assert_int_equal(bpfmap_delete_elem(m, k), 0);
+	}
+}
+
+/*
+ * Keys 0..MAX_ENTRIES-1, all deleted: the first half inside a read-side
+ * section, where the deleter cannot wait, so its full batch is queued
+ * element by element (none can run before the section ends, which makes
+ * the count exact), the second half outside (on the pending stacks, with a
+ * flush queued): both kinds of callback outstanding.
+ */
+#define DEFERRED_BATCH (MAX_ENTRIES / 2)
+
+static struct bpfmap *with_callbacks_queued(uint32_t flags)
+{
+	struct bpfmap *m = filled(flags, MAX_ENTRIES);
+	struct htab *h = htab_of(m);
+
+	assert_int_equal(h->reclaim_batch, DEFERRED_BATCH);
+	bpfmap_read_lock();
+	delete_range(m, 0, DEFERRED_BATCH);
+	assert_int_equal(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED), DEFERRED_BATCH);
+	bpfmap_read_unlock();
+	delete_range(m, DEFERRED_BATCH, MAX_ENTRIES);
+	return m;
+}
+
+/* Waits below give up after FREE_WATCHDOG_S and the test fails: a free that
+ * waits for what waits for it would otherwise hang.  A deadlock detector,
+ * not a timing. */
+#define FREE_WATCHDOG_S 30
+
+/* Wait for *flag; false if the watchdog fired first. */
+static bool wait_flag(const int *flag)
+{
+	struct timespec t0, now, ms = { 0, 1000000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		nanosleep(&ms, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= FREE_WATCHDOG_S)
+			return false;
+	}
+	return true;
+}
+
+/* Wait until h's flush has begun (it clears flush_queued first); false if
+ * the watchdog fired first. */
+static bool wait_flush_started(struct htab *h)
+{
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE)) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= FREE_WATCHDOG_S)
+			return false;
+	}
+	return true;
+}
+
+static void set_flag(int *flag)
+{
+	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+}
+
+/* A reader that holds a read-side section from `enter` (at once if set
+ * before) until `leave`, as a thread would that waits for the freeing thread
+ * inside its section.  A free that waits for reclamation waits for that
+ * section too. */
+struct free_reader {
+	int enter;      /* atomic */
+	int in_section; /* atomic */
+	int leave;      /* atomic */
+	int gave_up;
+};
+
+static void *free_reader_thread(void *arg)
+{
+	struct free_reader *r = arg;
+
+	if (!wait_flag(&r->enter))
+		r->gave_up = 1;
+	bpfmap_read_lock();
+	set_flag(&r->in_section);
+	if (!wait_flag(&r->leave))
+		r->gave_up = 1;
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+/* A reclamation callback of the test's own that holds the callback thread
+ * (which runs callbacks one at a time, in the order queued) from when it
+ * runs until `open`. */
+struct gate {
+	struct rcu_head rcu;
+	int reached; /* atomic */
+	int open;    /* atomic */
+	int done;    /* atomic */
+	int gave_up;
+};
+
+static void gate_cb(struct rcu_head *head)
+{
+	struct gate *g = container_of(head, struct gate, rcu);
+
+	rcu_deferred_enter();
+	set_flag(&g->reached);
+	if (!wait_flag(&g->open))
+		g->gave_up = 1;
+	set_flag(&g->done);
+	rcu_deferred_exit();
+}
+
+static void gate_wait_reached(struct gate *g)
+{
+	assert_true(wait_flag(&g->reached));
+}
+
+/* Let the gate's callback return, and wait until it has (g may then go). */
+static void gate_release(struct gate *g)
+{
+	set_flag(&g->open);
+	assert_true(wait_flag(&g->done));
+	assert_int_equal(g->gave_up, 0);
+}
+
+/* Free right after the deletes, every callback still queued: a gate queued
+ * first holds the callback thread meanwhile.  The map and its elements are
+ * released once they have all run.  Then free with nothing outstanding,
+ * which releases at once. */
+static void test_free_after_deletes(void **state)
+{
+	uint32_t flags = variant_flags(state);
+	struct gate hold = { 0 };
+	struct bpfmap *m;
+
+	rcu_defer(&hold.rcu, gate_cb);
+	gate_wait_reached(&hold);
+	m = with_callbacks_queued(flags);
+	/* The flush and a batch queued element by element. */
+	assert_int_equal(callbacks_of(m), 1 + DEFERRED_BATCH);
+	bpfmap_free(m);
+	gate_release(&hold);
+	rcu_wait_deferred(); /* every callback ran: the map released */
+
+	m = filled(flags, 100);
+	assert_int_equal(callbacks_of(m), 0);
+	bpfmap_free(m);
+}
+
+static void test_free_during_reader(void **state)
+{
+	uint32_t flags = variant_flags(state);
+	struct free_reader r = { .enter = 1 };
+	struct bpfmap *m;
+	pthread_t th;
+
+	m = filled(flags, MAX_ENTRIES);
+	assert_int_equal(pthread_create(&th, NULL, free_reader_thread, &r), 0);
+	assert_true(wait_flag(&r.in_section));
+	/* Fewer than a batch outside a section (a full one would wait for a
+	 * grace period, i.e. for the reader), the rest inside one. */
+	delete_range(m, 0, 100);
+	bpfmap_read_lock();
+	delete_range(m, 100, MAX_ENTRIES);
+	bpfmap_read_unlock();
+	/* Queued, and none can run before the reader leaves its section. */
+	assert_int_not_equal(callbacks_of(m), 0);
+	bpfmap_free(m);
+	set_flag(&r.leave);
+	pthread_join(th, NULL);
+	assert_int_equal(r.gave_up, 0);
+	rcu_wait_deferred(); /* the last callback released the map */
+}
+
+/*
+ * Free while the callbacks queued one by one run: a gate queued between two
+ * batches of them holds the callback thread after the first batch ran and
+ * before the second, and free comes then.  The second batch then runs on a
+ * freed map unless its last callback is the one that releases it.
+ */
+#define GATE_ENTRIES (2 * MAX_ENTRIES)
+
+static void test_free_between_callbacks(void **state)
+{
+	uint32_t flags = variant_flags(state);
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, KEY_SIZE, 8, GATE_ENTRIES, flags);
+	struct htab *h = htab_of(m);
+	uint32_t batch = h->reclaim_batch;
+	struct gate g = { 0 };
+
+	assert_int_equal(batch, GATE_ENTRIES / 4);
+	for (uint64_t i = 0; i < 2 * batch; i++) {
+		uint64_t k[2];
+
+		key_of(i, k);
+		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
+	}
+	bpfmap_read_lock();
+	delete_range(m, 0, batch);
+	rcu_defer(&g.rcu, gate_cb);
+	delete_range(m, batch, 2 * batch);
+	assert_int_equal(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED), 2 * batch);
+	bpfmap_read_unlock();
+	gate_wait_reached(&g);
+	/* The first batch ran, the second waits behind the gate. */
+	assert_int_equal(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED), batch);
+	bpfmap_free(m);
+	gate_release(&g);
+	rcu_wait_deferred(); /* the second batch ran; its last released the map */
+}
+
+/*
+ * Free while the flush runs and still has to touch the map: the flush waits
+ * for a grace period before it releases the elements it took, and a reader
+ * holds that grace period open across the free.  The reader must enter its
+ * section after the grace period the callback thread waits for before it
+ * runs the flush (or the flush would never start): a gate queued just
+ * before the flush, in the same round of the callback thread, lets it in.
+ * Both are queued while a first gate holds the callback thread, so that
+ * they are taken together.
+ */
+static void test_free_during_flush(void **state)
+{
+	uint32_t flags = variant_flags(state);
+	struct bpfmap *m = filled(flags, MAX_ENTRIES);
+	struct htab *h = htab_of(m);
+	struct gate hold = { 0 }, before_flush = { 0 };
+	struct free_reader r = { 0 };
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, free_reader_thread, &r), 0);
+	rcu_defer(&hold.rcu, gate_cb);
+	gate_wait_reached(&hold);
+	rcu_defer(&before_flush.rcu, gate_cb);
+	delete_range(m, 0, 100); /* fewer than a batch: pending, the flush queued */
+	assert_true(__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE));
+	gate_release(&hold);
+
+	gate_wait_reached(&before_flush);
+	set_flag(&r.enter);
+	assert_true(wait_flag(&r.in_section));
+	gate_release(&before_flush);
+	/* The flush has begun (it clears its flag first); it took the 100
+	 * elements and waits for the reader. */
+	assert_true(wait_flush_started(h));
+	assert_int_not_equal(callbacks_of(m), 0);
+	bpfmap_free(m);
+	set_flag(&r.leave);
+	pthread_join(th, NULL);
+	assert_int_equal(r.gave_up, 0);
+	rcu_wait_deferred(); /* the flush ended, releasing the map */
+}
+
+/*
+ * Free racing callbacks that run: by turns, free once the flush has begun
+ * (it clears flush_queued first, then waits for a grace period and releases
+ * the stacks: usually free comes during that wait), and once the callbacks
+ * queued one by one have begun (some element released, the rest not yet).
+ * ASan/TSan see an access after the release or a race on it, LSan a map
+ * never released.
+ */
+static void test_free_racing_callbacks(void **state)
+{
+	uint32_t flags = variant_flags(state);
+
+	for (int round = 0; round < 16; round++) {
+		struct bpfmap *m = with_callbacks_queued(flags);
+		struct htab *h = htab_of(m);
+
+		if (round % 2 == 0) {
+			while (__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE))
+				sched_yield();
+		} else {
+			while (__atomic_load_n(&h->deferred, __ATOMIC_RELAXED) == DEFERRED_BATCH)
+				sched_yield();
+		}
+		bpfmap_free(m);
+	}
+	rcu_wait_deferred();
+}
+
+/* Optional argument: a cmocka test name pattern (to run one case alone). */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		VARIANT_TESTS(test_free_after_deletes),
+		VARIANT_TESTS(test_free_during_reader),
+		VARIANT_TESTS(test_free_racing_callbacks),
+		VARIANT_TESTS(test_free_between_callbacks),
+		VARIANT_TESTS(test_free_during_flush),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
