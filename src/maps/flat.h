@@ -384,12 +384,21 @@ static ALWAYS_INLINE uint32_t flat_live_bits(uint64_t tags)
 	return (uint32_t)_mm_movemask_epi8(_mm_cvtsi64_si128((long long)tags));
 }
 
-/* One bit per slot whose tag is @tag (a live tag: >= FLAT_TAG_MIN). */
-static ALWAYS_INLINE uint32_t flat_simd_tag_bits(uint64_t tags, uint32_t tag)
+/*
+ * One bit per slot of @bk whose tag is @tag (a live tag: >= FLAT_TAG_MIN),
+ * the tags read as an acquire load would: one vector load (x86 keeps loads
+ * in order, and the fence keeps the compiler from moving later loads above
+ * it; TSan builds have no FLAT_SIMD), no move from a general register.  The
+ * tag is broadcast by a multiply: fewer instructions than SSE2's shuffles.
+ */
+static ALWAYS_INLINE uint32_t flat_simd_tag_bits_at(const struct flat_bucket *bk, uint32_t tag)
 {
-	__m128i t = _mm_cvtsi64_si128((long long)tags);
+	__m128i t = _mm_loadl_epi64((const __m128i *)(const void *)&bk->tags);
+	__m128i b;
 
-	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(t, _mm_set1_epi8((char)tag))) & 0xffu;
+	__atomic_signal_fence(__ATOMIC_ACQUIRE);
+	b = _mm_cvtsi64_si128((long long)(tag * FLAT_BYTES_LO));
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(t, b)) & 0xffu;
 }
 
 /* One bit per slot whose 4-byte key (of a bucket's eight, 32-byte aligned)

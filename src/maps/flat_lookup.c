@@ -218,17 +218,16 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	const struct flat_bucket *bk = &f->buckets[h];
 	const uint32_t *elems = f->elems + (size_t)h * FLAT_SLOTS;
 	uint32_t s1;
-	uint64_t tags;
 
 	/* The slots' element indices load with the tags, not after them. */
 	__builtin_prefetch(elems);
 	s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
-	tags = __atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE);
 #if FLAT_SIMD
-	uint32_t m = flat_simd_tag_bits(tags, flat_tag(hash)); /* bit i: slot i */
+	uint32_t m = flat_simd_tag_bits_at(bk, flat_tag(hash)); /* bit i: slot i */
 	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
 #else
-	uint64_t m = flat_match(tags, flat_tag(hash) * FLAT_BYTES_LO);
+	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE),
+				flat_tag(hash) * FLAT_BYTES_LO);
 	uint32_t i = m ? flat_first(m) : 0;
 #endif
 
