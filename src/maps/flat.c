@@ -8,10 +8,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/spin_lock.h"
 #include "hash/sized_hash.h"
+#include "util/big_alloc.h"
 #include "maps/flat.h"
 #include "util/shared_copy.h"
 
@@ -203,10 +203,10 @@ static void flat_release(struct flat *f)
 {
 	free(f->wait_bits);
 	free((void *)f->hash_coef);
-	free(f->elems);
-	free(f->values_mem);
-	free(f->keys_mem);
-	free(f->buckets_mem);
+	big_free(f->elems);
+	big_free(f->values);
+	big_free(f->keys);
+	big_free(f->buckets);
 	free(f);
 }
 
@@ -376,24 +376,6 @@ static void flat_free(struct bpfmap *map)
 		flat_release(f);
 }
 
-static void *align64(void *p)
-{
-	return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
-}
-
-/* Ask for transparent huge pages on the 2 MiB-aligned interior of a large
- * array: lookups land anywhere in it, and TLB misses would double their cost.
- * Advice only: failure changes nothing. */
-static void advise_huge(void *p, size_t len)
-{
-	const uintptr_t huge = 2u << 20;
-	uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-	uintptr_t end = ((uintptr_t)p + len) & ~(huge - 1);
-
-	if (end > start)
-		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
-}
-
 /*
  * Slots that keep the bytes per element of max_entries elements of slot_size
  * bytes (key and value) and @index bytes of element index within
@@ -479,18 +461,19 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	 * bucket's keys at once. */
 	key_bytes = (size_t)(n_buckets * FLAT_SLOTS * key_stride) + 63;
 	value_bytes = (size_t)(n_slots * value_stride) + 63;
-	f->buckets_mem = calloc(1, bucket_bytes);
-	if (!f->buckets_mem)
+	/* 64-byte aligned (the counts above keep 63 bytes of slack for it). */
+	f->buckets = big_zalloc(bucket_bytes);
+	if (!f->buckets)
 		goto nomem;
-	f->keys_mem = calloc(1, key_bytes);
-	if (!f->keys_mem)
+	f->keys = big_zalloc(key_bytes);
+	if (!f->keys)
 		goto nomem;
-	f->values_mem = calloc(1, value_bytes);
-	if (!f->values_mem)
+	f->values = big_zalloc(value_bytes);
+	if (!f->values)
 		goto nomem;
 	elem_bytes = (size_t)n_buckets * FLAT_SLOTS * index;
 	if (index) {
-		f->elems = malloc(elem_bytes);
+		f->elems = big_zalloc(elem_bytes);
 		if (!f->elems)
 			goto nomem;
 		memset(f->elems, 0xff, elem_bytes); /* FLAT_NONE: no element yet */
@@ -500,14 +483,8 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 		goto nomem;
 	f->queued_bits = f->wait_bits + f->bits_words;
 	f->sync_bits = f->queued_bits + f->bits_words;
-	f->buckets = align64(f->buckets_mem);
 	f->locks = (uint32_t *)(void *)((char *)f->buckets +
 					ROUND_UP((size_t)n_buckets * sizeof(struct flat_bucket), 64));
-	f->keys = align64(f->keys_mem);
-	f->values = align64(f->values_mem);
-	advise_huge(f->buckets_mem, bucket_bytes);
-	advise_huge(f->keys_mem, key_bytes);
-	advise_huge(f->values_mem, value_bytes);
 	/* A short last bucket: its missing slots stay BUSY for ever. */
 	for (uint64_t i = n_slots - (n_buckets - 1) * FLAT_SLOTS; i < FLAT_SLOTS; i++)
 		f->buckets[n_buckets - 1].tags |= (uint64_t)FLAT_BUSY << (8 * i);

@@ -207,7 +207,6 @@ struct flat {
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
 	struct rcu_head rcu;
-	void *buckets_mem, *keys_mem, *values_mem; /* raw allocations (aligned inside) */
 	size_t mem_bytes;
 };
 

@@ -10,6 +10,7 @@
 #include "core/spin_lock.h"
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
+#include "util/big_alloc.h"
 #include "maps/htab.h"
 #include "util/seqcount.h"
 #include "util/shared_copy.h"
@@ -114,8 +115,8 @@ static void htab_teardown(struct htab *h)
 		}
 	}
 	freelist_destroy(&h->free_slots);
-	free(h->pool);
-	free(h->buckets);
+	big_free(h->pool);
+	big_free(h->buckets);
 	free((void *)h->hash_coef);
 	free(h);
 }
@@ -716,7 +717,7 @@ static int htab_prealloc(struct htab *h)
 	uint64_t size = (uint64_t)h->map.max_entries + slack;
 
 	h->pool_size = (uint32_t)(size > UINT32_MAX - 1 ? UINT32_MAX - 1 : size);
-	h->pool = calloc(h->pool_size, h->elem_size);
+	h->pool = big_zalloc((size_t)h->pool_size * h->elem_size);
 	if (!h->pool)
 		return -ENOMEM;
 	if (freelist_init(&h->free_slots, h->pool_size))
@@ -750,7 +751,7 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->lockfree_store = h->value_word ? HTAB_LOCKFREE_STORE_ON : HTAB_LOCKFREE_STORE_OFF;
 	h->deferred_limit = htab_deferred_limit(p->max_entries);
 	h->reclaim_batch = htab_reclaim_batch(p->max_entries);
-	h->buckets = calloc(h->n_buckets, sizeof(*h->buckets));
+	h->buckets = big_zalloc((size_t)h->n_buckets * sizeof(*h->buckets));
 	if (!h->buckets)
 		goto nomem;
 	if (h->prealloc && htab_prealloc(h))
@@ -760,8 +761,8 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 nomem:
 	if (h) {
 		freelist_destroy(&h->free_slots);
-		free(h->pool);
-		free(h->buckets);
+		big_free(h->pool);
+		big_free(h->buckets);
 		free((void *)h->hash_coef);
 		free(h);
 	}

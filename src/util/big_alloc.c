@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Zeroed, aligned arrays for the maps' tables (see big_alloc.h). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "util/big_alloc.h"
+
+#define BIG_HUGE_PAGE ((size_t)2 << 20)
+
+/* Just below every array: where its block starts, and how to release it. */
+struct big_header {
+	void *base;
+	size_t map_len; /* 0: from calloc */
+	char pad_[64 - sizeof(void *) - sizeof(size_t)];
+};
+
+_Static_assert(sizeof(struct big_header) == 64, "the header keeps arrays 64-byte aligned");
+
+static char *align_up(char *p, size_t a)
+{
+	return (char *)(((uintptr_t)p + a - 1) & ~(uintptr_t)(a - 1));
+}
+
+void *big_zalloc(size_t bytes)
+{
+	struct big_header *h;
+	char *base, *p;
+
+	if (bytes >= BIG_ALLOC_MMAP_MIN) {
+		size_t align = bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : 64;
+		size_t len = sizeof(*h) + bytes + align;
+
+		if (len < bytes)
+			return NULL;
+		base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (base == MAP_FAILED)
+			return NULL;
+		p = align_up(base + sizeof(*h), align);
+		/* Advice only: failure changes nothing. */
+		if (align == BIG_HUGE_PAGE)
+			(void)madvise(p, bytes, MADV_HUGEPAGE);
+		h = (struct big_header *)(void *)p - 1;
+		h->base = base;
+		h->map_len = len;
+		return p;
+	}
+	base = calloc(1, sizeof(*h) + bytes + 63);
+	if (!base)
+		return NULL;
+	p = align_up(base + sizeof(*h), 64);
+	h = (struct big_header *)(void *)p - 1;
+	h->base = base;
+	h->map_len = 0;
+	return p;
+}
+
+void big_free(void *p)
+{
+	struct big_header *h;
+
+	if (!p)
+		return;
+	h = (struct big_header *)p - 1;
+	if (h->map_len)
+		munmap(h->base, h->map_len);
+	else
+		free(h->base);
+}
