@@ -9,8 +9,8 @@
  *
  * (the NH family of UMAC, Black et al., CRYPTO 1999: with independent random
  * coefficients, two distinct keys collide with probability at most 2^-32).
- * The sum goes through one xorshift-multiply and the hash is the top 32
- * bits.  That finaliser is needed, not decoration: a key differing in one
+ * The sum goes through a multiply, an xorshift and a multiply, and the hash
+ * is the top 32 bits.  That finaliser is needed, not decoration: a key differing in one
  * word by a small amount changes the sum by less than 2^32 times that amount,
  * so the sum's top bits barely move, and the flat table takes a hash's top
  * bits.  Coefficients: the word hash's table (word_hash_coef[lane]) xored
@@ -27,9 +27,9 @@
  * on two at a time (16-byte blocks at 16-byte offsets, inside the stores of
  * a caller who writes the key 16 or 32 bytes at a time: a block straddling
  * two of them would stall as well), a last partial lane taken as the key's
- * last 8 bytes (overlapping the one before).  Every byte is in some lane at a position
- * fixed by the key size, so distinct keys of one size give distinct lane
- * vectors.
+ * last 8 bytes (overlapping the one before).  Every byte is in some lane at
+ * a position fixed by the key size, so distinct keys of one size give
+ * distinct lane vectors.
  *
  * The SSE2 code and the portable code compute the same sum; nh_hash() is
  * inline so that callers knowing the key size at compile time get
