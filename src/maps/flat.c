@@ -11,8 +11,8 @@
 
 #include "core/spin_lock.h"
 #include "hash/sized_hash.h"
-#include "util/big_alloc.h"
 #include "maps/flat.h"
+#include "util/big_alloc.h"
 #include "util/shared_copy.h"
 
 void flat_lock_slow(uint32_t *word)

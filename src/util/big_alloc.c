@@ -31,7 +31,7 @@ void *big_zalloc(size_t bytes)
 		size_t align = bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : 64;
 		size_t len = sizeof(*h) + bytes + align;
 
-		if (len < bytes)
+		if (bytes > SIZE_MAX - sizeof(*h) - align)
 			return NULL;
 		base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (base == MAP_FAILED)
@@ -45,6 +45,8 @@ void *big_zalloc(size_t bytes)
 		h->map_len = len;
 		return p;
 	}
+	if (bytes > SIZE_MAX - sizeof(*h) - 63)
+		return NULL;
 	base = calloc(1, sizeof(*h) + bytes + 63);
 	if (!base)
 		return NULL;
