@@ -449,6 +449,166 @@ static void test_revive(void **state)
 	bpfmap_free(m);
 }
 
+/* A home of flat_away_key(k) is never k's own (flat.h, "Matching by key"):
+ * every home count from the smallest that matches by key up to 4096, and
+ * some large ones, with random seeds and keys and the extreme ones. */
+static void test_away_key(void **state)
+{
+	static const uint64_t fixed[] = { 0, 1, 0x7fffffff, 0x80000000, 0xffffffff,
+					  0x7fffffffffffffffULL, 0x8000000000000000ULL, ~0ULL };
+	static const uint32_t big[] = { 5000, 65537, 1u << 20, (1u << 24) + 3, 536870911 };
+	struct flat f;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	for (uint32_t n = FLAT_MATCH_BY_KEY_MIN; n <= 4096 + ARRAY_SIZE(big); n++) {
+		f.n_homes = n <= 4096 ? n : big[n - 4097];
+		for (int s = 0; s < 8; s++) {
+			f.seed = s == 0 ? 0 : s == 1 ? ~0ULL : rnd();
+			for (int i = 0; i < 24; i++) {
+				uint64_t k = i < (int)ARRAY_SIZE(fixed) ? fixed[i] : rnd();
+				uint32_t k4 = (uint32_t)k;
+
+				assert_int_not_equal(
+				    flat_home(&f, fast_hash_u32(k4, f.seed)),
+				    flat_home(&f, fast_hash_u32((uint32_t)flat_away_key(4, k4),
+								f.seed)));
+				assert_int_not_equal(
+				    flat_home(&f, fast_hash_u64(k, f.seed)),
+				    flat_home(&f, fast_hash_u64(flat_away_key(8, k), f.seed)));
+			}
+		}
+	}
+}
+
+/* Does bucket b hold the word w in one of its slots? */
+static bool bucket_holds(const struct flat *f, uint32_t b, uint32_t ks, uint64_t w)
+{
+	for (uint32_t i = 0; i < FLAT_SLOTS; i++)
+		if (flat_small_at(f, b * FLAT_SLOTS + i, ks) == w)
+			return true;
+	return false;
+}
+
+/* Program view and copy-out of word key k (its low ks bytes): present with
+ * value v, or absent (v == 0). */
+static void check_word(struct bpfmap *m, uint32_t ks, uint64_t k, uint64_t v)
+{
+	uint64_t *p, got = 0, out = 0;
+	int err;
+
+	/* The section closed before asserting: a failure must not leave it
+	 * open for the next test's grace periods to wait on. */
+	bpfmap_read_lock();
+	errno = 0;
+	p = bpfmap_lookup(m, &k);
+	err = errno;
+	if (p)
+		got = *p;
+	bpfmap_read_unlock();
+	if (!v) {
+		assert_null(p);
+		assert_int_equal(err, ENOENT);
+		assert_int_equal(bpfmap_lookup_elem(m, &k, &out), -ENOENT);
+		return;
+	}
+	assert_non_null(p);
+	assert_int_equal(got, v);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &out), 0);
+	assert_int_equal(out, v);
+	(void)ks;
+}
+
+/*
+ * Matching by key: deleted keys and never-used slots must not match.  Keys
+ * and their away words (flat_away_key) both in the map, deleted, revived;
+ * key 0, which every fresh slot holds; maps too small to match by key.
+ */
+static void check_match_by_key(uint32_t ks, uint32_t max_entries, uint64_t flags)
+{
+	struct bpfmap *m = flat_make(ks, 8, max_entries, (uint32_t)flags, -1);
+	struct flat *f = to_flat(m);
+	uint64_t mask = ks == 4 ? 0xffffffffULL : ~0ULL;
+	uint32_t n = (max_entries / 2) & ~1u; /* pairs */
+	uint64_t keys[64], v;
+	uint32_t home_pos[64]; /* a key's slot when in its home bucket, else FLAT_NONE */
+
+	assert_int_equal(f->match_by_key, f->n_homes >= FLAT_MATCH_BY_KEY_MIN);
+	check_word(m, ks, 0, 0);
+	check_word(m, ks, flat_away_key(ks, 0), 0);
+	if (n < 2)
+		n = 2;
+	if (n > ARRAY_SIZE(keys))
+		n = ARRAY_SIZE(keys);
+	/* Pairs: a key (the first is 0) and its away word, both present. */
+	for (uint32_t i = 0; i < n; i += 2) {
+		keys[i] = i ? rnd() & mask : 0;
+		keys[i + 1] = flat_away_key(ks, keys[i]);
+		for (uint32_t j = i; j < i + 2; j++) {
+			v = j + 1;
+			assert_int_equal(bpfmap_update_elem(m, &keys[j], &v, BPFMAP_NOEXIST), 0);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		check_word(m, ks, keys[i], i + 1);
+	/* Delete the keys, keep their away words. */
+	for (uint32_t i = 0; i < n; i += 2) {
+		uint32_t h = flat_home(f, flat_hash(f, &keys[i]));
+		uint32_t pos = flat_find(f, h, flat_tag(flat_hash(f, &keys[i])), &keys[i], ks,
+					 keys[i]);
+
+		assert_int_not_equal(pos, FLAT_NONE);
+		home_pos[i] = pos / FLAT_SLOTS == h ? pos : FLAT_NONE;
+		assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
+		/* A slot of the key's home gets the away word, other slots keep it. */
+		if (f->match_by_key && pos / FLAT_SLOTS == h)
+			assert_true(bucket_holds(f, h, ks, flat_away_key(ks, keys[i])));
+		else
+			assert_int_equal(flat_small_at(f, pos, ks), keys[i]);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		check_word(m, ks, keys[i], i % 2 ? i + 1 : 0);
+	/* Back again, with new values: a key deleted from its home bucket
+	 * takes its slot back if it still awaits reclamation (the revive finds
+	 * the away word). */
+	for (uint32_t i = 0; i < n; i += 2) {
+		uint32_t hash = flat_hash(f, &keys[i]);
+		bool waiting = home_pos[i] != FLAT_NONE && tag_byte(f, home_pos[i]) == FLAT_WAIT;
+
+		v = 1000 + i;
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+		if (waiting)
+			assert_int_equal(flat_find(f, flat_home(f, hash), flat_tag(hash), &keys[i],
+						   ks, keys[i]),
+					 home_pos[i]);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		check_word(m, ks, keys[i], i % 2 ? i + 1 : 1000 + i);
+	assert_int_equal(walk_count(m, ks), n);
+	/* Everything out: nothing matches, before and after reclamation. */
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
+	for (uint32_t i = 0; i < n; i++)
+		check_word(m, ks, keys[i], 0);
+	flat_reclaim_sync(f);
+	for (uint32_t i = 0; i < n; i++)
+		check_word(m, ks, keys[i], 0);
+	assert_int_equal(walk_count(m, ks), 0);
+	bpfmap_free(m);
+}
+
+static void test_match_by_key(void **state)
+{
+	static const uint32_t sizes[] = { 2, 3, 4, 30, 64, 1000 };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++)
+		for (int rep = 0; rep < 4; rep++) {
+			check_match_by_key(4, sizes[i], rep ? 0 : BPFMAP_F_ZERO_SEED);
+			check_match_by_key(8, sizes[i], rep ? 0 : BPFMAP_F_ZERO_SEED);
+		}
+}
+
 /* Cursors: homes, then the kernel's bucket count at the end. */
 static void test_cursor(void **state)
 {
@@ -1482,6 +1642,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_one_home),
 		cmocka_unit_test(test_reuse_in_section),
 		cmocka_unit_test(test_revive),
+		cmocka_unit_test(test_away_key),
+		cmocka_unit_test(test_match_by_key),
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_long_keys_locked),
 		cmocka_unit_test(test_elements),

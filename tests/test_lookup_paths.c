@@ -256,13 +256,21 @@ static void check_word_choice(enum flat_isa expect)
 		enum hash_kind kind = ks == 4 ? HASH_U32 : HASH_U64;
 
 		for (uint32_t value_size = 8; value_size <= 16; value_size += 8) {
-			struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 16, 0);
+			struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 64, 0);
 			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect);
 
+			assert_true(to_flat(map)->match_by_key);
 			if (map->lookup != fn)
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->lookup ==
 						flat_lookup_word(kind, value_size, FLAT_ISA_AVX2));
+			bpfmap_free(map);
+			/* Too few homes to match by key: the general lookup. */
+			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 3, 0);
+			assert_false(to_flat(map)->match_by_key);
+			for (int isa = 0; isa < FLAT_ISA_COUNT; isa++)
+				assert_ptr_not_equal(map->lookup, flat_lookup_word(kind, value_size,
+										   (enum flat_isa)isa));
 			bpfmap_free(map);
 		}
 	}

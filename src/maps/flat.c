@@ -100,10 +100,14 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
 	s = flat_key_at(f, pos);
 	kw = (uint64_t *)(void *)s;
 	flat_seq_enter(&bk->seq);
-	if (map->key_size <= 4) {
-		__atomic_store_n((uint32_t *)(void *)s, (uint32_t)small, __ATOMIC_RELEASE);
-	} else if (map->key_size <= 8) {
-		__atomic_store_n(kw, small, __ATOMIC_RELEASE);
+	/* The value before the key: lookups matching by key take a word key
+	 * they see as live (flat.h, "Matching by key"). */
+	flat_store_value(f, pos, value);
+	if (map_has_lock(map))
+		__atomic_store_n((uint32_t *)(void *)(flat_value_at(f, pos) + map->lock_off), 0,
+				 __ATOMIC_RELEASE);
+	if (map->key_size <= 8) {
+		flat_store_small(f, pos, map->key_size, small);
 	} else {
 		/* Whole words, the tail zero-padded: compares read words. */
 		uint32_t ks = map->key_size, i8 = 0;
@@ -121,10 +125,6 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
 			__atomic_store_n(kw, w, __ATOMIC_RELEASE);
 		}
 	}
-	flat_store_value(f, pos, value);
-	if (map_has_lock(map))
-		__atomic_store_n((uint32_t *)(void *)(flat_value_at(f, pos) + map->lock_off), 0,
-				 __ATOMIC_RELEASE);
 	flat_set_tag(bk, i, tag);
 	flat_seq_leave(&bk->seq);
 }
@@ -346,7 +346,21 @@ static void flat_shrink_dist(struct flat *f, uint32_t h, uint32_t d)
 
 bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
 {
-	flat_set_tag(&f->buckets[b], i, FLAT_WAIT);
+	struct flat_bucket *bk = &f->buckets[b];
+
+	if (f->match_by_key && b == h) {
+		/* Out of reach of the lookups that match by key (flat.h).  The
+		 * key word changes: inside the seq, which the walks that copy
+		 * keys out validate (flat_iter.c). */
+		uint32_t pos = b * FLAT_SLOTS + i, ks = f->map.key_size;
+
+		flat_seq_enter(&bk->seq);
+		flat_set_tag(bk, i, FLAT_WAIT);
+		flat_store_small(f, pos, ks, flat_away_key(ks, flat_small_at(f, pos, ks)));
+		flat_seq_leave(&bk->seq);
+	} else {
+		flat_set_tag(bk, i, FLAT_WAIT);
+	}
 	flat_shrink_dist(f, h, b >= h ? b - h : b + f->n_buckets - h);
 	__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
@@ -500,8 +514,20 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 			goto nomem;
 		f->mem_bytes += HASH_COEF_BYTES;
 	}
+	f->match_by_key = (f->hash_kind == HASH_U32 || f->hash_kind == HASH_U64) &&
+			  f->n_homes >= FLAT_MATCH_BY_KEY_MIN;
+	if (f->match_by_key) {
+		/* Every key word is 0: out of reach but in key 0's home. */
+		uint64_t zero = 0;
+		uint32_t h0 = flat_home(f, flat_hash(f, &zero));
+
+		for (uint32_t i = 0; i < FLAT_SLOTS; i++)
+			flat_store_small(f, h0 * FLAT_SLOTS + i, p->key_size,
+					 flat_away_key(p->key_size, 0));
+	}
 	map_init_common(&f->map, p, &flat_ops,
-			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride));
+			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
+					f->match_by_key));
 	return &f->map;
 
 nomem:

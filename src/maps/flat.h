@@ -25,10 +25,10 @@
  * most 8 bytes the element is the slot (b * 8 + i for slot i of bucket b):
  * a bucket's keys are contiguous, so a lookup of a 4- or 8-byte key compares
  * all eight at once (SSE2, AVX2 or AVX-512, the best the CPU runs, chosen at
- * creation: maps/flat_words.h; 32 or 64 bytes) and masks the result with the
- * live tags, and a program-view lookup computes the value's address without
- * touching it: one cache line of metadata and one of keys, loaded in
- * parallel.
+ * creation: maps/flat_words.h; 32 or 64 bytes) and, in all but the tiniest
+ * maps, takes a match as live without reading the tags ("Matching by key"
+ * below), and a program-view lookup computes the value's address without
+ * touching it: one cache line of keys.
  * Elements.  Longer keys are compared one candidate at a time anyway, so they
  * go through a 4-byte element index per slot (elems[]): a slot takes the next
  * unused element at its first fill and keeps it for ever (there are as many
@@ -107,6 +107,22 @@
  * keys longer than a word detect by the seq (flat_find).  Updates in place
  * of values of at most 8 bytes (without a spin lock) are one atomic store
  * and skip the seq.
+ * Matching by key (f->match_by_key: word keys, at least
+ * FLAT_MATCH_BY_KEY_MIN homes).  The program-view lookups of 4- and 8-byte
+ * keys compare the home bucket's keys and read no tags, so no slot of a
+ * bucket may hold, unless live, a key whose home that bucket is:
+ *  - creation leaves every key word zero, except in the home of key 0, whose
+ *    slots get flat_away_key(0);
+ *  - a delete from the key's home bucket replaces the key with
+ *    flat_away_key(key) (a displaced key keeps its word: its home is another
+ *    bucket), which stays until the slot is filled again; the revive of the
+ *    key looks for that word;
+ *  - a fill stores the value before the key (release), so a reader that
+ *    sees the key sees the value.
+ * Copy-out lookups, writers and iteration still go by the tags.  Measured
+ * against the tag-masked compare (bpfmap-bench, 8-byte keys): +11% in the
+ * small and medium maps, +5% in the large one.
+ *
  * Batch operations use the home bucket as their unit, under its lock, so a
  * home's membership is one consistent snapshot (values of at most 8 bytes
  * may be stored without the lock, as in the chained table: each is read
@@ -202,6 +218,7 @@ struct flat {
 	uint32_t bits_words; /* words of each bucket bitmap */
 	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
 	enum hash_kind hash_kind;
+	bool match_by_key; /* see "Matching by key" above */
 	uint32_t stores; /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
@@ -347,6 +364,45 @@ static ALWAYS_INLINE uint64_t flat_small_at(const struct flat *f, uint32_t pos, 
 	return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_ACQUIRE);
 }
 
+/* Store slot pos's key word (release: a fill stores the value first). */
+static ALWAYS_INLINE void flat_store_small(const struct flat *f, uint32_t pos, uint32_t ks,
+					   uint64_t w)
+{
+	char *p = f->keys + (size_t)pos * (ks <= 4 ? 4 : 8);
+
+	if (ks <= 4)
+		__atomic_store_n((uint32_t *)(void *)p, (uint32_t)w, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n((uint64_t *)(void *)p, w, __ATOMIC_RELEASE);
+}
+
+#define FLAT_MATCH_BY_KEY_MIN 4 /* homes; flat_away_key says why */
+
+/*
+ * A word that a dead slot of word key @k's home bucket may hold (see
+ * "Matching by key"): one whose home is another bucket, in maps of at least
+ * FLAT_MATCH_BY_KEY_MIN homes.  It is @k with its top bit flipped:
+ *  - 8-byte keys hash to the high half of (k ^ seed) * M, M odd.  Flipping
+ *    bit 63 adds 2^63 to the product, so the hash moves by exactly 2^31,
+ *    half its range, and the home ((hash * n) >> 32) by n/2 rounded down or
+ *    up: another bucket from n = 2 on.
+ *  - 4-byte keys: flipping bit 31 adds or takes 2^31 * M, which moves the
+ *    hash by 0.7486 or 0.2514 of its range (to within 2^-32), and the home
+ *    by at least 1 and at most n - 1 buckets from n = 4 on.
+ * test_flat checks it for every home count up to a few thousand and beyond.
+ */
+static ALWAYS_INLINE uint64_t flat_away_key(uint32_t ks, uint64_t k)
+{
+	return k ^ (ks == 4 ? 1ULL << 31 : 1ULL << 63);
+}
+
+/* What slot pos of bucket b, deleted, holds for word key @small of home h. */
+static ALWAYS_INLINE uint64_t flat_dead_word(const struct flat *f, uint32_t b, uint32_t h,
+					     uint32_t ks, uint64_t small)
+{
+	return f->match_by_key && b == h ? flat_away_key(ks, small) : small;
+}
+
 /* Copy slot pos's key out (whole words: it may be rewritten meanwhile). */
 static ALWAYS_INLINE void flat_copy_key_out(const struct flat *f, uint32_t pos, void *dst)
 {
@@ -377,12 +433,6 @@ static ALWAYS_INLINE bool flat_key_eq(const struct flat *f, uint32_t pos, const 
 }
 
 #if FLAT_SIMD
-/* One bit per slot (bit i: slot i) holding a live tag. */
-static ALWAYS_INLINE uint32_t flat_live_bits(uint64_t tags)
-{
-	return (uint32_t)_mm_movemask_epi8(_mm_cvtsi64_si128((long long)tags));
-}
-
 /*
  * One bit per slot of @bk whose tag is @tag (a live tag: >= FLAT_TAG_MIN),
  * the tags read as an acquire load would: one vector load (x86 keeps loads
@@ -401,7 +451,7 @@ static ALWAYS_INLINE uint32_t flat_simd_tag_bits_at(const struct flat_bucket *bk
 }
 
 /* One bit per slot whose 4-byte key (of a bucket's eight, 32-byte aligned)
- * equals k.  Dead and free slots may match: mask with flat_live_bits(). */
+ * equals k. */
 static ALWAYS_INLINE uint32_t flat_simd_eq4(const char *keys, uint32_t k)
 {
 	const __m128i *p = (const __m128i *)(const void *)keys;
@@ -412,23 +462,20 @@ static ALWAYS_INLINE uint32_t flat_simd_eq4(const char *keys, uint32_t k)
 	return a | b << 4;
 }
 
-/* The same for 8-byte keys (64 bytes, aligned), given as two halves, and
- * the live tags folded in: SSE2 compares 32-bit lanes, so the eight keys'
- * sixteen lane results are packed to bytes (lane 2i: key i's low half, 2i + 1
- * its high half) and a key matches where both of its lanes do.  Bit 2i of
- * the result stands for slot i. */
-static ALWAYS_INLINE uint32_t flat_simd_eq8_live(const char *keys, uint32_t lo, uint32_t hi,
-						  uint64_t tags)
+/* The same for 8-byte keys (64 bytes, aligned), given as two halves: SSE2
+ * compares 32-bit lanes, so the eight keys' sixteen lane results are packed
+ * to bytes (lane 2i: key i's low half, 2i + 1 its high half) and a key
+ * matches where both of its lanes do.  Bit 2i of the result stands for slot
+ * i. */
+static ALWAYS_INLINE uint32_t flat_simd_eq8(const char *keys, uint32_t lo, uint32_t hi)
 {
 	const __m128i *p = (const __m128i *)(const void *)keys;
 	__m128i kv = _mm_set_epi32((int)hi, (int)lo, (int)hi, (int)lo);
 	__m128i w01 = _mm_packs_epi32(_mm_cmpeq_epi32(p[0], kv), _mm_cmpeq_epi32(p[1], kv));
 	__m128i w23 = _mm_packs_epi32(_mm_cmpeq_epi32(p[2], kv), _mm_cmpeq_epi32(p[3], kv));
 	uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(w01, w23));
-	__m128i t = _mm_cvtsi64_si128((long long)tags);
-	uint32_t live = (uint32_t)_mm_movemask_epi8(_mm_unpacklo_epi8(t, t));
 
-	return eq & (eq >> 1) & live & 0x5555u;
+	return eq & (eq >> 1) & 0x5555u;
 }
 #endif
 
@@ -598,7 +645,8 @@ int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value
  * specialised for a key size. */
 int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
-map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride);
+map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
+			      bool match_by_key);
 
 struct bpfmap *flat_alloc(const struct map_params *p, int *err);
 

@@ -3,7 +3,7 @@
  * BPFMAP_TYPE_HASH, preallocated (maps/flat.h): iteration.
  *
  * get_next_key walks the slots in order (bucket, then slot), inside a
- * read-side section so a slot seen live keeps its key while it is copied.
+ * read-side section.  Keys are copied out as flat_copy_live_key() does.
  *
  * Batch operations use the kernel's protocol with the home bucket as the
  * unit: the cursor is a home index; a call takes all the elements of one
@@ -23,6 +23,30 @@
 
 #include "maps/flat.h"
 #include "util/shared_copy.h"
+
+/*
+ * Copy the key of slot i of bucket b out if the slot is live, and say so.
+ * A read-side section keeps a live slot from being refilled, but the key
+ * may still change under the copy: a delete in a map that matches by key
+ * replaces the word (flat.h), and the in-section reuse rewrites a long key.
+ * Both happen inside the bucket's seq, so a copy counts only if the seq did
+ * not move around it.
+ */
+static bool flat_copy_live_key(const struct flat *f, uint32_t b, uint32_t i, void *dst)
+{
+	const struct flat_bucket *bk = &f->buckets[b];
+
+	for (;;) {
+		uint32_t s1 = flat_seq_begin(&bk->seq);
+		uint64_t tags = __atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE);
+
+		if (!(flat_live(tags) >> (8 * i) & 0x80))
+			return false;
+		flat_copy_key_out(f, b * FLAT_SLOTS + i, dst);
+		if (flat_seq_same(&bk->seq, s1))
+			return true;
+	}
+}
 
 int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 {
@@ -45,8 +69,10 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 
 		if (b == start / FLAT_SLOTS)
 			live &= ~0ULL << (8 * (start % FLAT_SLOTS));
+		for (; live; live &= live - 1)
+			if (flat_copy_live_key(f, b, flat_first(live), next_key))
+				break;
 		if (live) {
-			flat_copy_key_out(f, b * FLAT_SLOTS + flat_first(live), next_key);
 			ret = 0;
 			break;
 		}
@@ -73,8 +99,9 @@ static uint32_t flat_home_walk(struct flat *f, uint32_t h, char *tmp, char *keys
 		for (; live; live &= live - 1) {
 			uint32_t i = flat_first(live), pos = b * FLAT_SLOTS + i;
 
-			flat_copy_key_out(f, pos, tmp);
-			if (flat_home(f, flat_hash(f, tmp)) != h)
+			/* Not live any more: another home's key, deleted. */
+			if (!flat_copy_live_key(f, b, i, tmp) ||
+			    flat_home(f, flat_hash(f, tmp)) != h)
 				continue;
 			if (keys) {
 				memcpy(keys + (size_t)n * ks, tmp, ks);

@@ -150,17 +150,17 @@ __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t hash, c
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 
-#if FLAT_SIMD
 /*
- * 4-byte keys: the home bucket's eight keys (32 bytes) compared with the key
- * at once, masked by the live tags: no tag compare, and the keys' load does
- * not wait for the tags'.
+ * Word keys in maps that match by key (flat.h): the home bucket's eight keys
+ * compared with the key, a match taken as live without the tags; a key away
+ * from home or absent takes the general path.
  */
+#if FLAT_SIMD
+/* 4-byte keys: the eight keys (32 bytes) at once. */
 static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
 {
 	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
-	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
-	uint32_t m = flat_simd_eq4(f->keys + (size_t)h * 32, k) & flat_live_bits(tags);
+	uint32_t m = flat_simd_eq4(f->keys + (size_t)h * 32, k);
 
 	if (likely(m))
 		return f->values + ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m)) *
@@ -176,8 +176,7 @@ static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
 	load_u32_halves(key, &lo, &hi);
 	hash = fast_hash_u64_halves(lo, hi, f->seed);
 	h = flat_home(f, hash);
-	m = flat_simd_eq8_live(f->keys + (size_t)h * 64, lo, hi,
-			       __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
+	m = flat_simd_eq8(f->keys + (size_t)h * 64, lo, hi);
 	if (likely(m))
 		return f->values + ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / 2) *
 					   f->value_stride;
@@ -194,14 +193,28 @@ static FLAT_WORD_ALIGN void *flat_lookup_k8(struct bpfmap *map, const void *key)
 	return flat_lookup_k8_in(to_flat(map), key);
 }
 #else
+/* One key word at a time, each an acquire load (TSan builds: it sees the
+ * fill's release store of the key after the value). */
+static ALWAYS_INLINE void *flat_lookup_word_scalar(struct flat *f, const void *key, uint32_t ks,
+						   enum hash_kind kind)
+{
+	uint32_t hash = flat_hash_kind(f, key, kind), h = flat_home(f, hash);
+	uint64_t small = flat_small_key(key, ks);
+
+	for (uint32_t pos = h * FLAT_SLOTS; pos < (h + 1) * FLAT_SLOTS; pos++)
+		if (flat_small_at(f, pos, ks) == small)
+			return flat_value_at(f, pos);
+	return flat_lookup_far(f, hash, key, ks, small);
+}
+
 static void *flat_lookup_k4(struct bpfmap *map, const void *key)
 {
-	return flat_lookup_ptr(map, key, 4, HASH_U32);
+	return flat_lookup_word_scalar(to_flat(map), key, 4, HASH_U32);
 }
 
 static void *flat_lookup_k8(struct bpfmap *map, const void *key)
 {
-	return flat_lookup_ptr(map, key, 8, HASH_U64);
+	return flat_lookup_word_scalar(to_flat(map), key, 8, HASH_U64);
 }
 #endif
 
@@ -332,9 +345,10 @@ static enum flat_isa flat_isa_best(void)
 	return best;
 }
 
-map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride)
+map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
+			      bool match_by_key)
 {
-	if (kind == HASH_U32 || kind == HASH_U64)
+	if ((kind == HASH_U32 || kind == HASH_U64) && match_by_key)
 		return flat_lookup_word(kind, value_stride, flat_isa_best());
 	if (key_size <= 8)
 		return flat_lookup_any;
@@ -406,7 +420,7 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 			}
 		}
 #if FLAT_SIMD
-		if (kind == HASH_U32 || kind == HASH_U64) {
+		if ((kind == HASH_U32 || kind == HASH_U64) && f->match_by_key) {
 			/* The single lookups' bucket-wide compares (hashing again
 			 * is cheaper than keeping the homes). */
 			for (uint32_t i = 0; i < m; i++) {

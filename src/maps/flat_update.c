@@ -348,13 +348,16 @@ static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE),
 					FLAT_WAIT * FLAT_BYTES_LO);
 
+		/* A word key's dead slot may hold another word (flat.h). */
+		uint64_t dead = ks <= 8 ? flat_dead_word(f, b, h, ks, small) : 0;
+
 		for (; m; m &= m - 1) {
 			uint32_t i = flat_first(m), pos = b * FLAT_SLOTS + i;
 
-			if (!flat_key_eq(f, pos, key, ks, small) ||
+			if (!flat_key_eq(f, pos, key, ks, dead) ||
 			    !flat_cas_tag(&bk[b], i, FLAT_WAIT, FLAT_BUSY))
 				continue;
-			if (!flat_key_eq(f, pos, key, ks, small)) {
+			if (!flat_key_eq(f, pos, key, ks, dead)) {
 				/* Reclaimed and reused meanwhile: not ours. */
 				flat_set_tag(&bk[b], i, FLAT_WAIT);
 				__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64),
@@ -366,6 +369,8 @@ static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 			flat_stores_off(f);
 			__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
 			flat_write_value(f, pos, value);
+			if (dead != small) /* the value first, as a fill */
+				flat_store_small(f, pos, ks, small);
 			flat_set_tag(&bk[b], i, tag);
 			return 0;
 		}

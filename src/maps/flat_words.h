@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The flat layout's program-view lookups of 4- and 8-byte keys (HASH_U32 and
- * HASH_U64 maps), per instruction set: the baseline (SSE2, flat_lookup.c)
+ * HASH_U64 maps that match by key: flat.h), per instruction set: the baseline (SSE2, flat_lookup.c)
  * and AVX2 and AVX-512 variants (flat_words_x86.c), each also specialised
  * for 8-byte values (the value's address is then one lea, not a multiply).
  * flat_lookup_for() picks the best the CPU runs, once, at map creation;
@@ -32,8 +32,9 @@ enum flat_isa {
 /* Can this CPU (and OS) run @isa's lookups, and were they built? */
 bool flat_isa_runs(enum flat_isa isa);
 
-/* The program-view lookup of a HASH_U32 or HASH_U64 map whose values are
- * @value_stride bytes apart, in @isa (which must run: flat_isa_runs). */
+/* The program-view lookup of a HASH_U32 or HASH_U64 map that matches by key
+ * (f->match_by_key) and whose values are @value_stride bytes apart, in @isa
+ * (which must run: flat_isa_runs). */
 map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa);
 
 /* The AVX2 and AVX-512 ones (flat_words_x86.c); NULL where not built. */

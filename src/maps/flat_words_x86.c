@@ -4,16 +4,14 @@
  * (flat_words.h; the SSE2 ones are in flat_lookup.c, the layout in flat.h).
  * A home bucket's eight keys are 32 or 64 contiguous, aligned bytes: AVX2
  * compares them with the key in one instruction (4-byte keys) or two
- * (8-byte), AVX-512 in one, masked by the live tags taken straight from the
- * tag bytes' top bits (vpmovb2m).  Against SSE2, which compares 8-byte keys
- * as 32-bit halves and packs the results, the 8-byte lookup loses half its
- * instructions.
+ * (8-byte), AVX-512 in one.  Against SSE2, which compares 8-byte keys as
+ * 32-bit halves and packs the results, the 8-byte lookup loses half its
+ * instructions.  No tags: these maps match by key (flat.h), and a match is
+ * the key's live slot.
  *
- * The tag word is read with a plain vector load and a compiler barrier
- * rather than an acquire load into a general register and a move across:
- * x86 keeps loads in order, and the barrier keeps the compiler from hoisting
- * the keys' load above it, so a key is read after the tag that says it is
- * live (an inserter stores the key, then the tag with release).  Vector
+ * The keys are read with plain vector loads: x86 keeps loads in order, so
+ * the caller's reads of the value come after the key that a fill stored
+ * after it (release); the call keeps the compiler from moving them.  Vector
  * loads of slots being written race like the SSE2 ones; TSan builds, which
  * would see them, use the scalar lookups instead (FLAT_SIMD).
  */
@@ -24,15 +22,6 @@
 
 #define FLAT_AVX2 __attribute__((target("avx2,bmi")))
 #define FLAT_AVX512 __attribute__((target("avx2,bmi,avx512f,avx512bw,avx512vl,avx512dq")))
-
-/* The home bucket's tag bytes, in the low half of a vector. */
-static ALWAYS_INLINE __m128i flat_tags_vec(const struct flat *f, uint32_t h)
-{
-	__m128i t = _mm_loadl_epi64((const __m128i *)(const void *)&f->buckets[h].tags);
-
-	__atomic_signal_fence(__ATOMIC_ACQUIRE);
-	return t;
-}
 
 /* The value of bucket h's first slot in match mask @m; @vs: the value
  * stride if known (8), else 0.  (_tzcnt_u32 rather than __builtin_ctz, whose
@@ -49,10 +38,9 @@ static ALWAYS_INLINE FLAT_AVX2 void *flat_k4_avx2(struct bpfmap *map, const void
 {
 	struct flat *f = to_flat(map);
 	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
-	uint32_t live = (uint32_t)_mm_movemask_epi8(flat_tags_vec(f, h));
 	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
 	__m256i eq = _mm256_cmpeq_epi32(keys, _mm256_set1_epi32((int)k));
-	uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq)) & live;
+	uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
 
 	if (likely(m))
 		return flat_word_value(f, h, m, vs);
@@ -74,19 +62,17 @@ static ALWAYS_INLINE uint32_t flat_k8_home(const struct flat *f, const void *key
 static ALWAYS_INLINE FLAT_AVX2 void *flat_k8_avx2(struct bpfmap *map, const void *key, uint32_t vs)
 {
 	struct flat *f = to_flat(map);
-	uint32_t hash, h, live;
+	uint32_t hash, h;
 	const __m256i *keys;
 	uint32_t m;
 	uint64_t k;
 	__m256i kv;
 
 	h = flat_k8_home(f, key, &k, &hash);
-	live = (uint32_t)_mm_movemask_epi8(flat_tags_vec(f, h));
 	keys = (const __m256i *)(const void *)(f->keys + (size_t)h * 64);
 	kv = _mm256_set1_epi64x((long long)k);
 	m = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[0], kv))) |
 	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[1], kv))) << 4;
-	m &= live;
 	if (likely(m))
 		return flat_word_value(f, h, m, vs);
 	return flat_lookup_far(f, hash, key, 8, k);
@@ -97,10 +83,8 @@ static ALWAYS_INLINE FLAT_AVX512 void *flat_k4_avx512(struct bpfmap *map, const 
 {
 	struct flat *f = to_flat(map);
 	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
-	__mmask8 live = (__mmask8)_mm_movepi8_mask(flat_tags_vec(f, h));
 	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
-	uint32_t m =
-	    _cvtmask8_u32(_mm256_mask_cmpeq_epi32_mask(live, keys, _mm256_set1_epi32((int)k)));
+	uint32_t m = _cvtmask8_u32(_mm256_cmpeq_epi32_mask(keys, _mm256_set1_epi32((int)k)));
 
 	if (likely(m))
 		return flat_word_value(f, h, m, vs);
@@ -112,16 +96,13 @@ static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const 
 {
 	struct flat *f = to_flat(map);
 	uint32_t hash, h;
-	__mmask8 live;
 	__m512i keys;
 	uint32_t m;
 	uint64_t k;
 
 	h = flat_k8_home(f, key, &k, &hash);
-	live = (__mmask8)_mm_movepi8_mask(flat_tags_vec(f, h));
 	keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
-	m = _cvtmask8_u32(
-	    _mm512_mask_cmpeq_epi64_mask(live, keys, _mm512_set1_epi64((long long)k)));
+	m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(keys, _mm512_set1_epi64((long long)k)));
 	if (likely(m))
 		return flat_word_value(f, h, m, vs);
 	return flat_lookup_far(f, hash, key, 8, k);
