@@ -55,6 +55,7 @@ struct bench_args {
 	uint32_t map_flags;
 	bool map_flags_set;
 	bool full_width_keys; /* write the key with full-width stores (see lookup) */
+	bool via_lookup;      /* lookup, bpfmap side: bpfmap_lookup(), not the map's function */
 	uint32_t bulk;        /* lookup, bpfmap side: keys per bpfmap_lookup_bulk(), 0 = single */
 	bool writer;          /* lookup: one more thread overwrites present keys non-stop */
 	char tag[32];         /* the report: what the cell is for, in its JSON ("" none) */

@@ -6,9 +6,14 @@
  * over the keys, each lookup preceded by patching word 0 with a 4-byte store;
  * the run is timed around the loop.  Every lookup must hit.
  *
- * The library side runs that loop in C over bpfmap_lookup() (the program
- * view, inside bpfmap_read_lock/unlock, as a BPF program runs inside RCU);
- * the kernel side is bpf/lookup.bpf.c doing it with bpf_loop.
+ * The library side runs that loop in C over the program view, inside
+ * bpfmap_read_lock/unlock as a BPF program runs inside RCU.  It calls the
+ * map's own lookup function, which bpfmap_lookup_func() hands out once, as a
+ * userspace runtime's JIT would: the counterpart of the kernel's verifier
+ * inlining the hash map's lookup into the program.  --via_lookup calls
+ * bpfmap_lookup() instead, which checks its arguments and jumps to the same
+ * function.  The kernel side is bpf/lookup.bpf.c doing the loop with
+ * bpf_loop.
  *
  * --full_width_keys (library side only) writes the changing head of the key
  * with one store as wide as the hash's loads (8 bytes for 8-15-byte keys, 16
@@ -100,6 +105,7 @@ struct lookup_lib {
 	uint32_t key_size, nr_entries, nr_outer;
 	uint32_t bulk; /* keys per bpfmap_lookup_bulk(), 0: bpfmap_lookup() */
 	bool full_width;
+	bpfmap_lookup_fn lookup; /* bpfmap_lookup_func(map), or bpfmap_lookup */
 	bool writer; /* --writer: w runs */
 	struct bench_writer w;
 	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
@@ -145,6 +151,7 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 			goto fail;
 		}
 	}
+	st->lookup = a->via_lookup ? bpfmap_lookup : bpfmap_lookup_func(st->map);
 	if (a->writer) {
 		if (writer_start(&st->w, env, st->map, -1, a, r))
 			goto fail;
@@ -162,16 +169,16 @@ fail:
 
 /*
  * One run, the selftest's way: a 4-byte store of i + 1, then the lookup.
- * bpfmap_lookup() is an out-of-line call into the library, so the store
- * really reaches memory before the hash reads the key, as in the kernel.
+ * The lookup is an out-of-line call into the library, so the store really
+ * reaches memory before the hash reads the key, as in the kernel.
  */
-static uint64_t lookup_run_patched(struct bpfmap *map, uint8_t *key, uint32_t nr_outer,
-				   uint32_t nr_entries)
+static uint64_t lookup_run_patched(struct bpfmap *map, bpfmap_lookup_fn lookup, uint8_t *key,
+				   uint32_t nr_outer, uint32_t nr_entries)
 {
 	for (uint32_t o = 0; o < nr_outer; o++)
 		for (uint32_t i = 0; i < nr_entries; i++) {
 			lookup_key_set(key, i);
-			if (__builtin_expect(!bpfmap_lookup(map, key), 0))
+			if (__builtin_expect(!lookup(map, key), 0))
 				return 1;
 		}
 	return 0;
@@ -180,8 +187,8 @@ static uint64_t lookup_run_patched(struct bpfmap *map, uint8_t *key, uint32_t nr
 typedef uint32_t v4u32 __attribute__((vector_size(16)));
 
 /* One run with the changing head of the key written by one wide store. */
-static uint64_t lookup_run_wide(struct bpfmap *map, uint8_t *key, uint32_t key_size,
-				uint32_t nr_outer, uint32_t nr_entries)
+static uint64_t lookup_run_wide(struct bpfmap *map, bpfmap_lookup_fn lookup, uint8_t *key,
+				uint32_t key_size, uint32_t nr_outer, uint32_t nr_entries)
 {
 	if (key_size >= 16) {
 		v4u32 head;
@@ -191,7 +198,7 @@ static uint64_t lookup_run_wide(struct bpfmap *map, uint8_t *key, uint32_t key_s
 			for (uint32_t i = 0; i < nr_entries; i++) {
 				head[0] = i + 1;
 				memcpy(key, &head, sizeof(head)); /* one 16-byte store */
-				if (__builtin_expect(!bpfmap_lookup(map, key), 0))
+				if (__builtin_expect(!lookup(map, key), 0))
 					return 1;
 			}
 		return 0;
@@ -205,12 +212,12 @@ static uint64_t lookup_run_wide(struct bpfmap *map, uint8_t *key, uint32_t key_s
 				uint64_t head = (uint64_t)(i + 1) | (uint64_t)w1 << 32;
 
 				memcpy(key, &head, 8); /* one 8-byte store (little-endian) */
-				if (__builtin_expect(!bpfmap_lookup(map, key), 0))
+				if (__builtin_expect(!lookup(map, key), 0))
 					return 1;
 			}
 		return 0;
 	}
-	return lookup_run_patched(map, key, nr_outer, nr_entries);
+	return lookup_run_patched(map, lookup, key, nr_outer, nr_entries);
 }
 
 /*
@@ -257,10 +264,11 @@ static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
 			misses = lookup_run_bulk(st->map, key, st->key_size, st->bulk, st->nr_outer,
 						 st->nr_entries);
 		else if (wide)
-			misses = lookup_run_wide(st->map, key, st->key_size, st->nr_outer,
-						 st->nr_entries);
+			misses = lookup_run_wide(st->map, st->lookup, key, st->key_size,
+						 st->nr_outer, st->nr_entries);
 		else
-			misses = lookup_run_patched(st->map, key, st->nr_outer, st->nr_entries);
+			misses = lookup_run_patched(st->map, st->lookup, key, st->nr_outer,
+						    st->nr_entries);
 		bpfmap_read_unlock();
 		seq_stats_add(&st->stats[idx], (uint64_t)st->nr_outer * st->nr_entries,
 			      thread_cpu_ns() - t0, misses);
@@ -286,8 +294,10 @@ static void lookup_lib_finish(void *arg, struct cell_result *r)
 		writer_finish(&st->w, r);
 	if (st->bulk)
 		snprintf(r->note, sizeof(r->note), "bpfmap_lookup_bulk, %u keys a call", st->bulk);
-	else if (st->full_width)
-		snprintf(r->note, sizeof(r->note), "full-width key stores");
+	else
+		snprintf(r->note, sizeof(r->note), "%s%s",
+			 st->lookup == bpfmap_lookup ? "through bpfmap_lookup()" : "bpfmap_lookup_func()",
+			 st->full_width ? ", full-width key stores" : "");
 }
 
 static void lookup_lib_teardown(void *arg)

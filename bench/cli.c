@@ -32,6 +32,7 @@ enum {
 	OPT_MAP_FLAGS,
 	OPT_FULL_WIDTH,
 	OPT_BULK,
+	OPT_VIA_LOOKUP,
 	OPT_WRITER,
 	OPT_USE_CASE,
 	OPT_PREALLOC,
@@ -63,6 +64,7 @@ static const struct option long_opts[] = {
 	{ "map_flags", required_argument, NULL, OPT_MAP_FLAGS },
 	{ "full_width_keys", no_argument, NULL, OPT_FULL_WIDTH },
 	{ "bulk", required_argument, NULL, OPT_BULK },
+	{ "via_lookup", no_argument, NULL, OPT_VIA_LOOKUP },
 	{ "writer", no_argument, NULL, OPT_WRITER },
 	{ "use-case", required_argument, NULL, OPT_USE_CASE },
 	{ "use_case", required_argument, NULL, OPT_USE_CASE },
@@ -100,6 +102,9 @@ void cli_usage(FILE *f)
 		"                    full-width stores instead of the selftest's 4-byte patch)\n"
 		"                    --bulk N (lookup, bpfmap side: N keys per\n"
 		"                    bpfmap_lookup_bulk() call, up to 64)\n"
+		"                    --via_lookup (lookup, bpfmap side: each key through\n"
+		"                    bpfmap_lookup() instead of the map's own lookup function\n"
+		"                    from bpfmap_lookup_func(), which a runtime's JIT calls)\n"
 		"                    --writer (lookup: one more thread, on a CPU of its own\n"
 		"                    with -a, overwrites present keys' values non-stop)\n"
 		"  htab-mem:         --use-case overwrite|batch_add_batch_del|add_del_on_diff_cpu\n"
@@ -307,6 +312,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			a->map_flags_set = true;
 			break;
 		case OPT_FULL_WIDTH: a->full_width_keys = true; break;
+		case OPT_VIA_LOOKUP: a->via_lookup = true; break;
 		case OPT_BULK:
 			if (parse_u32("--bulk", optarg, &a->bulk))
 				return 2;

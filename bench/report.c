@@ -205,6 +205,7 @@ static int lookup_args(struct report *rp, struct bench_args *a, uint32_t key_siz
 	a->nr_loops = nr_loops;
 	a->map_flags = rp->user->map_flags_set ? rp->user->map_flags : REPORT_FLAGS;
 	a->full_width_keys = rp->user->full_width_keys;
+	a->via_lookup = rp->user->via_lookup;
 	if (lookup_args_fill(a, err, sizeof(err))) {
 		fprintf(stderr, "report: %s\n", err);
 		return -1;

@@ -131,9 +131,13 @@ static void print_lookups(FILE *f, const struct report *rp)
 
 	fprintf(f, "\nLookup: HASH, value_size 8, map_flags 0x%x, %s key stores; M lookups/s\n"
 		   "(small 512/256, medium 10000/5000, large 100000/50000, 1M/1M max/nr entries; "
-		   "1M/1M: one pass of 1M lookups per timed run)\n\n",
+		   "1M/1M: one pass of 1M lookups per timed run)\n"
+		   "bpfmap side: %s\n\n",
 		a->map_flags_set ? a->map_flags : BPFMAP_F_ZERO_SEED,
-		a->full_width_keys ? "full-width (bpfmap side)" : "the selftest's 4-byte");
+		a->full_width_keys ? "full-width (bpfmap side)" : "the selftest's 4-byte",
+		a->via_lookup ? "each key through bpfmap_lookup() (--via_lookup)"
+			      : "the map's lookup function from bpfmap_lookup_func(), called directly "
+				"as a JIT would (--via_lookup: through bpfmap_lookup())");
 	if (report_want(rp, BACKEND_LIB))
 		grid_print(f, &rp->lib, GRID_VALUE);
 	if (report_want(rp, BACKEND_KERNEL) && grid_any(&rp->kern))

@@ -357,6 +357,25 @@ BPFMAP_API int bpfmap_delete_batch(struct bpfmap *map, const void *keys,
 BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
 
 /*
+ * bpfmap_lookup_fn - the type of a resolved program-view lookup (see
+ * bpfmap_lookup_func()).
+ */
+typedef void *(*bpfmap_lookup_fn)(struct bpfmap *map, const void *key);
+
+/*
+ * bpfmap_lookup_func - the lookup function bpfmap_lookup() runs for @map,
+ * specialised for its key size and hash when the map was created.  A JIT or
+ * interpreter that resolves its map calls once, at program load, calls it
+ * directly and saves bpfmap_lookup()'s argument checks and indirect jump on
+ * every lookup (what the kernel's verifier does when it inlines a hash map's
+ * lookup into the program).  fn(@map, key) behaves exactly as
+ * bpfmap_lookup(@map, key) for a non-NULL key; it must be called with @map
+ * itself and only until bpfmap_free(@map).
+ * Returns the function, or NULL with errno EINVAL for a NULL @map.
+ */
+BPFMAP_API bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map);
+
+/*
  * bpfmap_lookup_bulk - program view for @n keys at once: @values[i] receives
  * the address of the value stored under the i-th key (@keys holds them
  * packed, key_size bytes apart), or NULL where that key is absent.  The

@@ -104,10 +104,13 @@ for name in $names; do
 	fi
 done
 
-# 3. Variants: the wide-key switch, bulk lookups, several producers, each htab-mem use case.
+# 3. Variants: the wide-key switch, lookups through bpfmap_lookup(), bulk lookups, several
+# producers, each htab-mem use case.
 run "lookup, full-width keys" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 32 \
 	--nr_loops 50000 --full_width_keys >/dev/null
 run "lookup, tiny keys" "${W[@]}" bpf-hashmap-lookup --key_size 1 --nr_loops 50000 >/dev/null
+run "lookup, via bpfmap_lookup()" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 4 \
+	--nr_loops 50000 --via_lookup >/dev/null
 run "lookup, bulk 16" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 8 --nr_loops 50000 \
 	--bulk 16 >/dev/null
 run "lookup, bulk not dividing nr_entries" "${W[@]}" --backend lib bpf-hashmap-lookup \

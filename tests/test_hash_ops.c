@@ -250,6 +250,63 @@ static void test_program_view(void **state)
 	bpfmap_free(map);
 }
 
+/* bpfmap_lookup_func(): the same answers as bpfmap_lookup(), errno
+ * included, for every key-size class; EINVAL for no map, EPERM through it
+ * for a BPFMAP_F_WRONLY_PROG map. */
+static void test_lookup_func(void **state)
+{
+	static const uint32_t key_sizes[] = { 4, 8, 5, 16, 64, 300 };
+	uint8_t key[300] = { 0 };
+	uint64_t v = 0;
+
+	errno = 0;
+	assert_null(bpfmap_lookup_func(NULL));
+	assert_int_equal(errno, EINVAL);
+	for (size_t s = 0; s < sizeof(key_sizes) / sizeof(key_sizes[0]); s++) {
+		uint32_t ks = key_sizes[s];
+		struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, 8, 256, variant_flags(state));
+		bpfmap_lookup_fn fn = bpfmap_lookup_func(map);
+
+		assert_non_null(fn);
+		for (uint32_t i = 0; i < 200; i += 2) {
+			memcpy(key, &i, 4);
+			v = i + 1;
+			assert_int_equal(bpfmap_update_elem(map, key, &v, BPFMAP_NOEXIST), 0);
+		}
+		bpfmap_read_lock();
+		for (uint32_t i = 0; i < 200; i++) {
+			uint64_t *p;
+			int err;
+
+			memcpy(key, &i, 4);
+			errno = 0;
+			p = fn(map, key);
+			err = errno;
+			assert_ptr_equal(p, bpfmap_lookup(map, key));
+			if (i % 2) {
+				assert_null(p);
+				assert_int_equal(err, ENOENT);
+			} else {
+				assert_non_null(p);
+				assert_int_equal(*p, i + 1);
+			}
+		}
+		bpfmap_read_unlock();
+		bpfmap_free(map);
+	}
+
+	struct bpfmap *wop = must_create(BPFMAP_TYPE_HASH, 4, 8, 4,
+					 variant_flags(state) | BPFMAP_F_WRONLY_PROG);
+	bpfmap_lookup_fn fn = bpfmap_lookup_func(wop);
+
+	assert_int_equal(bpfmap_update_elem(wop, key, &v, 0), 0);
+	assert_non_null(fn);
+	errno = 0;
+	assert_null(fn(wop, key));
+	assert_int_equal(errno, EPERM);
+	bpfmap_free(wop);
+}
+
 /* Every key-size class (hash paths: jhash, jhash2, XXH3) round-trips. */
 static void test_key_value_sizes(void **state)
 {
@@ -467,6 +524,7 @@ int main(void)
 		VARIANT_TESTS(test_null_arguments),
 		VARIANT_TESTS(test_access_flags),
 		VARIANT_TESTS(test_program_view),
+		VARIANT_TESTS(test_lookup_func),
 		VARIANT_TESTS(test_key_value_sizes),
 		VARIANT_TESTS(test_zero_seed_deterministic),
 		VARIANT_TESTS(test_mem_usage),

@@ -325,6 +325,15 @@ void *bpfmap_lookup(struct bpfmap *map, const void *key)
 	return map->lookup(map, key);
 }
 
+bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map)
+{
+	if (unlikely(!map)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return map->lookup;
+}
+
 int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
 {
 	int found = 0;
