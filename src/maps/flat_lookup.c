@@ -24,7 +24,10 @@ static ALWAYS_INLINE void flat_clear_lock_field(const struct flat *f, void *valu
  * copied from it count only if the slot's bucket had no writer busy before
  * and its seq is unchanged after (a slot may be reused meanwhile: the reuse
  * is a write under that seq).  A key present throughout is always found: its
- * slot and key do not change while it lives.
+ * slot and key do not change while it lives.  In a map that matches by key
+ * (flat.h), the home bucket's keys are compared without the tags, as the
+ * program view does: both then see an insert from the same moment (the
+ * key's store; the tag comes after it).
  */
 static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key, void *value,
 					  uint32_t ks, enum hash_kind kind)
@@ -37,7 +40,9 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 
 	for (;;) {
 		uint32_t s1 = __atomic_load_n(&bk[b].seq, __ATOMIC_ACQUIRE);
-		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+		uint64_t m = f->match_by_key && b == h
+				 ? FLAT_BYTES_HI /* every slot a candidate */
+				 : flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
 		bool again = false;
 
 		for (; m; m &= m - 1) {
