@@ -102,7 +102,7 @@ static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const 
 
 	h = flat_k8_home(f, key, &k, &hash);
 	keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
-	m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(keys, _mm512_set1_epi64((long long)k)));
+	m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(_mm512_set1_epi64((long long)k), keys));
 	if (likely(m))
 		return flat_word_value(f, h, m, vs);
 	return flat_lookup_far(f, hash, key, 8, k);
