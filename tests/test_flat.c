@@ -449,9 +449,10 @@ static void test_revive(void **state)
 	bpfmap_free(m);
 }
 
-/* A home of flat_away_key(k) is never k's own (flat.h, "Matching by key"):
- * every home count from the smallest that matches by key up to 4096, and
- * some large ones, with random seeds and keys and the extreme ones. */
+/* A home of flat_away_key(k) is never k's own, nor its tag (flat.h,
+ * "Matching by key"): every home count from the smallest that matches by
+ * key up to 4096, and some large ones, with random seeds and keys and the
+ * extreme ones. */
 static void test_away_key(void **state)
 {
 	static const uint64_t fixed[] = { 0, 1, 0x7fffffff, 0x80000000, 0xffffffff,
@@ -468,6 +469,13 @@ static void test_away_key(void **state)
 			for (int i = 0; i < 24; i++) {
 				uint64_t k = i < (int)ARRAY_SIZE(fixed) ? fixed[i] : rnd();
 				uint32_t k4 = (uint32_t)k;
+
+				assert_int_not_equal(
+				    flat_tag(fast_hash_u32(k4, f.seed)),
+				    flat_tag(fast_hash_u32((uint32_t)flat_away_key(4, k4), f.seed)));
+				assert_int_not_equal(
+				    flat_tag(fast_hash_u64(k, f.seed)),
+				    flat_tag(fast_hash_u64(flat_away_key(8, k), f.seed)));
 
 				assert_int_not_equal(
 				    flat_home(&f, fast_hash_u32(k4, f.seed)),

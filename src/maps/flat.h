@@ -116,12 +116,13 @@
  *  - a delete from the key's home bucket replaces the key with
  *    flat_away_key(key) (a displaced key keeps its word: its home is another
  *    bucket), which stays until the slot is filled again; the revive of the
- *    key looks for that word;
+ *    key looks for that word, and the walks that copy keys out tell it from
+ *    a live key by its tag;
  *  - a fill stores the value before the key (release), so a reader that
  *    sees the key sees the value.
  * Copy-out lookups compare the home bucket's keys the same way, so both
  * views see an insert from its key's store on; writers and iteration go by
- * the tags (the walks that copy keys out validate them by the seq).  Measured
+ * the tags.  Measured
  * against the tag-masked compare (bpfmap-bench, pinned, medians of 5):
  * 8-byte keys +10% in the small map, +8% in the medium one, 0-5% in the
  * large one; 4-byte keys +9%, +16%, +13%.
@@ -384,19 +385,23 @@ static ALWAYS_INLINE void flat_store_small(const struct flat *f, uint32_t pos, u
 /*
  * A word that a dead slot of word key @k's home bucket may hold (see
  * "Matching by key"): one whose home is another bucket, in maps of at least
- * FLAT_MATCH_BY_KEY_MIN homes.  It is @k with its top bit flipped:
- *  - 8-byte keys hash to the high half of (k ^ seed) * M, M odd.  Flipping
- *    bit 63 adds 2^63 to the product, so the hash moves by exactly 2^31,
- *    half its range, and the home ((hash * n) >> 32) by n/2 rounded down or
- *    up: another bucket from n = 2 on.
- *  - 4-byte keys: flipping bit 31 adds or takes 2^31 * M, which moves the
- *    hash by 0.7486 or 0.2514 of its range (to within 2^-32), and the home
- *    by at least 1 and at most n - 1 buckets from n = 4 on.
- * test_flat checks it for every home count up to a few thousand and beyond.
+ * FLAT_MATCH_BY_KEY_MIN homes, and whose tag differs from @k's (the walks
+ * that copy keys out tell it by that, flat_iter.c).  It is @k with one bit
+ * flipped; the hash is the high half of (k ^ seed) * M, M odd:
+ *  - 8-byte keys, bit 32: the product moves by 2^32 * M, so the hash moves
+ *    by exactly M mod 2^32 (0x7f4a7c15) or minus it, 0.4972 or 0.5028 of
+ *    its range, and the home ((hash * n) >> 32) by at least 1 and at most
+ *    n - 1 buckets from n = 3 on; the tag's 7 low bits move by 0x15.
+ *  - 4-byte keys, bit 31: the product moves by 2^31 * M, the hash by
+ *    0xbfa53e0a or 0xbfa53e0b or minus them (0.7486 or 0.2514 of its
+ *    range), the home by at least 1 and at most n - 1 buckets from n = 4
+ *    on; the tag by 0x0a, 0x0b, 0x75 or 0x76.
+ * test_flat checks both for every home count up to a few thousand and
+ * beyond.
  */
 static ALWAYS_INLINE uint64_t flat_away_key(uint32_t ks, uint64_t k)
 {
-	return k ^ (ks == 4 ? 1ULL << 31 : 1ULL << 63);
+	return k ^ (ks == 4 ? 1ULL << 31 : 1ULL << 32);
 }
 
 /* What slot pos of bucket b, deleted, holds for word key @small of home h. */
