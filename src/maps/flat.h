@@ -122,10 +122,9 @@
  *    sees the key sees the value.
  * Copy-out lookups compare the home bucket's keys the same way, so both
  * views see an insert from its key's store on; writers and iteration go by
- * the tags.  Measured
- * against the tag-masked compare (bpfmap-bench, pinned, medians of 5):
- * 8-byte keys +10% in the small map, +8% in the medium one, 0-5% in the
- * large one; 4-byte keys +9%, +16%, +13%.
+ * the tags.  Measured against the tag-masked compare (bpfmap-bench, pinned,
+ * medians of 5): 8-byte keys +10% in the small map, +8% in the medium one,
+ * 0-5% in the large one; 4-byte keys +9%, +16%, +13%.
  *
  * Batch operations use the home bucket as their unit, under its lock, so a
  * home's membership is one consistent snapshot (values of at most 8 bytes
