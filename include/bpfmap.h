@@ -380,7 +380,8 @@ BPFMAP_API bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map);
  * the address of the value stored under the i-th key (@keys holds them
  * packed, key_size bytes apart), or NULL where that key is absent.  The
  * lookups' memory accesses overlap (hash all, prefetch, then compare), so on
- * maps larger than the caches this beats @n calls of bpfmap_lookup().
+ * maps larger than the caches this beats @n calls of bpfmap_lookup(); in maps
+ * the caches hold, single calls of bpfmap_lookup_func()'s function are faster.
  * Returns how many keys were found (0 .. @n), or -EINVAL (NULL map, or NULL
  * keys/values with @n > 0), -EPERM (BPFMAP_F_WRONLY_PROG).
  * Concurrency: as bpfmap_lookup(): call it inside a read-side section; every

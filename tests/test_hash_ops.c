@@ -382,6 +382,55 @@ static void test_mem_usage(void **state)
 	bpfmap_free(map);
 }
 
+/* The same in full maps of word keys, where many keys lie away from their
+ * home bucket and deletes leave their slots' words flipped (flat.h, "Matching
+ * by key"): present, deleted and never-inserted keys mixed in each call. */
+static void test_lookup_bulk_full(void **state)
+{
+	enum { MAX = 4096, N = 3 * MAX, CALL = 61 };
+
+	for (uint32_t ks = 4; ks <= 8; ks += 4) {
+		struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, 8, MAX, variant_flags(state));
+		unsigned char *keys = calloc(N, ks);
+		void **values = calloc(N, sizeof(*values)), **singles = calloc(N, sizeof(*singles));
+		uint32_t expect = 0;
+		int found = 0;
+
+		assert_non_null(keys);
+		assert_non_null(values);
+		assert_non_null(singles);
+		for (uint32_t i = 0; i < N; i++) {
+			uint64_t k = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+
+			memcpy(keys + (size_t)i * ks, &k, ks);
+			if (i < MAX)
+				assert_int_equal(bpfmap_update_elem(map, keys + (size_t)i * ks, &k, 0), 0);
+		}
+		for (uint32_t i = 0; i < MAX; i += 5) /* a fifth deleted */
+			assert_int_equal(bpfmap_delete_elem(map, keys + (size_t)i * ks), 0);
+		bpfmap_read_lock();
+		for (uint32_t i = 0; i < N; i += CALL) {
+			uint32_t n = N - i < CALL ? N - i : CALL;
+			int r = bpfmap_lookup_bulk(map, keys + (size_t)i * ks, n, values + i);
+
+			found += r > 0 ? r : 0;
+		}
+		for (uint32_t i = 0; i < N; i++) {
+			singles[i] = bpfmap_lookup(map, keys + (size_t)i * ks);
+			expect += singles[i] != NULL;
+		}
+		bpfmap_read_unlock(); /* assert outside: a failing one leaves */
+		for (uint32_t i = 0; i < N; i++)
+			assert_ptr_equal(values[i], singles[i]);
+		assert_int_equal(expect, MAX - (MAX + 4) / 5);
+		assert_int_equal(found, expect);
+		free(singles);
+		free(values);
+		free(keys);
+		bpfmap_free(map);
+	}
+}
+
 /* bpfmap_lookup_bulk agrees with bpfmap_lookup key by key, for every hash
  * path and for counts that are not a multiple of its internal chunk. */
 static void test_lookup_bulk(void **state)
@@ -525,6 +574,7 @@ int main(void)
 		VARIANT_TESTS(test_access_flags),
 		VARIANT_TESTS(test_program_view),
 		VARIANT_TESTS(test_lookup_func),
+		VARIANT_TESTS(test_lookup_bulk_full),
 		VARIANT_TESTS(test_key_value_sizes),
 		VARIANT_TESTS(test_zero_seed_deterministic),
 		VARIANT_TESTS(test_mem_usage),

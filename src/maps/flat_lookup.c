@@ -382,12 +382,79 @@ map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t v
  */
 #define FLAT_BULK_CHUNK 16
 
+#if FLAT_SIMD
+/*
+ * Word keys in maps that match by key: a lookup reads one line, its home
+ * bucket's keys, so only that line is prefetched (not the tags), and the
+ * homes are kept from the first pass rather than hashed again.
+ */
+static ALWAYS_INLINE int flat_lookup_bulk_words(struct flat *f, const char *keys, uint32_t n,
+						void **values, uint32_t ks)
+{
+	const size_t line = (size_t)ks * FLAT_SLOTS;
+	uint32_t home[FLAT_BULK_CHUNK], away[FLAT_BULK_CHUNK];
+	int found = 0;
+
+	for (uint32_t base = 0; base < n; base += FLAT_BULK_CHUNK) {
+		uint32_t m = n - base < FLAT_BULK_CHUNK ? n - base : FLAT_BULK_CHUNK;
+		const char *k = keys + (size_t)base * ks;
+		uint32_t n_away = 0;
+
+		for (uint32_t i = 0; i < m; i++) {
+			home[i] = flat_home(f, flat_hash_kind(f, k + (size_t)i * ks,
+							      ks == 4 ? HASH_U32 : HASH_U64));
+			__builtin_prefetch(f->keys + home[i] * line);
+		}
+
+		for (uint32_t i = 0; i < m; i++) {
+			const char *key = k + (size_t)i * ks;
+			uint32_t lo, hi, eq;
+
+			if (ks == 4) {
+				lo = load_u32(key);
+				eq = flat_simd_eq4(f->keys + home[i] * line, lo);
+			} else {
+				load_u32_halves(key, &lo, &hi);
+				/* a key's two lanes: one bit, at an even position */
+				eq = flat_simd_eq8(f->keys + home[i] * line, lo, hi);
+			}
+			if (unlikely(!eq)) {
+				/* Away from home or absent: the far path reads the
+				 * home's tags and the next bucket; fetch both for
+				 * all such keys before any of them waits. */
+				__builtin_prefetch(&f->buckets[home[i]]);
+				__builtin_prefetch(f->keys +
+						   flat_next_bucket(f, home[i]) * line);
+				away[n_away++] = i;
+				continue;
+			}
+			values[base + i] = f->values + ((size_t)home[i] * FLAT_SLOTS +
+							 (uint32_t)__builtin_ctz(eq) / (ks / 4)) *
+							       f->value_stride;
+			found++;
+		}
+		for (uint32_t j = 0; j < n_away; j++) {
+			const char *key = k + (size_t)away[j] * ks;
+			void *v = ks == 4 ? flat_lookup_k4_in(f, key) : flat_lookup_k8_in(f, key);
+
+			values[base + away[j]] = v;
+			found += v != NULL;
+		}
+	}
+	return found;
+}
+#endif
+
 static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys, uint32_t n,
 						void **values, uint32_t ks, enum hash_kind kind)
 {
 	uint32_t hash[FLAT_BULK_CHUNK];
 	int found = 0;
 
+#if FLAT_SIMD
+	if ((kind == HASH_U32 || kind == HASH_U64) && f->match_by_key)
+		return flat_lookup_bulk_words(f, keys, n, values, ks);
+#endif
 	for (uint32_t base = 0; base < n; base += FLAT_BULK_CHUNK) {
 		uint32_t m = n - base < FLAT_BULK_CHUNK ? n - base : FLAT_BULK_CHUNK;
 		const char *k = keys + (size_t)base * ks;
@@ -424,21 +491,6 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 				}
 			}
 		}
-#if FLAT_SIMD
-		if ((kind == HASH_U32 || kind == HASH_U64) && f->match_by_key) {
-			/* The single lookups' bucket-wide compares (hashing again
-			 * is cheaper than keeping the homes). */
-			for (uint32_t i = 0; i < m; i++) {
-				const char *key = k + (size_t)i * ks;
-				void *v = kind == HASH_U32 ? flat_lookup_k4_in(f, key)
-							   : flat_lookup_k8_in(f, key);
-
-				values[base + i] = v;
-				found += v != NULL;
-			}
-			continue;
-		}
-#endif
 		for (uint32_t i = 0; i < m; i++) {
 			const char *key = k + (size_t)i * ks;
 			uint32_t pos = flat_find(f, flat_home(f, hash[i]), flat_tag(hash[i]), key,
