@@ -533,6 +533,7 @@ STR_FN size_t set_span_blk(const uchar *s, const struct set *st, const int nch)
 	const mask_t flip = st->invert ? M_ALL : 0;
 	blk_t cv[SET_CHAIN];
 
+#pragma GCC unroll 8
 	for (int j = 0; j < nch; j++)
 		cv[j] = b_set1(st->chain[(size_t)j < st->nch ? j : 0]);
 #ifdef STR_HAVE_LUT
@@ -550,6 +551,7 @@ STR_FN size_t set_span_blk(const uchar *s, const struct set *st, const int nch)
 		mask_t mm_;                                                            \
 		if (nch) {                                                             \
 			skey_t k_ = b_key_eq(v_, cv[0]);                               \
+			_Pragma("GCC unroll 8")                                        \
 			for (int j_ = 1; j_ < nch; j_++)                               \
 				k_ = b_key_join(k_, b_key_eq(v_, cv[j_]));             \
 			mm_ = b_key_mask(k_);                                          \
