@@ -524,8 +524,10 @@ STR_FN void set_build_table(struct set *st, const uchar *chars, size_t len)
 /*
  * set_span() for one block form: a chain of nch compares (a constant; the
  * chain is padded with its first byte), or the lookup table (nch == 0).
+ * head_done: s's first BLK bytes lie in one page and hold no stop (the
+ * caller's head looked).
  */
-STR_FN size_t set_span_blk(const uchar *s, const struct set *st, const int nch)
+STR_FN size_t set_span_blk(const uchar *s, const struct set *st, const int nch, bool head_done)
 {
 	const size_t off = (uintptr_t)s & (BLK - 1);
 	const uchar *p = blk_of(s);
@@ -563,7 +565,9 @@ STR_FN size_t set_span_blk(const uchar *s, const struct set *st, const int nch)
 	size_t x = 0;
 	mask_t m;
 
-	if (same_page(s, BLK)) {
+	if (head_done) {
+		m = 0;
+	} else if (same_page(s, BLK)) {
 		m = SET_STOP(b_loadu(s));
 		if (m)
 			return m_first(m);
@@ -598,17 +602,18 @@ found:
 }
 
 /* Index of the first byte of s[0, STR_MAX) at which the set says stop. */
-STR_FN size_t set_span(const uchar *s, const struct set *st)
+STR_FN size_t set_span(const uchar *s, const struct set *st, bool head_done)
 {
 	if (st->nch > 4)
-		return set_span_blk(s, st, SET_CHAIN);
+		return set_span_blk(s, st, SET_CHAIN, head_done);
 	if (st->nch > 2)
-		return set_span_blk(s, st, 4);
+		return set_span_blk(s, st, 4, head_done);
 	if (st->nch)
-		return set_span_blk(s, st, 2);
+		return set_span_blk(s, st, 2, head_done);
 #ifdef STR_HAVE_LUT
-	return set_span_blk(s, st, 0);
+	return set_span_blk(s, st, 0, head_done);
 #else
+	(void)head_done;
 	/* Byte by byte: reads nothing past the stop. */
 	for (size_t i = 0; i + 4 <= STR_MAX; i += 4) {
 		if (st->stop[s[i]])
@@ -627,13 +632,17 @@ STR_FN size_t set_span(const uchar *s, const struct set *st)
 /*
  * strspn (reject false) and strcspn (reject true) with the kernel's codes.
  * The set string is read once for its length (it is what the kernel would
- * read in full for a byte missing from it).
+ * read in full for a byte missing from it).  head_n: SIZE_MAX, or the set
+ * string's length when span_impl()'s head found it and looked at s's first
+ * block without a stop.
  */
-STR_FN int span_all(const uchar *s, const uchar *chars, const bool reject)
+STR_FN int span_all(const uchar *s, const uchar *chars, const bool reject, size_t head_n)
 {
 	size_t n;
 
-	if (same_page(chars, BLK)) {
+	if (head_n != SIZE_MAX) {
+		n = head_n;
+	} else if (same_page(chars, BLK)) {
 		mask_t z = b_key_mask(b_key_nul(b_loadu(chars)));
 
 		n = z ? m_first(z) : t_chr(chars, 0, STR_MAX, true);
@@ -666,7 +675,7 @@ STR_FN int span_all(const uchar *s, const uchar *chars, const bool reject)
 	} else {
 		set_build_table(&st, chars, n);
 	}
-	const size_t i = set_span(s, &st);
+	const size_t i = set_span(s, &st, head_n != SIZE_MAX);
 
 	if (i == STR_MAX)
 		return -E2BIG;
@@ -677,20 +686,20 @@ STR_FN int span_all(const uchar *s, const uchar *chars, const bool reject)
 	return (int)i;
 }
 
-STR_NOINLINE int span_rest_accept(const uchar *s, const uchar *chars)
+STR_NOINLINE int span_rest_accept(const uchar *s, const uchar *chars, size_t head_n)
 {
-	return span_all(s, chars, false);
+	return span_all(s, chars, false, head_n);
 }
 
-STR_NOINLINE int span_rest_reject(const uchar *s, const uchar *chars)
+STR_NOINLINE int span_rest_reject(const uchar *s, const uchar *chars, size_t head_n)
 {
-	return span_all(s, chars, true);
+	return span_all(s, chars, true, head_n);
 }
 
 /*
  * The span entries: a set string shorter than a block, and an answer within
  * the first block of s, are settled here by compares with each set byte;
- * anything else is span_all() as a tail call.
+ * anything else is span_all() as a tail call (told what the head saw).
  */
 STR_FN int span_impl(const uchar *s, const uchar *chars, const bool reject)
 {
@@ -710,9 +719,13 @@ STR_FN int span_impl(const uchar *s, const uchar *chars, const bool reject)
 
 			if (stop)
 				return (int)m_first(stop);
+			/* No stop in s's first block: the rest need not look again. */
+			const size_t n = nch - reject;
+
+			return reject ? span_rest_reject(s, chars, n) : span_rest_accept(s, chars, n);
 		}
 	}
-	return reject ? span_rest_reject(s, chars) : span_rest_accept(s, chars);
+	return reject ? span_rest_reject(s, chars, SIZE_MAX) : span_rest_accept(s, chars, SIZE_MAX);
 }
 
 /* ---------------------------------------------------------------------- */
