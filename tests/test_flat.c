@@ -1640,36 +1640,36 @@ static void test_free_in_running_callback(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest single_threaded[] = {
-		cmocka_unit_test(test_swar),
-		cmocka_unit_test(test_geometry),
-		cmocka_unit_test(test_short_bucket),
-		cmocka_unit_test(test_displacement),
-		cmocka_unit_test(test_wraparound),
-		cmocka_unit_test(test_overflow_buckets),
-		cmocka_unit_test(test_one_home),
-		cmocka_unit_test(test_reuse_in_section),
-		cmocka_unit_test(test_revive),
-		cmocka_unit_test(test_away_key),
-		cmocka_unit_test(test_match_by_key),
-		cmocka_unit_test(test_cursor),
-		cmocka_unit_test(test_long_keys_locked),
-		cmocka_unit_test(test_elements),
-		cmocka_unit_test(test_routing),
-		cmocka_unit_test(test_long_lookups),
-		cmocka_unit_test(test_full_map),
-		cmocka_unit_test(test_lockfree_stores_off),
-		cmocka_unit_test(test_free_queued),
+		test_entry(test_swar),
+		test_entry(test_geometry),
+		test_entry(test_short_bucket),
+		test_entry(test_displacement),
+		test_entry(test_wraparound),
+		test_entry(test_overflow_buckets),
+		test_entry(test_one_home),
+		test_entry(test_reuse_in_section),
+		test_entry(test_revive),
+		test_entry(test_away_key),
+		test_entry(test_match_by_key),
+		test_entry(test_cursor),
+		test_entry(test_long_keys_locked),
+		test_entry(test_elements),
+		test_entry(test_routing),
+		test_entry(test_long_lookups),
+		test_entry(test_full_map),
+		test_entry(test_lockfree_stores_off),
+		test_entry(test_free_queued),
 	};
 	const struct CMUnitTest threaded[] = {
-		cmocka_unit_test(test_concurrent_shared_buckets),
-		cmocka_unit_test(test_full_map_concurrent),
-		cmocka_unit_test(test_lockfree_overwrite),
-		cmocka_unit_test(test_lockfree_window_waited),
-		cmocka_unit_test(test_lockfree_window_fork),
-		cmocka_unit_test(test_lockfree_overwrite_race),
-		cmocka_unit_test(test_free_during_reader),
-		cmocka_unit_test(test_free_racing_callback),
-		cmocka_unit_test(test_free_in_running_callback),
+		test_entry(test_concurrent_shared_buckets),
+		test_entry(test_full_map_concurrent),
+		test_entry(test_lockfree_overwrite),
+		test_entry(test_lockfree_window_waited),
+		test_entry(test_lockfree_window_fork),
+		test_entry(test_lockfree_overwrite_race),
+		test_entry(test_free_during_reader),
+		test_entry(test_free_racing_callback),
+		test_entry(test_free_in_running_callback),
 	};
 	bool only_single = argc > 1 && !strcmp(argv[1], "--single-threaded");
 	int failed;
@@ -1678,8 +1678,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [--single-threaded]\n", argv[0]);
 		return 2;
 	}
-	failed = cmocka_run_group_tests(single_threaded, NULL, NULL);
+	failed = run_test_group(single_threaded);
 	if (!only_single)
-		failed += cmocka_run_group_tests(threaded, NULL, NULL);
+		failed += run_test_group(threaded);
 	return failed;
 }

@@ -582,5 +582,5 @@ int main(void)
 		VARIANT_TESTS(test_reclaim_completes),
 		VARIANT_TESTS(test_lookup_bulk),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_test_group(tests);
 }

@@ -299,9 +299,9 @@ int main(void)
 	    VARIANT_TESTS(test_lookup_every_key_size),
 	    VARIANT_TESTS(test_lookup_u64_halves),
 	    VARIANT_TESTS(test_lookup_refused),
-	    cmocka_unit_test(test_lookup_word_isas),
-	    cmocka_unit_test(test_lookup_word_choice),
+	    test_entry(test_lookup_word_isas),
+	    test_entry(test_lookup_word_choice),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_test_group(tests);
 }

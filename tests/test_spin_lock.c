@@ -151,5 +151,5 @@ int main(void)
 		VARIANT_TESTS(test_lock_copies),
 		VARIANT_TESTS(test_lock_consistency),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_test_group(tests);
 }

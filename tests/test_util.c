@@ -2,9 +2,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <urcu-bp.h>
+
 #include "test_util.h"
 
 const uint32_t test_map_flag_variants[2] = { 0, BPFMAP_F_NO_PREALLOC };
+
+int test_close_sections(void **state)
+{
+	(void)state;
+	if (urcu_bp_read_ongoing())
+		print_message("closing the read-side sections a failed test left open\n");
+	while (urcu_bp_read_ongoing())
+		bpfmap_read_unlock();
+	return 0;
+}
 
 struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t value_size,
 			   uint32_t max_entries, uint32_t map_flags)

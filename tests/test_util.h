@@ -29,13 +29,26 @@ struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t va
 /* Number of keys a full get_next_key walk finds (each checked unique). */
 uint32_t walk_count(struct bpfmap *map, uint32_t key_size);
 
+/*
+ * A test that fails inside a read-side section leaves it open: cmocka
+ * longjmps out of the test and runs no teardown after a failure.  The next
+ * synchronize (any bpfmap_free) would then wait for this very thread for
+ * ever, and the run would hang instead of reporting.  So every test starts
+ * by closing what the one before left open (test_entry, VARIANT_TESTS), and
+ * run_test_group() does the same after the last one.
+ */
+int test_close_sections(void **state);
+#define test_entry(fn) cmocka_unit_test_setup(fn, test_close_sections)
+#define run_test_group(tests) cmocka_run_group_tests(tests, NULL, test_close_sections)
+
 /* The map-flag variants every semantic test runs on: preallocated and
  * BPFMAP_F_NO_PREALLOC.  VARIANT_TESTS(fn) registers fn once per variant;
  * fn reads its flags with variant_flags(state). */
 extern const uint32_t test_map_flag_variants[2];
-#define VARIANT_TESTS(fn)                                                  \
-	cmocka_unit_test_prestate(fn, (void *)&test_map_flag_variants[0]), \
-	cmocka_unit_test_prestate(fn, (void *)&test_map_flag_variants[1])
+#define VARIANT_TEST_AS(fn, i)                                                             \
+	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL,            \
+						 (void *)&test_map_flag_variants[i])
+#define VARIANT_TESTS(fn) VARIANT_TEST_AS(fn, 0), VARIANT_TEST_AS(fn, 1)
 
 static inline uint32_t variant_flags(void **state)
 {
