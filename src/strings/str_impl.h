@@ -1141,8 +1141,10 @@ STR_FN int strstr_short0(const uchar *s, size_t len, size_t lim, size_t n, blk_t
 /*
  * The short path's blocks 1 to 3 (s, its first four blocks and the needle's
  * block in their pages, the needle n < BLK bytes, n >= 1, and position BLK
- * below the bound), then t_strnstr() from where they left off.  Out of line,
- * which keeps the entries' path to an early answer short (no stack frame).
+ * below the bound), or 1 to 7 when s's first eight blocks lie in its page
+ * too, then t_strnstr() from where they left off.  Out of line, which keeps
+ * the entries' path to an early answer short (no stack frame).  Called for
+ * bounds up to 8 * BLK: over longer haystacks t_strnstr()'s set-up pays.
  */
 STR_FN int strstr_more(const uchar *s, const uchar *needle, size_t len, const bool fold)
 {
@@ -1153,9 +1155,13 @@ STR_FN int strstr_more(const uchar *s, const uchar *needle, size_t len, const bo
 	STR_NEEDLE_BYTE(la, lb, 1); /* needle[1] is its NUL when n == 1 (then unused) */
 
 	const bool after = n >= 2 && same_page(s, 4 * BLK + 1);
+	size_t stop = 4 * BLK;
 
 	if (fold)
 		nv = b_fold(nv);
+	/* Each block gives its answer or STR_CONT; the one that reaches lim
+	 * ends the search (strstr_short_check()).  Constant trip counts: the
+	 * compiler unrolls both loops. */
 	for (size_t base = BLK; base < 4 * BLK; base += BLK) {
 		const int r = after ? strstr_short0(s, len, lim, n, nv, va, vb, la, lb, base, fold)
 				    : strstr_short(s, len, lim, n, nv, va, vb, la, lb, base, true,
@@ -1167,9 +1173,22 @@ STR_FN int strstr_more(const uchar *s, const uchar *needle, size_t len, const bo
 		if (r != STR_CONT)
 			return r;
 	}
-	/* The positions below 4 * BLK (< lim) hold no answer. */
-	return fold ? strstr_rest_fold(s, needle, len, 4 * BLK, n)
-		    : strstr_rest_raw(s, needle, len, 4 * BLK, n);
+	if (n >= 2 && same_page(s, 8 * BLK + 1)) {
+		for (size_t base = 4 * BLK; base < 8 * BLK; base += BLK) {
+			const int r =
+				strstr_short0(s, len, lim, n, nv, va, vb, la, lb, base, fold);
+
+			if (r == STR_TAIL)
+				return fold ? strstr_rest_fold(s, needle, len, 0, n)
+					    : strstr_rest_raw(s, needle, len, 0, n);
+			if (r != STR_CONT)
+				return r;
+		}
+		stop = 8 * BLK;
+	}
+	/* The positions below stop (< lim) hold no answer. */
+	return fold ? strstr_rest_fold(s, needle, len, stop, n)
+		    : strstr_rest_raw(s, needle, len, stop, n);
 }
 
 STR_NOINLINE int strstr_more_raw(const uchar *s, const uchar *needle, size_t len)
@@ -1220,7 +1239,6 @@ STR_FN int strstr_impl(const uchar *s, const uchar *needle, size_t len, const bo
 				if (r != STR_TAIL)
 					return r;
 			} else if (lim <= 8 * BLK && same_page(s, 4 * BLK)) {
-				/* (Over longer haystacks, t_strnstr()'s set-up pays.) */
 				return fold ? strstr_more_fold(s, needle, len)
 					    : strstr_more_raw(s, needle, len);
 			} else {
