@@ -434,7 +434,7 @@ static uint64_t flat_spare(uint32_t max_entries, uint32_t slot_bytes, uint64_t b
 
 struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 {
-	struct flat *f = calloc(1, sizeof(*f));
+	struct flat *f = aligned_alloc(64, sizeof(*f)); /* a multiple of 64: aligned members */
 	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
 	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
 	uint64_t slot_size = key_stride + value_stride;
@@ -442,6 +442,8 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	uint64_t budget, home_slots, n_slots, n_buckets;
 	size_t bucket_bytes, key_bytes, value_bytes, elem_bytes;
 
+	if (f)
+		memset(f, 0, sizeof(*f));
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
 	budget = flat_budget_slots(p->max_entries, (uint32_t)slot_size, index);
