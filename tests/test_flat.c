@@ -11,6 +11,7 @@
  * tests do not depend on how bpfmap_create() routes preallocated maps,
  * except test_routing, which checks that.
  */
+#define _GNU_SOURCE
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -142,7 +143,8 @@ static void test_geometry(void **state)
 			      63 + (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 +
 			      3 * 8 * (size_t)f->bits_words +
 			      (ks > 8 ? (size_t)f->n_buckets * 8 * 4 : 0) + /* element indices */
-			      (f->hash_coef ? HASH_COEF_BYTES : 0); /* the hash's own coefficients */
+			      (f->hash_coef ? HASH_COEF_BYTES : 0) + /* the hash's own coefficients */
+			      (f->sharded ? (f->shard_mask + 1) * sizeof(struct flat_shard) : 0);
 		assert_true(!f->hash_coef == (ks == 4 || ks == 8 || ks >= HASH_XXH3_MIN_KEY));
 		assert_int_equal(bpfmap_mem_usage(m), want);
 		bpfmap_free(m);
@@ -248,7 +250,7 @@ static void test_displacement(void **state)
 	flat_kick(f);
 	rcu_wait_deferred();
 	assert_int_equal(tag_byte(f, pos), FLAT_EMPTY);
-	assert_int_equal(__atomic_load_n(&f->dead, __ATOMIC_RELAXED), 0);
+	assert_int_equal(flat_dead_total(f), 0);
 	/* Re-inserted, it takes the first EMPTY slot from home: the same one. */
 	assert_int_equal(bpfmap_update_elem(m, &keys[12], &v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(pos_of(f, keys[12]), pos);
@@ -444,7 +446,7 @@ static void test_revive(void **state)
 		assert_int_equal(*p, r);
 	}
 	bpfmap_read_unlock();
-	assert_int_equal(__atomic_load_n(&f->dead, __ATOMIC_RELAXED), 0);
+	assert_int_equal(flat_dead_total(f), 0);
 	assert_int_equal(walk_count(m, 4), 1);
 	bpfmap_free(m);
 }
@@ -991,8 +993,70 @@ static void test_concurrent_shared_buckets(void **state)
 	/* At rest: every stable key present, the count right. */
 	uint32_t n = walk_count(r.m, 4);
 	assert_true(n >= C_STABLE && n <= C_ME);
-	assert_int_equal(__atomic_load_n(&f->count, __ATOMIC_RELAXED), n);
+	assert_int_equal(flat_count_elements(f), n);
 	bpfmap_free(r.m);
+}
+
+/* Run the calling thread on @cpu only; false if it cannot. */
+static bool run_on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0 && sched_getcpu() == cpu;
+}
+
+/*
+ * Sharded counts (maps/flat_count.h): a full map whose deletes left their
+ * credits in another CPU's shard still takes exactly that many inserts from
+ * this CPU, then -E2BIG; the lock-free full check says "not full" while
+ * credits are out, and the element count stays exact throughout.
+ */
+static void test_sharded_counts(void **state)
+{
+	(void)state;
+	uint32_t shards = flat_shards_for(UINT32_MAX);
+	uint32_t me = shards * FLAT_SHARDED_MIN, freed = 3 * FLAT_CREDIT_CHUNK + 5;
+	cpu_set_t saved;
+
+	if (!shards)
+		skip(); /* one CPU: counts are never sharded */
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	if (!run_on_cpu(0) || !CPU_ISSET(1, &saved)) {
+		print_message("skipped: needs CPUs 0 and 1 to pin to\n");
+		assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+		skip();
+	}
+	struct bpfmap *m = flat_make(8, 8, me, 0, -1);
+	struct flat *f = to_flat(m);
+	uint64_t k, v = 1;
+	int fails = 0;
+
+	assert_true(f->sharded);
+	for (k = 0; k < me; k++)
+		fails += bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST) != 0;
+	k = me;
+	fails += bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST) != -E2BIG;
+	fails += !flat_count_full(f);
+	/* Deletes on CPU 1: their slots become CPU 1's credits. */
+	fails += !run_on_cpu(1);
+	for (k = 0; k < freed; k++)
+		fails += bpfmap_delete_elem(m, &k) != 0;
+	fails += flat_count_elements(f) != me - freed;
+	fails += flat_count_full(f); /* credits are out */
+	/* Inserts on CPU 0 take them back, exactly. */
+	fails += !run_on_cpu(0);
+	for (k = me; k < me + freed; k++)
+		fails += bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST) != 0;
+	fails += bpfmap_update_elem(m, &k, &v, BPFMAP_ANY) != -E2BIG;
+	fails += flat_count_elements(f) != me;
+	fails += !flat_count_full(f); /* the steal left no credit out */
+	fails += flat_dead_total(f) < 0;
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	assert_int_equal(fails, 0);
+	assert_int_equal(walk_count(m, 8), me);
+	bpfmap_free(m);
 }
 
 /* Updates into a full map: E2BIG for absent keys (decided without the lock
@@ -1599,7 +1663,8 @@ static void test_free_racing_callback(void **state)
 
 /* Free while the callback runs: held in its wait for lock-free stores'
  * windows (flat_stores_settle) by a window this thread keeps open across the
- * free.  With kick_at deletes its one round ends clearing rq, where it finds
+ * free.  With kick_at deletes (and what the shards may hold back) its one
+ * round ends clearing rq, where it finds
  * the map handed over; with all deleted it queues itself again, and the next
  * round finds it at its start.  The sleep lets the callback start (if it has
  * not, free hands the map over at its start: as safe, less covered). */
@@ -1612,7 +1677,9 @@ static void test_free_in_running_callback(void **state)
 		const uint32_t me = 4096;
 		struct bpfmap *m = flat_make(8, 8, me, 0, -1);
 		struct flat *f = to_flat(m);
-		uint32_t n = round ? me : f->kick_at;
+		/* Sharded counts reach f->dead a flush per shard late. */
+		uint32_t n = round ? me
+				   : f->kick_at + (f->sharded ? (f->shard_mask + 1) * FLAT_DEAD_FLUSH : 0);
 		struct timespec ts = { 0, 50 * 1000000 };
 		struct flat_window *win;
 		uint64_t k, v = 1;
@@ -1657,6 +1724,7 @@ int main(int argc, char **argv)
 		test_entry(test_routing),
 		test_entry(test_long_lookups),
 		test_entry(test_full_map),
+		test_entry(test_sharded_counts),
 		test_entry(test_lockfree_stores_off),
 		test_entry(test_free_queued),
 	};

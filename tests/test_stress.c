@@ -1178,12 +1178,14 @@ static void test_config(void **state)
  */
 
 #define LIN_MAX 64           /* the full map's capacity */
+#define LIN_MAX_SHARDED 65536u /* a capacity whose counts are sharded (flat_count.h) */
 #define LIN_FILL_BASE 1000u  /* the other keys of the full map */
 #define LIN_KEY 0u           /* the key that comes and goes */
 #define LIN_CYCLES 200000u   /* delete/reinsert cycles, at most */
 
 struct lin_run {
 	struct bpfmap *map;
+	uint32_t max;            /* the full map's capacity */
 	double deadline;
 	int stop;                /* atomic */
 	uint64_t failures;       /* atomic */
@@ -1222,7 +1224,7 @@ static void lin_expect(struct lin_run *lr, const char *what, int ret, int ok1, i
 }
 
 /* Full map: LIN_KEY is deleted and reinserted over and over; the other
- * LIN_MAX - 1 keys stay.  Whenever LIN_KEY is absent the map has room, and
+ * max - 1 keys stay.  Whenever LIN_KEY is absent the map has room, and
  * whenever the map is full LIN_KEY is present, so no update of LIN_KEY may
  * fail with -E2BIG, and the other keys are always present. */
 static void *lin_toggler(void *arg)
@@ -1245,7 +1247,7 @@ static void *lin_updater(void *arg)
 	struct lin_run *lr = arg;
 
 	for (uint64_t i = 1; !lin_stopped(lr); i++) {
-		uint32_t k = LIN_KEY, other = LIN_FILL_BASE + (uint32_t)(i % (LIN_MAX - 1));
+		uint32_t k = LIN_KEY, other = LIN_FILL_BASE + (uint32_t)(i % (lr->max - 1));
 		uint64_t v = i, out;
 
 		lin_expect(lr, "ANY update of the toggled key",
@@ -1266,17 +1268,22 @@ static void *lin_updater(void *arg)
 	return NULL;
 }
 
+struct lin_cfg {
+	uint32_t flags, max;
+};
+
 static void test_full_map_linearizable(void **state)
 {
-	uint32_t flags = *(const uint32_t *)*state;
+	const struct lin_cfg *cfg = *state;
+	uint32_t flags = cfg->flags;
 	BPFMAP_CREATE_OPTS(opts, .map_flags = flags);
-	struct lin_run lr = { .deadline = now_sec() + stress_seconds / 2 };
+	struct lin_run lr = { .deadline = now_sec() + stress_seconds / 2, .max = cfg->max };
 	pthread_t t[3];
 
 	alarm((unsigned)stress_seconds + 120);
-	lr.map = bpfmap_create(BPFMAP_TYPE_HASH, "lin_full", 4, 8, LIN_MAX, &opts);
+	lr.map = bpfmap_create(BPFMAP_TYPE_HASH, "lin_full", 4, 8, lr.max, &opts);
 	assert_non_null(lr.map);
-	for (uint32_t i = 0; i < LIN_MAX - 1; i++) {
+	for (uint32_t i = 0; i < lr.max - 1; i++) {
 		uint32_t k = LIN_FILL_BASE + i;
 		uint64_t v = k;
 
@@ -1292,7 +1299,8 @@ static void test_full_map_linearizable(void **state)
 	assert_int_equal(pthread_create(&t[2], NULL, lin_updater, &lr), 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
-	printf("[full map, flags %#x] %" PRIu64 " outcomes checked\n", flags, lr.checks);
+	printf("[full map of %u, flags %#x] %" PRIu64 " outcomes checked\n", lr.max, flags,
+	       lr.checks);
 	if (lr.failures)
 		fail_msg("%" PRIu64 " non-linearizable outcomes; first: %s", lr.failures, lr.first);
 	/* At rest: full again, the absent key still refused. */
@@ -1412,7 +1420,10 @@ int main(void)
 		{ "hash no_prealloc, no lock", BPFMAP_F_NO_PREALLOC, false },
 	};
 	static const uint32_t lin_flags[] = { 0, BPFMAP_F_NO_PREALLOC };
-	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0]) + 4];
+	static const struct lin_cfg lin_cfgs[] = { { 0, LIN_MAX },
+						   { BPFMAP_F_NO_PREALLOC, LIN_MAX },
+						   { 0, LIN_MAX_SHARDED } };
+	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0]) + 5];
 	size_t n = 0;
 	const char *env = getenv("BPFMAP_STRESS_SECONDS");
 
@@ -1433,12 +1444,15 @@ int main(void)
 			.test_func = test_config,
 			.initial_state = (void *)&cfgs[i],
 		};
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++)
 		tests[n++] = (struct CMUnitTest){
-			.name = i ? "full map linearizable, no_prealloc" : "full map linearizable, prealloc",
+			.name = i == 2	 ? "full map linearizable, prealloc, sharded counts"
+				: i == 1 ? "full map linearizable, no_prealloc"
+					 : "full map linearizable, prealloc",
 			.test_func = test_full_map_linearizable,
-			.initial_state = (void *)&lin_flags[i],
+			.initial_state = (void *)&lin_cfgs[i],
 		};
+	for (size_t i = 0; i < 2; i++) {
 		tests[n++] = (struct CMUnitTest){
 			.name = i ? "no lost update, no_prealloc" : "no lost update, prealloc",
 			.test_func = test_no_lost_update,

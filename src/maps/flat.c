@@ -202,6 +202,7 @@ static uint32_t flat_free_queued(struct flat *f)
 static void flat_release(struct flat *f)
 {
 	free(f->wait_bits);
+	free(f->shards);
 	free((void *)f->hash_coef);
 	big_free(f->elems);
 	big_free(f->values);
@@ -213,7 +214,8 @@ static void flat_release(struct flat *f)
 static void flat_reclaim_cb(struct rcu_head *head)
 {
 	struct flat *f = container_of(head, struct flat, rcu);
-	uint32_t freed, dead;
+	uint32_t freed;
+	int32_t dead;
 
 	rcu_deferred_enter();
 	if (__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE) & FLAT_RQ_FREE) {
@@ -224,8 +226,8 @@ static void flat_reclaim_cb(struct rcu_head *head)
 	}
 	flat_stores_settle(f); /* lock-free overwrites: see flat_update.c */
 	freed = flat_free_queued(f);
-	dead = __atomic_sub_fetch(&f->dead, freed, __ATOMIC_RELAXED);
-	if (dead >= f->kick_at && flat_queue_waiting(f)) {
+	dead = __atomic_sub_fetch(&f->dead, (int32_t)freed, __ATOMIC_RELAXED);
+	if (dead >= (int32_t)f->kick_at && flat_queue_waiting(f)) {
 		/* Still owner (rq stays set): go round again.  f may be touched
 		 * by the next callback from here on, not by this one. */
 		rcu_defer(&f->rcu, flat_reclaim_cb);
@@ -287,7 +289,7 @@ void flat_reclaim_sync(struct flat *f)
 		}
 		/* What it frees, not what it took: an insert inside a read-side
 		 * section may have reused some meanwhile (flat_reuse_dead). */
-		__atomic_fetch_sub(&f->dead, freed, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&f->dead, (int32_t)freed, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&f->sync_busy, 0, __ATOMIC_RELEASE);
 }
@@ -359,9 +361,9 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
 		flat_store_small(f, pos, ks, flat_away_key(ks, flat_small_at(f, pos, ks)));
 	}
 	flat_shrink_dist(f, h, b >= h ? b - h : b + f->n_buckets - h);
-	__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+	flat_count_release(f);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
-	return __atomic_add_fetch(&f->dead, 1, __ATOMIC_RELAXED) >= f->kick_at &&
+	return flat_dead_inc(f) >= (int32_t)f->kick_at &&
 	       !__atomic_load_n(&f->rq, __ATOMIC_RELAXED);
 }
 
@@ -503,6 +505,17 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 		f->buckets[n_buckets - 1].tags |= (uint64_t)FLAT_BUSY << (8 * i);
 	f->mem_bytes = sizeof(*f) + bucket_bytes + key_bytes + value_bytes + elem_bytes +
 		       3 * (size_t)f->bits_words * sizeof(uint64_t);
+	uint32_t shards = flat_shards_for(p->max_entries);
+
+	if (shards) {
+		f->shards = aligned_alloc(64, shards * sizeof(*f->shards));
+		if (!f->shards)
+			goto nomem;
+		memset(f->shards, 0, shards * sizeof(*f->shards));
+		f->shard_mask = shards - 1;
+		f->sharded = true;
+		f->mem_bytes += shards * sizeof(*f->shards);
+	}
 
 	f->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
 	f->hash_kind = hash_kind_for_key_size(p->key_size);

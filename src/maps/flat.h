@@ -141,10 +141,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#include <sys/rseq.h>
+#define FLAT_HAVE_RSEQ 1
+#endif
+
 #include "core/map.h"
 #include "core/rcu.h"
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
+#include "maps/flat_count.h"
 #include "util/compiler.h"
 #include "util/key_equal.h"
 #include "util/shared_copy.h"
@@ -213,13 +219,17 @@ struct flat {
 	hash_fn hash;
 	uint32_t n_slots;    /* real slots; n_buckets * 8 minus a short last bucket */
 	uint32_t cursor_end; /* batch cursor after the last home */
-	/* Written by every insert and delete: a cache line of their own (the
-	 * struct is allocated line-aligned), so that writers on other cores do
-	 * not also steal the line of the fields every operation reads.  With
-	 * them among those fields, two producers of htab-mem's
-	 * batch_add_batch_del each ran at a fraction of one alone's rate. */
-	uint32_t count __attribute__((aligned(64))); /* atomic: elements live or being inserted */
-	uint32_t dead;				     /* atomic: WAIT + QUEUED slots */
+	/* The counts (maps/flat_count.h), on a cache line of their own (the
+	 * struct is allocated line-aligned): writers on other cores must not
+	 * also steal the line of the fields every operation reads. */
+	uint32_t count __attribute__((aligned(64))); /* atomic: elements live or being
+						      * inserted, plus the shards' credits */
+	int32_t dead;		/* atomic: WAIT + QUEUED slots (but the shards' part) */
+	uint32_t credits_out;	/* atomic: 1 while a shard may hold credits */
+	uint32_t credits_moving; /* atomic: chunks between f->count and a shard */
+	bool sharded;		/* the counts are sharded (flat_count.h) */
+	uint32_t shard_mask;	/* shards - 1 */
+	struct flat_shard *shards;
 	uint32_t kick_at __attribute__((aligned(64))); /* dead slots that start a reclamation */
 	uint32_t rq;         /* atomic: FLAT_RQ_* (flat.c), reclamation queued or running */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
@@ -248,6 +258,116 @@ struct flat {
 static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 {
 	return container_of(map, struct flat, map);
+}
+
+/* ---- the counts' inline paths (design: maps/flat_count.h) ---- */
+
+/* The CPU the calling thread runs on: glibc registers each thread's rseq
+ * area, where the kernel keeps it current (one load, against sched_getcpu's
+ * ~2 ns here; each insert and delete asks twice). */
+static ALWAYS_INLINE uint32_t flat_cpu(void)
+{
+#ifdef FLAT_HAVE_RSEQ
+	if (likely(__rseq_size)) {
+		const struct rseq *rs =
+			(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
+							    __rseq_offset);
+		int32_t cpu = (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+
+		if (likely(cpu >= 0))
+			return (uint32_t)cpu;
+	}
+#endif
+	return flat_cpu_slow();
+}
+
+/* The calling CPU's shard (any shard is correct: a thread that moves on only
+ * shares a line it should not). */
+static ALWAYS_INLINE struct flat_shard *flat_my_shard(const struct flat *f)
+{
+	return &f->shards[flat_cpu() & f->shard_mask];
+}
+
+/* Reserve one element of max_entries; false: the map is full (-E2BIG). */
+static ALWAYS_INLINE bool flat_count_reserve(struct flat *f)
+{
+	struct flat_shard *s = NULL;
+
+	if (f->sharded) {
+		int32_t c;
+
+		s = flat_my_shard(f);
+		c = __atomic_load_n(&s->credits, __ATOMIC_RELAXED);
+		while (c > 0)
+			if (__atomic_compare_exchange_n(&s->credits, &c, c - 1, true,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return true;
+	}
+	return flat_count_reserve_slow(f, s);
+}
+
+/* Give back one element: a reserve whose insert failed, or a delete. */
+static ALWAYS_INLINE void flat_count_release(struct flat *f)
+{
+	struct flat_shard *s;
+	int32_t c;
+
+	if (!f->sharded) {
+		__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	s = flat_my_shard(f);
+	c = __atomic_add_fetch(&s->credits, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&f->credits_out, __ATOMIC_SEQ_CST))
+		flat_credits_added(f);
+	if (c > 2 * FLAT_CREDIT_CHUNK)
+		flat_count_trim(f, s, c);
+}
+
+/* Does the map hold max_entries elements?  Lock-free, may say false when it
+ * does (then the locked path decides), never true while it has room: not
+ * while a shard may hold credits (flat_count.h). */
+static ALWAYS_INLINE bool flat_count_full(const struct flat *f)
+{
+	return __atomic_load_n(&f->count, __ATOMIC_SEQ_CST) >= f->map.max_entries &&
+	       !__atomic_load_n(&f->credits_out, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&f->credits_moving, __ATOMIC_SEQ_CST);
+}
+
+/* A slot turned dead (deleted): returns f->dead when it just grew (a shard
+ * flushed, or at once in unsharded maps), else INT32_MIN. */
+static ALWAYS_INLINE int32_t flat_dead_inc(struct flat *f)
+{
+	struct flat_shard *s;
+
+	if (!f->sharded)
+		return __atomic_add_fetch(&f->dead, 1, __ATOMIC_RELAXED);
+	s = flat_my_shard(f);
+	if (__atomic_add_fetch(&s->dead, 1, __ATOMIC_RELAXED) < FLAT_DEAD_FLUSH)
+		return INT32_MIN;
+	return flat_dead_flush(f, s);
+}
+
+/* A dead slot taken back (revive, reuse).  A shard flushes either way, so
+ * that f->dead also hears of revives on other CPUs than the deletes. */
+static ALWAYS_INLINE void flat_dead_dec(struct flat *f)
+{
+	struct flat_shard *s;
+
+	if (!f->sharded) {
+		__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	s = flat_my_shard(f);
+	if (__atomic_sub_fetch(&s->dead, 1, __ATOMIC_RELAXED) <= -FLAT_DEAD_FLUSH)
+		(void)flat_dead_flush(f, s);
+}
+
+/* May the map hold dead slots?  (false: surely none.)  Sharded: another
+ * CPU's deletes may not have reached f->dead yet. */
+static ALWAYS_INLINE bool flat_dead_maybe(const struct flat *f)
+{
+	return f->sharded || __atomic_load_n(&f->dead, __ATOMIC_RELAXED) != 0;
 }
 
 /* The map's hash of @key; @kind is a constant in specialised paths, so the

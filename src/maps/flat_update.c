@@ -342,7 +342,7 @@ static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 	uint32_t ks = f->map.key_size, b = h;
 	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED));
 
-	if (!__atomic_load_n(&f->dead, __ATOMIC_RELAXED))
+	if (!flat_dead_maybe(f))
 		return -ENOENT;
 	for (uint32_t d = 0; d <= md; d++, b = flat_next_bucket(f, b)) {
 		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE),
@@ -367,7 +367,7 @@ static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 			/* A lock-free store that checked the key before its
 			 * delete must not land between the value and the tag. */
 			flat_stores_off(f);
-			__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
+			flat_dead_dec(f);
 			flat_write_value(f, pos, value);
 			if (dead != small) /* the value first, as a fill */
 				flat_store_small(f, pos, ks, small);
@@ -412,7 +412,7 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 				flat_stores_off(f);
 				/* The reclaimers count what they free by tag, so this
 				 * slot is ours to uncount. */
-				__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
+				flat_dead_dec(f);
 				flat_raise_dist_locked(f, h, d);
 				flat_fill_slot(f, b, i, tag, key, small, value);
 				return 0;
@@ -498,8 +498,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 			break;
 	}
 	*hint = FLAT_NONE;
-	if (!may_insert || (lw & FLAT_LOCK_BIT) ||
-	    __atomic_load_n(&f->count, __ATOMIC_ACQUIRE) < f->map.max_entries)
+	if (!may_insert || (lw & FLAT_LOCK_BIT) || !flat_count_full(f))
 		return false;
 	return __atomic_load_n(lock, __ATOMIC_ACQUIRE) == lw;
 }
@@ -558,13 +557,13 @@ retry:
 		ret = -ENOENT;
 		goto out;
 	}
-	if (!map_count_reserve(&f->count, map->max_entries)) {
+	if (!flat_count_reserve(f)) {
 		ret = -E2BIG;
 		goto out;
 	}
 	ret = flat_insert_locked(f, h, tag, key, small, value, reuse);
 	if (ret)
-		__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
+		flat_count_release(f);
 out:
 	flat_unlock(lock);
 	if (section)
