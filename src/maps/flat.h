@@ -363,11 +363,13 @@ static ALWAYS_INLINE void flat_dead_dec(struct flat *f)
 		(void)flat_dead_flush(f, s);
 }
 
-/* May the map hold dead slots?  (false: surely none.)  Sharded: another
- * CPU's deletes may not have reached f->dead yet. */
+/* May a revive find a dead slot?  false: none, or (sharded) only slots of
+ * deletes on other CPUs that have not reached f->dead yet, which then wait
+ * for reclamation instead of being taken back. */
 static ALWAYS_INLINE bool flat_dead_maybe(const struct flat *f)
 {
-	return f->sharded || __atomic_load_n(&f->dead, __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&f->dead, __ATOMIC_RELAXED) != 0 ||
+	       (f->sharded && __atomic_load_n(&flat_my_shard(f)->dead, __ATOMIC_RELAXED) != 0);
 }
 
 /* The map's hash of @key; @kind is a constant in specialised paths, so the
