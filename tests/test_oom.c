@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Allocation failure injection (the build wraps malloc, calloc and aligned_alloc for this
+ * Allocation failure injection (the build wraps malloc and calloc for this
  * test): every allocation bpfmap_create() makes may fail and must give NULL
  * with ENOMEM and leak nothing; a failed insert into a NO_PREALLOC map gives
  * -ENOMEM and leaves the map exactly as it was.
@@ -12,10 +12,8 @@
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
-void *__real_aligned_alloc(size_t alignment, size_t size);
 void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_aligned_alloc(size_t alignment, size_t size);
 
 /* Allocation number `fail_at` (1-based, counted from arming) fails; 0: none. */
 static unsigned long fail_at, allocations;
@@ -33,11 +31,6 @@ void *__wrap_malloc(size_t size)
 void *__wrap_calloc(size_t n, size_t size)
 {
 	return should_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_aligned_alloc(size_t alignment, size_t size)
-{
-	return should_fail() ? NULL : __real_aligned_alloc(alignment, size);
 }
 
 static void arm(unsigned long nth)

@@ -202,13 +202,13 @@ static uint32_t flat_free_queued(struct flat *f)
 static void flat_release(struct flat *f)
 {
 	free(f->wait_bits);
-	free(f->shards);
+	big_free(f->shards);
 	free((void *)f->hash_coef);
 	big_free(f->elems);
 	big_free(f->values);
 	big_free(f->keys);
 	big_free(f->buckets);
-	free(f);
+	big_free(f);
 }
 
 static void flat_reclaim_cb(struct rcu_head *head)
@@ -436,7 +436,7 @@ static uint64_t flat_spare(uint32_t max_entries, uint32_t slot_bytes, uint64_t b
 
 struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 {
-	struct flat *f = aligned_alloc(64, sizeof(*f)); /* a multiple of 64: aligned members */
+	struct flat *f = big_zalloc(sizeof(*f)); /* 64-byte aligned: aligned members */
 	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
 	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
 	uint64_t slot_size = key_stride + value_stride;
@@ -444,8 +444,6 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	uint64_t budget, home_slots, n_slots, n_buckets;
 	size_t bucket_bytes, key_bytes, value_bytes, elem_bytes;
 
-	if (f)
-		memset(f, 0, sizeof(*f));
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
 	budget = flat_budget_slots(p->max_entries, (uint32_t)slot_size, index);
@@ -508,10 +506,9 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	uint32_t shards = flat_shards_for(p->max_entries);
 
 	if (shards) {
-		f->shards = aligned_alloc(64, shards * sizeof(*f->shards));
+		f->shards = big_zalloc(shards * sizeof(*f->shards));
 		if (!f->shards)
 			goto nomem;
-		memset(f->shards, 0, shards * sizeof(*f->shards));
 		f->shard_mask = shards - 1;
 		f->sharded = true;
 		f->mem_bytes += shards * sizeof(*f->shards);

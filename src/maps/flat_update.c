@@ -15,6 +15,7 @@
 
 #include "core/spin_lock.h"
 #include "maps/flat.h"
+#include "util/big_alloc.h"
 #include "util/shared_copy.h"
 
 /* The exported (out-of-line) liburcu call: core/rcu.h maps the name to the
@@ -181,10 +182,9 @@ static __attribute__((noinline)) struct flat_window *flat_window_register(void)
 						__ATOMIC_RELAXED))
 			goto own;
 	}
-	w = aligned_alloc(64, sizeof(*w));
+	w = big_zalloc(sizeof(*w)); /* a line of its own; never freed */
 	if (!w)
 		return NULL;
-	memset(w, 0, sizeof(*w));
 	w->used = 1;
 	w->next = __atomic_load_n(&flat_windows, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&flat_windows, &w->next, w, true, __ATOMIC_RELEASE,
