@@ -288,21 +288,28 @@ static ALWAYS_INLINE struct flat_shard *flat_my_shard(const struct flat *f)
 	return &f->shards[flat_cpu() & f->shard_mask];
 }
 
+/* A shard just gained credits: make sure credits_out says so (after the
+ * credits, see flat_count.h). */
+static ALWAYS_INLINE void flat_credits_added(struct flat *f)
+{
+	if (!__atomic_load_n(&f->credits_out, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&f->credits_out, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Reserve one element of max_entries; false: the map is full (-E2BIG). */
 static ALWAYS_INLINE bool flat_count_reserve(struct flat *f)
 {
-	struct flat_shard *s = NULL;
+	struct flat_shard *s;
+	int32_t c;
 
-	if (f->sharded) {
-		int32_t c;
-
-		s = flat_my_shard(f);
-		c = __atomic_load_n(&s->credits, __ATOMIC_RELAXED);
-		while (c > 0)
-			if (__atomic_compare_exchange_n(&s->credits, &c, c - 1, true,
-							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-				return true;
-	}
+	if (!f->sharded)
+		return map_count_reserve(&f->count, f->map.max_entries);
+	s = flat_my_shard(f);
+	c = __atomic_load_n(&s->credits, __ATOMIC_RELAXED);
+	while (c > 0)
+		if (__atomic_compare_exchange_n(&s->credits, &c, c - 1, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
 	return flat_count_reserve_slow(f, s);
 }
 
@@ -318,8 +325,7 @@ static ALWAYS_INLINE void flat_count_release(struct flat *f)
 	}
 	s = flat_my_shard(f);
 	c = __atomic_add_fetch(&s->credits, 1, __ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&f->credits_out, __ATOMIC_SEQ_CST))
-		flat_credits_added(f);
+	flat_credits_added(f);
 	if (c > 2 * FLAT_CREDIT_CHUNK)
 		flat_count_trim(f, s, c);
 }

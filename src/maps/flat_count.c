@@ -26,12 +26,6 @@ uint32_t flat_shards_for(uint32_t max_entries)
 	return max_entries / n >= FLAT_SHARDED_MIN ? n : 0;
 }
 
-void flat_credits_added(struct flat *f)
-{
-	if (!__atomic_load_n(&f->credits_out, __ATOMIC_SEQ_CST))
-		__atomic_store_n(&f->credits_out, 1, __ATOMIC_SEQ_CST);
-}
-
 /* Take every shard's credits back into f->count; were there any? */
 static bool flat_count_steal(struct flat *f)
 {
@@ -47,12 +41,11 @@ static bool flat_count_steal(struct flat *f)
 
 bool flat_count_reserve_slow(struct flat *f, struct flat_shard *s)
 {
-	uint32_t max = f->map.max_entries;
+	uint32_t max = f->map.max_entries, n = __atomic_load_n(&f->count, __ATOMIC_RELAXED);
 
-	if (s && __atomic_load_n(&f->count, __ATOMIC_RELAXED) <= max - FLAT_CREDIT_CHUNK) {
+	if (n <= max - FLAT_CREDIT_CHUNK) {
 		/* A chunk: one for this insert, the rest this shard's credits;
 		 * counted as moving meanwhile (see below). */
-		uint32_t n = __atomic_load_n(&f->count, __ATOMIC_RELAXED);
 		bool got = false;
 
 		__atomic_fetch_add(&f->credits_moving, 1, __ATOMIC_SEQ_CST);
@@ -79,8 +72,6 @@ bool flat_count_reserve_slow(struct flat *f, struct flat_shard *s)
 
 		if (map_count_reserve(&f->count, max))
 			return true;
-		if (!f->sharded)
-			return false;
 		moving = __atomic_load_n(&f->credits_moving, __ATOMIC_SEQ_CST);
 		if (flat_count_steal(f))
 			continue;

@@ -53,8 +53,7 @@ uint32_t flat_shards_for(uint32_t max_entries);
 
 /* The out-of-line parts of the inline functions (maps/flat.h). */
 uint32_t flat_cpu_slow(void);
-bool flat_count_reserve_slow(struct flat *f, struct flat_shard *s);
-void flat_credits_added(struct flat *f);
+bool flat_count_reserve_slow(struct flat *f, struct flat_shard *s); /* sharded maps */
 void flat_count_trim(struct flat *f, struct flat_shard *s, int32_t c);
 int32_t flat_dead_flush(struct flat *f, struct flat_shard *s);
 
