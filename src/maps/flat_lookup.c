@@ -161,19 +161,40 @@ __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t hash, c
  * from home or absent takes the general path.
  */
 #if FLAT_SIMD
-/* 4-byte keys: the eight keys (32 bytes) at once. */
+/* Home bucket h's slots holding word key @key (@ks bytes), its eight keys
+ * (32 or 64 bytes; 8-byte keys read as two halves) compared at once: slot i
+ * is bit i * ks / 4 (0: none). */
+static ALWAYS_INLINE uint32_t flat_word_match(const struct flat *f, uint32_t h, const void *key,
+					      uint32_t ks)
+{
+	uint32_t lo, hi;
+
+	if (ks == 4)
+		return flat_simd_eq4(f->keys + (size_t)h * 32, load_u32(key));
+	load_u32_halves(key, &lo, &hi);
+	return flat_simd_eq8(f->keys + (size_t)h * 64, lo, hi);
+}
+
+/* The value of the slot in flat_word_match()'s non-zero result @m. */
+static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, uint32_t m,
+					      uint32_t ks)
+{
+	return f->values +
+	       ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4)) * f->value_stride;
+}
+
+/* 4-byte keys: the home bucket, else the general path. */
 static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
 {
 	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
-	uint32_t m = flat_simd_eq4(f->keys + (size_t)h * 32, k);
+	uint32_t m = flat_word_match(f, h, key, 4);
 
 	if (likely(m))
-		return f->values + ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m)) *
-					   f->value_stride;
+		return flat_word_value_of(f, h, m, 4);
 	return flat_lookup_far(f, hash, key, 4, k);
 }
 
-/* 8-byte keys, the same way (64 bytes of keys), read as two halves. */
+/* 8-byte keys, the same way. */
 static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
 {
 	uint32_t lo, hi, hash, h, m;
@@ -181,10 +202,9 @@ static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
 	load_u32_halves(key, &lo, &hi);
 	hash = fast_hash_u64_halves(lo, hi, f->seed);
 	h = flat_home(f, hash);
-	m = flat_simd_eq8(f->keys + (size_t)h * 64, lo, hi);
+	m = flat_word_match(f, h, key, 8);
 	if (likely(m))
-		return f->values + ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / 2) *
-					   f->value_stride;
+		return flat_word_value_of(f, h, m, 8);
 	return flat_lookup_far(f, hash, key, 8, (uint64_t)hi << 32 | lo);
 }
 
@@ -407,17 +427,8 @@ static ALWAYS_INLINE int flat_lookup_bulk_words(struct flat *f, const char *keys
 		}
 
 		for (uint32_t i = 0; i < m; i++) {
-			const char *key = k + (size_t)i * ks;
-			uint32_t lo, hi, eq;
+			uint32_t eq = flat_word_match(f, home[i], k + (size_t)i * ks, ks);
 
-			if (ks == 4) {
-				lo = load_u32(key);
-				eq = flat_simd_eq4(f->keys + home[i] * line, lo);
-			} else {
-				load_u32_halves(key, &lo, &hi);
-				/* a key's two lanes: one bit, at an even position */
-				eq = flat_simd_eq8(f->keys + home[i] * line, lo, hi);
-			}
 			if (unlikely(!eq)) {
 				/* Away from home or absent: the far path reads the
 				 * home's tags and the next bucket; fetch both for
@@ -428,9 +439,7 @@ static ALWAYS_INLINE int flat_lookup_bulk_words(struct flat *f, const char *keys
 				away[n_away++] = i;
 				continue;
 			}
-			values[base + i] = f->values + ((size_t)home[i] * FLAT_SLOTS +
-							 (uint32_t)__builtin_ctz(eq) / (ks / 4)) *
-							       f->value_stride;
+			values[base + i] = flat_word_value_of(f, home[i], eq, ks);
 			found++;
 		}
 		for (uint32_t j = 0; j < n_away; j++) {
