@@ -11,12 +11,14 @@
  *            with the seed folded at creation (4- and 8-byte keys only)
  *   jhash    byte-wise lookup3
  *   jhash2   word-wise lookup3 (multiples of 4)
- *   xxh3     XXH3 64-bit, folded to 32 bits (libxxhash)
- *   xxh64    XXH64, folded to 32 bits
+ *   xxh3     XXH3 64-bit (libxxhash; no map uses it: a
+ *            seed does not make it universal, hash/nh_hash.h)
+ *   xxh64    XXH64
  *   words    multilinear over 32-bit words (hash/word_hash.h), up to
  *            WORD_HASH_MAX_KEY bytes
- *   bpfmap   whatever bpfmap picks for that key size (one multiply for
- *            4- and 8-byte keys: hash/fast_hash.h; words; XXH3)
+ *   nh       NH over 64-bit lanes (hash/nh_hash.h), up to one block
+ *   bpfmap   whatever bpfmap picks for that key size (hash/hash_select.h),
+ *            with random parameters (hash/hash_params.h)
  * The kernel backend does not apply: these run in user space only.
  */
 #include <errno.h>
@@ -38,45 +40,60 @@
 #include "table.h"
 
 #define HASH_RUN 65536 /* hashes per timed run */
-#define HASH_MAX_KEY 1024
+#define HASH_MAX_KEY 2048
 #define HASH_SEED 0x12345678u
 
-typedef uint32_t (*hash_fn_t)(const void *key, uint32_t key_size, uint64_t seed);
+/* Every hash here takes the library's form; the others use p->fin as their
+ * seed (the jhash family its low 32 bits). */
+typedef hash_fn hash_fn_t;
 
 /* The kernel's u32/u64 fast path (the u32/u64 seed): jhash2 of one or two
  * words, the seed arriving folded (seed + JHASH_INITVAL + key_size, done once
- * per map), leaving one final mix.  The jhash family takes 32-bit seeds. */
-static uint32_t hash_kernel_u32(const void *key, uint32_t key_size, uint64_t seed)
+ * per map: impl_fn), leaving one final mix. */
+static uint64_t hash_kernel_u32(const void *key, uint32_t key_size, const struct hash_params *p)
 {
-	uint32_t a, b, c;
+	uint32_t a, b, c, seed = (uint32_t)p->fin;
 
 	(void)key_size;
 	memcpy(&a, key, 4);
-	a += (uint32_t)seed;
-	b = c = (uint32_t)seed;
+	a += seed;
+	b = c = seed;
 	JHASH_FINAL(a, b, c);
 	return c;
 }
 
-static uint32_t hash_kernel_u64(const void *key, uint32_t key_size, uint64_t seed)
+static uint64_t hash_kernel_u64(const void *key, uint32_t key_size, const struct hash_params *p)
 {
-	uint32_t a, b, c;
+	uint32_t a, b, c, seed = (uint32_t)p->fin;
 
 	(void)key_size;
 	memcpy(&a, key, 4);
 	memcpy(&b, (const char *)key + 4, 4);
-	a += (uint32_t)seed;
-	b += (uint32_t)seed;
-	c = (uint32_t)seed;
+	a += seed;
+	b += seed;
+	c = seed;
 	JHASH_FINAL(a, b, c);
 	return c;
 }
 
-static uint32_t hash_xxh64(const void *key, uint32_t key_size, uint64_t seed)
+static uint64_t hash_jhash(const void *key, uint32_t key_size, const struct hash_params *p)
 {
-	uint64_t h = XXH64(key, key_size, seed);
+	return jhash_bytes(key, key_size, (uint32_t)p->fin);
+}
 
-	return (uint32_t)(h ^ (h >> 32));
+static uint64_t hash_jhash2(const void *key, uint32_t key_size, const struct hash_params *p)
+{
+	return jhash_words(key, key_size / 4, (uint32_t)p->fin);
+}
+
+static uint64_t hash_xxh3(const void *key, uint32_t key_size, const struct hash_params *p)
+{
+	return XXH3_64bits_withSeed(key, key_size, p->fin);
+}
+
+static uint64_t hash_xxh64(const void *key, uint32_t key_size, const struct hash_params *p)
+{
+	return XXH64(key, key_size, p->fin);
 }
 
 struct hash_impl {
@@ -89,7 +106,7 @@ static bool fits_any(uint32_t ks) { return ks > 0; }
 static bool fits_words(uint32_t ks) { return ks % 4 == 0; }
 static bool fits_word_hash(uint32_t ks) { return ks <= WORD_HASH_MAX_KEY; }
 /* NH reads 16-byte blocks from byte 8 on (hash/nh_hash.h). */
-static bool fits_nh(uint32_t ks) { return ks >= 24 && ks <= NH_HASH_MAX_KEY; }
+static bool fits_nh(uint32_t ks) { return ks >= 24 && ks <= NH_BLOCK; }
 
 static const struct hash_impl impls[] = {
 	{ "kernel-u32/u64", fits_u32u64 }, { "jhash", fits_any }, { "jhash2", fits_words },
@@ -97,43 +114,45 @@ static const struct hash_impl impls[] = {
 	{ "nh", fits_nh },          { "bpfmap", fits_any },
 };
 
-static hash_fn_t impl_fn(const char *name, uint32_t ks, uint32_t *seed)
+static hash_fn_t impl_fn(const char *name, uint32_t ks, struct hash_params *p)
 {
-	*seed = HASH_SEED;
+	hash_params_seeded(p, HASH_SEED);
 	if (!strcmp(name, "kernel-u32/u64")) {
-		*seed = HASH_SEED + JHASH_INITVAL + ks;
+		p->fin = HASH_SEED + JHASH_INITVAL + ks;
 		return ks == 4 ? hash_kernel_u32 : hash_kernel_u64;
 	}
-	/* The library's own implementations, as its maps call them. */
 	if (!strcmp(name, "jhash"))
-		return hash_fn_for_kind(HASH_JHASH);
+		return hash_jhash;
 	if (!strcmp(name, "jhash2"))
-		return hash_fn_for_kind(HASH_JHASH2);
+		return hash_jhash2;
 	if (!strcmp(name, "xxh3"))
-		return hash_fn_for_kind(HASH_XXH3);
+		return hash_xxh3;
+	if (!strcmp(name, "xxh64"))
+		return hash_xxh64;
+	/* The library's own, as its maps call them. */
 	if (!strcmp(name, "words"))
 		return hash_fn_for_kind(HASH_WORDS);
 	if (!strcmp(name, "nh"))
 		return hash_fn_for_kind(HASH_NH);
-	if (!strcmp(name, "xxh64"))
-		return hash_xxh64;
+	hash_params_random(p);
 	return hash_fn_for_kind(hash_kind_for_key_size(ks));
 }
 
-static const uint32_t default_key_sizes[] = { 1,  2,  4,  6,  8,   12,  13,  16,  20,  24,  32,
-					       40, 48, 56, 64, 96, 128, 192, 256, 512, 1024 };
+static const uint32_t default_key_sizes[] = { 1,  2,  4,   6,   8,   12,  13,  16,  20,   24,  32,
+					       40, 48, 56,  64,  96,  128, 192, 256, 512, 1024, 2048 };
 
 /* ---- the cell (library only) ---- */
 
 struct hash_state {
 	hash_fn_t fn;
-	uint32_t key_size, seed;
+	struct hash_params hp;
+	uint32_t key_size;
 	bool full_width;
 	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
 
 /* Keeps the hashes alive without a store per hash. */
-static volatile uint32_t hash_sink;
+static volatile uint64_t hash_sink;
 
 static void *hash_setup(const struct bench_args *a, const struct bench_env *env,
 			struct cell_result *r)
@@ -148,7 +167,7 @@ static void *hash_setup(const struct bench_args *a, const struct bench_env *env,
 	memset(st, 0, sizeof(*st));
 	st->key_size = a->key_size;
 	st->full_width = a->full_width_keys;
-	st->fn = impl_fn(a->hash, a->key_size, &st->seed);
+	st->fn = impl_fn(a->hash, a->key_size, &st->hp);
 	return st;
 }
 
@@ -159,7 +178,9 @@ static void hash_producer(void *arg, int idx, int nr, atomic_bool *stop)
 	struct hash_state *st = arg;
 	uint8_t key[HASH_MAX_KEY] __attribute__((aligned(64)));
 	hash_fn_t fn = st->fn;
-	uint32_t ks = st->key_size, seed = st->seed, acc = 0;
+	const struct hash_params *hp = &st->hp;
+	uint32_t ks = st->key_size;
+	uint64_t acc = 0;
 	bool wide = st->full_width && ks >= 16;
 
 	(void)nr;
@@ -178,7 +199,7 @@ static void hash_producer(void *arg, int idx, int nr, atomic_bool *stop)
 			for (uint32_t i = 0; i < HASH_RUN; i++) {
 				head[0] = i + 1;
 				memcpy(key, &head, sizeof(head));
-				acc += fn(key, ks, seed);
+				acc += fn(key, ks, hp);
 			}
 		} else if (st->full_width && ks >= 8) {
 			uint64_t w1;
@@ -189,14 +210,14 @@ static void hash_producer(void *arg, int idx, int nr, atomic_bool *stop)
 				uint64_t head = w1 | (i + 1);
 
 				memcpy(key, &head, 8);
-				acc += fn(key, ks, seed);
+				acc += fn(key, ks, hp);
 			}
 		} else {
 			for (uint32_t i = 0; i < HASH_RUN; i++) {
 				uint32_t w = i + 1;
 
 				memcpy(key, &w, 4);
-				acc += fn(key, ks, seed);
+				acc += fn(key, ks, hp);
 			}
 		}
 		seq_stats_add(&st->stats[idx], HASH_RUN, thread_cpu_ns() - t0, 0);
@@ -253,7 +274,7 @@ static int hash_run(const struct bench *b, const struct bench_env *env, struct b
 			chosen[nimpl++] = &impls[i];
 	if (!nimpl) {
 		fprintf(stderr, "%s: --hash must be one of kernel-u32/u64, jhash, jhash2, xxh3, xxh64, "
-				"words, bpfmap\n", b->name);
+				"words, nh, bpfmap\n", b->name);
 		return 2;
 	}
 	total = 0;
@@ -312,15 +333,14 @@ static int hash_run(const struct bench *b, const struct bench_env *env, struct b
 			snprintf(buf + n, sizeof(buf) - n, "%s%s from %u", n ? ", " : "",
 				 hash_kind_name(k), sizes[s]);
 		}
-		fprintf(env->out, "  bpfmap picks: %s (HASH_XXH3_MIN_KEY = %d)\n", buf,
-			HASH_XXH3_MIN_KEY);
+		fprintf(env->out, "  bpfmap picks: %s\n", buf);
 	}
 	return status;
 }
 
 const struct bench bench_hash = {
 	.name = "hash",
-	.summary = "hash functions alone (kernel-u32/u64, jhash, jhash2, xxh3, xxh64, words), ns/hash by key size",
+	.summary = "hash functions alone (kernel-u32/u64, jhash, jhash2, xxh3, xxh64, words, nh, bpfmap), ns/hash by key size",
 	.run = hash_run,
 	/* Many short cells: the kernel bench's 1 s + 5 s each would take minutes. */
 	.default_warmup_s = 0.05,

@@ -66,7 +66,10 @@ enum bpfmap_type {
 #define BPFMAP_F_NUMA_NODE (1U << 2) /* accepted, no effect in user space */
 #define BPFMAP_F_RDONLY (1U << 3)    /* syscall view may not write: -EPERM */
 #define BPFMAP_F_WRONLY (1U << 4)    /* syscall view may not read: -EPERM */
-#define BPFMAP_F_ZERO_SEED (1U << 6) /* hash seed 0: deterministic layout */
+/* Fixed, public hash parameters instead of random ones: a deterministic
+ * layout, and no protection against keys an attacker chooses (README,
+ * "Hashing and untrusted keys"). */
+#define BPFMAP_F_ZERO_SEED (1U << 6)
 #define BPFMAP_F_RDONLY_PROG (1U << 7) /* recorded; the program view cannot enforce it */
 #define BPFMAP_F_WRONLY_PROG (1U << 8) /* bpfmap_lookup() refuses: NULL, errno EPERM */
 
@@ -174,8 +177,10 @@ struct bpfmap_batch_opts {
  *
  * Preallocated maps (the default) allocate every element now, so updates
  * never allocate; BPFMAP_F_NO_PREALLOC allocates per element instead.  The hash
- * function and element layout are chosen here, once.  The seed is random
- * unless BPFMAP_F_ZERO_SEED is given.
+ * function and element layout are chosen here, once.  The hash's parameters
+ * are random (getrandom()), so that keys chosen without knowing them collide
+ * no more than random keys; BPFMAP_F_ZERO_SEED fixes them instead, and such a
+ * map must not hold attacker-chosen keys.
  *
  * Returns the map, or NULL with errno set to:
  *  EINVAL  unknown type or one not implemented yet, zero key_size, value_size

@@ -50,7 +50,7 @@ static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t 
 
 /* The map's hash of a u32 key (in a wider buffer: the compiler sees the
  * 8-byte hash path too, dead for 4-byte keys). */
-static uint32_t hash_u32_key(const struct flat *f, uint32_t k)
+static uint64_t hash_u32_key(const struct flat *f, uint32_t k)
 {
 	uint64_t buf = k;
 
@@ -68,9 +68,9 @@ static uint32_t key_with_home(const struct flat *f, uint32_t h, uint32_t *next)
 /* Where key k (u32) is stored: its slot index, or UINT32_MAX. */
 static uint32_t pos_of(const struct flat *f, uint32_t k)
 {
-	uint32_t hash = hash_u32_key(f, k);
+	uint64_t hash = hash_u32_key(f, k);
 
-	return flat_find(f, flat_home(f, hash), flat_tag(hash), &k, 4, k); /* FLAT_NONE: absent */
+	return flat_find(f, flat_home(f, hash), flat_tag(f, hash), &k, 4, k); /* FLAT_NONE: absent */
 }
 
 static uint64_t tag_byte(const struct flat *f, uint32_t pos)
@@ -103,10 +103,22 @@ static void test_swar(void **state)
 			assert_int_equal(m & ~FLAT_BYTES_HI, 0);
 		}
 	}
-	for (uint32_t h = 0; h < 65536; h++) {
-		uint32_t t = flat_tag(h * 2654435761u);
+	/* Tags are live tags, and home and tag are the fastrange of the hash
+	 * onto 128 cells per home. */
+	struct flat f;
 
-		assert_true(t >= FLAT_TAG_MIN && t <= 255);
+	memset(&f, 0, sizeof(f));
+	for (uint32_t n = 1; n < 5000; n += n < 64 ? 1 : 97) {
+		f.n_homes = n;
+		for (uint32_t i = 0; i < 4096; i++) {
+			uint64_t h = rng_next(&x);
+			uint32_t t = flat_tag(&f, h);
+			uint64_t cell = (uint64_t)(((unsigned __int128)h * (128ULL * n)) >> 64);
+
+			assert_true(t >= FLAT_TAG_MIN && t <= 255);
+			assert_true(flat_home(&f, h) < n);
+			assert_true(cell == (uint64_t)flat_home(&f, h) * 128 + (t - FLAT_TAG_MIN));
+		}
 	}
 }
 
@@ -143,9 +155,8 @@ static void test_geometry(void **state)
 			      63 + (size_t)f->n_slots * ROUND_UP(vs, 8) + 63 +
 			      3 * 8 * (size_t)f->bits_words +
 			      (ks > 8 ? (size_t)f->n_buckets * 8 * 4 : 0) + /* element indices */
-			      (f->hash_coef ? HASH_COEF_BYTES : 0) + /* the hash's own coefficients */
+			      sizeof(struct hash_params) + /* the hash's parameters */
 			      (f->sharded ? (f->shard_mask + 1) * sizeof(struct flat_shard) : 0);
-		assert_true(!f->hash_coef == (ks == 4 || ks == 8 || ks >= HASH_XXH3_MIN_KEY));
 		assert_int_equal(bpfmap_mem_usage(m), want);
 		bpfmap_free(m);
 	}
@@ -423,9 +434,16 @@ static void test_reuse_in_section(void **state)
 	bpfmap_free(m);
 }
 
-/* A key deleted and inserted again while its slot awaits reclamation takes
- * the slot back: a pointer held across both sees the new value in place. */
-static void test_revive(void **state)
+/*
+ * A deleted slot changes key only after a grace period, even for the key it
+ * held: a key deleted and inserted again while its slot awaits reclamation
+ * takes another slot, and a program-view pointer taken before the delete
+ * keeps the deleted value.  Also for the key whose word a delete from the
+ * home bucket leaves behind (issue 14, first defect: a key L deleted from
+ * its home, then K = the word L's slot then held, inserted: L's pointer
+ * showed K's value, and atomics through it changed K).
+ */
+static void test_no_reuse_under_pointer(void **state)
 {
 	(void)state;
 	struct bpfmap *m = flat_make(4, 8, 100, 0, -1);
@@ -438,66 +456,101 @@ static void test_revive(void **state)
 	bpfmap_read_lock();
 	p = bpfmap_lookup(m, &k);
 	assert_non_null(p);
-	for (uint64_t r = 2; r < 2000; r++) {
+	for (uint64_t r = 2; r < 40; r++) {
 		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
 		v = r;
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-		assert_int_equal(pos_of(f, k), pos);
-		assert_int_equal(*p, r);
+		assert_int_not_equal(pos_of(f, k), pos);
+		assert_int_equal(*p, 1); /* the deleted element's value, unchanged */
+		assert_int_equal(*(uint64_t *)bpfmap_lookup(m, &k), r);
 	}
 	bpfmap_read_unlock();
-	assert_int_equal(flat_dead_total(f), 0);
 	assert_int_equal(walk_count(m, 4), 1);
 	bpfmap_free(m);
+
+	/* Word keys whose home slots take a dead word on delete, the dead
+	 * words themselves as keys (a slot left holding them must not be taken
+	 * for theirs). */
+	for (uint32_t ks = 4; ks <= 8; ks += 4) {
+		m = flat_make(ks, 8, 1000, 0, -1);
+		f = to_flat(m);
+		assert_true(f->match_by_key);
+		for (int round = 0; round < 2; round++) {
+			uint64_t dead = f->dead_word[round], other = rnd() & (ks == 4 ? ~0U : ~0ULL);
+			uint64_t keys[2] = { other, dead }, *ptr[2];
+
+			for (int i = 0; i < 2; i++) {
+				v = 100 + i;
+				assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_ANY), 0);
+			}
+			bpfmap_read_lock();
+			for (int i = 0; i < 2; i++) {
+				ptr[i] = bpfmap_lookup(m, &keys[i]);
+				assert_non_null(ptr[i]);
+				assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
+			}
+			/* Insert both again, and every word a delete may have left. */
+			uint64_t again[4] = { keys[0], keys[1], f->dead_word[0], f->dead_word[1] };
+			for (int i = 0; i < 4; i++) {
+				v = 200 + i;
+				int ret = bpfmap_update_elem(m, &again[i], &v, BPFMAP_NOEXIST);
+
+				assert_true(ret == 0 || (i >= 2 && ret == -EEXIST));
+			}
+			for (int i = 0; i < 2; i++) {
+				__atomic_fetch_add(ptr[i], 1000, __ATOMIC_RELAXED);
+				assert_int_equal(*ptr[i], 1100 + i);
+			}
+			bpfmap_read_unlock();
+			for (int i = 0; i < 4; i++) {
+				uint64_t out;
+				bool dup = false;
+
+				for (int j = 0; j < i; j++)
+					dup |= again[j] == again[i];
+				if (dup)
+					continue;
+				assert_int_equal(bpfmap_lookup_elem(m, &again[i], &out), 0);
+				assert_true(out >= 200 && out < 204);
+				assert_int_equal(bpfmap_delete_elem(m, &again[i]), 0);
+			}
+		}
+		bpfmap_free(m);
+	}
 }
 
-/* A home of flat_away_key(k) is never k's own, nor its tag (flat.h,
- * "Matching by key"): every home count from the smallest that matches by
- * key up to 4096, and some large ones, with random seeds and keys and the
- * extreme ones. */
-static void test_away_key(void **state)
+/*
+ * The dead words of a map that matches by key: dead_word[0]'s home is
+ * dead_home, dead_word[1]'s another, and every home slot holds its bucket's
+ * dead word at creation; for home counts from the smallest that matches by
+ * key on, random parameters and zero-seed ones.
+ */
+static void test_dead_words(void **state)
 {
-	static const uint64_t fixed[] = { 0, 1, 0x7fffffff, 0x80000000, 0xffffffff,
-					  0x7fffffffffffffffULL, 0x8000000000000000ULL, ~0ULL };
-	static const uint32_t big[] = { 5000, 65537, 1u << 20, (1u << 24) + 3, 536870911 };
-	struct flat f;
+	static const uint32_t sizes[] = { 2, 3, 7, 8, 9, 15, 16, 17, 100, 1000, 5000, 70000 };
 
 	(void)state;
-	memset(&f, 0, sizeof(f));
-	for (uint32_t n = FLAT_MATCH_BY_KEY_MIN; n <= 4096 + ARRAY_SIZE(big); n++) {
-		f.n_homes = n <= 4096 ? n : big[n - 4097];
-		for (int s = 0; s < 8; s++) {
-			f.seed = s == 0 ? 0 : s == 1 ? ~0ULL : rnd();
-			for (int i = 0; i < 24; i++) {
-				uint64_t k = i < (int)ARRAY_SIZE(fixed) ? fixed[i] : rnd();
-				uint32_t k4 = (uint32_t)k;
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		for (uint32_t ks = 4; ks <= 8; ks += 4) {
+			for (int rep = 0; rep < 6; rep++) {
+				struct bpfmap *m =
+				    flat_make(ks, 8, sizes[i], rep ? 0 : BPFMAP_F_ZERO_SEED, -1);
+				struct flat *f = to_flat(m);
 
-				assert_int_not_equal(
-				    flat_tag(fast_hash_u32(k4, f.seed)),
-				    flat_tag(fast_hash_u32((uint32_t)flat_away_key(4, k4), f.seed)));
-				assert_int_not_equal(
-				    flat_tag(fast_hash_u64(k, f.seed)),
-				    flat_tag(fast_hash_u64(flat_away_key(8, k), f.seed)));
-
-				assert_int_not_equal(
-				    flat_home(&f, fast_hash_u32(k4, f.seed)),
-				    flat_home(&f, fast_hash_u32((uint32_t)flat_away_key(4, k4),
-								f.seed)));
-				assert_int_not_equal(
-				    flat_home(&f, fast_hash_u64(k, f.seed)),
-				    flat_home(&f, fast_hash_u64(flat_away_key(8, k), f.seed)));
+				assert_int_equal(f->match_by_key, f->n_homes >= FLAT_MATCH_BY_KEY_MIN);
+				if (f->match_by_key) {
+					assert_int_equal(
+					    flat_home(f, flat_hash(f, &f->dead_word[0])), f->dead_home);
+					assert_int_not_equal(
+					    flat_home(f, flat_hash(f, &f->dead_word[1])), f->dead_home);
+					for (uint32_t pos = 0; pos < f->n_homes * FLAT_SLOTS; pos++)
+						assert_true(flat_small_at(f, pos, ks) ==
+							    flat_dead_word(f, pos / FLAT_SLOTS));
+				}
+				bpfmap_free(m);
 			}
 		}
 	}
-}
-
-/* Does bucket b hold the word w in one of its slots? */
-static bool bucket_holds(const struct flat *f, uint32_t b, uint32_t ks, uint64_t w)
-{
-	for (uint32_t i = 0; i < FLAT_SLOTS; i++)
-		if (flat_small_at(f, b * FLAT_SLOTS + i, ks) == w)
-			return true;
-	return false;
 }
 
 /* Program view and copy-out of word key k (little-endian: its low bytes are
@@ -529,67 +582,57 @@ static void check_word(struct bpfmap *m, uint64_t k, uint64_t v)
 }
 
 /*
- * Matching by key: deleted keys and never-used slots must not match.  Keys
- * and their away words (flat_away_key) both in the map, deleted, revived;
- * key 0, which every fresh slot holds; maps too small to match by key.
+ * Matching by key: deleted keys and never-used slots must not match.  Keys,
+ * the dead words among them, in the map, deleted (a slot of a key's home
+ * gets the bucket's dead word, other slots keep the key), inserted again,
+ * deleted again, before and after reclamation; maps too small to match by
+ * key.
  */
 static void check_match_by_key(uint32_t ks, uint32_t max_entries, uint64_t flags)
 {
 	struct bpfmap *m = flat_make(ks, 8, max_entries, (uint32_t)flags, -1);
 	struct flat *f = to_flat(m);
 	uint64_t mask = ks == 4 ? 0xffffffffULL : ~0ULL;
-	uint32_t n = (max_entries / 2) & ~1u; /* pairs */
+	uint32_t n = max_entries / 2;
 	uint64_t keys[64], v;
-	uint32_t home_pos[64]; /* a key's slot when in its home bucket, else FLAT_NONE */
 
 	assert_int_equal(f->match_by_key, f->n_homes >= FLAT_MATCH_BY_KEY_MIN);
 	check_word(m, 0, 0);
-	check_word(m, flat_away_key(ks, 0), 0);
+	if (f->match_by_key)
+		check_word(m, f->dead_word[1], 0);
 	if (n < 2)
 		n = 2;
 	if (n > ARRAY_SIZE(keys))
 		n = ARRAY_SIZE(keys);
-	/* Pairs: a key (the first is 0) and its away word, both present. */
-	for (uint32_t i = 0; i < n; i += 2) {
-		keys[i] = i ? rnd() & mask : 0;
-		keys[i + 1] = flat_away_key(ks, keys[i]);
-		for (uint32_t j = i; j < i + 2; j++) {
-			v = j + 1;
-			assert_int_equal(bpfmap_update_elem(m, &keys[j], &v, BPFMAP_NOEXIST), 0);
-		}
+	for (uint32_t i = 0; i < n; i++) {
+		keys[i] = i == 0 ? 0 : i == 1 && f->match_by_key ? f->dead_word[1] : rnd() & mask;
+		for (uint32_t j = 0; j < i; j++)
+			if (keys[j] == keys[i])
+				keys[i] = rnd() & mask, j = UINT32_MAX;
+		v = i + 1;
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
 	}
 	for (uint32_t i = 0; i < n; i++)
 		check_word(m, keys[i], i + 1);
-	/* Delete the keys, keep their away words. */
+	/* Delete every other key. */
 	for (uint32_t i = 0; i < n; i += 2) {
-		uint32_t h = flat_home(f, flat_hash(f, &keys[i]));
-		uint32_t pos = flat_find(f, h, flat_tag(flat_hash(f, &keys[i])), &keys[i], ks,
-					 keys[i]);
+		uint64_t hash = flat_hash(f, &keys[i]);
+		uint32_t h = flat_home(f, hash);
+		uint32_t pos = flat_find(f, h, flat_tag(f, hash), &keys[i], ks, keys[i]);
 
 		assert_int_not_equal(pos, FLAT_NONE);
-		home_pos[i] = pos / FLAT_SLOTS == h ? pos : FLAT_NONE;
 		assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
-		/* A slot of the key's home gets the away word, other slots keep it. */
 		if (f->match_by_key && pos / FLAT_SLOTS == h)
-			assert_true(bucket_holds(f, h, ks, flat_away_key(ks, keys[i])));
+			assert_true(flat_small_at(f, pos, ks) == flat_dead_word(f, h));
 		else
-			assert_int_equal(flat_small_at(f, pos, ks), keys[i]);
+			assert_true(flat_small_at(f, pos, ks) == keys[i]);
 	}
 	for (uint32_t i = 0; i < n; i++)
 		check_word(m, keys[i], i % 2 ? i + 1 : 0);
-	/* Back again, with new values: a key deleted from its home bucket
-	 * takes its slot back if it still awaits reclamation (the revive finds
-	 * the away word). */
+	/* Back again, with new values. */
 	for (uint32_t i = 0; i < n; i += 2) {
-		uint32_t hash = flat_hash(f, &keys[i]);
-		bool waiting = home_pos[i] != FLAT_NONE && tag_byte(f, home_pos[i]) == FLAT_WAIT;
-
 		v = 1000 + i;
 		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
-		if (waiting)
-			assert_int_equal(flat_find(f, flat_home(f, hash), flat_tag(hash), &keys[i],
-						   ks, keys[i]),
-					 home_pos[i]);
 	}
 	for (uint32_t i = 0; i < n; i++)
 		check_word(m, keys[i], i % 2 ? i + 1 : 1000 + i);
@@ -697,12 +740,13 @@ static void elem_key(unsigned char key[16], uint32_t i)
 static uint32_t elem_of_key(const struct flat *f, uint32_t i)
 {
 	unsigned char key[16];
-	uint32_t hash, pos;
+	uint64_t hash;
+	uint32_t pos;
 
 	elem_key(key, i);
 	hash = flat_hash(f, key);
 	bpfmap_read_lock();
-	pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, 16, 0);
+	pos = flat_find(f, flat_home(f, hash), flat_tag(f, hash), key, 16, 0);
 	bpfmap_read_unlock();
 	assert_int_not_equal(pos, FLAT_NONE);
 	assert_memory_equal(flat_key_at(f, pos), key, 16);
@@ -1275,9 +1319,10 @@ static void test_lockfree_overwrite(void **state)
 }
 
 /* What rewrites or returns a deleted slot's value before every lock-free
- * store that checked it could have landed turns them off for good: the
- * revive of a deleted key, lookup-and-delete (single and batch), and the
- * reuse of a deleted slot inside a read-side section. */
+ * store that checked it could have landed turns them off for good:
+ * lookup-and-delete (single and batch), and the reuse of a deleted slot
+ * inside a read-side section.  A key deleted and inserted again takes a new
+ * slot, which leaves them on. */
 static void test_lockfree_stores_off(void **state)
 {
 	(void)state;
@@ -1286,13 +1331,13 @@ static void test_lockfree_stores_off(void **state)
 	uint32_t k = 42, keys[100], cursor;
 	uint64_t v = 5, values[100];
 
-	/* Revive. */
+	/* Delete and insert again. */
 	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
 	assert_int_equal(stores_state(f), FLAT_STORES_ON);
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	assert_int_equal(stores_state(f), FLAT_STORES_ON);
 	v = 6;
-	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_EXIST), 0); /* under the lock */
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_EXIST), 0); /* lock-free */
 	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
 	assert_int_equal(v, 6);
 	bpfmap_free(m);
@@ -1715,8 +1760,8 @@ int main(int argc, char **argv)
 		test_entry(test_overflow_buckets),
 		test_entry(test_one_home),
 		test_entry(test_reuse_in_section),
-		test_entry(test_revive),
-		test_entry(test_away_key),
+		test_entry(test_no_reuse_under_pointer),
+		test_entry(test_dead_words),
 		test_entry(test_match_by_key),
 		test_entry(test_cursor),
 		test_entry(test_long_keys_locked),

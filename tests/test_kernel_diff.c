@@ -7,16 +7,11 @@
  * values) cross-checks the kernel itself.
  *
  * Iteration results (get_next_key walks, batch walks) are compared as sets,
- * except where both maps provably lay elements out the same way:
- *  - max_entries == 1 (one bucket, at most one element), or
- *  - BPF_F_ZERO_SEED and BPF_F_NO_PREALLOC (bpfmap's chained table: the
- *    flat layout of preallocated maps, maps/flat.h, differs) with a key size
- *    bpfmap hashes the kernel's way (jhash2 / jhash).  Since bpfmap hashes
- *    every size with its own word hash, fast_hash or XXH3 (hash_select.h),
- *    no key size qualifies today; the check stays so that the orders are
- *    compared again if a size ever hashes like the kernel.
- * There the model also predicts the exact order on each side: bucket order,
- * chains newest first.  The one known, documented difference is that the
+ * except where both maps provably lay elements out the same way: max_entries
+ * == 1 (one bucket, at most one element; bpfmap hashes every key size with
+ * its own universal hashes, hash/hash_select.h, so no other layout matches
+ * the kernel's).  There the model also predicts the exact order on each
+ * side: bucket order, chains newest first.  The one known, documented difference is that the
  * kernel replaces an element on overwrite (the key moves to the head of its
  * chain) while bpfmap updates the value in place (the key keeps its place);
  * the model tracks both, so the orders are compared exactly either way.
@@ -315,14 +310,6 @@ static uint32_t kernel_hash(const void *key, uint32_t ks, uint32_t seed)
 	return ks % 4 == 0 ? jhash_words(key, ks / 4, seed) : jhash_bytes(key, ks, seed);
 }
 
-/* Does bpfmap lay a ZERO_SEED map out the kernel's way for this key size? */
-static bool bpfmap_hashes_like_kernel(uint32_t ks)
-{
-	enum hash_kind k = hash_kind_for_key_size(ks);
-
-	return ks % 4 == 0 ? k == HASH_JHASH2 : k == HASH_JHASH;
-}
-
 static const char *flags_str(uint32_t f)
 {
 	static char buf[4][64];
@@ -440,9 +427,7 @@ static int pair_init(struct pair *p, struct cfg c, uint32_t npool)
 	}
 	p->fd = rk;
 	p->nb = roundup_pow2(c.me);
-	p->same_layout = c.me == 1 ||
-			 ((c.flags & BPF_F_ZERO_SEED) && (c.flags & BPF_F_NO_PREALLOC) &&
-			  bpfmap_hashes_like_kernel(c.ks));
+	p->same_layout = c.me == 1;
 
 	p->npool = 2 * c.me + 3;
 	if (npool && npool < p->npool)
@@ -1782,76 +1767,6 @@ static void run_access(uint32_t access, uint32_t extra_flags)
 /* ------------------------------------------------------------------------ */
 /* Deterministic checks that need a known layout (ZERO_SEED, 4-byte keys). */
 
-/* Keys 0.. that land in bucket @b of @nb buckets under the kernel's hash. */
-static uint32_t key_in_bucket(uint32_t b, uint32_t nb, uint32_t *next)
-{
-	for (;; (*next)++)
-		if ((kernel_hash(next, 4, 0) & (nb - 1)) == b)
-			return (*next)++;
-}
-
-static void run_layout_checks(void)
-{
-	struct cfg c = { 4, 8, 4, BPF_F_ZERO_SEED };
-	struct pair p;
-	uint32_t next = 0, keys[3];
-	uint64_t val = 7;
-	struct batch_call k, b;
-	int rk, rb;
-
-	if (!bpfmap_hashes_like_kernel(4) || pair_init(&p, c, 0)) {
-		pair_free(&p);
-		return;
-	}
-	snprintf(p.name, sizeof(p.name), "layout ZERO_SEED ks=4 me=4");
-	/* bucket 1: two keys (A then B, so B A in chain order); bucket 3: one key */
-	keys[0] = key_in_bucket(1, 4, &next);
-	keys[1] = key_in_bucket(1, 4, &next);
-	keys[2] = key_in_bucket(3, 4, &next);
-	for (int i = 0; i < 3; i++) {
-		rk = bpf_map_update_elem(p.fd, &keys[i], &val, 0);
-		rb = bpfmap_update_elem(p.m, &keys[i], &val, 0);
-		cmp_rc(&p, "layout update", rk, rb);
-	}
-	/* count 1 with a 2-element first bucket: -ENOSPC, count 0, out_batch at it */
-	k = do_batch(&p, 0, false, NULL, 1, p.kbuf[0], p.vbuf[0], 0, 0);
-	b = do_batch(&p, 1, false, NULL, 1, p.kbuf[1], p.vbuf[1], 0, 0);
-	cmp_model(&p, "ENOSPC count=1", k.rc, -ENOSPC);
-	cmp_rc(&p, "ENOSPC count=1", k.rc, b.rc);
-	cmp_u32(&p, "ENOSPC count", k.count, b.count);
-	cmp_u32(&p, "ENOSPC out_batch", k.out, b.out);
-	/* count 2: bucket 1 fits, bucket 3 does not: 0 with 2, out_batch 3 */
-	k = do_batch(&p, 0, false, NULL, 2, p.kbuf[0], p.vbuf[0], 0, 0);
-	b = do_batch(&p, 1, false, NULL, 2, p.kbuf[1], p.vbuf[1], 0, 0);
-	cmp_model(&p, "partial batch", k.rc, 0);
-	cmp_rc(&p, "partial batch", k.rc, b.rc);
-	cmp_u32(&p, "partial batch count", k.count, b.count);
-	cmp_u32(&p, "partial batch out_batch", k.out, b.out);
-	cmp_mem(&p, "partial batch keys", p.kbuf[0], p.kbuf[1], 2 * sizeof(uint32_t));
-	g_checks++;
-	if (memcmp(p.kbuf[0], &keys[1], 4) || memcmp(p.kbuf[0] + 4, &keys[0], 4))
-		mismatch(&p, "chain order", "kernel chain is not newest-first");
-
-	/* Overwrite the older key of bucket 1: the kernel relinks it at the head. */
-	val = 8;
-	rk = bpf_map_update_elem(p.fd, &keys[0], &val, BPF_ANY);
-	rb = bpfmap_update_elem(p.m, &keys[0], &val, BPF_ANY);
-	cmp_rc(&p, "overwrite", rk, rb);
-	rk = bpf_map_get_next_key(p.fd, NULL, p.kbuf[0]);
-	rb = bpfmap_get_next_key(p.m, NULL, p.kbuf[1]);
-	cmp_rc(&p, "get_next_key after overwrite", rk, rb);
-	if (!p.abort) {
-		bool kernel_moved = !memcmp(p.kbuf[0], &keys[0], 4);
-		bool bpfmap_moved = !memcmp(p.kbuf[1], &keys[0], 4);
-
-		printf("NOTE: overwrite of an existing key: kernel %s, bpfmap %s "
-		       "(documented: bpfmap updates in place)\n",
-		       kernel_moved ? "moves it to the chain head" : "keeps its position",
-		       bpfmap_moved ? "moves it to the chain head" : "keeps its position");
-		g_notes++;
-	}
-	pair_free(&p);
-}
 
 /* update_batch / delete_batch with opts.flags != 0: a documented divergence. */
 static void run_batch_flags_note(void)
@@ -1978,7 +1893,6 @@ int main(void)
 	run_access(BPF_F_RDONLY, BPF_F_NO_PREALLOC);
 	run_access(BPF_F_WRONLY, 0);
 	run_access(BPF_F_WRONLY, BPF_F_NO_PREALLOC);
-	run_layout_checks();
 	run_batch_flags_note();
 	printf("creation/access/layout checks done: %lu mismatches so far (%.1f s)\n",
 	       g_mismatches, now_s() - t0);

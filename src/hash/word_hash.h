@@ -1,57 +1,48 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The word hash: multilinear hashing for keys other than 4 and 8 bytes, up
- * to WORD_HASH_MAX_KEY (Lemire & Kaser, "Strongly universal string hashing
- * is fast", Computer Journal 2014; their MULTILINEAR-HM form).  The key is
- * read as 32-bit words w_1..w_n, taken in pairs:
+ * The word hash: multilinear hashing in the pair-multiply form (Lemire &
+ * Kaser, "Strongly universal string hashing is fast", Computer Journal 2014,
+ * MULTILINEAR-HM) for keys of 1..WORD_HASH_MAX_KEY bytes other than 4 and 8.
+ * The key is read as 32-bit words w_1..w_n, taken in pairs:
  *
  *	h = c_0 + (w_1 + c_1)(w_2 + c_2) + (w_3 + c_3)(w_4 + c_4) + ...  mod 2^64
  *
- * (an odd last word adds w_n * c_n), and the hash is the top 32 bits of h.
- * With independent random 64-bit coefficients c_i the paper proves this
- * family strongly universal.  Here c_i = K_i ^ seed, K_i a fixed table of
- * random odd constants (word_hash_coef[]): a ZERO_SEED map hashes
- * deterministically, every other seed gives another function (not
- * independent coefficients, so the bound is a design aim, not a proof).
+ * (an odd last word adds w_n * c_n, a key whose size is not a multiple of 4
+ * one more word w_t * c_t); the hash is hash_finish(h) (hash/hash_finish.h).
+ *
+ * First-stage bound (c_i independent uniform 64-bit words: the map's
+ * hash_params.coef): take two distinct keys of one size; their word vectors
+ * differ (the key -> words map is injective per size), say in w_i.  Fix
+ * every coefficient but the one that multiplies w_i's term (c_i's partner
+ * in its pair, or c_i itself for a single term); the difference of the two
+ * sums is then D = c * delta + R, delta = w_i - w'_i a non-zero integer
+ * below 2^32 in size, R fixed.  c * delta mod 2^64 is uniform over the
+ * multiples of 2^t (t < 32, the power of two in delta), so the sums are
+ * equal with probability at most 2^(t - 64) <= 2^-33; hash_finish does the
+ * rest.
  *
  * Why: one 64-bit multiply per two words, all independent (jhash chains
  * mixing rounds), and 32-bit loads only.  Callers, the selftests' lookup
  * benchmark among them, often write the key with narrow stores just before
  * the lookup; an 8- or 16-byte load over bytes just written by a 4-byte store
  * waits for the store to retire (store-to-load forwarding fails, ~5 ns on
- * x86), which is what makes XXH3 slow on such keys.
+ * x86).
  *
- * The bucket index takes the low bits of the hash, bits 32.. of h, and an
- * arithmetic sequence in one word (the benchmark's keys) spreads there more
- * evenly than a random function would.  Keys varying in two words form a
- * lattice that a linear hash can map unevenly (tests/test_jhash.c measures
- * both).  A finalising mix (xorshift-multiply-xorshift) made every set look
- * random, lattices included, but cost 15-35% of the lookup rate on 16-64-byte
- * keys in bpfmap-bench (the lost even spread means more collisions), so there
- * is none.
- *
- * A key whose size is not a multiple of 4 ends with one more word (see
- * word_hash_tail()); the key -> words map stays injective for each size.
- * Key sizes are fixed per map, so the size is not hashed.
- *
- * word_hash() is the inline form, for callers that know the key size at
- * compile time (the code is then straight-line); hash_fn_for_kind(HASH_WORDS)
- * is the out-of-line one.
+ * word_hash() is inline, for callers that know the key size at compile time
+ * (the code is then straight-line).
  */
 #ifndef BPFMAP_HASH_WORD_HASH_H
 #define BPFMAP_HASH_WORD_HASH_H
 
 #include <stdint.h>
-#include <string.h>
 
-#include "hash/fast_hash.h"
+#include "hash/hash_finish.h"
+#include "hash/hash_params.h"
 #include "util/compiler.h"
+#include "util/load.h"
 
 /* Longest key the word hash takes (coefficients for 1 + its words). */
 #define WORD_HASH_MAX_KEY 512
-#define WORD_HASH_COEFS (1 + WORD_HASH_MAX_KEY / 4)
-
-extern const uint64_t word_hash_coef[WORD_HASH_COEFS];
 
 /*
  * The last word of a key of @key_size bytes that is not a multiple of 4.
@@ -71,50 +62,37 @@ static ALWAYS_INLINE uint32_t word_hash_tail(const unsigned char *k, uint32_t ke
 }
 
 /*
- * The hash of @key (1..WORD_HASH_MAX_KEY bytes), words taken in pairs:
- * c_0 + sum of (w_2i-1 + c_2i-1) * (w_2i + c_2i) mod 2^64, a last odd word
- * as w_n * c_n, the top 32 bits.  Two sums so that the additions do not form
- * one serial chain.  Coefficient i is @c[i] ^ @s: word_hash() passes the
- * constants and the seed, a map that keeps its own coefficients
- * (hash_coef_new) passes those and 0, and the xors fold away.
+ * The first-stage sum of @key (1..WORD_HASH_MAX_KEY bytes) with coefficients
+ * @c (at least (key_size - 1) / 4 + 2 of them).  Two sums, so that the
+ * additions do not form one serial chain.
  */
-static ALWAYS_INLINE uint32_t word_hash_with(const void *key, uint32_t key_size, const uint64_t *c,
-					     uint64_t s)
+static ALWAYS_INLINE uint64_t word_hash_sum(const void *key, uint32_t key_size, const uint64_t *c)
 {
 	const unsigned char *k = key;
-	uint64_t a = c[0] ^ s, b = 0;
+	uint64_t a = c[0], b = 0;
 	uint32_t n = key_size / 4, i = 0;
 
 	/* Straight-line code for a constant key size (up to 128 bytes). */
 #pragma GCC unroll 8
 	for (; i + 4 <= n; i += 4) {
-		a += (load_u32(k + 4 * i) + (c[i + 1] ^ s)) *
-		     (load_u32(k + 4 * i + 4) + (c[i + 2] ^ s));
-		b += (load_u32(k + 4 * i + 8) + (c[i + 3] ^ s)) *
-		     (load_u32(k + 4 * i + 12) + (c[i + 4] ^ s));
+		a += (load_u32(k + 4 * i) + c[i + 1]) * (load_u32(k + 4 * i + 4) + c[i + 2]);
+		b += (load_u32(k + 4 * i + 8) + c[i + 3]) * (load_u32(k + 4 * i + 12) + c[i + 4]);
 	}
 	if (i + 2 <= n) {
-		a += (load_u32(k + 4 * i) + (c[i + 1] ^ s)) *
-		     (load_u32(k + 4 * i + 4) + (c[i + 2] ^ s));
+		a += (load_u32(k + 4 * i) + c[i + 1]) * (load_u32(k + 4 * i + 4) + c[i + 2]);
 		i += 2;
 	}
 	if (i < n)
-		b += (uint64_t)load_u32(k + 4 * i) * (c[i + 1] ^ s);
+		b += (uint64_t)load_u32(k + 4 * i) * c[i + 1];
 	if (key_size % 4)
-		a += (uint64_t)word_hash_tail(k, key_size) * (c[n + 1] ^ s);
-	return (uint32_t)((a + b) >> 32);
+		a += (uint64_t)word_hash_tail(k, key_size) * c[n + 1];
+	return a + b;
 }
 
-/* Seeded: the seed's bit 0 is dropped so the coefficients stay odd. */
-static ALWAYS_INLINE uint32_t word_hash(const void *key, uint32_t key_size, uint64_t seed)
+static ALWAYS_INLINE uint64_t word_hash(const void *key, uint32_t key_size,
+					const struct hash_params *p)
 {
-	return word_hash_with(key, key_size, word_hash_coef, seed & ~1ULL);
+	return hash_finish(word_hash_sum(key, key_size, p->coef), p->fin);
 }
-
-/* A map's own coefficients, word_hash_coef[i] ^ (seed & ~1) (malloc'ed;
- * NULL without memory): both word_hash_with() and nh_hash_with() take them
- * with 0. */
-uint64_t *hash_coef_new(uint64_t seed);
-#define HASH_COEF_BYTES (WORD_HASH_COEFS * sizeof(uint64_t))
 
 #endif

@@ -203,7 +203,7 @@ static void flat_release(struct flat *f)
 {
 	free(f->wait_bits);
 	big_free(f->shards);
-	free((void *)f->hash_coef);
+	free((void *)f->hp);
 	big_free(f->elems);
 	big_free(f->values);
 	big_free(f->keys);
@@ -319,7 +319,7 @@ static uint32_t flat_home_of(const struct flat *f, uint32_t pos)
 
 		return flat_home(f, flat_hash(f, &w));
 	}
-	return flat_home(f, f->hash(flat_key_at(f, pos), ks, f->seed));
+	return flat_home(f, f->hash(flat_key_at(f, pos), ks, f->hp));
 }
 
 /* Home h (locked) lost its element at distance d: if that was its farthest,
@@ -351,15 +351,12 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
 	struct flat_bucket *bk = &f->buckets[b];
 
 	flat_set_tag(bk, i, FLAT_WAIT);
-	if (f->match_by_key && b == h) {
-		/* Out of reach of the lookups that match by key (flat.h).  The
-		 * walks that copy keys out tell the new word by its tag
-		 * (flat_iter.c), so no seq: a bucket seq around it cost 13% of
+	if (f->match_by_key && b == h)
+		/* Out of reach of the lookups that match by key (flat.h).  No
+		 * seq: the walks that copy keys out check the tag again after
+		 * the key (flat_iter.c), and a bucket seq here cost 13% of
 		 * htab-mem's batch_add_batch_del. */
-		uint32_t pos = b * FLAT_SLOTS + i, ks = f->map.key_size;
-
-		flat_store_small(f, pos, ks, flat_away_key(ks, flat_small_at(f, pos, ks)));
-	}
+		flat_store_small(f, b * FLAT_SLOTS + i, f->map.key_size, flat_dead_word(f, b));
 	flat_shrink_dist(f, h, b >= h ? b - h : b + f->n_buckets - h);
 	flat_count_release(f);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
@@ -432,6 +429,33 @@ static uint64_t flat_spare(uint32_t max_entries, uint32_t slot_bytes, uint64_t b
 	if (max_entries >= FLAT_SPARE_BUDGET_FROM && max_entries + n > budget)
 		n = budget > max_entries ? budget - max_entries : 1;
 	return n;
+}
+
+/*
+ * Word-key maps of two homes or more match by key (flat.h): pick the dead
+ * words, 0 and a word of another home, and store them in every home slot
+ * (calloc left 0 everywhere).  A second home is found in one or two tries
+ * but for parameters that squeeze every 4-byte key into one home (a
+ * multiplier below 2^32 / n_homes: odds of 2^-32 or so); such a map
+ * matches by tags instead.
+ */
+static void flat_init_dead_words(struct flat *f, uint32_t ks)
+{
+	uint64_t mask = ks == 4 ? UINT32_MAX : UINT64_MAX;
+
+	f->dead_word[0] = 0;
+	f->dead_home = flat_home(f, flat_hash_kind(f, &f->dead_word[0], f->hash_kind));
+	for (uint64_t i = 1; i <= 64; i++) {
+		uint64_t w = (i * 0x9e3779b97f4a7c15ULL) & mask;
+
+		if (flat_home(f, flat_hash_kind(f, &w, f->hash_kind)) != f->dead_home) {
+			f->dead_word[1] = w;
+			for (uint32_t s = 0; s < FLAT_SLOTS; s++)
+				flat_store_small(f, f->dead_home * FLAT_SLOTS + s, ks, w);
+			f->match_by_key = true;
+			return;
+		}
+	}
 }
 
 struct bpfmap *flat_alloc(const struct map_params *p, int *err)
@@ -514,26 +538,17 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 		f->mem_bytes += shards * sizeof(*f->shards);
 	}
 
-	f->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
+	f->hp = hash_params_new(p->map_flags & BPFMAP_F_ZERO_SEED);
+	if (!f->hp)
+		goto nomem;
+	f->mem_bytes += sizeof(*f->hp);
+	f->mul = f->hp->mul;
+	f->fin = f->hp->fin;
 	f->hash_kind = hash_kind_for_key_size(p->key_size);
 	f->hash = hash_fn_for_kind(f->hash_kind);
-	if (hash_sized_covers(f->hash_kind)) {
-		f->hash_coef = hash_coef_new(f->seed);
-		if (!f->hash_coef)
-			goto nomem;
-		f->mem_bytes += HASH_COEF_BYTES;
-	}
-	f->match_by_key = (f->hash_kind == HASH_U32 || f->hash_kind == HASH_U64) &&
-			  f->n_homes >= FLAT_MATCH_BY_KEY_MIN;
-	if (f->match_by_key) {
-		/* Every key word is 0: out of reach but in key 0's home. */
-		uint64_t zero = 0;
-		uint32_t h0 = flat_home(f, flat_hash(f, &zero));
-
-		for (uint32_t i = 0; i < FLAT_SLOTS; i++)
-			flat_store_small(f, h0 * FLAT_SLOTS + i, p->key_size,
-					 flat_away_key(p->key_size, 0));
-	}
+	if ((f->hash_kind == HASH_U32 || f->hash_kind == HASH_U64) &&
+	    f->n_homes >= FLAT_MATCH_BY_KEY_MIN)
+		flat_init_dead_words(f, p->key_size);
 	map_init_common(&f->map, p, &flat_ops,
 			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
 					f->match_by_key));

@@ -73,7 +73,7 @@
  * that the slot found still holds the key live and stores the word; what
  * would hand a deleted slot's value to someone else while such a store may
  * be in flight waits for the windows (flat_update.c has the design and the
- * proof: reclamation waits each time; the revive, the in-section reuse and
+ * proof: reclamation waits each time; the in-section reuse and
  * lookup-and-delete turn lock-free stores off for the map's lifetime).
  * Other overwrites take the lock only to check the slot found and store.
  *
@@ -93,10 +93,10 @@
  * reuses preallocated elements, so an insert never fails while the map has
  * room.  The reuse rewrites key and value inside the bucket's seq: copy-out
  * lookups and long-key compares validate against it; a program-view pointer
- * to the deleted element may then read the new key's value.  An insert of a
- * key whose deleted slot still awaits reclamation takes that slot back (an
- * update in place, as far as readers can tell), so churn on the same keys
- * leaves no trail of waiting slots.
+ * to the deleted element may then read the new key's value.  Outside that
+ * case no slot changes key before a grace period, not even for the key it
+ * held (a program-view pointer to a deleted key never shows a later
+ * insert's value).
  *
  * Readers.  Copy-out lookups of keys up to 8 bytes take no lock and enter no
  * read-side section: they validate a match and its value copy with the slot
@@ -111,13 +111,12 @@
  * FLAT_MATCH_BY_KEY_MIN homes).  The program-view lookups of 4- and 8-byte
  * keys compare the home bucket's keys and read no tags, so no slot of a
  * bucket may hold, unless live, a key whose home that bucket is:
- *  - creation leaves every key word zero, except in the home of key 0, whose
- *    slots get flat_away_key(0);
- *  - a delete from the key's home bucket replaces the key with
- *    flat_away_key(key) (a displaced key keeps its word: its home is another
- *    bucket), which stays until the slot is filled again; the revive of the
- *    key looks for that word, and the walks that copy keys out tell it from
- *    a live key by its tag;
+ *  - creation fills every home slot with its bucket's dead word
+ *    (flat_dead_word: one of two per-map words of different homes);
+ *  - a delete from the key's home bucket replaces the key with that word
+ *    (a displaced key keeps its word: its home is another bucket), which
+ *    stays until the slot is filled again; the walks that copy keys out read
+ *    the tag again after the key and take a changed tag as gone;
  *  - a fill stores the value before the key (release), so a reader that
  *    sees the key sees the value.
  * Copy-out lookups compare the home bucket's keys the same way, so both
@@ -207,11 +206,8 @@ struct flat {
 	/* Keys longer than 8 bytes: slot -> element index (FLAT_NONE until the
 	 * slot's first fill; atomic), NULL for shorter keys (element == slot). */
 	uint32_t *elems;
-	uint64_t seed;
-	/* The word hash's and NH's coefficients with the seed in
-	 * (hash_coef_new), for the lookups specialised per key size; NULL for
-	 * maps of other hashes. */
-	const uint64_t *hash_coef;
+	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
+	const struct hash_params *hp;
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
 	uint32_t value_stride; /* value_size padded to 8 */
@@ -237,6 +233,8 @@ struct flat {
 	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
 	enum hash_kind hash_kind;
 	bool match_by_key; /* see "Matching by key" above */
+	uint32_t dead_home;	/* home of dead_word[0] */
+	uint64_t dead_word[2];	/* flat_dead_word */
 	uint32_t stores; /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
@@ -354,8 +352,8 @@ static ALWAYS_INLINE int32_t flat_dead_inc(struct flat *f)
 	return flat_dead_flush(f, s);
 }
 
-/* A dead slot taken back (revive, reuse).  A shard flushes either way, so
- * that f->dead also hears of revives on other CPUs than the deletes. */
+/* A dead slot taken back (the in-section reuse).  A shard flushes either
+ * way, so that f->dead also hears of reuses on other CPUs than the deletes. */
 static ALWAYS_INLINE void flat_dead_dec(struct flat *f)
 {
 	struct flat_shard *s;
@@ -369,42 +367,39 @@ static ALWAYS_INLINE void flat_dead_dec(struct flat *f)
 		(void)flat_dead_flush(f, s);
 }
 
-/* May a revive find a dead slot?  false: none, or (sharded) only slots of
- * deletes on other CPUs that have not reached f->dead yet, which then wait
- * for reclamation instead of being taken back. */
-static ALWAYS_INLINE bool flat_dead_maybe(const struct flat *f)
-{
-	return __atomic_load_n(&f->dead, __ATOMIC_RELAXED) != 0 ||
-	       (f->sharded && __atomic_load_n(&flat_my_shard(f)->dead, __ATOMIC_RELAXED) != 0);
-}
-
 /* The map's hash of @key; @kind is a constant in specialised paths, so the
  * word-sized hashes inline there. */
-static ALWAYS_INLINE uint32_t flat_hash_kind(const struct flat *f, const void *key,
+static ALWAYS_INLINE uint64_t flat_hash_kind(const struct flat *f, const void *key,
 					     enum hash_kind kind)
 {
 	if (kind == HASH_U32)
-		return fast_hash_u32(load_u32(key), f->seed);
+		return fast_hash_u32(load_u32(key), f->mul, f->fin);
 	if (kind == HASH_U64)
-		return fast_hash_u64_mem(key, f->seed);
-	return f->hash(key, f->map.key_size, f->seed);
+		return fast_hash_u64_mem(key, f->mul, f->fin);
+	return f->hash(key, f->map.key_size, f->hp);
 }
 
-static ALWAYS_INLINE uint32_t flat_hash(const struct flat *f, const void *key)
+static ALWAYS_INLINE uint64_t flat_hash(const struct flat *f, const void *key)
 {
 	return flat_hash_kind(f, key, f->hash_kind);
 }
 
-static ALWAYS_INLINE uint32_t flat_home(const struct flat *f, uint32_t hash)
+/*
+ * Where a hash lives: its home bucket, (hash * n_homes) >> 64 (fastrange:
+ * the hash's top bits, where every hash here is universal), and its tag,
+ * the next 7 bits of that product.  Together they are the fastrange of the
+ * hash onto 128 * n_homes cells, so a pair of keys shares home and tag about
+ * as often as it would share a cell of a table 128 times larger
+ * (hash/hash_finish.h).  The compiler computes the product once for both.
+ */
+static ALWAYS_INLINE uint32_t flat_home(const struct flat *f, uint64_t hash)
 {
-	return (uint32_t)(((uint64_t)hash * f->n_homes) >> 32);
+	return (uint32_t)(((unsigned __int128)hash * f->n_homes) >> 64);
 }
 
-/* The tag byte of a hash: 0x80..0xff, from its low bits (the home uses the
- * high bits). */
-static ALWAYS_INLINE uint32_t flat_tag(uint32_t hash)
+static ALWAYS_INLINE uint32_t flat_tag(const struct flat *f, uint64_t hash)
 {
-	return FLAT_TAG_MIN | (hash & 0x7fu);
+	return FLAT_TAG_MIN | (uint32_t)((uint64_t)((unsigned __int128)hash * f->n_homes) >> 57);
 }
 
 /* 0x80 in each byte of tags equal to the byte broadcast in bcast, else 0
@@ -512,35 +507,18 @@ static ALWAYS_INLINE void flat_store_small(const struct flat *f, uint32_t pos, u
 		__atomic_store_n((uint64_t *)(void *)p, w, __ATOMIC_RELEASE);
 }
 
-#define FLAT_MATCH_BY_KEY_MIN 4 /* homes; flat_away_key says why */
+#define FLAT_MATCH_BY_KEY_MIN 2 /* homes: two dead words of distinct homes */
 
 /*
- * A word that a dead slot of word key @k's home bucket may hold (see
- * "Matching by key"): one whose home is another bucket, in maps of at least
- * FLAT_MATCH_BY_KEY_MIN homes, and whose tag differs from @k's (the walks
- * that copy keys out tell it by that, flat_iter.c).  It is @k with one bit
- * flipped; the hash is the high half of (k ^ seed) * M, M odd:
- *  - 8-byte keys, bit 32: the product moves by 2^32 * M, so the hash moves
- *    by exactly M mod 2^32 (0x7f4a7c15) or minus it, 0.4972 or 0.5028 of
- *    its range, and the home ((hash * n) >> 32) by at least 1 and at most
- *    n - 1 buckets from n = 3 on; the tag's 7 low bits move by 0x15.
- *  - 4-byte keys, bit 31: the product moves by 2^31 * M, the hash by
- *    0xbfa53e0a or 0xbfa53e0b or minus them (0.7486 or 0.2514 of its
- *    range), the home by at least 1 and at most n - 1 buckets from n = 4
- *    on; the tag by 0x0a, 0x0b, 0x75 or 0x76.
- * test_flat checks both for every home count up to a few thousand and
- * beyond.
+ * The word that every slot of home bucket b holds unless it is live (see
+ * "Matching by key"): dead_word[0], whose home is dead_home, in every bucket
+ * but that one, which gets dead_word[1], of another home.  No key whose home
+ * is b can equal it, so the lookups that compare b's keys without the tags
+ * never match a dead slot.
  */
-static ALWAYS_INLINE uint64_t flat_away_key(uint32_t ks, uint64_t k)
+static ALWAYS_INLINE uint64_t flat_dead_word(const struct flat *f, uint32_t b)
 {
-	return k ^ (ks == 4 ? 1ULL << 31 : 1ULL << 32);
-}
-
-/* What slot pos of bucket b, deleted, holds for word key @small of home h. */
-static ALWAYS_INLINE uint64_t flat_dead_word(const struct flat *f, uint32_t b, uint32_t h,
-					     uint32_t ks, uint64_t small)
-{
-	return f->match_by_key && b == h ? flat_away_key(ks, small) : small;
+	return f->dead_word[b == f->dead_home];
 }
 
 /* Copy slot pos's key out (whole words: it may be rewritten meanwhile). */

@@ -23,7 +23,7 @@
  *    when a shard holds more than two) is room neither can see: it counts in
  *    f->credits_moving meanwhile, and neither the full check nor -E2BIG
  *    answers while one moves.
- *  - dead: deletes minus revives counted here and not yet added to f->dead,
+ *  - dead: deletes minus reuses counted here and not yet added to f->dead,
  *    which takes them when they reach +-FLAT_DEAD_FLUSH.  f->dead only starts
  *    reclamation (kick_at) and is approximate by that much per shard; the
  *    slots themselves are counted exactly by their tags.

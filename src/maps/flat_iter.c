@@ -28,35 +28,25 @@
  * Copy the key of slot i of bucket b out if the slot is live, and say so.
  * A read-side section keeps a live slot from being refilled, but the key
  * may still change under the copy:
- *  - a delete in a map that matches by key replaces the word with one whose
- *    tag differs (flat_away_key): a word whose tag is not the one seen live
- *    is a key being deleted, or a slot being refilled at once by another
- *    key after that, and the walk takes it as gone (a refill would have been
- *    of another home's key: the caller of a batch walk holds its home's
- *    lock);
- *  - the in-section reuse rewrites a long key inside the bucket's seq, so a
- *    long key's copy counts only if the seq did not move around it.
+ *  - a delete in a map that matches by key replaces the word with its
+ *    bucket's dead word after it turned the tag to WAIT: the tag is read
+ *    again after the key, and a tag changed meanwhile means gone;
+ *  - the in-section reuse rewrites a slot (word key or long) inside the
+ *    bucket's seq, so a copy counts only if the seq did not move around it.
  */
 static bool flat_copy_live_key(const struct flat *f, uint32_t b, uint32_t i, void *dst)
 {
 	const struct flat_bucket *bk = &f->buckets[b];
-	uint32_t ks = f->map.key_size;
 
 	for (;;) {
-		uint32_t s1 = ks > 8 ? flat_seq_begin(&bk->seq) : 0;
+		uint32_t s1 = flat_seq_begin(&bk->seq);
 		uint32_t tag = __atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE) >> (8 * i) & 0xff;
 
 		if (tag < FLAT_TAG_MIN)
 			return false;
-		if (ks <= 8) {
-			uint64_t w = flat_small_at(f, b * FLAT_SLOTS + i, ks);
-
-			if (f->match_by_key && flat_tag(flat_hash(f, &w)) != tag)
-				return false;
-			memcpy(dst, &w, ks); /* little-endian: the key's bytes */
-			return true;
-		}
 		flat_copy_key_out(f, b * FLAT_SLOTS + i, dst);
+		if ((__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE) >> (8 * i) & 0xff) != tag)
+			return false;
 		if (flat_seq_same(&bk->seq, s1))
 			return true;
 	}
@@ -70,8 +60,8 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 
 	rcu_lock();
 	if (key) {
-		uint32_t hash = flat_hash(f, key);
-		uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
+		uint64_t hash = flat_hash(f, key);
+		uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(f, hash), key, ks,
 					 ks <= 8 ? flat_small_key(key, ks) : 0);
 
 		if (pos != FLAT_NONE)

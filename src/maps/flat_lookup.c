@@ -33,8 +33,9 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 					  uint32_t ks, enum hash_kind kind)
 {
 	const struct flat_bucket *bk = f->buckets;
-	uint32_t hash = flat_hash_kind(f, key, kind), h = flat_home(f, hash);
-	uint64_t bcast = flat_tag(hash) * FLAT_BYTES_LO;
+	uint64_t hash = flat_hash_kind(f, key, kind);
+	uint32_t h = flat_home(f, hash);
+	uint64_t bcast = flat_tag(f, hash) * FLAT_BYTES_LO;
 	uint64_t small = flat_small_key(key, ks);
 	uint32_t md = flat_max_dist(f, h), b = h, d = 0;
 
@@ -81,13 +82,15 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
 				    bool with_lock)
 {
-	uint32_t ks = f->map.key_size, hash = flat_hash(f, key), h = flat_home(f, hash);
+	uint32_t ks = f->map.key_size;
+	uint64_t hash = flat_hash(f, key);
+	uint32_t h = flat_home(f, hash);
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	int ret = -ENOENT;
 
 	rcu_lock();
 	for (;;) {
-		uint32_t pos = flat_find(f, h, flat_tag(hash), key, ks, small), s1;
+		uint32_t pos = flat_find(f, h, flat_tag(f, hash), key, ks, small), s1;
 		const uint32_t *seq;
 
 		if (pos == FLAT_NONE)
@@ -138,8 +141,8 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 					    enum hash_kind kind)
 {
 	struct flat *f = to_flat(map);
-	uint32_t hash = flat_hash_kind(f, key, kind);
-	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks,
+	uint64_t hash = flat_hash_kind(f, key, kind);
+	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(f, hash), key, ks,
 				 ks <= 8 ? flat_small_key(key, ks) : 0);
 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
@@ -147,10 +150,10 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 
 /* The general path of the specialised lookups below, out of line so that
  * theirs stays short: a key away from home, or absent. */
-__attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint32_t hash, const void *key,
+__attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint64_t hash, const void *key,
 						uint32_t ks, uint64_t small)
 {
-	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(hash), key, ks, small);
+	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(f, hash), key, ks, small);
 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
@@ -186,7 +189,10 @@ static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, 
 /* 4-byte keys: the home bucket, else the general path. */
 static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
 {
-	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
+	uint32_t k = load_u32(key), h;
+	uint64_t hash = fast_hash_u32(k, f->mul, f->fin);
+
+	h = flat_home(f, hash);
 	uint32_t m = flat_word_match(f, h, key, 4);
 
 	if (likely(m))
@@ -197,10 +203,11 @@ static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
 /* 8-byte keys, the same way. */
 static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
 {
-	uint32_t lo, hi, hash, h, m;
+	uint32_t lo, hi, h, m;
+	uint64_t hash;
 
 	load_u32_halves(key, &lo, &hi);
-	hash = fast_hash_u64_halves(lo, hi, f->seed);
+	hash = fast_hash_u64_halves(lo, hi, f->mul, f->fin);
 	h = flat_home(f, hash);
 	m = flat_word_match(f, h, key, 8);
 	if (likely(m))
@@ -223,7 +230,8 @@ static FLAT_WORD_ALIGN void *flat_lookup_k8(struct bpfmap *map, const void *key)
 static ALWAYS_INLINE void *flat_lookup_word_scalar(struct flat *f, const void *key, uint32_t ks,
 						   enum hash_kind kind)
 {
-	uint32_t hash = flat_hash_kind(f, key, kind), h = flat_home(f, hash);
+	uint64_t hash = flat_hash_kind(f, key, kind);
+	uint32_t h = flat_home(f, hash);
 	uint64_t small = flat_small_key(key, ks);
 
 	for (uint32_t pos = h * FLAT_SLOTS; pos < (h + 1) * FLAT_SLOTS; pos++)
@@ -250,7 +258,7 @@ static void *flat_lookup_k8(struct bpfmap *map, const void *key)
  * the bucket's seq (see flat_find); anything else takes the general path.
  */
 static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uint32_t ks,
-					    uint32_t hash, uint32_t vs)
+					    uint64_t hash, uint32_t vs)
 {
 	uint32_t h = flat_home(f, hash);
 	const struct flat_bucket *bk = &f->buckets[h];
@@ -261,11 +269,11 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	__builtin_prefetch(elems);
 	s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
 #if FLAT_SIMD
-	uint32_t m = flat_simd_tag_bits_at(bk, flat_tag(hash)); /* bit i: slot i */
+	uint32_t m = flat_simd_tag_bits_at(bk, flat_tag(f, hash)); /* bit i: slot i */
 	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
 #else
 	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE),
-				flat_tag(hash) * FLAT_BYTES_LO);
+				flat_tag(f, hash) * FLAT_BYTES_LO);
 	uint32_t i = m ? flat_first(m) : 0;
 #endif
 
@@ -288,13 +296,13 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, hash_sized_coef(key, n, f->hash_coef), 8);       \
+		return flat_lookup_long(f, key, n, hash_sized(key, n, f->hp), 8);       \
 	}                                                                                          \
 	static void *flat_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, hash_sized_coef(key, n, f->hash_coef), 0);       \
+		return flat_lookup_long(f, key, n, hash_sized(key, n, f->hp), 0);       \
 	}
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)
@@ -308,7 +316,7 @@ static void *flat_lookup_long_any(struct bpfmap *map, const void *key)
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 
-	return flat_lookup_long(f, key, ks, f->hash(key, ks, f->seed), 0);
+	return flat_lookup_long(f, key, ks, f->hash(key, ks, f->hp), 0);
 }
 
 /* Keys of 1-3 and 5-7 bytes. */
@@ -457,7 +465,7 @@ static ALWAYS_INLINE int flat_lookup_bulk_words(struct flat *f, const char *keys
 static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys, uint32_t n,
 						void **values, uint32_t ks, enum hash_kind kind)
 {
-	uint32_t hash[FLAT_BULK_CHUNK];
+	uint64_t hash[FLAT_BULK_CHUNK];
 	int found = 0;
 
 #if FLAT_SIMD
@@ -488,7 +496,7 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 				uint32_t h = flat_home(f, hash[i]);
 				uint64_t mt = flat_match(__atomic_load_n(&f->buckets[h].tags,
 									 __ATOMIC_RELAXED),
-							 flat_tag(hash[i]) * FLAT_BYTES_LO);
+							 flat_tag(f, hash[i]) * FLAT_BYTES_LO);
 
 				if (mt) {
 					uint32_t e =
@@ -502,7 +510,7 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 		}
 		for (uint32_t i = 0; i < m; i++) {
 			const char *key = k + (size_t)i * ks;
-			uint32_t pos = flat_find(f, flat_home(f, hash[i]), flat_tag(hash[i]), key,
+			uint32_t pos = flat_find(f, flat_home(f, hash[i]), flat_tag(f, hash[i]), key,
 						 ks, ks <= 8 ? flat_small_key(key, ks) : 0);
 
 			values[base + i] = pos != FLAT_NONE ? flat_value_at(f, pos) : NULL;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The flat layout's per-key operations: update (insert, overwrite, revive or
+ * The flat layout's per-key operations: update (insert, overwrite, or
  * reuse of a deleted slot), delete and lookup_and_delete.  Design notes in
  * maps/flat.h.
  */
@@ -72,14 +72,11 @@ static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint
  * What could go wrong is a store landing in a slot that no longer holds the
  * key: the key may be deleted between the check and the store.  A store
  * into a deleted slot is harmless by itself (lookups skip it; the overwrite
- * is ordered just before the delete), but four things give a deleted slot
+ * is ordered just before the delete), but three things give a deleted slot
  * to someone else before every store that checked it could have landed:
  *  - the reclaimers, which turn deleted slots EMPTY for any key after a
  *    grace period (flat.c), and the in-section reuse (flat_reuse_dead),
  *    without one: a late store would overwrite another key's value;
- *  - the revive of the same key (flat_revive_locked): a store landing
- *    between its value write and its tag's publication would let a returned
- *    overwrite show up after an insert that came after it;
  *  - a lookup-and-delete, single or batch: the value it returns would miss a
  *    store ordered before its delete.
  * So the stores run in "windows" that those wait for.  Each thread has a
@@ -96,7 +93,7 @@ static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint
  * the barrier, on the rare side), and it is no read-side section: a grace
  * period does not cover it, hence the reclaimers' wait (flat_stores_settle,
  * once per reclamation batch, about what the grace period's own membarrier
- * costs).  The revive, the in-section reuse and lookup-and-delete turn the
+ * costs).  The in-section reuse and lookup-and-delete turn the
  * map's lock-free stores off for good and wait once (flat_stores_off); the
  * map then behaves as it did before they existed.  Maps that never do those
  * (counters, tables updated in place) keep them.  Without membarrier,
@@ -328,57 +325,6 @@ static void flat_raise_dist_locked(struct flat *f, uint32_t h, uint32_t d)
 }
 
 /*
- * The same key deleted and not reclaimed yet (WAIT) within home h's reach
- * (locked): take its slot back, as an update in place of that slot.  A reader
- * still holding the old slot sees the key's value change in place, as for any
- * update, and the value's spin lock keeps its state.  Without this, a key
- * deleted and inserted over and over would leave a trail of slots awaiting a
- * grace period around its home.  Returns 0, or -ENOENT.
- */
-static int flat_revive_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
-			      uint64_t small, const void *value)
-{
-	struct flat_bucket *bk = f->buckets;
-	uint32_t ks = f->map.key_size, b = h;
-	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED));
-
-	if (!flat_dead_maybe(f))
-		return -ENOENT;
-	for (uint32_t d = 0; d <= md; d++, b = flat_next_bucket(f, b)) {
-		uint64_t m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE),
-					FLAT_WAIT * FLAT_BYTES_LO);
-
-		/* A word key's dead slot may hold another word (flat.h). */
-		uint64_t dead = ks <= 8 ? flat_dead_word(f, b, h, ks, small) : 0;
-
-		for (; m; m &= m - 1) {
-			uint32_t i = flat_first(m), pos = b * FLAT_SLOTS + i;
-
-			if (!flat_key_eq(f, pos, key, ks, dead) ||
-			    !flat_cas_tag(&bk[b], i, FLAT_WAIT, FLAT_BUSY))
-				continue;
-			if (!flat_key_eq(f, pos, key, ks, dead)) {
-				/* Reclaimed and reused meanwhile: not ours. */
-				flat_set_tag(&bk[b], i, FLAT_WAIT);
-				__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64),
-						  __ATOMIC_RELEASE);
-				continue;
-			}
-			/* A lock-free store that checked the key before its
-			 * delete must not land between the value and the tag. */
-			flat_stores_off(f);
-			flat_dead_dec(f);
-			flat_write_value(f, pos, value);
-			if (dead != small) /* the value first, as a fill */
-				flat_store_small(f, pos, ks, small);
-			flat_set_tag(&bk[b], i, tag);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/*
  * An insert inside a read-side section found no EMPTY slot: every spare slot
  * awaits readers, the caller among them, so waiting for them cannot work.
  * Reuse a deleted slot at once instead, as the kernel reuses preallocated
@@ -423,9 +369,8 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 }
 
 /*
- * Insert a new element from home h (locked, count reserved): revive its own
- * deleted slot, or claim the first EMPTY slot from h on, raise h's max
- * displacement, fill and publish.  Without an EMPTY slot, @reuse takes a
+ * Insert a new element from home h (locked, count reserved): claim the first
+ * EMPTY slot from h on, raise h's max displacement, fill and publish.  Without an EMPTY slot, @reuse takes a
  * deleted one (flat_reuse_dead).  Returns 0, or -EAGAIN when every free slot
  * still awaits reclamation.
  */
@@ -434,9 +379,6 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 {
 	struct flat_bucket *bk = f->buckets;
 	uint32_t b = h;
-
-	if (!flat_revive_locked(f, h, tag, key, small, value))
-		return 0;
 
 	for (uint32_t d = 0; d < f->n_buckets; d++, b = flat_next_bucket(f, b)) {
 		uint64_t tags = __atomic_load_n(&bk[b].tags, __ATOMIC_RELAXED);
@@ -506,11 +448,11 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 /* The update under the home's lock, for a key size and hash that are
  * constants in the word-key cases; @hint as flat_probe_full left it. */
 static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, const void *value,
-					    uint64_t flags, uint32_t hash, uint32_t hint,
+					    uint64_t flags, uint64_t hash, uint32_t hint,
 					    uint32_t ks)
 {
 	struct bpfmap *map = &f->map;
-	uint32_t h = flat_home(f, hash), tag = flat_tag(hash), pos;
+	uint32_t h = flat_home(f, hash), tag = flat_tag(f, hash), pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	uint64_t mode = flags & ~BPFMAP_F_LOCK;
 	bool section = ks > 8; /* long keys: compares need stable slots */
@@ -588,21 +530,21 @@ out:
 /* The locked paths out of line, so that the lock-free ones stay small. */
 static __attribute__((noinline)) int flat_update_locked_u32(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint32_t hash, uint32_t hint)
+							     uint64_t hash, uint32_t hint)
 {
 	return flat_update_locked(f, key, value, flags, hash, hint, 4);
 }
 
 static __attribute__((noinline)) int flat_update_locked_u64(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint32_t hash, uint32_t hint)
+							     uint64_t hash, uint32_t hint)
 {
 	return flat_update_locked(f, key, value, flags, hash, hint, 8);
 }
 
 static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint32_t hash, uint32_t hint)
+							     uint64_t hash, uint32_t hint)
 {
 	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size);
 }
@@ -618,10 +560,11 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 					   enum hash_kind kind)
 {
 	struct flat *f = to_flat(map);
-	uint32_t hash = flat_hash_kind(f, key, kind), hint = FLAT_NONE;
+	uint64_t hash = flat_hash_kind(f, key, kind);
+	uint32_t hint = FLAT_NONE;
 
 	if (ks <= 8) {
-		uint32_t tag = flat_tag(hash);
+		uint32_t tag = flat_tag(f, hash);
 		uint64_t small = flat_small_key(key, ks);
 		uint64_t mode = flags & ~BPFMAP_F_LOCK;
 
@@ -677,7 +620,8 @@ int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 static int flat_remove(struct bpfmap *map, const void *key, void *value)
 {
 	struct flat *f = to_flat(map);
-	uint32_t ks = map->key_size, hash = flat_hash(f, key);
+	uint32_t ks = map->key_size;
+	uint64_t hash = flat_hash(f, key);
 	uint32_t h = flat_home(f, hash), pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	bool section = ks > 8, kick = false;
@@ -688,7 +632,7 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 	if (section)
 		rcu_lock();
 	flat_lock(lock);
-	pos = flat_find(f, h, flat_tag(hash), key, ks, small);
+	pos = flat_find(f, h, flat_tag(f, hash), key, ks, small);
 	if (pos != FLAT_NONE) {
 		if (value)
 			flat_copy_value_locked_out(f, pos, value, false);

@@ -41,6 +41,6 @@ map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum 
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa);
 
 /* A key away from its home bucket, or absent: the general path, out of line. */
-void *flat_lookup_far(struct flat *f, uint32_t hash, const void *key, uint32_t ks, uint64_t small);
+void *flat_lookup_far(struct flat *f, uint64_t hash, const void *key, uint32_t ks, uint64_t small);
 
 #endif

@@ -23,46 +23,53 @@
 #define FLAT_AVX2 __attribute__((target("avx2,bmi")))
 #define FLAT_AVX512 __attribute__((target("avx2,bmi,avx512f,avx512bw,avx512vl,avx512dq")))
 
-/* The value of bucket h's first slot in match mask @m; @vs: the value
- * stride if known (8), else 0.  (_tzcnt_u32 rather than __builtin_ctz, whose
- * int GCC sign-extends.) */
-static ALWAYS_INLINE __attribute__((target("bmi"))) void *
-flat_word_value(const struct flat *f, uint32_t h, uint32_t m, uint32_t vs)
-{
-	size_t pos = (size_t)h * FLAT_SLOTS + _tzcnt_u32(m);
-
-	return f->values + pos * (vs ? vs : f->value_stride);
-}
+/*
+ * The end of each lookup: the value of bucket h's first slot in match mask
+ * @m (bit i: slot i), else the general path.  tzcnt answers 64 for an empty
+ * mask, so its result is the test (one instruction fewer than testing m
+ * first; 64-bit, so that the index needs no zero extension).  @vs: the value
+ * stride if known (8), else 0.
+ */
+#define FLAT_WORD_END(f, h, m, vs, far_call)                                                     \
+	do {                                                                                       \
+		uint64_t i_ = _tzcnt_u64(m);                                                       \
+                                                                                                   \
+		if (likely(i_ < FLAT_SLOTS))                                                       \
+			return (f)->values +                                                       \
+			       ((size_t)(h) * FLAT_SLOTS + i_) * ((vs) ? (vs) : (f)->value_stride); \
+		return far_call;                                                                   \
+	} while (0)
 
 static ALWAYS_INLINE FLAT_AVX2 void *flat_k4_avx2(struct bpfmap *map, const void *key, uint32_t vs)
 {
 	struct flat *f = to_flat(map);
-	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
+	uint32_t k = load_u32(key);
+	uint64_t hash = fast_hash_u32(k, f->mul, f->fin);
+	uint32_t h = flat_home(f, hash);
 	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
 	__m256i eq = _mm256_cmpeq_epi32(keys, _mm256_set1_epi32((int)k));
 	uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
 
-	if (likely(m))
-		return flat_word_value(f, h, m, vs);
-	return flat_lookup_far(f, hash, key, 4, k);
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 4, k));
 }
 
 /* An 8-byte key (read by halves: see load_u32_halves), its hash and home. */
 static ALWAYS_INLINE uint32_t flat_k8_home(const struct flat *f, const void *key, uint64_t *k,
-					   uint32_t *hash)
+					   uint64_t *hash)
 {
 	uint32_t lo, hi;
 
 	load_u32_halves(key, &lo, &hi);
 	*k = (uint64_t)hi << 32 | lo;
-	*hash = fast_hash_u64(*k, f->seed);
+	*hash = fast_hash_u64_halves(lo, hi, f->mul, f->fin);
 	return flat_home(f, *hash);
 }
 
 static ALWAYS_INLINE FLAT_AVX2 void *flat_k8_avx2(struct bpfmap *map, const void *key, uint32_t vs)
 {
 	struct flat *f = to_flat(map);
-	uint32_t hash, h;
+	uint64_t hash;
+	uint32_t h;
 	const __m256i *keys;
 	uint32_t m;
 	uint64_t k;
@@ -73,29 +80,28 @@ static ALWAYS_INLINE FLAT_AVX2 void *flat_k8_avx2(struct bpfmap *map, const void
 	kv = _mm256_set1_epi64x((long long)k);
 	m = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[0], kv))) |
 	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[1], kv))) << 4;
-	if (likely(m))
-		return flat_word_value(f, h, m, vs);
-	return flat_lookup_far(f, hash, key, 8, k);
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 8, k));
 }
 
 static ALWAYS_INLINE FLAT_AVX512 void *flat_k4_avx512(struct bpfmap *map, const void *key,
 						      uint32_t vs)
 {
 	struct flat *f = to_flat(map);
-	uint32_t k = load_u32(key), hash = fast_hash_u32(k, f->seed), h = flat_home(f, hash);
+	uint32_t k = load_u32(key);
+	uint64_t hash = fast_hash_u32(k, f->mul, f->fin);
+	uint32_t h = flat_home(f, hash);
 	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
-	uint32_t m = _cvtmask8_u32(_mm256_cmpeq_epi32_mask(keys, _mm256_set1_epi32((int)k)));
+	uint32_t m = _cvtmask8_u32(_mm256_cmpeq_epi32_mask(_mm256_set1_epi32((int)k), keys));
 
-	if (likely(m))
-		return flat_word_value(f, h, m, vs);
-	return flat_lookup_far(f, hash, key, 4, k);
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 4, k));
 }
 
 static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const void *key,
 						      uint32_t vs)
 {
 	struct flat *f = to_flat(map);
-	uint32_t hash, h;
+	uint64_t hash;
+	uint32_t h;
 	__m512i keys;
 	uint32_t m;
 	uint64_t k;
@@ -103,9 +109,7 @@ static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const 
 	h = flat_k8_home(f, key, &k, &hash);
 	keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
 	m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(_mm512_set1_epi64((long long)k), keys));
-	if (likely(m))
-		return flat_word_value(f, h, m, vs);
-	return flat_lookup_far(f, hash, key, 8, k);
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 8, k));
 }
 
 /* Each lookup for 8-byte values (v8) and for any value stride. */

@@ -117,7 +117,7 @@ static void htab_teardown(struct htab *h)
 	freelist_destroy(&h->free_slots);
 	big_free(h->pool);
 	big_free(h->buckets);
-	free((void *)h->hash_coef);
+	free((void *)h->hp);
 	free(h);
 }
 
@@ -672,8 +672,7 @@ static int htab_lookup_elem(struct bpfmap *map, const void *key, void *value, ui
 static size_t htab_mem_usage(const struct bpfmap *map)
 {
 	const struct htab *h = to_htab(map);
-	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets) +
-		       (h->hash_coef ? HASH_COEF_BYTES : 0);
+	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets) + sizeof(*h->hp);
 
 	size_t heap;
 
@@ -740,10 +739,13 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->hash_kind = hash_kind_for_key_size(p->key_size);
 	map_init_common(&h->map, p, &htab_ops, htab_lookup_for(h->hash_kind, p->key_size));
 	h->n_buckets = roundup_pow_of_two_u32(p->max_entries);
-	h->seed = hash_seed_new(p->map_flags & BPFMAP_F_ZERO_SEED);
-	h->hash = hash_fn_low_bits(h->hash_kind); /* htab_bucket takes the low bits */
-	if (hash_sized_covers(h->hash_kind) && !(h->hash_coef = hash_coef_new(h->seed)))
+	h->shift = 32 - (uint32_t)__builtin_ctz(h->n_buckets);
+	h->hash = hash_fn_for_kind(h->hash_kind);
+	h->hp = hash_params_new(p->map_flags & BPFMAP_F_ZERO_SEED);
+	if (!h->hp)
 		goto nomem;
+	h->mul = h->hp->mul;
+	h->fin = h->hp->fin;
 	h->elem_size = (uint32_t)elem_size;
 	h->value_off = (uint32_t)key_pad;
 	h->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
@@ -763,7 +765,7 @@ nomem:
 		freelist_destroy(&h->free_slots);
 		big_free(h->pool);
 		big_free(h->buckets);
-		free((void *)h->hash_coef);
+		free((void *)h->hp);
 		free(h);
 	}
 	*err = -ENOMEM;

@@ -36,7 +36,7 @@
 
 struct htab_elem {
 	struct htab_elem *next; /* atomic: readers follow it without the lock */
-	uint32_t hash;
+	uint32_t hash;          /* the top 32 bits of the key's hash */
 	uint32_t seq;           /* util/seqcount.h: value updates; retired when unlinked */
 	struct htab *owner;     /* for reclamation callbacks */
 	union {                 /* once unlinked (readers never look here): */
@@ -66,12 +66,10 @@ struct htab {
 	struct bpfmap map;
 	struct htab_bucket *buckets;
 	uint32_t n_buckets; /* power of two */
-	uint64_t seed;
+	uint32_t shift;     /* 32 - log2(n_buckets): a hash's bucket is its top bits */
+	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
 	hash_fn hash;
-	/* The word hash's and NH's coefficients with the seed in
-	 * (hash_coef_new), for the lookups specialised per key size; NULL for
-	 * maps of other hashes. */
-	const uint64_t *hash_coef;
+	const struct hash_params *hp;
 	uint32_t elem_size;  /* header + padded key + padded value */
 	uint32_t value_off;  /* offset of the value in data[] */
 	bool prealloc;
@@ -126,11 +124,17 @@ static ALWAYS_INLINE void *elem_value(const struct htab *h, const struct htab_el
 	return (char *)e->data + h->value_off;
 }
 
-/* A hash's bucket: its low bits (8-byte keys hash with their high half
- * folded onto them: hash_fn_low_bits). */
+/* A hash's bucket: the top bits of its top half, where every hash here is
+ * universal (hash/hash_finish.h; a 64-bit shift, so that one bucket takes
+ * 32).  The chained table keeps those 32 bits as its hash. */
+static ALWAYS_INLINE uint32_t htab_top(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32);
+}
+
 static ALWAYS_INLINE struct htab_bucket *htab_bucket(const struct htab *h, uint32_t hash)
 {
-	return &h->buckets[hash & (h->n_buckets - 1)];
+	return &h->buckets[(uint64_t)hash >> h->shift];
 }
 
 static ALWAYS_INLINE struct htab_elem *elem_next(const struct htab_elem *e)
@@ -145,7 +149,7 @@ static ALWAYS_INLINE struct htab_elem *bucket_first(const struct htab_bucket *b)
 
 static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
 {
-	return h->hash(key, h->map.key_size, h->seed);
+	return htab_top(h->hash(key, h->map.key_size, h->hp));
 }
 
 /*
@@ -174,7 +178,7 @@ static ALWAYS_INLINE bool htab_key_equal(const void *stored, const void *key, ui
  * HTAB_GENERIC stands for every other kind (the stored hash, then
  * htab_key_equal).
  */
-#define HTAB_GENERIC HASH_JHASH
+#define HTAB_GENERIC HASH_NH_LONG
 
 struct htab_key {
 	const void *key;
@@ -191,13 +195,10 @@ static ALWAYS_INLINE struct htab_key htab_key_of(const struct htab *h, const voi
 		uint32_t w = load_u32(key);
 
 		k.word = w;
-		k.hash = fast_hash_u32(w, h->seed);
+		k.hash = htab_top(fast_hash_u32(w, h->mul, h->fin));
 	} else if (kind == HASH_U64) {
-		uint32_t lo, hi;
-
-		load_u32_halves(key, &lo, &hi);
-		k.word = (uint64_t)hi << 32 | lo;
-		k.hash = fast_hash_u64_folded_halves(lo, hi, h->seed);
+		k.word = load_u64_by_halves(key);
+		k.hash = htab_top(fast_hash_u64(k.word, h->mul, h->fin));
 	} else {
 		k.hash = htab_hash(h, key);
 	}

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hash/fast_hash.h"
+#include "util/load.h"
 #include "util/compiler.h"
 
 static ALWAYS_INLINE bool key_equal_long(const char *slot, const void *key, uint32_t ks)

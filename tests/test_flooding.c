@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Hash flooding: key families chosen without knowing a map's parameters
+ * must not slow it.  Each family below slowed the hashes of e3e6fd2 75-200x
+ * (issue 13); here each goes into fresh maps with random parameters, and the
+ * probe lengths the table itself reports -- the buckets a lookup of a present
+ * key scans, and the buckets (flat) or elements (chained) a lookup of an
+ * absent member of the family scans -- must stay within 1.3x of random keys
+ * in maps of the same geometry.  Every map of every family is checked, not a
+ * median: a family that hurts one map in a few is an attack too.
+ *
+ * The families:
+ *  - all 65536 combinations of the bits of a 64-bit mask (8-byte keys) or a
+ *    32-bit one (4-byte keys), the subcubes that clustered under the old
+ *    fixed multiplier, in flat and chained (NO_PREALLOC) maps;
+ *  - 512- and 1024-byte keys whose lanes 1..40 step by a fixed integer
+ *    relation (tests/tools/hash_reference.py eta): every key had one hash
+ *    under every seed when NH's coefficients were one table xored with the
+ *    seed;
+ *  - sequential and strided keys, which a hash linear in the key bunches
+ *    onto a few buckets in about one map in a hundred (hash/hash_finish.h);
+ *  - BPFMAP_F_ZERO_SEED maps (fixed parameters) with multiples of 75025, which
+ *    defeated the old zero-seed hash (Fibonacci hashing) 110x.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_rng.h"
+#include "test_util.h"
+#include "maps/flat.h"
+#include "maps/htab.h"
+
+#define BOUND 1.3
+
+struct probe {
+	double present, absent;
+};
+
+/* ---- what the tables report ---------------------------------------------- */
+
+/* Flat: a present key scans its home to its slot's bucket; an absent one its
+ * home's whole reach (max_dist + 1 buckets). */
+static struct probe flat_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
+{
+	struct flat *f = to_flat(m);
+	uint32_t ks = m->key_size;
+	struct probe p = { 0, 0 };
+	uint64_t n = 0;
+	char key[2048];
+
+	bpfmap_read_lock();
+	for (uint32_t b = 0; b < f->n_buckets; b++) {
+		uint64_t live = flat_live(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE));
+
+		for (; live; live &= live - 1) {
+			uint32_t pos = b * FLAT_SLOTS + flat_first(live), h;
+
+			flat_copy_key_out(f, pos, key);
+			h = flat_home(f, flat_hash(f, key));
+			p.present += 1 + (b >= h ? b - h : b + f->n_buckets - h);
+			n++;
+		}
+	}
+	bpfmap_read_unlock();
+	p.present /= (double)n;
+	for (uint32_t i = 0; i < n_absent; i++)
+		p.absent += 1 + flat_max_dist(f, flat_home(f, flat_hash(f, absent + (size_t)i * ks)));
+	p.absent /= n_absent;
+	return p;
+}
+
+/* Chained: a present key compares the elements up to its own; an absent one
+ * its bucket's whole chain. */
+static struct probe htab_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
+{
+	struct htab *h = to_htab(m);
+	struct probe p = { 0, 0 };
+	uint64_t n = 0;
+
+	for (uint32_t b = 0; b < h->n_buckets; b++) {
+		uint32_t pos = 0;
+
+		for (struct htab_elem *e = h->buckets[b].head; e; e = e->next) {
+			p.present += ++pos;
+			n++;
+		}
+	}
+	p.present /= (double)n;
+	for (uint32_t i = 0; i < n_absent; i++) {
+		struct htab_bucket *b = htab_bucket(h, htab_hash(h, absent + (size_t)i * m->key_size));
+
+		for (struct htab_elem *e = b->head; e; e = e->next)
+			p.absent++;
+	}
+	p.absent /= n_absent;
+	return p;
+}
+
+/* ---- the families ---------------------------------------------------------- */
+
+struct family {
+	const char *name;
+	uint32_t ks, max_entries, map_flags;
+	uint32_t n_in, n_absent; /* keys 0 .. n_in - 1 go in, the next n_absent are asked */
+	uint32_t maps;		 /* fresh maps (random parameters unless ZERO_SEED) */
+	void (*gen)(const struct family *fam, uint32_t i, char *key);
+	uint64_t arg;
+};
+
+/* Bits of i deposited at the set bits of fam->arg (a subcube). */
+static uint64_t deposit(uint64_t i, uint64_t mask)
+{
+	uint64_t r = 0;
+
+	for (uint64_t bit = 1; mask; bit <<= 1, mask &= mask - 1)
+		if (i & bit)
+			r |= mask & -mask;
+	return r;
+}
+
+/* The subcube's points in a fixed pseudo-random order, so that the keys
+ * inserted and the keys asked are both spread over it. */
+static void gen_cube(const struct family *fam, uint32_t i, char *key)
+{
+	uint64_t k = deposit((uint64_t)(i * 40503u) & 0xffff, fam->arg); /* odd: a bijection */
+
+	memcpy(key, &k, fam->ks);
+}
+
+static void gen_seq(const struct family *fam, uint32_t i, char *key)
+{
+	uint64_t k = (uint64_t)(i + 1) * fam->arg;
+
+	memset(key, 0, fam->ks);
+	memcpy(key, &k, fam->ks < 8 ? fam->ks : 8);
+}
+
+/* tests/tools/hash_reference.py eta: lanes 1..40 of the old NH coefficient
+ * table, sum delta_j * (K_j.hi ^ s) = 0 for every s. */
+static const int8_t eta[40] = { 2,  -3, 3,  13, 0,  -9, -1, 0,  7,  5,  -3, -9, -14, -13,
+				-3, 9,  -1, 9,  -5, 0,  -1, 9,  -4, 0,  -2, 7,  -4, 4,
+				10, 1,  5,  1,  -9, -4, 0,  1,  5,  -3, -5, 2 };
+
+static void gen_eta(const struct family *fam, uint32_t i, char *key)
+{
+	memset(key, 0, fam->ks);
+	for (uint32_t j = 0; j < 40; j++) {
+		uint32_t lo = 0x40000000u + (uint32_t)((int32_t)i * eta[j]);
+
+		memcpy(key + 8 * (j + 1), &lo, 4); /* lane j + 1's low half; high half 0 */
+	}
+}
+
+/* Random keys, distinct: word keys by a random-looking bijection of i
+ * (MurmurHash3's finalisers, salted per map), longer ones random bytes. */
+static uint64_t random_salt;
+
+static void gen_random(const struct family *fam, uint32_t i, char *key)
+{
+	if (fam->ks == 4) {
+		uint32_t x = i + (uint32_t)random_salt;
+
+		x ^= x >> 16, x *= 0x85ebca6bu, x ^= x >> 13, x *= 0xc2b2ae35u, x ^= x >> 16;
+		memcpy(key, &x, 4);
+		return;
+	}
+	if (fam->ks == 8) {
+		uint64_t x = i + random_salt;
+
+		x ^= x >> 33, x *= 0xff51afd7ed558ccdULL, x ^= x >> 33;
+		x *= 0xc4ceb9fe1a85ec53ULL, x ^= x >> 33;
+		memcpy(key, &x, 8);
+		return;
+	}
+	for (uint32_t b = 0; b < fam->ks; b += 8) {
+		uint64_t r = rnd();
+
+		memcpy(key + b, &r, fam->ks - b < 8 ? fam->ks - b : 8);
+	}
+}
+
+/* Fill a fresh map with fam's keys; the probe lengths it reports. */
+static struct probe run_map(const struct family *fam, char *keys)
+{
+	uint32_t n = fam->n_in + fam->n_absent, ks = fam->ks;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, ks, 8, fam->max_entries, fam->map_flags);
+	struct probe p;
+	uint64_t v = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		fam->gen(fam, i, keys + (size_t)i * ks);
+	for (uint32_t i = 0; i < fam->n_in; i++)
+		assert_int_equal(bpfmap_update_elem(m, keys + (size_t)i * ks, &v, BPFMAP_NOEXIST), 0);
+	if (m->ops == &flat_ops)
+		p = flat_probe(m, keys + (size_t)fam->n_in * ks, fam->n_absent);
+	else
+		p = htab_probe(m, keys + (size_t)fam->n_in * ks, fam->n_absent);
+	bpfmap_free(m);
+	return p;
+}
+
+static void check_family(const struct family *fam)
+{
+	struct family rnd_fam = *fam;
+	char *keys = malloc((size_t)(fam->n_in + fam->n_absent) * fam->ks);
+	struct probe base = { 0, 0 }, worst = { 0, 0 };
+
+	assert_non_null(keys);
+	rnd_fam.gen = gen_random;
+	for (uint32_t r = 0; r < fam->maps; r++) {
+		struct probe p;
+
+		random_salt = rnd();
+		p = run_map(&rnd_fam, keys);
+
+		base.present += p.present / fam->maps;
+		base.absent += p.absent / fam->maps;
+	}
+	for (uint32_t r = 0; r < fam->maps; r++) {
+		struct probe p = run_map(fam, keys);
+
+		if (p.present > worst.present)
+			worst.present = p.present;
+		if (p.absent > worst.absent)
+			worst.absent = p.absent;
+	}
+	print_message("  %-44s present %.3f (random %.3f, %.2fx)  absent %.3f (random %.3f, "
+		      "%.2fx)\n", fam->name, worst.present, base.present,
+		      worst.present / base.present, worst.absent, base.absent,
+		      worst.absent / base.absent);
+	if (worst.present > BOUND * base.present || worst.absent > BOUND * base.absent)
+		fail_msg("%s: probe lengths %.3f / %.3f against %.3f / %.3f for random keys "
+			 "(worst of %u maps; at most %.1fx)", fam->name, worst.present,
+			 worst.absent, base.present, base.absent, fam->maps, BOUND);
+	free(keys);
+}
+
+static void test_subcubes(void **state)
+{
+	(void)state;
+	static const struct family fams[] = {
+		{ "8-byte cube 0x01c6003e04062018, flat", 8, 65536, 0, 50000, 15536, 8, gen_cube,
+		  0x01c6003e04062018ULL },
+		{ "4-byte cube 0x1f81e07e, flat", 4, 65536, 0, 50000, 15536, 8, gen_cube,
+		  0x1f81e07eULL },
+		{ "8-byte cube 0xffe0084000600020, chained", 8, 65536, BPFMAP_F_NO_PREALLOC, 50000,
+		  15536, 8, gen_cube, 0xffe0084000600020ULL },
+		{ "8-byte cube 0xffff000000000000, flat", 8, 65536, 0, 50000, 15536, 8, gen_cube,
+		  0xffff000000000000ULL },
+		{ "4-byte cube 0xffff0000, chained", 4, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536,
+		  8, gen_cube, 0xffff0000ULL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)
+		check_family(&fams[i]);
+}
+
+static void test_nh_relation(void **state)
+{
+	(void)state;
+	static const struct family fams[] = {
+		{ "512-byte lane relation, flat", 512, 16384, 0, 5000, 5000, 4, gen_eta, 0 },
+		{ "1024-byte lane relation, flat", 1024, 16384, 0, 5000, 5000, 4, gen_eta, 0 },
+		{ "512-byte lane relation, chained", 512, 8192, 0, 5000, 5000, 4, gen_eta, 0 },
+		{ "1024-byte lane relation, chained", 1024, 8192, BPFMAP_F_NO_PREALLOC, 5000, 5000,
+		  4, gen_eta, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)
+		check_family(&fams[i]);
+}
+
+static void test_progressions(void **state)
+{
+	(void)state;
+	static const struct family fams[] = {
+		{ "8-byte sequential, flat", 8, 65536, 0, 50000, 15536, 24, gen_seq, 1 },
+		{ "8-byte stride 4096, flat", 8, 65536, 0, 50000, 15536, 24, gen_seq, 4096 },
+		{ "4-byte stride 2^16 + 1, flat", 4, 65536, 0, 50000, 15536, 24, gen_seq, 65537 },
+		{ "8-byte high half, chained", 8, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536, 24,
+		  gen_seq, 1ULL << 32 },
+		{ "16-byte sequential, chained", 16, 8192, 0, 5000, 5000, 24, gen_seq, 1 },
+		{ "32-byte stride 75025, flat", 32, 65536, 0, 50000, 15536, 8, gen_seq, 75025 },
+		{ "128-byte sequential, flat", 128, 65536, 0, 50000, 15536, 4, gen_seq, 1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)
+		check_family(&fams[i]);
+}
+
+static void test_zero_seed(void **state)
+{
+	(void)state;
+	static const struct family fams[] = {
+		{ "ZERO_SEED 8-byte multiples of 75025, flat", 8, 65536, BPFMAP_F_ZERO_SEED, 50000,
+		  15536, 1, gen_seq, 75025 },
+		{ "ZERO_SEED 4-byte multiples of 75025, flat", 4, 65536, BPFMAP_F_ZERO_SEED, 50000,
+		  15536, 1, gen_seq, 75025 },
+		{ "ZERO_SEED 8-byte multiples of 75025, chained", 8, 65536,
+		  BPFMAP_F_ZERO_SEED | BPFMAP_F_NO_PREALLOC, 50000, 15536, 1, gen_seq, 75025 },
+		{ "ZERO_SEED 8-byte sequential, flat", 8, 65536, BPFMAP_F_ZERO_SEED, 50000, 15536,
+		  1, gen_seq, 1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)
+		check_family(&fams[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		test_entry(test_subcubes),
+		test_entry(test_nh_relation),
+		test_entry(test_progressions),
+		test_entry(test_zero_seed),
+	};
+	return run_test_group(tests);
+}
