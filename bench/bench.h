@@ -150,7 +150,7 @@ int bench_spare_cpu(const struct bench_env *env);
 extern const struct bench bench_lookup, bench_rlookup;
 extern const struct bench bench_full_update, bench_rfull_update, bench_overwrite;
 extern const struct bench bench_htab_mem, bench_rhtab_mem;
-extern const struct bench bench_hash;
+extern const struct bench bench_hash, bench_churn;
 extern const struct bench bench_str_kfuncs, bench_lru_hit;
 
 /* Cell ops the report reuses. */

@@ -44,6 +44,7 @@ const struct bench *const bench_registry[] = {
 	&bench_htab_mem,
 	&bench_rhtab_mem,
 	&bench_hash,
+	&bench_churn,
 	&bench_str_kfuncs,
 	&bench_lru_hit,
 	NULL,

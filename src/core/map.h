@@ -101,19 +101,6 @@ static ALWAYS_INLINE uint64_t map_value_word(const struct bpfmap *map, const voi
 	return w;
 }
 
-/* Reserve room for one more element in a map's atomic element count:
- * false when the map is full.  The plain load first keeps failed inserts
- * into a full map free of atomic writes. */
-static inline bool map_count_reserve(uint32_t *count, uint32_t max_entries)
-{
-	if (__atomic_load_n(count, __ATOMIC_RELAXED) >= max_entries)
-		return false;
-	if (__atomic_fetch_add(count, 1, __ATOMIC_RELAXED) < max_entries)
-		return true;
-	__atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
-	return false;
-}
-
 /* Operations tables of the implemented types. */
 extern const struct map_ops htab_ops;
 extern const struct map_ops flat_ops;

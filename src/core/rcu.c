@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* liburcu glue: deferred reclamation and the public read-side section calls. */
+/* liburcu glue: deferred reclamation, fork, and the public read-side section
+ * calls. */
+#include <pthread.h>
+
 #include <bpfmap.h>
 
 #include "core/rcu.h"
@@ -52,4 +55,22 @@ void bpfmap_read_lock(void)
 void bpfmap_read_unlock(void)
 {
 	rcu_unlock();
+}
+
+/*
+ * fork(): liburcu-bp keeps a registry of reader threads, and a child
+ * inherits the records of threads that do not exist in it; its first grace
+ * period would wait for them for ever (issue 14: a lookup_and_delete in the
+ * child hung).  liburcu's fork handlers prune the registry in the child and
+ * restart the call_rcu worker there.  Prepare handlers run in the reverse
+ * order of registration: call_rcu's must run first (its worker may be in a
+ * grace period, which the flavour's prepare handler blocks), so it is
+ * registered last.
+ */
+__attribute__((constructor)) static void rcu_fork_handlers(void)
+{
+	(void)pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent,
+			     urcu_bp_after_fork_child);
+	(void)pthread_atfork(urcu_bp_call_rcu_before_fork, urcu_bp_call_rcu_after_fork_parent,
+			     urcu_bp_call_rcu_after_fork_child);
 }

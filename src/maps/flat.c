@@ -14,6 +14,7 @@
 #include "maps/flat.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 void flat_lock_slow(uint32_t *word)
 {
@@ -42,6 +43,22 @@ void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag)
 		new = (old & ~mask) | ((uint64_t)tag << (8 * i));
 	} while (!__atomic_compare_exchange_n(&bk->tags, &old, new, true, __ATOMIC_RELEASE,
 					      __ATOMIC_RELAXED));
+}
+
+int32_t flat_dead_flush(struct flat *f, struct count_shard *s)
+{
+	int32_t d = __atomic_exchange_n(&s->aux, 0, __ATOMIC_RELAXED);
+
+	return __atomic_add_fetch(&f->dead, d, __ATOMIC_RELAXED);
+}
+
+int32_t flat_dead_total(const struct flat *f)
+{
+	int64_t d = __atomic_load_n(&f->dead, __ATOMIC_RELAXED);
+
+	for (uint32_t i = 0; f->count.shards && i <= f->count.shard_mask; i++)
+		d += __atomic_load_n(&f->count.shards[i].aux, __ATOMIC_RELAXED);
+	return (int32_t)d;
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -202,7 +219,7 @@ static uint32_t flat_free_queued(struct flat *f)
 static void flat_release(struct flat *f)
 {
 	free(f->wait_bits);
-	big_free(f->shards);
+	count_destroy(&f->count);
 	free((void *)f->hp);
 	big_free(f->elems);
 	big_free(f->values);
@@ -343,12 +360,13 @@ static void flat_shrink_dist(struct flat *f, uint32_t h, uint32_t d)
 		if (found)
 			break;
 	}
-	__atomic_store_n(&f->locks[h], (md << FLAT_DIST_SHIFT) | FLAT_LOCK_BIT, __ATOMIC_RELEASE);
+	flat_set_dist_locked(&f->locks[h], md); /* the unlock count stays: flat_probe_full */
 }
 
 bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
 {
 	struct flat_bucket *bk = &f->buckets[b];
+	uint32_t ticket = count_delete_begin(&f->count); /* busy before the key goes */
 
 	flat_set_tag(bk, i, FLAT_WAIT);
 	if (f->match_by_key && b == h)
@@ -357,8 +375,9 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
 		 * the key (flat_iter.c), and a bucket seq here cost 13% of
 		 * htab-mem's batch_add_batch_del. */
 		flat_store_small(f, b * FLAT_SLOTS + i, f->map.key_size, flat_dead_word(f, b));
+	TEST_HOOK(HOOK_DELETE_HIDDEN, f);
+	count_delete_end(&f->count, ticket);
 	flat_shrink_dist(f, h, b >= h ? b - h : b + f->n_buckets - h);
-	flat_count_release(f);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
 	return flat_dead_inc(f) >= (int32_t)f->kick_at &&
 	       !__atomic_load_n(&f->rq, __ATOMIC_RELAXED);
@@ -527,16 +546,9 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 		f->buckets[n_buckets - 1].tags |= (uint64_t)FLAT_BUSY << (8 * i);
 	f->mem_bytes = sizeof(*f) + bucket_bytes + key_bytes + value_bytes + elem_bytes +
 		       3 * (size_t)f->bits_words * sizeof(uint64_t);
-	uint32_t shards = flat_shards_for(p->max_entries);
-
-	if (shards) {
-		f->shards = big_zalloc(shards * sizeof(*f->shards));
-		if (!f->shards)
-			goto nomem;
-		f->shard_mask = shards - 1;
-		f->sharded = true;
-		f->mem_bytes += shards * sizeof(*f->shards);
-	}
+	if (count_init(&f->count, p->max_entries))
+		goto nomem;
+	f->mem_bytes += count_mem(&f->count);
 
 	f->hp = hash_params_new(p->map_flags & BPFMAP_F_ZERO_SEED);
 	if (!f->hp)

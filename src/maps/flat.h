@@ -63,11 +63,12 @@
  * unique and NOEXIST/EXIST are exact.  An insert claims an EMPTY slot by CAS
  * of the tag word, writes key and value inside the slot bucket's seq, and
  * publishes the tag with release; max_dist is raised before.  The element
- * count (E2BIG) is an atomic against max_entries; with more slots than
- * max_entries an EMPTY or deleted slot always exists below it.  Updates of
- * word keys first probe for the key without the lock: an insert into a full
- * map is refused (-E2BIG) without it when the home's lock word reads
- * unlocked and unchanged around the probe and the count (see
+ * count (sync/count.h) brackets each insert and delete, so -E2BIG is exact;
+ * with more slots than max_entries an EMPTY or deleted slot always exists
+ * below it.  Updates of word keys first probe for the key without the lock:
+ * an insert into a full map is refused (-E2BIG) without it when the home's
+ * lock word reads unlocked and unchanged around the probe and the count
+ * says full and quiescent (see
  * flat_probe_full).  An overwrite of a value of at most 8
  * bytes (no spin lock) takes no lock: in a per-thread "window", it checks
  * that the slot found still holds the key live and stores the word; what
@@ -140,17 +141,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#include <sys/rseq.h>
-#define FLAT_HAVE_RSEQ 1
-#endif
-
 #include "core/map.h"
 #include "core/rcu.h"
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
-#include "maps/flat_count.h"
+#include "sync/count.h"
 #include "util/compiler.h"
+#include "util/cpu.h"
 #include "util/key_equal.h"
 #include "util/shared_copy.h"
 
@@ -215,17 +212,13 @@ struct flat {
 	hash_fn hash;
 	uint32_t n_slots;    /* real slots; n_buckets * 8 minus a short last bucket */
 	uint32_t cursor_end; /* batch cursor after the last home */
-	/* The counts (maps/flat_count.h), on a cache line of their own (the
-	 * struct is allocated line-aligned): writers on other cores must not
-	 * also steal the line of the fields every operation reads. */
-	uint32_t count __attribute__((aligned(64))); /* atomic: elements live or being
-						      * inserted, plus the shards' credits */
-	int32_t dead;		/* atomic: WAIT + QUEUED slots (but the shards' part) */
-	uint32_t credits_out;	/* atomic: 1 while a shard may hold credits */
-	uint32_t credits_moving; /* atomic: chunks between f->count and a shard */
-	bool sharded;		/* the counts are sharded (flat_count.h) */
-	uint32_t shard_mask;	/* shards - 1 */
-	struct flat_shard *shards;
+	/* The counts, on a cache line of their own (the struct is allocated
+	 * line-aligned): writers on other cores must not also steal the line
+	 * of the fields every operation reads.  Dead slots (WAIT + QUEUED) are
+	 * counted in dead, in sharded maps dead plus the shards' aux deltas
+	 * (flushed at +-FLAT_DEAD_FLUSH). */
+	struct count count __attribute__((aligned(64))); /* sync/count.h */
+	int32_t dead; /* atomic */
 	uint32_t kick_at __attribute__((aligned(64))); /* dead slots that start a reclamation */
 	uint32_t rq;         /* atomic: FLAT_RQ_* (flat.c), reclamation queued or running */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
@@ -258,96 +251,22 @@ static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 	return container_of(map, struct flat, map);
 }
 
-/* ---- the counts' inline paths (design: maps/flat_count.h) ---- */
+/* ---- dead slots: approximate counts that start reclamation ---- */
 
-/* The CPU the calling thread runs on: glibc registers each thread's rseq
- * area, where the kernel keeps it current (one load, against sched_getcpu's
- * ~2 ns here; each insert and delete asks twice). */
-static ALWAYS_INLINE uint32_t flat_cpu(void)
-{
-#ifdef FLAT_HAVE_RSEQ
-	if (likely(__rseq_size)) {
-		const struct rseq *rs =
-			(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
-							    __rseq_offset);
-		int32_t cpu = (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+#define FLAT_DEAD_FLUSH 16 /* dead slots a shard counts before f->dead hears */
 
-		if (likely(cpu >= 0))
-			return (uint32_t)cpu;
-	}
-#endif
-	return flat_cpu_slow();
-}
-
-/* The calling CPU's shard (any shard is correct: a thread that moves on only
- * shares a line it should not). */
-static ALWAYS_INLINE struct flat_shard *flat_my_shard(const struct flat *f)
-{
-	return &f->shards[flat_cpu() & f->shard_mask];
-}
-
-/* A shard just gained credits: make sure credits_out says so (after the
- * credits, see flat_count.h). */
-static ALWAYS_INLINE void flat_credits_added(struct flat *f)
-{
-	if (!__atomic_load_n(&f->credits_out, __ATOMIC_SEQ_CST))
-		__atomic_store_n(&f->credits_out, 1, __ATOMIC_SEQ_CST);
-}
-
-/* Reserve one element of max_entries; false: the map is full (-E2BIG). */
-static ALWAYS_INLINE bool flat_count_reserve(struct flat *f)
-{
-	struct flat_shard *s;
-	int32_t c;
-
-	if (!f->sharded)
-		return map_count_reserve(&f->count, f->map.max_entries);
-	s = flat_my_shard(f);
-	c = __atomic_load_n(&s->credits, __ATOMIC_RELAXED);
-	while (c > 0)
-		if (__atomic_compare_exchange_n(&s->credits, &c, c - 1, true, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
-			return true;
-	return flat_count_reserve_slow(f, s);
-}
-
-/* Give back one element: a reserve whose insert failed, or a delete. */
-static ALWAYS_INLINE void flat_count_release(struct flat *f)
-{
-	struct flat_shard *s;
-	int32_t c;
-
-	if (!f->sharded) {
-		__atomic_fetch_sub(&f->count, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	s = flat_my_shard(f);
-	c = __atomic_add_fetch(&s->credits, 1, __ATOMIC_SEQ_CST);
-	flat_credits_added(f);
-	if (c > 2 * FLAT_CREDIT_CHUNK)
-		flat_count_trim(f, s, c);
-}
-
-/* Does the map hold max_entries elements?  Lock-free, may say false when it
- * does (then the locked path decides), never true while it has room: not
- * while a shard may hold credits (flat_count.h). */
-static ALWAYS_INLINE bool flat_count_full(const struct flat *f)
-{
-	return __atomic_load_n(&f->count, __ATOMIC_SEQ_CST) >= f->map.max_entries &&
-	       !__atomic_load_n(&f->credits_out, __ATOMIC_SEQ_CST) &&
-	       !__atomic_load_n(&f->credits_moving, __ATOMIC_SEQ_CST);
-}
+int32_t flat_dead_flush(struct flat *f, struct count_shard *s);
 
 /* A slot turned dead (deleted): returns f->dead when it just grew (a shard
  * flushed, or at once in unsharded maps), else INT32_MIN. */
 static ALWAYS_INLINE int32_t flat_dead_inc(struct flat *f)
 {
-	struct flat_shard *s;
+	struct count_shard *s;
 
-	if (!f->sharded)
+	if (!f->count.shards)
 		return __atomic_add_fetch(&f->dead, 1, __ATOMIC_RELAXED);
-	s = flat_my_shard(f);
-	if (__atomic_add_fetch(&s->dead, 1, __ATOMIC_RELAXED) < FLAT_DEAD_FLUSH)
+	s = &f->count.shards[cpu_current() & f->count.shard_mask];
+	if (__atomic_add_fetch(&s->aux, 1, __ATOMIC_RELAXED) < FLAT_DEAD_FLUSH)
 		return INT32_MIN;
 	return flat_dead_flush(f, s);
 }
@@ -356,16 +275,19 @@ static ALWAYS_INLINE int32_t flat_dead_inc(struct flat *f)
  * way, so that f->dead also hears of reuses on other CPUs than the deletes. */
 static ALWAYS_INLINE void flat_dead_dec(struct flat *f)
 {
-	struct flat_shard *s;
+	struct count_shard *s;
 
-	if (!f->sharded) {
+	if (!f->count.shards) {
 		__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	s = flat_my_shard(f);
-	if (__atomic_sub_fetch(&s->dead, 1, __ATOMIC_RELAXED) <= -FLAT_DEAD_FLUSH)
+	s = &f->count.shards[cpu_current() & f->count.shard_mask];
+	if (__atomic_sub_fetch(&s->aux, 1, __ATOMIC_RELAXED) <= -FLAT_DEAD_FLUSH)
 		(void)flat_dead_flush(f, s);
 }
+
+/* Dead slots as the counters see them (tests, single-threaded checks). */
+int32_t flat_dead_total(const struct flat *f);
 
 /* The map's hash of @key; @kind is a constant in specialised paths, so the
  * word-sized hashes inline there. */
@@ -392,14 +314,21 @@ static ALWAYS_INLINE uint64_t flat_hash(const struct flat *f, const void *key)
  * as often as it would share a cell of a table 128 times larger
  * (hash/hash_finish.h).  The compiler computes the product once for both.
  */
+struct flat_place {
+	uint32_t home, tag;
+};
+
+/* Both from one multiply (the compiler does not merge two). */
+static ALWAYS_INLINE struct flat_place flat_place_of(const struct flat *f, uint64_t hash)
+{
+	unsigned __int128 m = (unsigned __int128)hash * f->n_homes;
+
+	return (struct flat_place){ (uint32_t)(m >> 64), FLAT_TAG_MIN | (uint32_t)((uint64_t)m >> 57) };
+}
+
 static ALWAYS_INLINE uint32_t flat_home(const struct flat *f, uint64_t hash)
 {
 	return (uint32_t)(((unsigned __int128)hash * f->n_homes) >> 64);
-}
-
-static ALWAYS_INLINE uint32_t flat_tag(const struct flat *f, uint64_t hash)
-{
-	return FLAT_TAG_MIN | (uint32_t)((uint64_t)((unsigned __int128)hash * f->n_homes) >> 57);
 }
 
 /* 0x80 in each byte of tags equal to the byte broadcast in bcast, else 0
@@ -669,7 +598,7 @@ static ALWAYS_INLINE void flat_lock(uint32_t *word)
 
 /* Unlock, bumping the unlock count: a lock-free reader that sees the same
  * unlocked word twice knows no writer of the home ran in between (see
- * flat_full_fast). */
+ * flat_probe_full). */
 static ALWAYS_INLINE void flat_unlock(uint32_t *word)
 {
 	/* Only the holder changes the distance bits. */

@@ -61,7 +61,8 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 	rcu_lock();
 	if (key) {
 		uint64_t hash = flat_hash(f, key);
-		uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(f, hash), key, ks,
+		struct flat_place pl = flat_place_of(f, hash);
+		uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks,
 					 ks <= 8 ? flat_small_key(key, ks) : 0);
 
 		if (pos != FLAT_NONE)

@@ -34,8 +34,9 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 {
 	const struct flat_bucket *bk = f->buckets;
 	uint64_t hash = flat_hash_kind(f, key, kind);
-	uint32_t h = flat_home(f, hash);
-	uint64_t bcast = flat_tag(f, hash) * FLAT_BYTES_LO;
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t h = pl.home;
+	uint64_t bcast = pl.tag * FLAT_BYTES_LO;
 	uint64_t small = flat_small_key(key, ks);
 	uint32_t md = flat_max_dist(f, h), b = h, d = 0;
 
@@ -84,13 +85,14 @@ static int flat_lookup_copy_section(const struct flat *f, const void *key, void 
 {
 	uint32_t ks = f->map.key_size;
 	uint64_t hash = flat_hash(f, key);
-	uint32_t h = flat_home(f, hash);
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t h = pl.home;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	int ret = -ENOENT;
 
 	rcu_lock();
 	for (;;) {
-		uint32_t pos = flat_find(f, h, flat_tag(f, hash), key, ks, small), s1;
+		uint32_t pos = flat_find(f, h, pl.tag, key, ks, small), s1;
 		const uint32_t *seq;
 
 		if (pos == FLAT_NONE)
@@ -142,8 +144,8 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 {
 	struct flat *f = to_flat(map);
 	uint64_t hash = flat_hash_kind(f, key, kind);
-	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(f, hash), key, ks,
-				 ks <= 8 ? flat_small_key(key, ks) : 0);
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks, ks <= 8 ? flat_small_key(key, ks) : 0);
 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
@@ -153,7 +155,8 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint64_t hash, const void *key,
 						uint32_t ks, uint64_t small)
 {
-	uint32_t pos = flat_find(f, flat_home(f, hash), flat_tag(f, hash), key, ks, small);
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks, small);
 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
@@ -260,7 +263,8 @@ static void *flat_lookup_k8(struct bpfmap *map, const void *key)
 static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uint32_t ks,
 					    uint64_t hash, uint32_t vs)
 {
-	uint32_t h = flat_home(f, hash);
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t h = pl.home;
 	const struct flat_bucket *bk = &f->buckets[h];
 	const uint32_t *elems = f->elems + (size_t)h * FLAT_SLOTS;
 	uint32_t s1;
@@ -269,11 +273,11 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	__builtin_prefetch(elems);
 	s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
 #if FLAT_SIMD
-	uint32_t m = flat_simd_tag_bits_at(bk, flat_tag(f, hash)); /* bit i: slot i */
+	uint32_t m = flat_simd_tag_bits_at(bk, pl.tag); /* bit i: slot i */
 	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
 #else
 	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE),
-				flat_tag(f, hash) * FLAT_BYTES_LO);
+				pl.tag * FLAT_BYTES_LO);
 	uint32_t i = m ? flat_first(m) : 0;
 #endif
 
@@ -493,10 +497,11 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 		if (ks > 8) {
 			/* Long keys: the candidate's key once the tags are in. */
 			for (uint32_t i = 0; i < m; i++) {
-				uint32_t h = flat_home(f, hash[i]);
+				struct flat_place pl = flat_place_of(f, hash[i]);
+				uint32_t h = pl.home;
 				uint64_t mt = flat_match(__atomic_load_n(&f->buckets[h].tags,
 									 __ATOMIC_RELAXED),
-							 flat_tag(f, hash[i]) * FLAT_BYTES_LO);
+							 pl.tag * FLAT_BYTES_LO);
 
 				if (mt) {
 					uint32_t e =
@@ -510,7 +515,8 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 		}
 		for (uint32_t i = 0; i < m; i++) {
 			const char *key = k + (size_t)i * ks;
-			uint32_t pos = flat_find(f, flat_home(f, hash[i]), flat_tag(f, hash[i]), key,
+			struct flat_place pl = flat_place_of(f, hash[i]);
+			uint32_t pos = flat_find(f, pl.home, pl.tag, key,
 						 ks, ks <= 8 ? flat_small_key(key, ks) : 0);
 
 			values[base + i] = pos != FLAT_NONE ? flat_value_at(f, pos) : NULL;

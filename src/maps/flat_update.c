@@ -17,6 +17,7 @@
 #include "maps/flat.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 /* The exported (out-of-line) liburcu call: core/rcu.h maps the name to the
  * inline one, which UBSan builds must not inline here (see core/rcu.h). */
@@ -405,11 +406,12 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
  *
  * -E2BIG for an insert into a full map is decided without the home's lock
  * when the key is absent and the map full at one instant.  The home's lock
- * word, read unlocked before and the same after (flat_unlock counts unlocks),
- * proves that no writer of the home ran in between, and only those add or
- * remove this key: its absence seen in between held throughout, including
- * when the count was read >= max_entries.  Every load is acquire, so they
- * happen in this order.  Keys of at most 8 bytes: compared in one load,
+ * word, read unlocked before and the same after (flat_unlock counts unlocks,
+ * and nothing else writes those bits), proves that no writer of the home ran
+ * in between, and only those add or remove this key: its absence seen in
+ * between held throughout, including when the count said full with nothing
+ * in flight (count_full_quiescent).  Every load is acquire, so they happen
+ * in this order.  Keys of at most 8 bytes: compared in one load,
  * outside any read-side section.
  *
  * The hint spares the locked path its search: under the lock, a slot that
@@ -440,7 +442,10 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 			break;
 	}
 	*hint = FLAT_NONE;
-	if (!may_insert || (lw & FLAT_LOCK_BIT) || !flat_count_full(f))
+	if (!may_insert || (lw & FLAT_LOCK_BIT))
+		return false;
+	TEST_HOOK(HOOK_PROBE_FULL_SCANNED, f);
+	if (!count_full_quiescent(&f->count))
 		return false;
 	return __atomic_load_n(lock, __ATOMIC_ACQUIRE) == lw;
 }
@@ -452,12 +457,13 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 					    uint32_t ks)
 {
 	struct bpfmap *map = &f->map;
-	uint32_t h = flat_home(f, hash), tag = flat_tag(f, hash), pos;
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t h = pl.home, tag = pl.tag, pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	uint64_t mode = flags & ~BPFMAP_F_LOCK;
 	bool section = ks > 8; /* long keys: compares need stable slots */
 	bool reuse = false;
-	uint32_t *lock = &f->locks[h];
+	uint32_t *lock = &f->locks[h], ticket;
 	int ret;
 
 	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
@@ -499,13 +505,14 @@ retry:
 		ret = -ENOENT;
 		goto out;
 	}
-	if (!flat_count_reserve(f)) {
+	ticket = count_insert_begin(&f->count);
+	if (ticket == COUNT_FULL) {
 		ret = -E2BIG;
 		goto out;
 	}
+	TEST_HOOK(HOOK_INSERT_RESERVED, f);
 	ret = flat_insert_locked(f, h, tag, key, small, value, reuse);
-	if (ret)
-		flat_count_release(f);
+	count_insert_end(&f->count, ticket, ret == 0);
 out:
 	flat_unlock(lock);
 	if (section)
@@ -564,11 +571,12 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 	uint32_t hint = FLAT_NONE;
 
 	if (ks <= 8) {
-		uint32_t tag = flat_tag(f, hash);
+		struct flat_place pl = flat_place_of(f, hash);
+		uint32_t tag = pl.tag;
 		uint64_t small = flat_small_key(key, ks);
 		uint64_t mode = flags & ~BPFMAP_F_LOCK;
 
-		if (flat_probe_full(f, flat_home(f, hash), tag, ks, small, mode != BPFMAP_EXIST,
+		if (flat_probe_full(f, pl.home, tag, ks, small, mode != BPFMAP_EXIST,
 				    &hint))
 			return -E2BIG;
 		if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
@@ -622,7 +630,8 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 	uint64_t hash = flat_hash(f, key);
-	uint32_t h = flat_home(f, hash), pos;
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t h = pl.home, pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	bool section = ks > 8, kick = false;
 	uint32_t *lock = &f->locks[h];
@@ -632,7 +641,7 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 	if (section)
 		rcu_lock();
 	flat_lock(lock);
-	pos = flat_find(f, h, flat_tag(f, hash), key, ks, small);
+	pos = flat_find(f, h, pl.tag, key, ks, small);
 	if (pos != FLAT_NONE) {
 		if (value)
 			flat_copy_value_locked_out(f, pos, value, false);

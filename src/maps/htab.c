@@ -14,6 +14,7 @@
 #include "maps/htab.h"
 #include "util/seqcount.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 /* Pool elements beyond max_entries, so that deletes followed at once by
  * inserts rarely wait on reclamation; past them the pool falls back to the
@@ -115,6 +116,7 @@ static void htab_teardown(struct htab *h)
 		}
 	}
 	freelist_destroy(&h->free_slots);
+	count_destroy(&h->count);
 	big_free(h->pool);
 	big_free(h->buckets);
 	free((void *)h->hp);
@@ -262,13 +264,14 @@ static void htab_flush_pending(struct rcu_head *head)
 void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e)
 {
 	struct htab_pending *p = htab_my_pending(h);
-	uint32_t n;
+	uint32_t n, ticket = count_delete_begin(&h->count); /* busy before the key goes */
 
 	/* Retired before unlinked: lock-free writers and copy-out readers that
 	 * still hold @e see that the key left the map (htab_update_lockfree). */
 	seqcount_retire(&e->seq);
 	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
-	__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
+	TEST_HOOK(HOOK_DELETE_HIDDEN, h);
+	count_delete_end(&h->count, ticket);
 
 	spin_lock_word(&p->lock);
 	e->reclaim_next = p->head;
@@ -410,18 +413,21 @@ static void htab_elem_init(struct htab *h, struct htab_elem *e, uint32_t hash,
 static int htab_insert_locked(struct htab *h, struct htab_bucket *b, uint32_t hash,
 			      const void *key, const void *value)
 {
+	uint32_t ticket = count_insert_begin(&h->count);
 	struct htab_elem *e;
 
-	if (!map_count_reserve(&h->count, h->map.max_entries))
+	if (ticket == COUNT_FULL)
 		return -E2BIG;
+	TEST_HOOK(HOOK_INSERT_RESERVED, h);
 	e = htab_elem_alloc(h);
 	if (!e) {
-		__atomic_fetch_sub(&h->count, 1, __ATOMIC_RELAXED);
+		count_insert_end(&h->count, ticket, false);
 		return -ENOMEM;
 	}
 	htab_elem_init(h, e, hash, key, value);
 	e->next = b->head;
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
+	count_insert_end(&h->count, ticket, true);
 	return 0;
 }
 
@@ -441,8 +447,9 @@ static int htab_insert_locked(struct htab *h, struct htab_bucket *b, uint32_t ha
  *    because a reachable element stays reachable from every element after
  *    it): EXIST fails with -ENOENT;
  *  - absent key and a full map: -E2BIG needs both at one instant, so the
- *    count is read between two reads of the bucket lock's version: an
- *    unchanged even version means the chain did not change meanwhile.
+ *    count (full, nothing in flight: count_full_quiescent) is read between
+ *    two reads of the bucket lock's version: an unchanged even version
+ *    means the chain did not change meanwhile.
  * Everything else (an insert, a wider value, a retired element, a bucket
  * held or changed) takes the lock.
  */
@@ -466,8 +473,7 @@ static ALWAYS_INLINE int htab_update_lockfree(struct htab *h, struct htab_bucket
 	}
 	if (mode == BPFMAP_EXIST)
 		return -ENOENT;
-	if (__atomic_load_n(&h->count, __ATOMIC_ACQUIRE) >= h->map.max_entries &&
-	    seq_spin_read_valid(&b->lock, version))
+	if (count_full_quiescent(&h->count) && seq_spin_read_valid(&b->lock, version))
 		return -E2BIG;
 	return HTAB_TAKE_LOCK;
 }
@@ -672,7 +678,8 @@ static int htab_lookup_elem(struct bpfmap *map, const void *key, void *value, ui
 static size_t htab_mem_usage(const struct bpfmap *map)
 {
 	const struct htab *h = to_htab(map);
-	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets) + sizeof(*h->hp);
+	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets) + sizeof(*h->hp) +
+		       count_mem(&h->count);
 
 	size_t heap;
 
@@ -682,7 +689,7 @@ static size_t htab_mem_usage(const struct bpfmap *map)
 	} else {
 		/* Every element is on the heap: live (or being inserted),
 		 * pending, being reclaimed, or queued one by one. */
-		heap = (size_t)__atomic_load_n(&h->count, __ATOMIC_RELAXED) +
+		heap = (size_t)count_elements(&h->count) +
 		       __atomic_load_n(&h->reclaiming, __ATOMIC_RELAXED) +
 		       __atomic_load_n(&h->deferred, __ATOMIC_RELAXED);
 		for (uint32_t i = 0; i < HTAB_PENDING_SHARDS; i++)
@@ -752,6 +759,8 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->value_word = p->value_size <= 8 && p->lock_off < 0;
 	h->lockfree_store = h->value_word ? HTAB_LOCKFREE_STORE_ON : HTAB_LOCKFREE_STORE_OFF;
 	h->deferred_limit = htab_deferred_limit(p->max_entries);
+	if (count_init(&h->count, p->max_entries))
+		goto nomem;
 	h->reclaim_batch = htab_reclaim_batch(p->max_entries);
 	h->buckets = big_zalloc((size_t)h->n_buckets * sizeof(*h->buckets));
 	if (!h->buckets)
@@ -763,6 +772,7 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 nomem:
 	if (h) {
 		freelist_destroy(&h->free_slots);
+		count_destroy(&h->count);
 		big_free(h->pool);
 		big_free(h->buckets);
 		free((void *)h->hp);

@@ -30,6 +30,7 @@
 #include "core/spin_lock.h"
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
+#include "sync/count.h"
 #include "util/compiler.h"
 #include "util/freelist.h"
 #include "util/key_equal.h"
@@ -90,7 +91,7 @@ struct htab {
 	 * every operation reads (padding: the map is calloc'ed, so no alignment
 	 * beyond 16 bytes can be relied on). */
 	char pad_[64];
-	uint32_t count;      /* atomic: live elements */
+	struct count count;  /* sync/count.h: live elements */
 	bool flush_queued;   /* atomic: flush_rcu is queued (htab_flush_pending) */
 	struct rcu_head flush_rcu;
 	uint32_t reclaiming; /* atomic: taken from pending, not yet released */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Test-only hooks at the critical points of races, so that a test can stop a
+ * thread exactly there, run another operation, and let it go on: each race a
+ * reviewer can name becomes a fixed, fast test instead of a lottery
+ * (tests/test_races.c).  Only the bpfmap_hooked library that those tests
+ * link is built with BPFMAP_TEST_HOOKS; in every other build TEST_HOOK()
+ * is nothing.
+ */
+#ifndef BPFMAP_UTIL_TEST_HOOK_H
+#define BPFMAP_UTIL_TEST_HOOK_H
+
+enum test_hook_point {
+	HOOK_PROBE_FULL_SCANNED, /* flat_probe_full: key absent, lock word read */
+	HOOK_COUNT_STEAL,	 /* count: a shard's credits taken, not yet counted */
+	HOOK_DELETE_HIDDEN,	 /* a delete: the key gone from lookups, count not yet */
+	HOOK_INSERT_RESERVED,	 /* an insert: room reserved, key not yet visible */
+};
+
+#ifdef BPFMAP_TEST_HOOKS
+extern void (*bpfmap_test_hook)(enum test_hook_point point, const void *obj);
+#define TEST_HOOK(point, obj)                                          \
+	do {                                                           \
+		if (__atomic_load_n(&bpfmap_test_hook, __ATOMIC_ACQUIRE)) \
+			bpfmap_test_hook(point, obj);                  \
+	} while (0)
+#else
+#define TEST_HOOK(point, obj) ((void)0)
+#endif
+
+#endif

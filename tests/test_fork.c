@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fork() while other threads are inside read-side sections, and while one
+ * waits for a grace period (issue 14, sixth defect: the child inherited
+ * liburcu's grace-period lock held by a thread that does not exist in it,
+ * and its first grace period waited for ever).  Public API only, so the same
+ * source builds against any version of the library.  The child gets 20 s
+ * for work that needs grace periods and deferred reclamation on inherited
+ * maps and new ones: lookup_and_delete on a chained map, churn on a flat one
+ * until deleted slots must be reclaimed, batch lookup-and-delete,
+ * bpfmap_free.  A child that hangs is killed (SIGKILL: liburcu blocks every
+ * other signal while it waits for a grace period) and the test fails.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#define READERS 2
+#define KEYS 2048
+
+static int holding;	 /* atomic: readers inside their sections */
+static int release_them; /* atomic */
+
+/* A reader that leaves its section after 300 ms by itself: fork()'s prepare
+ * handler waits for the grace period that waits for it. */
+static void *slow_reader(void *arg)
+{
+	(void)arg;
+	bpfmap_read_lock();
+	__atomic_add_fetch(&holding, 1, __ATOMIC_SEQ_CST);
+	usleep(300 * 1000);
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+/* A writer whose first lookup_and_delete on a chained map waits for a grace
+ * period (the slow reader's). */
+static void *gp_waiter(void *arg)
+{
+	uint32_t k = KEYS - 1;
+	uint64_t v;
+
+	if (bpfmap_lookup_and_delete_elem(arg, &k, &v))
+		abort();
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct bpfmap *m = arg;
+	uint32_t k = 1;
+
+	bpfmap_read_lock();
+	(void)bpfmap_lookup(m, &k);
+	__atomic_add_fetch(&holding, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&release_them, __ATOMIC_SEQ_CST))
+		usleep(100);
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+static struct bpfmap *filled(uint32_t flags, uint32_t n)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, KEYS, flags);
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t v = k;
+
+		if (bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST))
+			abort();
+	}
+	return m;
+}
+
+/* The child's work; exit status 0 if every call answered as it should. */
+static int child_work(struct bpfmap *chained, struct bpfmap *flat)
+{
+	uint64_t v;
+	uint32_t k, keys[64], cursor, count;
+	uint64_t vals[64];
+
+	/* A chained map's lookup_and_delete waits for a grace period. */
+	for (k = 0; k < 100; k++)
+		if (bpfmap_lookup_and_delete_elem(chained, &k, &v) || v != k)
+			return 1;
+	/* Churn a full flat map until its deleted slots must be reclaimed. */
+	for (uint32_t r = 0; r < 20 * KEYS; r++) {
+		k = r % KEYS;
+		if (bpfmap_delete_elem(flat, &k))
+			return 2;
+		v = r;
+		if (bpfmap_update_elem(flat, &k, &v, BPFMAP_NOEXIST))
+			return 3;
+	}
+	count = 64;
+	if (bpfmap_lookup_and_delete_batch(flat, NULL, &cursor, keys, vals, &count, NULL) < 0 &&
+	    errno != ENOENT)
+		return 4;
+	/* A new map, used and freed. */
+	struct bpfmap *m = filled(BPFMAP_F_NO_PREALLOC, KEYS);
+
+	for (k = 0; k < KEYS; k++)
+		if (bpfmap_delete_elem(m, &k))
+			return 5;
+	bpfmap_free(m);
+	bpfmap_free(chained);
+	bpfmap_free(flat);
+	return 0;
+}
+
+/* Wait up to 20 s for the child; kill it and fail if it does not end. */
+static void reap(pid_t pid)
+{
+	int status;
+
+	for (int i = 0; i < 2000; i++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		assert_true(r >= 0);
+		if (r == pid) {
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 0);
+			return;
+		}
+		usleep(10 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail_msg("the child of fork() hung for 20 s (killed)");
+}
+
+static void test_fork_with_readers(void **state)
+{
+	(void)state;
+	struct bpfmap *chained = filled(BPFMAP_F_NO_PREALLOC, KEYS);
+	struct bpfmap *flat = filled(0, KEYS);
+	pthread_t t[READERS];
+	pid_t pid;
+
+	holding = release_them = 0;
+	for (int i = 0; i < READERS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, reader, flat), 0);
+	while (__atomic_load_n(&holding, __ATOMIC_SEQ_CST) < READERS)
+		usleep(100);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_work(chained, flat));
+	__atomic_store_n(&release_them, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < READERS; i++)
+		pthread_join(t[i], NULL);
+	reap(pid);
+	/* The parent's maps are untouched by the child's work. */
+	uint32_t k = 5;
+	uint64_t v;
+
+	assert_int_equal(bpfmap_lookup_elem(chained, &k, &v), 0);
+	assert_int_equal(v, 5);
+	bpfmap_free(chained);
+	bpfmap_free(flat);
+}
+
+static void test_fork_during_grace_period(void **state)
+{
+	(void)state;
+	struct bpfmap *chained = filled(BPFMAP_F_NO_PREALLOC, KEYS);
+	struct bpfmap *flat = filled(0, KEYS);
+	struct bpfmap *other = filled(BPFMAP_F_NO_PREALLOC, KEYS);
+	pthread_t r, w;
+	pid_t pid;
+
+	holding = 0;
+	assert_int_equal(pthread_create(&r, NULL, slow_reader, NULL), 0);
+	while (!__atomic_load_n(&holding, __ATOMIC_SEQ_CST))
+		usleep(100);
+	assert_int_equal(pthread_create(&w, NULL, gp_waiter, other), 0);
+	usleep(100 * 1000); /* w is in its grace period now */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_work(chained, flat));
+	pthread_join(w, NULL);
+	pthread_join(r, NULL);
+	reap(pid);
+	bpfmap_free(chained);
+	bpfmap_free(flat);
+	bpfmap_free(other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		test_entry(test_fork_with_readers),
+		test_entry(test_fork_during_grace_period),
+	};
+	return run_test_group(tests);
+}

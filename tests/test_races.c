@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Races at fixed interleavings (issue 14).  The library is the hooked build
+ * (util/test_hook.h): a thread is stopped at a critical point of its
+ * operation, the test runs another operation against it, checks what that one
+ * answers, and lets the first go on.  Each case below failed on e3e6fd2 (at
+ * the same points, forced there with breakpoints):
+ *  - a delete whose effect another thread has seen (the key gone) still held
+ *    its room: an insert answered -E2BIG into a map with room (defect 4),
+ *    in flat maps, sharded flat maps and chained maps;
+ *  - an insert whose key was not visible yet made the map full: another
+ *    insert answered -E2BIG, and then the key was missing;
+ *  - a sharded count's credits in flight between a shard and the global
+ *    count: an insert on another CPU answered -E2BIG (defect 2);
+ *  - the lock-free -E2BIG probe of a word key read the home's lock word,
+ *    two writers of the home ran (a delete that lowered its reach, an insert
+ *    of the key), and the word read the same again: the probe answered
+ *    -E2BIG for a key present by then (defect 3).
+ * A stopped operation holds a bucket lock at most; the other operations
+ * either complete or wait for it, and the test checks which.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_rng.h"
+#include "test_util.h"
+#include "maps/flat.h"
+#include "maps/htab.h"
+#include "util/test_hook.h"
+
+/* ---- stopping one thread at one hook ------------------------------------- */
+
+static struct {
+	enum test_hook_point point;
+	pthread_t who;
+	int skip;    /* hits to let pass before stopping */
+	int armed;   /* atomic */
+	int reached; /* atomic */
+	int go;	     /* atomic */
+} stop;
+
+static void hook(enum test_hook_point point, const void *obj)
+{
+	(void)obj;
+	if (point != stop.point || !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST) ||
+	    !pthread_equal(pthread_self(), stop.who))
+		return;
+	if (stop.skip-- > 0)
+		return;
+	__atomic_store_n(&stop.armed, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&stop.reached, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&stop.go, __ATOMIC_SEQ_CST))
+		usleep(100);
+}
+
+/* An operation run in a thread of its own. */
+struct op {
+	struct bpfmap *m;
+	uint64_t key, key_hi; /* keys of up to 16 bytes: key_hi 0 */
+	uint64_t value;
+	bool del;
+	int cpu; /* -1: anywhere */
+	bool stopped; /* stop this one at stop.point */
+	int ret;      /* atomic: INT32_MIN until done */
+	pthread_t t;
+};
+
+static bool pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+static void *op_thread(void *arg)
+{
+	struct op *o = arg;
+	int ret;
+
+	if (o->cpu >= 0 && !pin(o->cpu))
+		abort();
+	while (o->stopped && !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
+		usleep(100);
+	ret = o->del ? bpfmap_delete_elem(o->m, &o->key)
+		     : bpfmap_update_elem(o->m, &o->key, &o->value, BPFMAP_ANY);
+	__atomic_store_n(&o->ret, ret, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void op_start(struct op *o)
+{
+	o->ret = INT32_MIN;
+	assert_int_equal(pthread_create(&o->t, NULL, op_thread, o), 0);
+}
+
+/* Start @o and stop it at @point (after @skip earlier hits). */
+static void op_start_stopped(struct op *o, enum test_hook_point point, int skip)
+{
+	memset(&stop, 0, sizeof(stop));
+	stop.point = point;
+	stop.skip = skip;
+	o->stopped = true;
+	op_start(o);
+	stop.who = o->t;
+	__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&stop.reached, __ATOMIC_SEQ_CST)) {
+		assert_int_equal(__atomic_load_n(&o->ret, __ATOMIC_SEQ_CST), INT32_MIN);
+		usleep(100);
+	}
+}
+
+static void op_release(void)
+{
+	__atomic_store_n(&stop.go, 1, __ATOMIC_SEQ_CST);
+}
+
+static int op_join(struct op *o)
+{
+	pthread_join(o->t, NULL);
+	return o->ret;
+}
+
+/* Has @o answered within 50 ms?  Its answer, or INT32_MIN. */
+static int op_answer_soon(struct op *o)
+{
+	for (int i = 0; i < 50; i++) {
+		int r = __atomic_load_n(&o->ret, __ATOMIC_SEQ_CST);
+
+		if (r != INT32_MIN)
+			return r;
+		usleep(1000);
+	}
+	return INT32_MIN;
+}
+
+static struct bpfmap *full_map(uint32_t ks, uint32_t me, uint32_t flags)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, ks, 8, me, flags);
+
+	for (uint64_t k = 0; k < me; k++) {
+		uint64_t key[2] = { k, 0 }, v = k;
+
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	return m;
+}
+
+static int setup_hook(void **state)
+{
+	(void)state;
+	bpfmap_test_hook = hook;
+	return test_close_sections(state);
+}
+
+/* ---- a delete seen, then an insert ---------------------------------------- */
+
+static void check_delete_seen(uint32_t ks, uint32_t me, uint32_t flags)
+{
+	struct bpfmap *m = full_map(ks, me, flags);
+	struct op del = { .m = m, .key = 7, .del = true, .cpu = -1 };
+	struct op ins = { .m = m, .key = me + 100, .value = 1, .cpu = -1 };
+	uint64_t v, k[2] = { me + 101, 0 };
+	int early;
+
+	op_start_stopped(&del, HOOK_DELETE_HIDDEN, 0);
+	/* The delete's effect, seen: key 7 is gone. */
+	assert_int_equal(bpfmap_lookup_elem(m, &del.key, &v), -ENOENT);
+	op_start(&ins);
+	early = op_answer_soon(&ins);
+	op_release();
+	assert_int_equal(op_join(&del), 0);
+	assert_int_equal(op_join(&ins), 0);
+	if (early != INT32_MIN)
+		assert_int_equal(early, 0); /* never -E2BIG for the delete's room */
+	assert_int_equal(bpfmap_lookup_elem(m, &ins.key, &v), 0);
+	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), -E2BIG);
+	bpfmap_free(m);
+}
+
+static void test_delete_seen_then_insert(void **state)
+{
+	(void)state;
+	check_delete_seen(8, 64, 0);			 /* flat, one count word */
+	check_delete_seen(4, 64, 0);
+	check_delete_seen(8, 8192, 0);			 /* flat, sharded where 2+ CPUs */
+	check_delete_seen(8, 64, BPFMAP_F_NO_PREALLOC); /* chained */
+	check_delete_seen(16, 64, 0);			 /* chained, preallocated */
+}
+
+/* ---- an insert not visible yet, then another --------------------------------- */
+
+static void check_insert_in_flight(uint32_t ks, uint32_t me, uint32_t flags)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, ks, 8, me, flags);
+	struct op first = { .m = m, .key = me - 1, .value = 1, .cpu = -1 };
+	struct op second = { .m = m, .key = me + 100, .value = 2, .cpu = -1 };
+	uint64_t v;
+	int early;
+
+	for (uint64_t k = 0; k < me - 1; k++) {
+		uint64_t key[2] = { k, 0 };
+
+		v = k;
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	op_start_stopped(&first, HOOK_INSERT_RESERVED, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &first.key, &v), -ENOENT);
+	op_start(&second);
+	early = op_answer_soon(&second); /* full only once the first is visible */
+	assert_int_equal(early, INT32_MIN);
+	op_release();
+	assert_int_equal(op_join(&first), 0);
+	assert_int_equal(op_join(&second), -E2BIG);
+	assert_int_equal(bpfmap_lookup_elem(m, &first.key, &v), 0);
+	bpfmap_free(m);
+}
+
+static void test_insert_in_flight(void **state)
+{
+	(void)state;
+	check_insert_in_flight(8, 64, 0);
+	check_insert_in_flight(8, 64, BPFMAP_F_NO_PREALLOC);
+	check_insert_in_flight(16, 64, 0);
+}
+
+/* ---- a sharded count's credits in flight ------------------------------------ */
+
+static void test_credits_in_flight(void **state)
+{
+	(void)state;
+	const uint32_t me = 8192, freed = 8;
+	cpu_set_t saved;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	if (bpfmap_num_possible_cpus() < 2 || !CPU_ISSET(0, &saved) || !CPU_ISSET(1, &saved)) {
+		print_message("skipped: needs CPUs 0 and 1 to pin to (sharded counts)\n");
+		skip();
+	}
+	assert_true(pin(0));
+	struct bpfmap *m = full_map(8, me, 0);
+	struct flat *f = to_flat(m);
+
+	assert_non_null(f->count.shards);
+	/* Deletes on CPU 1: their room becomes CPU 1's shard's credits. */
+	assert_true(pin(1));
+	for (uint64_t k = 0; k < freed; k++)
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	assert_true(pin(0));
+	/* An insert on CPU 0 finds no credit of its own and freezes the shards;
+	 * stop it with CPU 1's credits taken and not yet counted. */
+	struct op a = { .m = m, .key = me + 1, .value = 1, .cpu = 0 };
+	struct op b = { .m = m, .key = me + 2, .value = 2, .cpu = 1 };
+
+	op_start_stopped(&a, HOOK_COUNT_STEAL, (int)f->count.shard_mask);
+	op_start(&b);
+	int early = op_answer_soon(&b);
+
+	op_release();
+	assert_int_equal(op_join(&a), 0);
+	assert_int_equal(op_join(&b), 0);
+	if (early != INT32_MIN)
+		assert_int_equal(early, 0);
+	assert_int_equal(count_elements(&f->count), me - freed + 2);
+	/* The rest of the room, exactly. */
+	for (uint64_t k = me + 3; k < me + freed + 1; k++) {
+		uint64_t v = k;
+
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	uint64_t k = me + freed + 1, v = 0;
+
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), -E2BIG);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	bpfmap_free(m);
+}
+
+/* ---- the lock-free -E2BIG probe and its lock word ----------------------------- */
+
+static uint32_t home_of(const struct flat *f, uint32_t k)
+{
+	uint64_t w = k;
+
+	return flat_home(f, flat_hash(f, &w));
+}
+
+/* The next 4-byte key from *next on whose home is h. */
+static uint32_t key_of_home(const struct flat *f, uint32_t h, uint32_t *next)
+{
+	while (home_of(f, *next) != h)
+		(*next)++;
+	return (*next)++;
+}
+
+/* Every lock and unlock of a home moves its lock word's unlock count by one,
+ * a delete that lowers the home's reach included. */
+static void test_lock_word_counts(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, 200, 0);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, keys[9], h = 3;
+	uint64_t v = 0;
+
+	for (int i = 0; i < 9; i++) /* the ninth lies one bucket away */
+		keys[i] = key_of_home(f, h, &next);
+	for (int i = 0; i < 9; i++) {
+		uint32_t before = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER;
+
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(__atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER,
+				 (before + 2) & FLAT_LOCK_VER);
+	}
+	assert_int_equal(flat_max_dist(f, h), 1);
+	uint32_t before = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER;
+
+	assert_int_equal(bpfmap_delete_elem(m, &keys[8]), 0); /* the farthest: reach 0 */
+	assert_int_equal(flat_max_dist(f, h), 0);
+	assert_int_equal(__atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER,
+			 (before + 2) & FLAT_LOCK_VER);
+	bpfmap_free(m);
+}
+
+/*
+ * The probe stopped after reading home h's lock word and finding key K
+ * absent in a full map; meanwhile K0, h's only key one bucket away, is
+ * deleted (h's reach drops to 0) and K inserted (one bucket away again).
+ * Built so that on e3e6fd2 the lock word then read the same as before: h's
+ * bucket full of another home's keys, one earlier locked update of h.
+ */
+static void test_probe_full_not_fooled(void **state)
+{
+	(void)state;
+	const uint32_t me = 200, h = 3;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, me, 0);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, n = 0, k0, k;
+	uint64_t v = 0;
+
+	assert_true(f->match_by_key && f->n_homes > 12);
+	for (int i = 0; i < 16; i++, n++) { /* buckets h - 1 and h: home h - 1's */
+		k = key_of_home(f, h - 1, &next);
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	k0 = key_of_home(f, h, &next);
+	assert_int_equal(bpfmap_update_elem(m, &k0, &v, BPFMAP_NOEXIST), 0); /* bucket h + 1 */
+	n++;
+	assert_int_equal(flat_max_dist(f, h), 1);
+	assert_int_equal(bpfmap_update_elem(m, &k0, &v, BPFMAP_NOEXIST), -EEXIST); /* locked */
+	k = key_of_home(f, h, &next);
+	/* The rest of the map from homes far away, at most 8 each: no one
+	 * else reaches buckets h .. h + 1. */
+	for (uint32_t home = 6; n < me; home++) {
+		assert_true(home < f->n_homes);
+		for (int i = 0; i < 8 && n < me; i++, n++) {
+			uint32_t other = key_of_home(f, home, &next);
+
+			assert_int_equal(bpfmap_update_elem(m, &other, &v, BPFMAP_NOEXIST), 0);
+		}
+	}
+	struct op probe = { .m = m, .key = k, .value = 42, .cpu = -1 };
+
+	op_start_stopped(&probe, HOOK_PROBE_FULL_SCANNED, 0);
+	uint64_t k0w = k0, kw = k;
+
+	assert_int_equal(bpfmap_delete_elem(m, &k0w), 0);
+	assert_int_equal(bpfmap_update_elem(m, &kw, &v, BPFMAP_NOEXIST), 0);
+	op_release();
+	/* K is present now: BPF_ANY overwrites it. */
+	assert_int_equal(op_join(&probe), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &kw, &v), 0);
+	assert_int_equal(v, 42);
+	bpfmap_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_delete_seen_then_insert, setup_hook),
+		cmocka_unit_test_setup(test_insert_in_flight, setup_hook),
+		cmocka_unit_test_setup(test_credits_in_flight, setup_hook),
+		cmocka_unit_test_setup(test_lock_word_counts, setup_hook),
+		cmocka_unit_test_setup(test_probe_full_not_fooled, setup_hook),
+	};
+	return run_test_group(tests);
+}
