@@ -39,33 +39,35 @@ struct probe {
 
 /* ---- what the tables report ---------------------------------------------- */
 
-/* Flat: a present key scans its home to its slot's bucket; an absent one its
- * home's whole reach (max_dist + 1 buckets). */
+/* Flat: a present key costs its home bucket, plus its place in the home's
+ * chain if it is a node; an absent one the bucket and the whole chain. */
+static uint32_t flat_chain_len(const struct flat *f, uint32_t h)
+{
+	uint32_t n = 0;
+
+	for (uint32_t pos = flat_chain(f, h); pos != FLAT_NONE; pos = flat_node_next(f, pos))
+		n++;
+	return n;
+}
+
 static struct probe flat_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
 {
 	struct flat *f = to_flat(m);
 	uint32_t ks = m->key_size;
 	struct probe p = { 0, 0 };
 	uint64_t n = 0;
-	char key[2048];
 
-	bpfmap_read_lock();
-	for (uint32_t b = 0; b < f->n_buckets; b++) {
-		uint64_t live = flat_live(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE));
+	/* Single-threaded: the chains hold still. */
+	for (uint32_t h = 0; h < f->n_homes; h++) {
+		uint64_t live = flat_live(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
+		uint32_t len = flat_chain_len(f, h);
 
-		for (; live; live &= live - 1) {
-			uint32_t pos = b * FLAT_SLOTS + flat_first(live), h;
-
-			flat_copy_key_out(f, pos, key);
-			h = flat_home(f, flat_hash(f, key));
-			p.present += 1 + (b >= h ? b - h : b + f->n_buckets - h);
-			n++;
-		}
+		p.present += __builtin_popcountll(live) + (double)len * (len + 3) / 2;
+		n += (uint64_t)__builtin_popcountll(live) + len;
 	}
-	bpfmap_read_unlock();
 	p.present /= (double)n;
 	for (uint32_t i = 0; i < n_absent; i++)
-		p.absent += 1 + flat_max_dist(f, flat_home(f, flat_hash(f, absent + (size_t)i * ks)));
+		p.absent += 1 + flat_chain_len(f, flat_home(f, flat_hash(f, absent + (size_t)i * ks)));
 	p.absent /= n_absent;
 	return p;
 }

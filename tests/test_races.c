@@ -16,6 +16,9 @@
  *    two writers of the home ran (a delete that lowered its reach, an insert
  *    of the key), and the word read the same again: the probe answered
  *    -E2BIG for a key present by then (defect 3).
+ * And one of the chained layout that replaced linear probing: a chain walk
+ * that reached a node just before an in-section reuse relinked it into
+ * another home's chain.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -64,6 +67,7 @@ struct op {
 	uint64_t key, key_hi; /* keys of up to 16 bytes: key_hi 0 */
 	uint64_t value;
 	bool del;
+	bool look; /* a program-view lookup (0: found), in a read-side section */
 	int cpu; /* -1: anywhere */
 	bool stopped; /* stop this one at stop.point */
 	int ret;      /* atomic: INT32_MIN until done */
@@ -88,8 +92,14 @@ static void *op_thread(void *arg)
 		abort();
 	while (o->stopped && !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
 		usleep(100);
-	ret = o->del ? bpfmap_delete_elem(o->m, &o->key)
-		     : bpfmap_update_elem(o->m, &o->key, &o->value, BPFMAP_ANY);
+	if (o->look) {
+		bpfmap_read_lock();
+		ret = bpfmap_lookup(o->m, &o->key) ? 0 : -ENOENT;
+		bpfmap_read_unlock();
+	} else {
+		ret = o->del ? bpfmap_delete_elem(o->m, &o->key)
+			     : bpfmap_update_elem(o->m, &o->key, &o->value, BPFMAP_ANY);
+	}
 	__atomic_store_n(&o->ret, ret, __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -298,41 +308,61 @@ static uint32_t key_of_home(const struct flat *f, uint32_t h, uint32_t *next)
 	return (*next)++;
 }
 
-/* Every lock and unlock of a home moves its lock word's unlock count by one,
- * a delete that lowers the home's reach included. */
+/* Insert @n keys of home h (from *next on); returns the last. */
+static uint32_t fill_home(struct bpfmap *m, uint32_t h, uint32_t n, uint32_t *next)
+{
+	uint32_t k = 0;
+	uint64_t v = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		k = key_of_home(to_flat(m), h, next);
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	return k;
+}
+
+static uint32_t lock_word(const struct flat *f, uint32_t h)
+{
+	return __atomic_load_n(&f->homes[h].lock, __ATOMIC_RELAXED);
+}
+
+/* Every locked insert and delete of a home moves its lock word by two (a
+ * lock and an unlock), a chain's node unlinked included; nothing else
+ * writes it. */
 static void test_lock_word_counts(void **state)
 {
 	(void)state;
 	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, 200, 0);
 	struct flat *f = to_flat(m);
-	uint32_t next = 0, keys[9], h = 3;
+	uint32_t next = 0, keys[10], h = 3;
 	uint64_t v = 0;
 
-	for (int i = 0; i < 9; i++) /* the ninth lies one bucket away */
+	for (int i = 0; i < 10; i++) /* the last two are nodes of h's chain */
 		keys[i] = key_of_home(f, h, &next);
-	for (int i = 0; i < 9; i++) {
-		uint32_t before = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER;
+	for (int i = 0; i < 10; i++) {
+		uint32_t before = lock_word(f, h);
 
 		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
-		assert_int_equal(__atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER,
-				 (before + 2) & FLAT_LOCK_VER);
+		assert_int_equal(lock_word(f, h), before + 2);
 	}
-	assert_int_equal(flat_max_dist(f, h), 1);
-	uint32_t before = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER;
+	assert_true(flat_is_node(f, flat_chain(f, h)));
+	for (int i = 9; i >= 7; i--) { /* the chain's head, its tail, a slot */
+		uint32_t before = lock_word(f, h);
 
-	assert_int_equal(bpfmap_delete_elem(m, &keys[8]), 0); /* the farthest: reach 0 */
-	assert_int_equal(flat_max_dist(f, h), 0);
-	assert_int_equal(__atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) & FLAT_LOCK_VER,
-			 (before + 2) & FLAT_LOCK_VER);
+		assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
+		assert_int_equal(lock_word(f, h), before + 2);
+	}
+	assert_int_equal(flat_chain(f, h), FLAT_NONE);
 	bpfmap_free(m);
 }
 
 /*
  * The probe stopped after reading home h's lock word and finding key K
- * absent in a full map; meanwhile K0, h's only key one bucket away, is
- * deleted (h's reach drops to 0) and K inserted (one bucket away again).
- * Built so that on e3e6fd2 the lock word then read the same as before: h's
- * bucket full of another home's keys, one earlier locked update of h.
+ * absent in a full map; meanwhile K0, a node of h's chain, is deleted and K
+ * inserted (a node again).  The lock word moved, so the probe must not
+ * answer -E2BIG from what it saw: K is present by then.  (On e3e6fd2 the
+ * delete's shrinking of h's reach rewrote the word and wiped its count, and
+ * the probe answered -E2BIG.)
  */
 static void test_probe_full_not_fooled(void **state)
 {
@@ -340,30 +370,22 @@ static void test_probe_full_not_fooled(void **state)
 	const uint32_t me = 200, h = 3;
 	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, me, 0);
 	struct flat *f = to_flat(m);
-	uint32_t next = 0, n = 0, k0, k;
+	uint32_t next = 0, k0, k;
 	uint64_t v = 0;
 
 	assert_true(f->match_by_key && f->n_homes > 12);
-	for (int i = 0; i < 16; i++, n++) { /* buckets h - 1 and h: home h - 1's */
-		k = key_of_home(f, h - 1, &next);
-		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	}
-	k0 = key_of_home(f, h, &next);
-	assert_int_equal(bpfmap_update_elem(m, &k0, &v, BPFMAP_NOEXIST), 0); /* bucket h + 1 */
-	n++;
-	assert_int_equal(flat_max_dist(f, h), 1);
-	assert_int_equal(bpfmap_update_elem(m, &k0, &v, BPFMAP_NOEXIST), -EEXIST); /* locked */
+	k0 = fill_home(m, h, 9, &next);
 	k = key_of_home(f, h, &next);
-	/* The rest of the map from homes far away, at most 8 each: no one
-	 * else reaches buckets h .. h + 1. */
-	for (uint32_t home = 6; n < me; home++) {
-		assert_true(home < f->n_homes);
-		for (int i = 0; i < 8 && n < me; i++, n++) {
-			uint32_t other = key_of_home(f, home, &next);
+	assert_true(flat_is_node(f, flat_chain(f, h)));
+	for (uint32_t n = 9; n < me; next++) { /* the rest elsewhere */
+		uint32_t o = next;
 
-			assert_int_equal(bpfmap_update_elem(m, &other, &v, BPFMAP_NOEXIST), 0);
-		}
+		if (home_of(f, o) == h)
+			continue;
+		assert_int_equal(bpfmap_update_elem(m, &o, &v, BPFMAP_NOEXIST), 0);
+		n++;
 	}
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), -E2BIG);
 	struct op probe = { .m = m, .key = k, .value = 42, .cpu = -1 };
 
 	op_start_stopped(&probe, HOOK_PROBE_FULL_SCANNED, 0);
@@ -379,6 +401,62 @@ static void test_probe_full_not_fooled(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * A chain walk stopped on its way to node X (x's, the head of home A's
+ * chain, K behind it); meanwhile x is deleted and, with every other node in
+ * use and the grace period held up (reader sections), an insert of home B
+ * inside a read-side section reuses X at once: X now heads B's chain.  The
+ * walk goes on from X along B's chain: without the reuse's mark on A's seq
+ * it would end there and answer that K, present throughout, is absent.
+ */
+static void test_chain_walk_diverted(void **state)
+{
+	(void)state;
+	const uint32_t me = 64, A = 1, B = 2, C = 3;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, me, 0);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, k, x, y, X;
+	uint64_t v = 0;
+
+	assert_true(f->match_by_key && f->n_homes > C);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	fill_home(m, A, 8, &next);
+	k = fill_home(m, A, 1, &next);
+	x = fill_home(m, A, 1, &next);
+	X = flat_chain(f, A);
+	assert_true(flat_is_node(f, X));
+	uint64_t kw0 = k;
+	struct flat_place pk = flat_place_of(f, flat_hash(f, &kw0));
+
+	assert_int_equal(flat_node_next(f, X), flat_chain_find(f, A, pk.tag, NULL, 4, k, true));
+	fill_home(m, B, 8, &next);
+	fill_home(m, C, 8, &next);
+	/* Use up the pool: C's chain takes node after node, each deleted. */
+	while (__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED) < f->n_nodes) {
+		uint32_t c = fill_home(m, C, 1, &next);
+		uint64_t cw = c;
+
+		assert_int_equal(bpfmap_delete_elem(m, &cw), 0);
+	}
+	struct op look = { .m = m, .key = k, .look = true, .cpu = -1 };
+
+	op_start_stopped(&look, HOOK_CHAIN_STEP, 0); /* about to read X */
+	uint64_t xw = x;
+
+	assert_int_equal(bpfmap_delete_elem(m, &xw), 0);
+	y = fill_home(m, B, 1, &next); /* in this section: reuses X, the first dead node */
+	assert_int_equal(flat_chain(f, B), X);
+	op_release();
+	assert_int_equal(op_join(&look), 0);
+	bpfmap_read_unlock();
+	uint64_t kw = k, yw = y;
+
+	assert_int_equal(bpfmap_lookup_elem(m, &kw, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &yw, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &xw, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +465,7 @@ int main(void)
 		cmocka_unit_test_setup(test_credits_in_flight, setup_hook),
 		cmocka_unit_test_setup(test_lock_word_counts, setup_hook),
 		cmocka_unit_test_setup(test_probe_full_not_fooled, setup_hook),
+		cmocka_unit_test_setup(test_chain_walk_diverted, setup_hook),
 	};
 	return run_test_group(tests);
 }

@@ -916,17 +916,19 @@ static double now_sec(void)
 }
 
 /* Deferred reclamation runs in liburcu's thread: wait for mem_usage to
- * settle back at the empty map's figure. */
-static void wait_mem_back(struct worker *w, struct target *t, const char *when)
+ * settle back at @target (the empty map's figure, or for a preallocated
+ * map the figure before: it keeps what it has touched, and deletes touch
+ * nothing new). */
+static void wait_mem_back(struct worker *w, struct target *t, const char *when, size_t target)
 {
 	double deadline = now_sec() + 10;
 	size_t m;
 
-	while ((m = bpfmap_mem_usage(t->map)) != t->mem0 && now_sec() < deadline)
+	while ((m = bpfmap_mem_usage(t->map)) != target && now_sec() < deadline)
 		usleep(1000);
-	if (m != t->mem0)
-		failf(w, "%s on %s: mem_usage %zu, the empty map had %zu", when, t->name, m,
-		      t->mem0);
+	if (m != target)
+		failf(w, "%s on %s: mem_usage %zu, expected %zu (the empty map had %zu)", when,
+		      t->name, m, target, t->mem0);
 }
 
 static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ctr_total)
@@ -937,6 +939,7 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 	uint32_t nbatch = rest_batch(w, t, batched, false);
 	size_t elem_bytes = sizeof(struct skey) + sizeof(struct sval);
 	size_t m = bpfmap_mem_usage(t->map);
+	bool prealloc = !(cfg->map_flags & BPFMAP_F_NO_PREALLOC);
 	int rc;
 
 	/* (c) walk and batch agree; every key found looks up fine. */
@@ -1001,7 +1004,7 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		failf(w, "drain on %s: took %u elements, %u were there", t->name, ndrain, nwalk);
 	if (rest_walk(w, t, walked) != 0)
 		failf(w, "drain on %s: map not empty", t->name);
-	wait_mem_back(w, t, "after drain");
+	wait_mem_back(w, t, "after drain", prealloc ? m : t->mem0);
 
 	/* Capacity is exactly max_entries again (the element count is right). */
 	for (uint32_t id = 0; id < t->max_entries; id++) {
@@ -1033,8 +1036,8 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		if (m < t->mem0 || d % t->max_entries || per < elem_bytes || per > elem_bytes + 256)
 			failf(w, "refill on %s: mem_usage %zu, empty %zu, for %u elements", t->name,
 			      m, t->mem0, t->max_entries);
-	} else if (m < t->mem0) {
-		failf(w, "refill on %s: mem_usage %zu < empty %zu", t->name, m, t->mem0);
+	} else if (m < t->mem0 || m > upper) {
+		failf(w, "refill on %s: mem_usage %zu, empty %zu", t->name, m, t->mem0);
 	}
 
 	/* Delete them all with delete_batch. */
@@ -1049,7 +1052,7 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		if (rest_walk(w, t, walked) != 0)
 			failf(w, "final delete_batch on %s: map not empty", t->name);
 	}
-	wait_mem_back(w, t, "at the end");
+	wait_mem_back(w, t, "at the end", prealloc ? m : t->mem0);
 }
 
 /* ---- driver --------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * BPFMAP_TYPE_HASH, preallocated (the flat layout): creation, slot and value
- * writes, and the reclamation of deleted slots.  The per-key operations are
+ * BPFMAP_TYPE_HASH, preallocated (the flat layout): creation, position and
+ * value writes, deletes, and the reclamation of deleted positions.  The per-key operations are
  * in flat_update.c, the lookups in flat_lookup.c; design notes in maps/flat.h.
  */
 #include <errno.h>
@@ -97,28 +97,26 @@ void flat_store_value(const struct flat *f, uint32_t pos, const void *value)
 	}
 }
 
-/* Fill claimed (BUSY) slot i of bucket b and publish it with @tag. */
-void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
-		    const void *key, uint64_t small, const void *value)
+void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
+	       const void *value)
 {
 	const struct bpfmap *map = &f->map;
-	struct flat_bucket *bk = &f->buckets[b];
-	uint32_t pos = b * FLAT_SLOTS + i;
+	struct flat_bucket *bk = &f->buckets[pos / FLAT_SLOTS];
 	char *s;
 	uint64_t *kw;
 
-	/* A slot's first fill takes the next element (long keys): a map
+	/* A position's first fill takes the next element (long keys): a map
 	 * filled in some order lays its keys out in that order.  The tag's
-	 * release below publishes the index with the key. */
-	if (f->elems && __atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED) == FLAT_NONE)
+	 * release (or the chain's link) publishes the index with the key. */
+	if (f->elems && !__atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED))
 		__atomic_store_n(&f->elems[pos],
-				 __atomic_fetch_add(&f->next_elem, 1, __ATOMIC_RELAXED),
+				 __atomic_fetch_add(&f->next_elem, 1, __ATOMIC_RELAXED) + 1,
 				 __ATOMIC_RELAXED);
 	s = flat_key_at(f, pos);
 	kw = (uint64_t *)(void *)s;
 	flat_seq_enter(&bk->seq);
 	/* The value before the key: lookups matching by key take a word key
-	 * they see as live (flat.h, "Matching by key"). */
+	 * they see as live (flat.h, "Readers"). */
 	flat_store_value(f, pos, value);
 	if (map_has_lock(map))
 		__atomic_store_n((uint32_t *)(void *)(flat_value_at(f, pos) + map->lock_off), 0,
@@ -142,7 +140,8 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
 			__atomic_store_n(kw, w, __ATOMIC_RELEASE);
 		}
 	}
-	flat_set_tag(bk, i, tag);
+	if (tag != FLAT_BUSY)
+		flat_set_tag(bk, pos % FLAT_SLOTS, tag);
 	flat_seq_leave(&bk->seq);
 }
 
@@ -153,8 +152,9 @@ void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag,
 #define FLAT_RQ_OWNED 1u
 #define FLAT_RQ_FREE 2u
 
-/* Turn every byte equal to @from in bucket b's tags into @to; returns how many. */
-static uint32_t flat_retag_all(struct flat_bucket *bk, uint32_t from, uint32_t to)
+/* Turn every byte equal to @from in bucket b's tags into @to; returns the
+ * bytes turned, 0x80 in each (flat_match's form). */
+static uint64_t flat_retag_all(struct flat_bucket *bk, uint32_t from, uint32_t to)
 {
 	uint64_t old = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), new, m;
 
@@ -168,7 +168,24 @@ static uint32_t flat_retag_all(struct flat_bucket *bk, uint32_t from, uint32_t t
 		new = (old & ~bytes) | ((to * FLAT_BYTES_LO) & bytes);
 	} while (!__atomic_compare_exchange_n(&bk->tags, &old, new, true, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
+	return m;
+}
+
+static uint32_t flat_count_of(uint64_t m)
+{
 	return (uint32_t)__builtin_popcountll(m);
+}
+
+/* Positions @m of bucket b turned EMPTY: a pool bucket's go back to the
+ * nodes' free list.  Returns how many. */
+static uint32_t flat_freed(struct flat *f, uint32_t b, uint64_t m)
+{
+	uint32_t n = flat_count_of(m);
+
+	if (b * FLAT_SLOTS >= f->pool_base)
+		for (; m; m &= m - 1)
+			freelist_push(&f->node_free, b * FLAT_SLOTS + flat_first(m) - f->pool_base);
+	return n;
 }
 
 /* rq owner: WAIT -> QUEUED in every bucket flagged in wait_bits.  Returns the
@@ -185,7 +202,8 @@ static uint32_t flat_queue_waiting(struct flat *f)
 		bits = __atomic_exchange_n(&f->wait_bits[w], 0, __ATOMIC_ACQ_REL);
 		while (bits) {
 			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			uint32_t n = flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_QUEUED);
+			uint32_t n = flat_count_of(flat_retag_all(&f->buckets[b], FLAT_WAIT,
+								  FLAT_QUEUED));
 
 			if (n) {
 				__atomic_fetch_or(&f->queued_bits[w], 1ULL << (b % 64),
@@ -209,7 +227,8 @@ static uint32_t flat_free_queued(struct flat *f)
 		while (bits) {
 			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
-			freed += flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_EMPTY);
+			freed += flat_freed(f, b, flat_retag_all(&f->buckets[b], FLAT_QUEUED,
+								  FLAT_EMPTY));
 			bits &= bits - 1;
 		}
 	}
@@ -218,6 +237,9 @@ static uint32_t flat_free_queued(struct flat *f)
 
 static void flat_release(struct flat *f)
 {
+	freelist_destroy(&f->node_free);
+	big_free(f->node_next);
+	big_free(f->homes);
 	free(f->wait_bits);
 	count_destroy(&f->count);
 	free((void *)f->hp);
@@ -281,8 +303,9 @@ void flat_reclaim_sync(struct flat *f)
 
 		for (; bits; bits &= bits - 1) {
 			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			uint32_t c = flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_SYNCQ) +
-				     flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_SYNCQ);
+			uint32_t c =
+			    flat_count_of(flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_SYNCQ)) +
+			    flat_count_of(flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_SYNCQ));
 
 			if (c) {
 				f->sync_bits[w] |= 1ULL << (b % 64);
@@ -301,7 +324,8 @@ void flat_reclaim_sync(struct flat *f)
 			for (; bits; bits &= bits - 1) {
 				uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
-				freed += flat_retag_all(&f->buckets[b], FLAT_SYNCQ, FLAT_EMPTY);
+				freed += flat_freed(f, b, flat_retag_all(&f->buckets[b],
+									  FLAT_SYNCQ, FLAT_EMPTY));
 			}
 		}
 		/* What it frees, not what it took: an insert inside a read-side
@@ -325,70 +349,62 @@ void flat_kick(struct flat *f)
 		__atomic_store_n(&f->rq, 0, __ATOMIC_RELEASE);
 }
 
-/* The home of the key in live slot pos.  Keys of at most 8 bytes are read in
- * one atomic load; longer ones need the caller in a read-side section. */
-static uint32_t flat_home_of(const struct flat *f, uint32_t pos)
+uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos)
 {
-	uint32_t ks = f->map.key_size;
+	uint32_t prev = FLAT_NONE;
 
-	if (ks <= 8) {
-		uint64_t w = flat_small_at(f, pos, ks); /* little-endian: the key's bytes */
-
-		return flat_home(f, flat_hash(f, &w));
-	}
-	return flat_home(f, f->hash(flat_key_at(f, pos), ks, f->hp));
+	for (uint32_t n = flat_chain(f, h); n != pos; n = flat_node_next(f, n))
+		prev = n;
+	return prev;
 }
 
-/* Home h (locked) lost its element at distance d: if that was its farthest,
- * lower max_dist to the farthest left, so lookups do not keep scanning
- * buckets a burst of inserts once reached. */
-static void flat_shrink_dist(struct flat *f, uint32_t h, uint32_t d)
+/*
+ * The delete.  A home slot turns WAIT at once.  A node is hidden first
+ * (BUSY: no walk matches it, and neither the reclaimers nor the in-section
+ * reuse take it), then unlinked, and only then WAIT: the reuse of a WAIT
+ * node relinks it elsewhere, which must not race with this unlink.  It
+ * keeps its next, so that a walk standing on it goes on along the chain.
+ */
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev)
 {
-	struct flat_bucket *bk = f->buckets;
-	uint32_t lw = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED);
-	uint32_t md = lw >> FLAT_DIST_SHIFT;
-
-	if (d == 0 || d != md) /* FLAT_DIST_ANY stays: the scan would be long */
-		return;
-	for (; md; md--) { /* bucket h + d too: it may hold more of h's keys */
-		uint32_t b = h + md >= f->n_buckets ? h + md - f->n_buckets : h + md;
-		uint64_t live = flat_live(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE));
-		bool found = false;
-
-		for (; live && !found; live &= live - 1)
-			found = flat_home_of(f, b * FLAT_SLOTS + flat_first(live)) == h;
-		if (found)
-			break;
-	}
-	flat_set_dist_locked(&f->locks[h], md); /* the unlock count stays: flat_probe_full */
-}
-
-bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i)
-{
-	struct flat_bucket *bk = &f->buckets[b];
+	struct flat_bucket *bk = &f->buckets[pos / FLAT_SLOTS];
+	uint32_t i = pos % FLAT_SLOTS, b = pos / FLAT_SLOTS;
 	uint32_t ticket = count_delete_begin(&f->count); /* busy before the key goes */
 
-	flat_set_tag(bk, i, FLAT_WAIT);
-	if (f->match_by_key && b == h)
-		/* Out of reach of the lookups that match by key (flat.h).  No
-		 * seq: the walks that copy keys out check the tag again after
-		 * the key (flat_iter.c), and a bucket seq here cost 13% of
-		 * htab-mem's batch_add_batch_del. */
-		flat_store_small(f, b * FLAT_SLOTS + i, f->map.key_size, flat_dead_word(f, b));
-	TEST_HOOK(HOOK_DELETE_HIDDEN, f);
+	if (!flat_is_node(f, pos)) {
+		flat_set_tag(bk, i, FLAT_WAIT);
+		if (f->match_by_key)
+			/* Out of reach of the lookups that match by key (flat.h).
+			 * No seq: the walks that copy keys out check the tag
+			 * again after the key (flat_iter.c), and a bucket seq
+			 * here cost 13% of htab-mem's batch_add_batch_del. */
+			flat_store_small(f, pos, f->map.key_size, flat_dead_word(f, b));
+		TEST_HOOK(HOOK_DELETE_HIDDEN, f);
+	} else {
+		uint32_t next = __atomic_load_n(&f->node_next[pos - f->pool_base], __ATOMIC_RELAXED);
+
+		flat_set_tag(bk, i, FLAT_BUSY);
+		if (f->match_by_key) /* out of reach of the walks that match by key */
+			flat_store_small(f, pos, f->map.key_size, flat_dead_word(f, h));
+		TEST_HOOK(HOOK_DELETE_HIDDEN, f);
+		uint64_t filter = 0;
+
+		if (prev == FLAT_NONE)
+			__atomic_store_n(&f->homes[h].chain, next, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&f->node_next[prev - f->pool_base], next, __ATOMIC_RELEASE);
+		flat_set_tag(bk, i, FLAT_WAIT);
+		for (uint32_t n = flat_chain(f, h); n != FLAT_NONE; n = flat_node_next(f, n))
+			filter |= flat_filter_bit(flat_tag_at(f, n));
+		__atomic_store_n(&f->homes[h].filter, filter, __ATOMIC_RELEASE);
+	}
 	count_delete_end(&f->count, ticket);
-	flat_shrink_dist(f, h, b >= h ? b - h : b + f->n_buckets - h);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
 	return flat_dead_inc(f) >= (int32_t)f->kick_at &&
 	       !__atomic_load_n(&f->rq, __ATOMIC_RELAXED);
 }
 
 /* ---- creation ----------------------------------------------------------- */
-
-static size_t flat_mem_usage(const struct bpfmap *map)
-{
-	return to_flat(map)->mem_bytes;
-}
 
 /*
  * A reclamation callback may be queued or running: it touches f until it
@@ -406,48 +422,20 @@ static void flat_free(struct bpfmap *map)
 }
 
 /*
- * Slots that keep the bytes per element of max_entries elements of slot_size
- * bytes (key and value) and @index bytes of element index within
- * slot_size + 16: 2 bytes of bucket metadata per slot; 1 byte per element
- * kept for the fixed part and the bitmaps.
+ * Home buckets.  Keys of at most 8 bytes get one home slot per element: a
+ * position holds a key and its value, and every one left empty costs them
+ * (a full map's chains hold about 14% of its keys, from its buckets'
+ * Poisson spread, so as many home slots stay empty); that keeps 8-byte keys
+ * with 8-byte values within 24 bytes an element.  Longer keys' positions
+ * are 6 bytes (an element index and the bucket's share), so they get 8/7 of
+ * that, and fewer chains (about 9% of the keys).
  */
-static uint64_t flat_budget_slots(uint32_t max_entries, uint32_t slot_size, uint32_t index)
+static uint64_t flat_homes_for(uint32_t max_entries, bool long_keys)
 {
-	return (uint64_t)max_entries * (slot_size + 15) / (slot_size + 2 + index);
-}
+	uint64_t slots = long_keys ? ((uint64_t)max_entries * 8 + 6) / 7 : (uint64_t)max_entries;
+	uint64_t n = (slots + FLAT_SLOTS - 1) / FLAT_SLOTS;
 
-/*
- * Home slots: about 8/7 of max_entries, so a full map leaves a slot free per
- * seven, but no more than the budget (large elements), and always at least
- * one more than max_entries.
- */
-static uint64_t flat_home_slots(uint32_t max_entries, uint64_t budget)
-{
-	uint64_t by_load = ((uint64_t)max_entries * 8 + 6) / 7;
-	uint64_t n = by_load < budget ? by_load : budget;
-
-	return n > max_entries ? n : (uint64_t)max_entries + 1;
-}
-
-/* Spare slots (beyond max_entries) every map gets, bounded in bytes: deleted
- * slots wait for a grace period before reuse, and these let deletes and
- * inserts go on meanwhile.  From FLAT_SPARE_BUDGET_FROM elements on, where
- * the bytes per element are what counts, they also stay within the budget
- * (maps of large elements: 1024 spare slots of 256 + 6 bytes would be 13
- * bytes more per element of a 20000-entry map). */
-#define FLAT_SPARE_MIN 1024
-#define FLAT_SPARE_MAX_BYTES (256 << 10)
-#define FLAT_SPARE_BUDGET_FROM (16 * FLAT_SPARE_MIN)
-
-static uint64_t flat_spare(uint32_t max_entries, uint32_t slot_bytes, uint64_t budget)
-{
-	uint64_t n = FLAT_SPARE_MAX_BYTES / slot_bytes;
-
-	if (n > FLAT_SPARE_MIN)
-		n = FLAT_SPARE_MIN;
-	if (max_entries >= FLAT_SPARE_BUDGET_FROM && max_entries + n > budget)
-		n = budget > max_entries ? budget - max_entries : 1;
-	return n;
+	return n ? n : 1;
 }
 
 /*
@@ -477,83 +465,97 @@ static void flat_init_dead_words(struct flat *f, uint32_t ks)
 	}
 }
 
+static size_t flat_mem_usage(const struct bpfmap *map)
+{
+	const struct flat *f = to_flat(map);
+	uint32_t hwm = __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+	uint32_t elems = __atomic_load_n(&f->next_elem, __ATOMIC_RELAXED);
+
+	/* What the map has touched: the pool is address space until used. */
+	return f->fixed_bytes + (size_t)ROUND_UP(hwm, FLAT_SLOTS) * f->node_bytes +
+	       (size_t)elems * f->elem_bytes;
+}
+
+/*
+ * Sizes.  Positions: n_homes * 8 home slots, then the pool's n_nodes (the
+ * last pool bucket's slots past them stay BUSY for ever).  Keys of at most 8
+ * bytes and their values are stored per position; longer ones per element,
+ * of which there are as many as positions.  The pool holds max_entries
+ * nodes and spares, so that every element could be a node (a tiny map's
+ * few homes); it is address space until used (big_zalloc maps it): nodes
+ * are handed out from the free list, else in order.
+ */
 struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 {
 	struct flat *f = big_zalloc(sizeof(*f)); /* 64-byte aligned: aligned members */
 	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
 	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
 	uint64_t slot_size = key_stride + value_stride;
-	uint32_t index = p->key_size > 8 ? sizeof(uint32_t) : 0; /* f->elems */
-	uint64_t budget, home_slots, n_slots, n_buckets;
-	size_t bucket_bytes, key_bytes, value_bytes, elem_bytes;
+	bool long_keys = p->key_size > 8;
+	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, spare;
 
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
-	budget = flat_budget_slots(p->max_entries, (uint32_t)slot_size, index);
-	home_slots = flat_home_slots(p->max_entries, budget);
-	n_slots = (uint64_t)p->max_entries +
-		  flat_spare(p->max_entries, (uint32_t)slot_size + index, budget);
-	if (n_slots < home_slots)
-		n_slots = home_slots;
-	n_buckets = (n_slots + FLAT_SLOTS - 1) / FLAT_SLOTS;
-	if (n_buckets > UINT32_MAX / FLAT_SLOTS || slot_size * n_slots > SIZE_MAX / 4)
+	n_homes = flat_homes_for(p->max_entries, long_keys);
+	spare = FLAT_NODE_SPARE_BYTES / (slot_size + 12);
+	spare = spare > FLAT_NODE_SPARE ? FLAT_NODE_SPARE : spare;
+	spare = (spare < FLAT_NODE_SPARE_MIN ? FLAT_NODE_SPARE_MIN : spare) + p->max_entries / 32;
+	n_nodes = (uint64_t)p->max_entries + spare;
+	n_buckets = n_homes + (n_nodes + FLAT_SLOTS - 1) / FLAT_SLOTS;
+	if (n_buckets >= UINT32_MAX / FLAT_SLOTS || slot_size * n_buckets > SIZE_MAX / 16)
 		goto nomem;
-	f->n_slots = (uint32_t)n_slots;
+	n_pos = n_buckets * FLAT_SLOTS;
+	home_pos = n_homes * FLAT_SLOTS;
+	f->n_homes = (uint32_t)n_homes;
 	f->n_buckets = (uint32_t)n_buckets;
-	f->n_homes = (uint32_t)((home_slots + FLAT_SLOTS - 1) / FLAT_SLOTS);
+	f->pool_base = (uint32_t)home_pos;
+	f->n_nodes = (uint32_t)n_nodes;
+	f->node_soft_cap = (uint32_t)(p->max_entries / 4 + spare);
 	f->key_stride = (uint32_t)key_stride;
 	f->value_stride = (uint32_t)value_stride;
 	f->bits_words = (f->n_buckets + 63) / 64;
 	f->cursor_end = roundup_pow_of_two_u32(p->max_entries);
-	/* Reclaim once half the homes' spare slots are dead (not the overflow
-	 * buckets': they are for when reclamation lags). */
-	f->kick_at = (uint32_t)((f->n_homes * (uint64_t)FLAT_SLOTS - p->max_entries) / 2);
-	if (!f->kick_at)
-		f->kick_at = 1;
-	/* The buckets, then the locks from the next cache line on. */
-	bucket_bytes = ROUND_UP((size_t)n_buckets * sizeof(struct flat_bucket), 64) +
-		       (size_t)n_buckets * sizeof(uint32_t) + 63;
-	/* Keys for whole buckets, the short last one's too: lookups load a
-	 * bucket's keys at once. */
-	key_bytes = (size_t)(n_buckets * FLAT_SLOTS * key_stride) + 63;
-	value_bytes = (size_t)(n_slots * value_stride) + 63;
-	/* 64-byte aligned (the counts above keep 63 bytes of slack for it). */
-	f->buckets = big_zalloc(bucket_bytes);
-	if (!f->buckets)
+	/* Reclaim in batches: each costs a scan of the flagged buckets and a
+	 * grace period, and what it waits for lengthens the chains. */
+	f->kick_at = p->max_entries / 64 > 16 ? p->max_entries / 64 : 16;
+	/* Far more than that: the reclamation lags (readers hold grace periods
+	 * back), and inserts that would find room at home take it first. */
+	f->sync_at = (uint32_t)(4 * (uint64_t)f->kick_at > spare ? 4 * (uint64_t)f->kick_at : spare);
+
+	f->buckets = big_zalloc((size_t)n_buckets * sizeof(struct flat_bucket));
+	f->homes = big_zalloc((size_t)n_homes * sizeof(struct flat_home));
+	f->node_next = big_zalloc((size_t)n_nodes * sizeof(uint32_t));
+	/* 63 bytes of slack: lookups load a bucket's keys a line at a time. */
+	f->keys = big_zalloc((size_t)(n_pos * key_stride) + 63);
+	f->values = big_zalloc((size_t)(n_pos * value_stride) + 63);
+	if (!f->buckets || !f->homes || !f->node_next || !f->keys || !f->values)
 		goto nomem;
-	f->keys = big_zalloc(key_bytes);
-	if (!f->keys)
+	if (long_keys && !(f->elems = big_zalloc((size_t)n_pos * sizeof(uint32_t))))
 		goto nomem;
-	f->values = big_zalloc(value_bytes);
-	if (!f->values)
-		goto nomem;
-	elem_bytes = (size_t)n_buckets * FLAT_SLOTS * index;
-	if (index) {
-		f->elems = big_zalloc(elem_bytes);
-		if (!f->elems)
-			goto nomem;
-		memset(f->elems, 0xff, elem_bytes); /* FLAT_NONE: no element yet */
-	}
 	f->wait_bits = calloc(3 * (size_t)f->bits_words, sizeof(uint64_t));
 	if (!f->wait_bits)
 		goto nomem;
+	freelist_init_on(&f->node_free, f->node_next, f->n_nodes);
 	f->queued_bits = f->wait_bits + f->bits_words;
 	f->sync_bits = f->queued_bits + f->bits_words;
-	f->locks = (uint32_t *)(void *)((char *)f->buckets +
-					ROUND_UP((size_t)n_buckets * sizeof(struct flat_bucket), 64));
-	/* A short last bucket: its missing slots stay BUSY for ever. */
-	for (uint64_t i = n_slots - (n_buckets - 1) * FLAT_SLOTS; i < FLAT_SLOTS; i++)
-		f->buckets[n_buckets - 1].tags |= (uint64_t)FLAT_BUSY << (8 * i);
-	f->mem_bytes = sizeof(*f) + bucket_bytes + key_bytes + value_bytes + elem_bytes +
-		       3 * (size_t)f->bits_words * sizeof(uint64_t);
+	for (uint32_t h = 0; h < f->n_homes; h++)
+		f->homes[h].chain = FLAT_NONE;
+	for (uint64_t pos = home_pos + n_nodes; pos < n_pos; pos++)
+		f->buckets[pos / FLAT_SLOTS].tags |= (uint64_t)FLAT_BUSY << (8 * (pos % FLAT_SLOTS));
 	if (count_init(&f->count, p->max_entries))
 		goto nomem;
-	f->mem_bytes += count_mem(&f->count);
-
 	f->hp = hash_params_new(p->map_flags & BPFMAP_F_ZERO_SEED);
 	if (!f->hp)
 		goto nomem;
-	f->mem_bytes += sizeof(*f->hp);
+
+	f->node_bytes = sizeof(struct flat_bucket) / FLAT_SLOTS + sizeof(uint32_t) +
+			(long_keys ? sizeof(uint32_t) : (uint32_t)slot_size);
+	f->elem_bytes = long_keys ? (uint32_t)slot_size : 0;
+	f->fixed_bytes = sizeof(*f) + (size_t)n_homes * (sizeof(struct flat_bucket) +
+							 sizeof(struct flat_home)) +
+			 (size_t)home_pos * (long_keys ? sizeof(uint32_t) : slot_size) +
+			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count) +
+			 sizeof(*f->hp);
 	f->mul = f->hp->mul;
 	f->fin = f->hp->fin;
 	f->hash_kind = hash_kind_for_key_size(p->key_size);

@@ -1,138 +1,59 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * BPFMAP_TYPE_HASH, preallocated: a flat table of slots in buckets of eight.
- * bpfmap_create() chooses it for keys of at most 8 bytes and for maps of
- * FLAT_LONG_MIN_ENTRIES elements and more (core/map.c says why); it works for
- * every key size and map size, and tests/test_flat.c covers them all.
+ * BPFMAP_TYPE_HASH, preallocated: buckets of eight slots, one per home, and
+ * overflow chains.  bpfmap_create() chooses it for keys of at most 8 bytes
+ * and for maps of FLAT_LONG_MIN_ENTRIES elements and more (core/map.c says
+ * why); it works for every key size and map size, and tests/test_flat.c
+ * covers them all.  docs/ARCHITECTURE.md has the design at length; the
+ * invariants:
  *
- * Layout.  n_buckets buckets (not a power of two: a hash maps to its "home"
- * bucket by fastrange, (hash * n_homes) >> 32; n_homes == n_buckets except in
- * small maps, which get overflow buckets after the homes, see below).  Each
- * bucket has 16 bytes of metadata, and a 4-byte lock word in an array of
- * its own (writers' locking must not touch the lines lookups read):
- *  - tags: one byte per slot.  EMPTY (free), BUSY (claimed by an inserter, or
- *    a slot past the end of a short last bucket), WAIT (deleted; readers may
- *    still hold it), QUEUED or SYNCQ (deleted; a grace period is running for
- *    it), or a live tag 0x80..0xff (0x80 | 7 bits of the key's hash);
- *  - seq: low 8 bits count the writers busy on the bucket's slots, the high
- *    24 bits are a version bumped when each finishes (a seqcount that
- *    tolerates several writers, who hold different home locks);
- *  - lock: bit 0 is the spin lock of the bucket *as a home*; bits 1..15 count
- *    its unlocks (flat_unlock); bits 16..31 are the home's max displacement
- *    (FLAT_DIST_ANY: unbounded).
- * Keys and values live in two arrays indexed by element: keys of at most 4
- * bytes in 4 bytes, others padded to 8; values padded to 8.  For keys of at
- * most 8 bytes the element is the slot (b * 8 + i for slot i of bucket b):
- * a bucket's keys are contiguous, so a lookup of a 4- or 8-byte key compares
- * all eight at once (SSE2, AVX2 or AVX-512, the best the CPU runs, chosen at
- * creation: maps/flat_words.h; 32 or 64 bytes) and, in all but the tiniest
- * maps, takes a match as live without reading the tags ("Matching by key"
- * below), and a program-view lookup computes the value's address without
- * touching it: one cache line of keys.
- * Elements.  Longer keys are compared one candidate at a time anyway, so they
- * go through a 4-byte element index per slot (elems[]): a slot takes the next
- * unused element at its first fill and keeps it for ever (there are as many
- * elements as slots), so keys inserted in some order lie in that order, as
- * the chained table's preallocated elements do.  Maps filled and then read in
- * related orders (the lookup benchmark: sequential keys) find the next key on
- * the next cache line instead of anywhere in the key array: at 128-byte keys
- * in a 100000-entry map, about 6x the lookups per second of slot-indexed
- * keys (27 against 4.0-4.5 M/s, bpfmap-bench bpf-hashmap-lookup).  The
- * index is written before the slot's first tag is published (release) and
- * never changes, so readers that saw a live tag read it with a plain
- * (relaxed) load; lookups prefetch the home's eight indices with its tags.
- * Sizing.  There are about 8/7 as many slots as max_entries (fewer for large
- * elements, to stay within the memory budget; always at least max_entries +
- * 1).  Small maps get at least FLAT_SPARE_MIN spare slots (fewer for large
- * elements; from 16384 elements on, within the budget) in overflow buckets
- * after the homes, so that deletes and inserts can go on at full speed while
- * deleted slots await a grace period; the homes stay as many as 8/7 x
- * max_entries needs, so batch cursors fit the kernel's bucket count.
+ * Layout.  A hash maps to its home by fastrange (flat_place_of).  Each home
+ * has a bucket: eight slots with a tag byte each (struct flat_bucket: tags,
+ * a seqcount, the lock-free store switch) and, in struct flat_home, a lock
+ * word and the head of its overflow chain.  Keys of a home that find its
+ * bucket full go to nodes: the slots of the pool buckets after the homes,
+ * linked through node_next.  A position (bucket * 8 + slot) names a slot or
+ * a node alike: its key, value, tag and seq are found the same way.  Keys
+ * never move, so a program-view pointer stays valid; no key lives outside
+ * its home's bucket and chain, so nothing a delete leaves behind lengthens
+ * another home's lookups (linear probing did: issue 14, a full map 20x slower
+ * after churn).  Keys of at most 8 bytes are stored in slot order (a
+ * bucket's keys are contiguous, compared at once by SIMD); longer keys go
+ * through a 4-byte element index per position (elems), elements handed out
+ * in insertion order and kept for ever.
  *
- * Placement.  A key lives in its home bucket h or in h + d (cyclically) for
- * d <= max_dist(h); keys never move (nor do slots' elements).  Lookups scan
- * those buckets: word keys by the bucket-wide compare, longer ones by
- * matching the tag bytes (SSE2 or SWAR) and comparing the candidates' keys.
- * Each map gets lookups specialised for its key size at creation (4, 8, 16,
- * 32, 64, 128, 256 bytes, or any), the home bucket inline and the rest out of
- * line.
- * Deleting a home's farthest key lowers its max_dist to the farthest one left.
+ * Tags.  EMPTY (free), BUSY (claimed by an inserter), WAIT (deleted; readers
+ * may still hold it), QUEUED or SYNCQ (deleted; a grace period runs for it),
+ * or a live tag 0x80..0xff (0x80 | 7 bits of the fastrange below the home).
  *
- * Writers.  Every insert and delete, and every update in place but the
- * lock-free overwrites below, holds the key's home bucket's lock, so keys are
- * unique and NOEXIST/EXIST are exact.  An insert claims an EMPTY slot by CAS
- * of the tag word, writes key and value inside the slot bucket's seq, and
- * publishes the tag with release; max_dist is raised before.  The element
- * count (sync/count.h) brackets each insert and delete, so -E2BIG is exact;
- * with more slots than max_entries an EMPTY or deleted slot always exists
- * below it.  Updates of word keys first probe for the key without the lock:
- * an insert into a full map is refused (-E2BIG) without it when the home's
- * lock word reads unlocked and unchanged around the probe and the count
- * says full and quiescent (see
- * flat_probe_full).  An overwrite of a value of at most 8
- * bytes (no spin lock) takes no lock: in a per-thread "window", it checks
- * that the slot found still holds the key live and stores the word; what
- * would hand a deleted slot's value to someone else while such a store may
- * be in flight waits for the windows (flat_update.c has the design and the
- * proof: reclamation waits each time; the in-section reuse and
- * lookup-and-delete turn lock-free stores off for the map's lifetime).
- * Other overwrites take the lock only to check the slot found and store.
+ * Writers.  Every insert and delete holds its home's lock, so keys are unique
+ * and NOEXIST/EXIST exact.  An insert takes the first EMPTY slot of its home
+ * bucket, else a node (the pool's free list, else a never used one), fills
+ * it inside the seq of its bucket and publishes it: a slot by its tag, a
+ * node by linking it at the chain's head (release) and then its tag.  A
+ * delete turns the tag to WAIT (a node is unlinked first); the position is
+ * reused only after a grace period (reclamation: WAIT -> QUEUED -> EMPTY,
+ * batched, flat.c), except by an insert inside a read-side section that finds
+ * nothing else (flat_reuse_dead), which rewrites a dead position at once
+ * inside its bucket's seq: copy-out lookups and chain walks validate against
+ * it; a program-view pointer to the deleted element may then read the new
+ * key's value.  The element count (sync/count.h) brackets each insert and
+ * delete, so -E2BIG is exact.  Overwrites of word values without a spin lock
+ * may store without the lock in a per-thread window (flat_update.c).
  *
- * Deletion and reuse.  A delete turns the tag to WAIT; the slot becomes
- * EMPTY only after an RCU grace period, so a program-view pointer stays valid
- * (the same key's value) until the read-side section that got it ends, as
- * for the chained table.  Reclamation is batched per map: one rcu_head, a
- * bitmap of buckets with WAIT slots, one of buckets with QUEUED ones and one
- * of buckets with SYNCQ ones.
- * When the deleted slots pile up (kick_at), the deleter moves WAIT to QUEUED
- * and queues the callback, which turns QUEUED into EMPTY.  An insert that
- * finds no EMPTY slot (all spare slots await readers) reclaims them itself:
- * WAIT and QUEUED to SYNCQ, one synchronize_rcu(), SYNCQ to EMPTY (liburcu's
- * callback thread batches grace periods 10 ms apart: too slow to wait for).
- * Inside a read-side section it cannot wait for readers (itself among them):
- * it reuses a deleted slot at once instead (flat_reuse_dead), as the kernel
- * reuses preallocated elements, so an insert never fails while the map has
- * room.  The reuse rewrites key and value inside the bucket's seq: copy-out
- * lookups and long-key compares validate against it; a program-view pointer
- * to the deleted element may then read the new key's value.  Outside that
- * case no slot changes key before a grace period, not even for the key it
- * held (a program-view pointer to a deleted key never shows a later
- * insert's value).
+ * Readers.  Lookups of 4- and 8-byte keys compare the home bucket's eight
+ * keys with the key and read no tags ("matching by key": a home slot that
+ * is not live holds its bucket's dead word, flat_dead_word, which no key of
+ * that home equals); a miss walks the chain.  Longer keys match tags, then
+ * compare candidates, validated by the bucket's seq.  A chain walk reads each
+ * node's key and next inside that node's bucket seq and starts over if a
+ * reuse rewrote the node meanwhile.  Copy-out lookups of word keys take no
+ * read-side section for the home bucket (seq-validated) and one for a
+ * chain; everything else that reads keys in place runs in one.
  *
- * Readers.  Copy-out lookups of keys up to 8 bytes take no lock and enter no
- * read-side section: they validate a match and its value copy with the slot
- * bucket's seq.  Everything else that compares or reads keys in place (the
- * program view, copy-outs of longer keys, writers of longer keys, iteration)
- * runs in a read-side section: a slot seen live (or WAIT) there is not reused
- * before it ends, except by the in-section reuse above, which compares of
- * keys longer than a word detect by the seq (flat_find).  Updates in place
- * of values of at most 8 bytes (without a spin lock) are one atomic store
- * and skip the seq.
- * Matching by key (f->match_by_key: word keys, at least
- * FLAT_MATCH_BY_KEY_MIN homes).  The program-view lookups of 4- and 8-byte
- * keys compare the home bucket's keys and read no tags, so no slot of a
- * bucket may hold, unless live, a key whose home that bucket is:
- *  - creation fills every home slot with its bucket's dead word
- *    (flat_dead_word: one of two per-map words of different homes);
- *  - a delete from the key's home bucket replaces the key with that word
- *    (a displaced key keeps its word: its home is another bucket), which
- *    stays until the slot is filled again; the walks that copy keys out read
- *    the tag again after the key and take a changed tag as gone;
- *  - a fill stores the value before the key (release), so a reader that
- *    sees the key sees the value.
- * Copy-out lookups compare the home bucket's keys the same way, so both
- * views see an insert from its key's store on; writers and iteration go by
- * the tags.  Measured against the tag-masked compare (bpfmap-bench, pinned,
- * medians of 5): 8-byte keys +10% in the small map, +8% in the medium one,
- * 0-5% in the large one; 4-byte keys +9%, +16%, +13%.
- *
- * Batch operations use the home bucket as their unit, under its lock, so a
- * home's membership is one consistent snapshot (values of at most 8 bytes
- * may be stored without the lock, as in the chained table: each is read
- * whole), and the cursor is a home
- * index (the walk ends at roundup_pow_of_two(max_entries), the kernel's bucket
- * count, so cursors behave as the kernel's).  Walk order is slot order, not
- * the kernel's bucket order.
+ * Batch operations use the home as their unit, under its lock; the cursor is
+ * a home index, and the walk ends at roundup_pow_of_two(max_entries), the
+ * kernel's bucket count.
  */
 #ifndef BPFMAP_MAPS_FLAT_H
 #define BPFMAP_MAPS_FLAT_H
@@ -148,8 +69,10 @@
 #include "sync/count.h"
 #include "util/compiler.h"
 #include "util/cpu.h"
+#include "util/freelist.h"
 #include "util/key_equal.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 #if defined(__SSE2__) && !defined(BPFMAP_TSAN)
 /* Small keys compared a bucket at a time (SSE2 is part of x86-64).  TSan
@@ -162,6 +85,13 @@
 
 #define FLAT_SLOTS 8
 
+/* Nodes beyond max_entries: deleted positions wait for a grace period, and
+ * these let inserts go on meanwhile, without waiting or reusing one at once:
+ * 1024, in at most 256 KiB, at least 64, and max_entries / 32 more. */
+#define FLAT_NODE_SPARE 1024
+#define FLAT_NODE_SPARE_MIN 64
+#define FLAT_NODE_SPARE_BYTES (256u << 10)
+
 /* Tag bytes. */
 #define FLAT_EMPTY 0
 #define FLAT_BUSY 1
@@ -173,10 +103,7 @@
 #define FLAT_SEQ_WRITERS 0xffu /* writers busy on the bucket */
 #define FLAT_SEQ_DONE 0xffu    /* added when a writer ends: +0x100 - 1 */
 
-#define FLAT_LOCK_BIT 1u
-#define FLAT_LOCK_VER 0xfffeu /* bits 1..15: bumped by each unlock */
-#define FLAT_DIST_SHIFT 16
-#define FLAT_DIST_ANY 0xffffu
+#define FLAT_LOCK_BIT 1u /* a home's lock word: bit 0 held, the rest counts unlocks */
 
 #define FLAT_BYTES_LO 0x0101010101010101ULL
 #define FLAT_BYTES_7F 0x7f7f7f7f7f7f7f7fULL
@@ -189,29 +116,43 @@ struct flat_bucket {
 			  * store into its slots (beside the tags they check) */
 };
 
+/* Per home, apart from the buckets' tags: a writer taking a lock would
+ * otherwise steal the line that lookups of four buckets read. */
+struct flat_home {
+	uint32_t lock;	 /* atomic: FLAT_LOCK_BIT, and the unlock count above it */
+	uint32_t chain;	 /* atomic: the first node of the overflow chain, or FLAT_NONE */
+	uint64_t filter; /* atomic: flat_filter_bit() of each linked node's tag */
+};
+
 struct flat {
 	struct bpfmap map;
 	/* Hot: what every lookup reads, in one cache line. */
-	struct flat_bucket *buckets;
-	/* Per home: lock bit, unlock count, max displacement (atomic).  Apart
-	 * from the buckets' tags, on their own cache lines: a writer taking a
-	 * lock would otherwise steal the line that lookups of four buckets
-	 * read, from every other core, on each update. */
-	uint32_t *locks;
+	struct flat_bucket *buckets; /* n_homes homes, then the pool's buckets */
+	struct flat_home *homes;
 	char *keys;   /* element e's key at e * key_stride */
 	char *values; /* element e's value at e * value_stride */
-	/* Keys longer than 8 bytes: slot -> element index (FLAT_NONE until the
-	 * slot's first fill; atomic), NULL for shorter keys (element == slot). */
+	/* Keys longer than 8 bytes: position -> element index + 1 (0 until
+	 * the position's first fill; atomic), NULL for shorter keys (element ==
+	 * position). */
 	uint32_t *elems;
 	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
 	const struct hash_params *hp;
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
+	uint32_t moved;	       /* atomic, a seq (flat_seq_*): nodes relinked at once (flat_chain_find) */
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
 	uint32_t value_stride; /* value_size padded to 8 */
-	uint32_t n_buckets;    /* n_homes, then overflow buckets (small maps) */
+	uint32_t n_buckets;    /* n_homes, then the pool's */
 	hash_fn hash;
-	uint32_t n_slots;    /* real slots; n_buckets * 8 minus a short last bucket */
 	uint32_t cursor_end; /* batch cursor after the last home */
+	/* Per node (position - pool_base), atomic: the chain's next, or the free
+	 * list's while the node is on it (node_free's links). */
+	uint32_t *node_next;
+	uint32_t pool_base;  /* the first node's position: n_homes * 8 */
+	uint32_t n_nodes;    /* the pool's nodes: max_entries + FLAT_NODE_SPARE */
+	uint32_t node_soft_cap; /* nodes handed out before a reclamation is preferred */
+	size_t fixed_bytes;	/* mem_usage: what creation touched */
+	uint32_t node_bytes;	/* mem_usage: per node handed out */
+	uint32_t elem_bytes;	/* mem_usage: per element handed out (long keys) */
 	/* The counts, on a cache line of their own (the struct is allocated
 	 * line-aligned): writers on other cores must not also steal the line
 	 * of the fields every operation reads.  Dead slots (WAIT + QUEUED) are
@@ -220,6 +161,9 @@ struct flat {
 	struct count count __attribute__((aligned(64))); /* sync/count.h */
 	int32_t dead; /* atomic */
 	uint32_t kick_at __attribute__((aligned(64))); /* dead slots that start a reclamation */
+	uint32_t sync_at;    /* dead slots from which an insert reclaims first (flat_update.c) */
+	uint32_t node_hwm;   /* atomic: nodes ever handed out (0 .. n_nodes) */
+	struct freelist node_free; /* nodes reclaimed, by node index */
 	uint32_t rq;         /* atomic: FLAT_RQ_* (flat.c), reclamation queued or running */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
@@ -233,7 +177,6 @@ struct flat {
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
 	struct rcu_head rcu;
-	size_t mem_bytes;
 };
 
 #define FLAT_NONE UINT32_MAX /* no slot */
@@ -352,11 +295,12 @@ static ALWAYS_INLINE uint32_t flat_first(uint64_t mask)
 	return (uint32_t)__builtin_ctzll(mask) >> 3;
 }
 
-/* The element of slot pos (a slot that is or was live: its first fill
- * assigned it before publishing its tag, and it never changes). */
+/* The element of position pos (one that is or was live: its first fill
+ * assigned it before publishing it, and it never changes).  Stored + 1, so
+ * that the pool's never used positions need no initialising store. */
 static ALWAYS_INLINE uint32_t flat_elem_of(const struct flat *f, uint32_t pos)
 {
-	return f->elems ? __atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED) : pos;
+	return f->elems ? __atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED) - 1 : pos;
 }
 
 /* Slot pos's key and value.  Keys and values live in two arrays indexed by
@@ -375,22 +319,43 @@ static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
 	return f->values + (size_t)flat_elem_of(f, pos) * f->value_stride;
 }
 
-static ALWAYS_INLINE uint32_t flat_next_bucket(const struct flat *f, uint32_t b)
+/* Is @pos a node of the pool (else a home bucket's slot)? */
+static ALWAYS_INLINE bool flat_is_node(const struct flat *f, uint32_t pos)
 {
-	return ++b == f->n_buckets ? 0 : b;
+	return pos >= f->pool_base;
 }
 
-/* How far past home h its keys may lie (buckets), from the lock word. */
-static ALWAYS_INLINE uint32_t flat_dist_of(const struct flat *f, uint32_t lockword)
+/* The chain's next of node @pos (in a read-side section, or the home's lock
+ * held: a node is not reused before a grace period but by the in-section
+ * reuse, which the walks detect by the seq). */
+static ALWAYS_INLINE uint32_t flat_node_next(const struct flat *f, uint32_t pos)
 {
-	uint32_t d = lockword >> FLAT_DIST_SHIFT;
-
-	return d == FLAT_DIST_ANY ? f->n_buckets - 1 : d;
+	return __atomic_load_n(&f->node_next[pos - f->pool_base], __ATOMIC_ACQUIRE);
 }
 
-static ALWAYS_INLINE uint32_t flat_max_dist(const struct flat *f, uint32_t h)
+static ALWAYS_INLINE uint32_t flat_chain(const struct flat *f, uint32_t h)
 {
-	return flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_ACQUIRE));
+	return __atomic_load_n(&f->homes[h].chain, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A home's chain filter: one bit per linked node, chosen by 6 bits of its
+ * tag.  A key whose bit is clear is not in the chain, so a miss reads the
+ * home's filter and not its nodes, unless a node shares the bit (about one
+ * chance in 64 per node).  Writers hold the home's lock: an insert sets its
+ * bit before it links the node, a delete recomputes the filter from the
+ * nodes left after it unlinked its own.  A reader that finds the bit clear
+ * read the filter before the key's node went live (its tag's store comes
+ * after the bit) or after it was hidden: absent either way.
+ */
+static ALWAYS_INLINE uint64_t flat_filter_bit(uint32_t tag)
+{
+	return 1ULL << (tag & 63);
+}
+
+static ALWAYS_INLINE bool flat_chain_may_hold(const struct flat *f, uint32_t h, uint32_t tag)
+{
+	return __atomic_load_n(&f->homes[h].filter, __ATOMIC_ACQUIRE) & flat_filter_bit(tag);
 }
 
 /* A key of at most 8 bytes as the slot stores it: zero-padded, one word (of
@@ -548,42 +513,102 @@ static ALWAYS_INLINE bool flat_seq_same(const uint32_t *seq, uint32_t s)
 	return __atomic_load_n(seq, __ATOMIC_ACQUIRE) == s;
 }
 
+/* The tag byte of position pos. */
+static ALWAYS_INLINE uint32_t flat_tag_at(const struct flat *f, uint32_t pos)
+{
+	uint64_t tags = __atomic_load_n(&f->buckets[pos / FLAT_SLOTS].tags, __ATOMIC_ACQUIRE);
+
+	return (uint32_t)(tags >> (8 * (pos % FLAT_SLOTS))) & 0xff;
+}
+
 /*
- * The slot (bucket * 8 + index) holding @key among home h's buckets, or
- * FLAT_NONE.  Exact when the caller holds h's lock or is in a read-side
- * section (or the key fits a word); otherwise a match must be validated by
- * the seq.  Long keys are compared in place, and a deleted slot may be
- * reused at once (flat_reuse_dead) while the compare reads it: a match
- * counts only if no writer touched its bucket meanwhile.
+ * The live node holding @key (tag @tag) in home h's chain, or FLAT_NONE.  In
+ * a read-side section or under h's lock.  The filter first.  @by_key (word
+ * keys in maps that match by key): a node's key word alone decides, as in
+ * the home bucket, since a delete replaces a node's key with its home's
+ * dead word before it unlinks it.  Otherwise each node's key, tag and next
+ * are read inside its bucket's seq, and a match must be live.
+ *
+ * A node deleted and unlinked keeps its next (the rest of the chain it
+ * left) until a grace period, so a walk standing on it goes on; but the
+ * in-section reuse may relink a dead node into another chain at once.  A
+ * walk that followed a link to it before and read it after would walk the
+ * other chain and miss keys of its own: the reuse holds the map's moved seq
+ * around the relinking (flat_update.c), and a walk that ends without a match
+ * starts over if it moved.  A match needs no such check: a node holding
+ * @key, live, is in @key's home's chain.
+ */
+static ALWAYS_INLINE uint32_t flat_chain_find(const struct flat *f, uint32_t h, uint32_t tag,
+					      const void *key, uint32_t ks, uint64_t small,
+					      bool by_key)
+{
+	const struct flat_bucket *bk = f->buckets;
+	uint32_t pos, moved;
+
+restart:
+	if (!flat_chain_may_hold(f, h, tag))
+		return FLAT_NONE;
+	moved = flat_seq_begin(&f->moved);
+	pos = flat_chain(f, h);
+	while (pos != FLAT_NONE) {
+		const uint32_t *seq = &bk[pos / FLAT_SLOTS].seq;
+		uint32_t s1, next;
+		bool eq;
+
+		TEST_HOOK(HOOK_CHAIN_STEP, f);
+		if (by_key) {
+			if (flat_small_at(f, pos, ks) == small)
+				return pos;
+			pos = flat_node_next(f, pos);
+			continue;
+		}
+		s1 = flat_seq_begin(seq);
+		eq = flat_key_eq(f, pos, key, ks, small) && flat_tag_at(f, pos) == tag;
+		next = flat_node_next(f, pos);
+		if (!flat_seq_same(seq, s1))
+			goto restart;
+		if (eq)
+			return pos;
+		pos = next;
+	}
+	if (!flat_seq_same(&f->moved, moved))
+		goto restart;
+	return FLAT_NONE;
+}
+
+/*
+ * The position (bucket * 8 + index) holding @key in home h, bucket or
+ * chain, or FLAT_NONE.  Exact when the caller holds h's lock or is in a
+ * read-side section (or the key fits a word, for the bucket); otherwise a
+ * match must be validated by the seq.  Long keys are compared in place, and
+ * a deleted slot may be reused at once (flat_reuse_dead) while the compare
+ * reads it: a match counts only if no writer touched its bucket meanwhile.
  */
 static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32_t tag,
 					const void *key, uint32_t ks, uint64_t small)
 {
-	const struct flat_bucket *bk = f->buckets;
+	const struct flat_bucket *bk = &f->buckets[h];
 	uint64_t bcast = tag * FLAT_BYTES_LO;
-	uint32_t md = 0, b = h;
 
-	for (uint32_t d = 0;; d++) {
-		uint32_t s1;
-		uint64_t m;
-rescan:
-		s1 = ks > 8 ? flat_seq_begin(&bk[b].seq) : 0;
-		m = flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+	for (;;) {
+		uint32_t s1 = ks > 8 ? flat_seq_begin(&bk->seq) : 0;
+		uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE), bcast);
+		bool again = false;
+
 		for (; m; m &= m - 1) {
-			uint32_t pos = b * FLAT_SLOTS + flat_first(m);
+			uint32_t pos = h * FLAT_SLOTS + flat_first(m);
 
 			if (!flat_key_eq(f, pos, key, ks, small))
 				continue;
-			if (ks <= 8 || flat_seq_same(&bk[b].seq, s1))
+			if (ks <= 8 || flat_seq_same(&bk->seq, s1))
 				return pos;
-			goto rescan; /* rewritten during the compare */
+			again = true; /* rewritten during the compare */
+			break;
 		}
-		if (d == 0) /* most keys are home: the distance only after a miss */
-			md = flat_max_dist(f, h);
-		if (d >= md)
-			return FLAT_NONE;
-		b = flat_next_bucket(f, b);
+		if (!again)
+			break;
 	}
+	return flat_chain_find(f, h, tag, key, ks, small, ks <= 8 && f->match_by_key);
 }
 
 /* Home locks. */
@@ -596,25 +621,14 @@ static ALWAYS_INLINE void flat_lock(uint32_t *word)
 	flat_lock_slow(word);
 }
 
-/* Unlock, bumping the unlock count: a lock-free reader that sees the same
- * unlocked word twice knows no writer of the home ran in between (see
- * flat_probe_full). */
+/* Unlock, counting the unlock (31 bits): a lock-free reader that sees the
+ * same unlocked word twice knows no writer of the home ran in between (see
+ * flat_probe_full).  Only the holder writes the word while it is held. */
 static ALWAYS_INLINE void flat_unlock(uint32_t *word)
 {
-	/* Only the holder changes the distance bits. */
 	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 
-	__atomic_store_n(word, (w & ~(FLAT_LOCK_VER | FLAT_LOCK_BIT)) | ((w + 2) & FLAT_LOCK_VER),
-			 __ATOMIC_RELEASE);
-}
-
-/* A locked home's word with a new max displacement (bits kept). */
-static ALWAYS_INLINE void flat_set_dist_locked(uint32_t *word, uint32_t d)
-{
-	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
-
-	__atomic_store_n(word, (w & ((1u << FLAT_DIST_SHIFT) - 1)) | d << FLAT_DIST_SHIFT,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(word, w + 1, __ATOMIC_RELEASE); /* odd + 1: even, count + 1 */
 }
 
 /* Bucket seq, writer side: enter (waits if 255 writers are busy), leave. */
@@ -642,10 +656,14 @@ static ALWAYS_INLINE void flat_seq_leave(uint32_t *seq)
 /* Copy the value of slot pos out to @dst; the spin lock field reads as zero. */
 void flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, bool with_lock);
 
-/* Delete the element in slot i of bucket b; its home h is locked (and the
- * caller in a read-side section if keys are longer than 8 bytes).  Returns
- * true when reclamation should be started (flat_kick) after unlocking. */
-bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t b, uint32_t i);
+/* Delete the element at @pos, home h's (locked; the caller in a read-side
+ * section if keys are longer than 8 bytes); @prev: for a node, the node
+ * before it in the chain (FLAT_NONE: it is the head).  Returns true when
+ * reclamation should be started (flat_kick) after unlocking. */
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev);
+
+/* The node before node @pos in home h's chain (locked), FLAT_NONE for the head. */
+uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos);
 
 /* Start reclaiming deleted slots if no reclamation is under way. */
 void flat_kick(struct flat *f);
@@ -657,9 +675,11 @@ void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag);
  * one-word store). */
 void flat_store_value(const struct flat *f, uint32_t pos, const void *value);
 
-/* Fill claimed (BUSY) slot i of bucket b with key and value, publish @tag. */
-void flat_fill_slot(struct flat *f, uint32_t b, uint32_t i, uint32_t tag, const void *key,
-		    uint64_t small, const void *value);
+/* Fill claimed (BUSY) position pos with key and value inside its bucket's
+ * seq and publish @tag there; FLAT_BUSY leaves it claimed (a node, which
+ * its inserter links first). */
+void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
+	       const void *value);
 
 /* Reclaim every deleted slot now (outside read-side sections only). */
 void flat_reclaim_sync(struct flat *f);

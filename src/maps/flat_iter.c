@@ -2,20 +2,19 @@
 /*
  * BPFMAP_TYPE_HASH, preallocated (maps/flat.h): iteration.
  *
- * get_next_key walks the slots in order (bucket, then slot), inside a
- * read-side section.  Keys are copied out as flat_copy_live_key() does.
+ * get_next_key walks the positions in order (the home buckets, then the
+ * pool's nodes), inside a read-side section.  Keys are copied out as
+ * flat_copy_live_key() does.
  *
- * Batch operations use the kernel's protocol with the home bucket as the
- * unit: the cursor is a home index; a call takes all the elements of one
- * home, under its lock (a consistent snapshot of membership: word values may
- * be overwritten without it; lookup_and_delete_batch
- * deletes them under it too), or none if they do not fit (-ENOSPC when
- * nothing was copied yet).  A home's elements lie in buckets h .. h +
- * max_dist(h), mixed with other homes' elements: the home of each candidate
- * is recomputed from its key.  Since a key always has the same home, a
- * key deleted and re-inserted during a pass never comes back in that pass.
- * The walk ends with the cursor at roundup_pow_of_two(max_entries), the
- * kernel's bucket count, so cursors past the homes behave as the kernel's.
+ * Batch operations use the kernel's protocol with the home as the unit: the
+ * cursor is a home index; a call takes all the elements of one home, its
+ * bucket's and its chain's, under its lock (a consistent snapshot of
+ * membership: word values may be overwritten without it;
+ * lookup_and_delete_batch deletes them under it too), or none if they do
+ * not fit (-ENOSPC when nothing was copied yet).  Since a key always has the
+ * same home, a key deleted and re-inserted during a pass never comes back in
+ * that pass.  The walk ends with the cursor at roundup_pow_of_two(max_entries),
+ * the kernel's bucket count, so cursors past the homes behave as the kernel's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -86,35 +85,46 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 	return ret;
 }
 
-/*
- * Count (keys == NULL) or copy out (and maybe delete) the elements of home h,
- * whose lock is held, inside a read-side section.  tmp holds one key.
- */
-static uint32_t flat_home_walk(struct flat *f, uint32_t h, char *tmp, char *keys,
-			       char *values, bool with_lock, bool do_delete, bool *kick)
+/* Copy home h's element at @pos out (h locked, in a read-side section). */
+static void flat_walk_take(struct flat *f, uint32_t pos, char *keys, char *values, uint32_t n,
+			   bool with_lock)
 {
 	const struct bpfmap *map = &f->map;
-	uint32_t ks = map->key_size, vs = map->value_size;
-	uint32_t md = flat_dist_of(f, __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED));
-	uint32_t b = h, n = 0;
 
-	for (uint32_t d = 0; d <= md; d++, b = flat_next_bucket(f, b)) {
-		uint64_t live = flat_live(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE));
+	flat_copy_key_out(f, pos, keys + (size_t)n * map->key_size);
+	flat_copy_value_locked_out(f, pos, values + (size_t)n * map->value_size, with_lock);
+}
 
-		for (; live; live &= live - 1) {
-			uint32_t i = flat_first(live), pos = b * FLAT_SLOTS + i;
+/*
+ * Count (keys == NULL) or copy out (and maybe delete) the elements of home h,
+ * whose lock is held, inside a read-side section.  Under the lock the home's
+ * live slots and linked nodes are its elements and stay so.
+ */
+static uint32_t flat_home_walk(struct flat *f, uint32_t h, char *keys, char *values,
+			       bool with_lock, bool do_delete, bool *kick)
+{
+	uint64_t live = flat_live(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
+	uint32_t n = 0, prev = FLAT_NONE;
 
-			/* Not live any more: another home's key, deleted. */
-			if (!flat_copy_live_key(f, b, i, tmp) ||
-			    flat_home(f, flat_hash(f, tmp)) != h)
-				continue;
-			if (keys) {
-				memcpy(keys + (size_t)n * ks, tmp, ks);
-				flat_copy_value_locked_out(f, pos, values + (size_t)n * vs, with_lock);
-				if (do_delete && flat_kill_locked(f, h, b, i))
-					*kick = true;
-			}
-			n++;
+	for (; live; live &= live - 1, n++) {
+		uint32_t pos = h * FLAT_SLOTS + flat_first(live);
+
+		if (!keys)
+			continue;
+		flat_walk_take(f, pos, keys, values, n, with_lock);
+		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE))
+			*kick = true;
+	}
+	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next, n++) {
+		next = flat_node_next(f, pos);
+		if (!keys)
+			continue;
+		flat_walk_take(f, pos, keys, values, n, with_lock);
+		if (do_delete) {
+			if (flat_kill_locked(f, h, pos, prev))
+				*kick = true;
+		} else {
+			prev = pos;
 		}
 	}
 	return n;
@@ -128,7 +138,6 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 	bool with_lock = elem_flags & BPFMAP_F_LOCK, kick = false;
 	uint32_t ks = map->key_size, vs = map->value_size;
 	uint32_t max_count = *count, total = 0, batch = 0;
-	char stack_key[64], *tmp = stack_key;
 	int ret = -ENOENT;
 
 	*count = 0;
@@ -136,28 +145,23 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		memcpy(&batch, in_batch, sizeof(batch));
 	if (batch >= f->cursor_end)
 		return -ENOENT;
-	if (ks > sizeof(stack_key)) {
-		tmp = malloc(ks);
-		if (!tmp)
-			return -ENOMEM;
-	}
 	if (do_delete) /* returns deleted values: see flat_stores_off */
 		flat_stores_off(f);
 
 	rcu_lock();
 	for (; batch < f->n_homes; batch++) {
-		uint32_t *lock = &f->locks[batch];
+		uint32_t *lock = &f->homes[batch].lock;
 		uint32_t n;
 
 		flat_lock(lock);
-		n = flat_home_walk(f, batch, tmp, NULL, NULL, false, false, NULL);
+		n = flat_home_walk(f, batch, NULL, NULL, false, false, NULL);
 		if (n > max_count - total) {
 			flat_unlock(lock);
 			ret = total ? 0 : -ENOSPC;
 			break;
 		}
 		if (n)
-			flat_home_walk(f, batch, tmp, (char *)keys + (size_t)total * ks,
+			flat_home_walk(f, batch, (char *)keys + (size_t)total * ks,
 				       (char *)values + (size_t)total * vs, with_lock, do_delete,
 				       &kick);
 		flat_unlock(lock);
@@ -170,7 +174,5 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		flat_kick(f);
 	memcpy(out_batch, &batch, sizeof(batch));
 	*count = total;
-	if (tmp != stack_key)
-		free(tmp);
 	return ret;
 }

@@ -19,36 +19,40 @@ static ALWAYS_INLINE void flat_clear_lock_field(const struct flat *f, void *valu
 		memset((char *)value + f->map.lock_off, 0, sizeof(struct bpfmap_spin_lock));
 }
 
+static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
+				    bool with_lock);
+
 /*
- * Copy-out lookup without lock or read-side section: a match and the value
- * copied from it count only if the slot's bucket had no writer busy before
- * and its seq is unchanged after (a slot may be reused meanwhile: the reuse
- * is a write under that seq).  A key present throughout is always found: its
- * slot and key do not change while it lives.  In a map that matches by key
- * (flat.h), the home bucket's keys are compared without the tags, as the
- * program view does: both then see an insert from the same moment (the
- * key's store; the tag comes after it).
+ * Copy-out lookup of a key of at most 8 bytes: its home bucket without lock
+ * or read-side section; a match and the value copied from it count only if
+ * the bucket had no writer busy before and its seq is unchanged after (a
+ * slot may be reused meanwhile: the reuse is a write under that seq).  A key
+ * present throughout is always found: its slot and key do not change while
+ * it lives.  In a map that matches by key (flat.h), the bucket's keys are
+ * compared without the tags, as the program view does: both then see an
+ * insert from the same moment (the key's store; the tag comes after it).
+ * A home with a chain then has it walked, in a read-side section.
  */
 static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key, void *value,
 					  uint32_t ks, enum hash_kind kind)
 {
-	const struct flat_bucket *bk = f->buckets;
+	const struct flat_bucket *bk;
 	uint64_t hash = flat_hash_kind(f, key, kind);
 	struct flat_place pl = flat_place_of(f, hash);
 	uint32_t h = pl.home;
 	uint64_t bcast = pl.tag * FLAT_BYTES_LO;
 	uint64_t small = flat_small_key(key, ks);
-	uint32_t md = flat_max_dist(f, h), b = h, d = 0;
 
+	bk = &f->buckets[h];
 	for (;;) {
-		uint32_t s1 = __atomic_load_n(&bk[b].seq, __ATOMIC_ACQUIRE);
-		uint64_t m = f->match_by_key && b == h
+		uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
+		uint64_t m = f->match_by_key
 				 ? FLAT_BYTES_HI /* every slot a candidate */
-				 : flat_match(__atomic_load_n(&bk[b].tags, __ATOMIC_ACQUIRE), bcast);
+				 : flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE), bcast);
 		bool again = false;
 
 		for (; m; m &= m - 1) {
-			uint32_t pos = b * FLAT_SLOTS + flat_first(m);
+			uint32_t pos = h * FLAT_SLOTS + flat_first(m);
 
 			if (flat_small_at(f, pos, ks) != small)
 				continue;
@@ -57,28 +61,28 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 				break;
 			}
 			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
-			if (unlikely(__atomic_load_n(&bk[b].seq, __ATOMIC_RELAXED) != s1)) {
+			if (unlikely(__atomic_load_n(&bk->seq, __ATOMIC_RELAXED) != s1)) {
 				again = true;
 				break;
 			}
 			flat_clear_lock_field(f, value);
 			return 0;
 		}
-		if (again) {
-			cpu_relax();
-			continue; /* the same bucket again */
-		}
-		if (d++ >= md)
-			return -ENOENT;
-		b = flat_next_bucket(f, b);
+		if (!again)
+			break;
+		cpu_relax(); /* the bucket again */
 	}
+	if (!flat_chain_may_hold(f, h, pl.tag))
+		return -ENOENT;
+	return flat_lookup_copy_section(f, key, value, false);
 }
 
 /*
- * Copy-out lookup of a key longer than 8 bytes, or under the value's spin
- * lock: in a read-side section, the slot found, then its key checked again
- * and its value copied inside one seq window of its bucket (in-place updates
- * and an immediate reuse of the slot both write under that seq).
+ * Copy-out lookup of a key longer than 8 bytes, under the value's spin lock,
+ * or in a chain: in a read-side section, the position found, then its key
+ * checked again and its value copied inside one seq window of its bucket
+ * (in-place updates and an immediate reuse of the position both write under
+ * that seq).
  */
 static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
 				    bool with_lock)
@@ -150,13 +154,23 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 
-/* The general path of the specialised lookups below, out of line so that
- * theirs stays short: a key away from home, or absent. */
-__attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint64_t hash, const void *key,
-						uint32_t ks, uint64_t small)
+/* The general path of the long-key lookups below, out of line so that
+ * theirs stays short: a key not the home bucket's first candidate, or
+ * absent. */
+static __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint64_t hash,
+						       const void *key, uint32_t ks)
 {
 	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks, small);
+	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks, 0);
+
+	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
+}
+
+__attribute__((noinline)) void *flat_lookup_word_far(struct flat *f, uint64_t hash, uint32_t ks,
+						     uint64_t small)
+{
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t pos = flat_chain_find(f, pl.home, pl.tag, NULL, ks, small, true);
 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
@@ -200,7 +214,7 @@ static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
 
 	if (likely(m))
 		return flat_word_value_of(f, h, m, 4);
-	return flat_lookup_far(f, hash, key, 4, k);
+	return flat_lookup_word_far(f, hash, 4, k);
 }
 
 /* 8-byte keys, the same way. */
@@ -215,7 +229,7 @@ static ALWAYS_INLINE void *flat_lookup_k8_in(struct flat *f, const void *key)
 	m = flat_word_match(f, h, key, 8);
 	if (likely(m))
 		return flat_word_value_of(f, h, m, 8);
-	return flat_lookup_far(f, hash, key, 8, (uint64_t)hi << 32 | lo);
+	return flat_lookup_word_far(f, hash, 8, (uint64_t)hi << 32 | lo);
 }
 
 static FLAT_WORD_ALIGN void *flat_lookup_k4(struct bpfmap *map, const void *key)
@@ -240,7 +254,7 @@ static ALWAYS_INLINE void *flat_lookup_word_scalar(struct flat *f, const void *k
 	for (uint32_t pos = h * FLAT_SLOTS; pos < (h + 1) * FLAT_SLOTS; pos++)
 		if (flat_small_at(f, pos, ks) == small)
 			return flat_value_at(f, pos);
-	return flat_lookup_far(f, hash, key, ks, small);
+	return flat_lookup_word_far(f, hash, ks, small);
 }
 
 static void *flat_lookup_k4(struct bpfmap *map, const void *key)
@@ -283,13 +297,13 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 
 	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
 		/* ROUND_UP(ks, 8) is key_stride: a constant in the sized lookups. */
-		uint32_t e = __atomic_load_n(&elems[i], __ATOMIC_RELAXED), ks8 = ROUND_UP(ks, 8);
+		uint32_t e = __atomic_load_n(&elems[i], __ATOMIC_RELAXED) - 1, ks8 = ROUND_UP(ks, 8);
 		const char *stored = f->keys + (size_t)e * ks8;
 
 		if (likely(key_equal_long(stored, key, ks) && flat_seq_same(&bk->seq, s1)))
 			return f->values + (size_t)e * (vs ? vs : f->value_stride);
 	}
-	return flat_lookup_far(f, hash, key, ks, 0);
+	return flat_lookup_far(f, hash, key, ks);
 }
 
 /* The map's hash inline (hash/sized_hash.h; flat_lookup_for picks these only
@@ -442,12 +456,10 @@ static ALWAYS_INLINE int flat_lookup_bulk_words(struct flat *f, const char *keys
 			uint32_t eq = flat_word_match(f, home[i], k + (size_t)i * ks, ks);
 
 			if (unlikely(!eq)) {
-				/* Away from home or absent: the far path reads the
-				 * home's tags and the next bucket; fetch both for
+				/* In a chain or absent: the far path reads the
+				 * home's filter and chain head; fetch them for
 				 * all such keys before any of them waits. */
-				__builtin_prefetch(&f->buckets[home[i]]);
-				__builtin_prefetch(f->keys +
-						   flat_next_bucket(f, home[i]) * line);
+				__builtin_prefetch(&f->homes[home[i]]);
 				away[n_away++] = i;
 				continue;
 			}
@@ -507,7 +519,7 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 					uint32_t e =
 					    flat_elem_of(f, h * FLAT_SLOTS + flat_first(mt));
 
-					if (e != FLAT_NONE) /* not yet filled: a race */
+					if (e != UINT32_MAX) /* not yet filled: a race */
 						__builtin_prefetch(f->keys +
 								   (size_t)e * f->key_stride);
 				}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The flat layout's per-key operations: update (insert, overwrite, or
- * reuse of a deleted slot), delete and lookup_and_delete.  Design notes in
+ * The flat layout's per-key operations: update (insert into a home slot or
+ * a node, overwrite, or reuse of a deleted position), delete and
+ * lookup_and_delete.  Design notes in
  * maps/flat.h.
  */
 #include <errno.h>
@@ -316,88 +317,166 @@ static bool flat_cas_tag(struct flat_bucket *bk, uint32_t i, uint32_t from, uint
 	return true;
 }
 
-/* Home h (locked) gets a key at distance d: raise its max displacement. */
-static void flat_raise_dist_locked(struct flat *f, uint32_t h, uint32_t d)
+/* Is any slot of home bucket h deleted and awaiting reclamation? */
+static bool flat_home_has_dead(const struct flat *f, uint32_t h)
 {
-	uint32_t cur = __atomic_load_n(&f->locks[h], __ATOMIC_RELAXED) >> FLAT_DIST_SHIFT;
+	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_RELAXED);
 
-	if (d > cur && cur != FLAT_DIST_ANY)
-		flat_set_dist_locked(&f->locks[h], d >= FLAT_DIST_ANY ? FLAT_DIST_ANY : d);
+	return flat_match(tags, FLAT_WAIT * FLAT_BYTES_LO) |
+	       flat_match(tags, FLAT_QUEUED * FLAT_BYTES_LO) |
+	       flat_match(tags, FLAT_SYNCQ * FLAT_BYTES_LO);
+}
+
+/* Claim an EMPTY slot of home bucket h (locked): its position, or FLAT_NONE.
+ * A CAS: the reclaimers retag other bytes of the word meanwhile. */
+static uint32_t flat_claim_home(struct flat *f, uint32_t h)
+{
+	struct flat_bucket *bk = &f->buckets[h];
+	uint64_t tags = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), m;
+
+	while ((m = flat_match(tags, 0))) {
+		uint32_t i = flat_first(m);
+
+		if (__atomic_compare_exchange_n(&bk->tags, &tags,
+						tags | ((uint64_t)FLAT_BUSY << (8 * i)), true,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return h * FLAT_SLOTS + i;
+	}
+	return FLAT_NONE;
+}
+
+/* A free node, claimed (BUSY): the free list's, else the next never used
+ * one below @cap.  Its position, or FLAT_NONE. */
+static uint32_t flat_claim_node(struct flat *f, uint32_t cap)
+{
+	uint32_t n = freelist_pop(&f->node_free), pos;
+
+	if (n == FREELIST_EMPTY) {
+		n = __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+		do {
+			if (n >= cap)
+				return FLAT_NONE;
+		} while (!__atomic_compare_exchange_n(&f->node_hwm, &n, n + 1, true,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	}
+	pos = f->pool_base + n;
+	flat_set_tag(&f->buckets[pos / FLAT_SLOTS], pos % FLAT_SLOTS, FLAT_BUSY);
+	return pos;
+}
+
+/* Link filled node @pos at the head of home h's chain (locked), its filter
+ * bit set first, then make it live: from the tag's store on, walks match it
+ * (flat_chain_find). */
+static void flat_link_node(struct flat *f, uint32_t h, uint32_t pos, uint32_t tag)
+{
+	uint64_t *filter = &f->homes[h].filter;
+
+	__atomic_store_n(filter, __atomic_load_n(filter, __ATOMIC_RELAXED) | flat_filter_bit(tag),
+			 __ATOMIC_RELEASE);
+	/* Release: a walk that reads the new next sees the moved seq's entry
+	 * before it (flat_reuse_dead). */
+	__atomic_store_n(&f->node_next[pos - f->pool_base], flat_chain(f, h), __ATOMIC_RELEASE);
+	__atomic_store_n(&f->homes[h].chain, pos, __ATOMIC_RELEASE);
+	flat_set_tag(&f->buckets[pos / FLAT_SLOTS], pos % FLAT_SLOTS, tag);
+}
+
+/* Claim a deleted position of bucket b (any of the dead states): its
+ * position, or FLAT_NONE. */
+static uint32_t flat_claim_dead(struct flat *f, uint32_t b)
+{
+	static const uint8_t dead_states[] = { FLAT_WAIT, FLAT_QUEUED, FLAT_SYNCQ };
+	struct flat_bucket *bk = &f->buckets[b];
+	uint64_t tags = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED);
+
+	if (!(~tags & FLAT_BYTES_HI))
+		return FLAT_NONE; /* all live */
+	for (size_t k = 0; k < ARRAY_SIZE(dead_states); k++)
+		for (uint64_t m = flat_match(tags, dead_states[k] * FLAT_BYTES_LO); m; m &= m - 1)
+			if (flat_cas_tag(bk, flat_first(m), dead_states[k], FLAT_BUSY))
+				return b * FLAT_SLOTS + flat_first(m);
+	return FLAT_NONE;
 }
 
 /*
- * An insert inside a read-side section found no EMPTY slot: every spare slot
- * awaits readers, the caller among them, so waiting for them cannot work.
- * Reuse a deleted slot at once instead, as the kernel reuses preallocated
- * elements: the key and value are rewritten inside the bucket's seq, which
- * copy-out lookups and long-key compares validate against; a program-view
- * pointer to the old element may see the new key's value (see flat.h).
- * Home h is locked and the count reserved.  Returns 0, or -EAGAIN if every
- * free slot is claimed by an insert in progress (momentarily).
+ * An insert inside a read-side section found no free position: the deleted
+ * ones await readers, the caller among them, so waiting for them cannot
+ * work.  Reuse one at once instead, as the kernel reuses preallocated
+ * elements: a dead slot of the home bucket, else a dead node of any chain's.
+ * The rewrite runs inside the position's bucket seq, which copy-out lookups
+ * and chain walks validate against; a program-view pointer to the deleted
+ * element may then read the new key's value (see flat.h).  The map's moved
+ * seq is held around a node's relinking, so that walks of its old chain
+ * which reached the node before are told (flat_chain_find).  Home h is
+ * locked and the count reserved.  Returns 0, or -EAGAIN if every deleted
+ * position is claimed by an insert in progress (momentarily).
  */
 static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void *key,
 			   uint64_t small, const void *value)
 {
-	static const uint8_t dead_states[] = { FLAT_WAIT, FLAT_QUEUED, FLAT_SYNCQ };
-	struct flat_bucket *bk = f->buckets;
-	uint32_t b = h;
+	uint32_t pos = flat_claim_dead(f, h);
 
-	for (uint32_t d = 0; d < f->n_buckets; d++, b = flat_next_bucket(f, b)) {
-		uint64_t tags = __atomic_load_n(&bk[b].tags, __ATOMIC_RELAXED);
-
-		if (!(~tags & FLAT_BYTES_HI))
-			continue; /* all live */
-		for (size_t k = 0; k < ARRAY_SIZE(dead_states); k++) {
-			uint64_t m = flat_match(tags, dead_states[k] * FLAT_BYTES_LO);
-
-			for (; m; m &= m - 1) {
-				uint32_t i = flat_first(m);
-
-				if (!flat_cas_tag(&bk[b], i, dead_states[k], FLAT_BUSY))
-					continue;
-				/* Nor land in another key's value. */
-				flat_stores_off(f);
-				/* The reclaimers count what they free by tag, so this
-				 * slot is ours to uncount. */
-				flat_dead_dec(f);
-				flat_raise_dist_locked(f, h, d);
-				flat_fill_slot(f, b, i, tag, key, small, value);
-				return 0;
-			}
-		}
+	for (uint32_t b = f->n_homes; pos == FLAT_NONE && b < f->n_buckets; b++)
+		pos = flat_claim_dead(f, b);
+	if (pos == FLAT_NONE)
+		return -EAGAIN;
+	/* Nor land in another key's value. */
+	flat_stores_off(f);
+	/* The reclaimers count what they free by tag, so this one is ours
+	 * to uncount. */
+	flat_dead_dec(f);
+	if (!flat_is_node(f, pos)) {
+		flat_fill(f, pos, tag, key, small, value);
+		return 0;
 	}
-	return -EAGAIN;
+	flat_seq_enter(&f->moved);
+	flat_fill(f, pos, FLAT_BUSY, key, small, value);
+	flat_link_node(f, h, pos, tag);
+	flat_seq_leave(&f->moved);
+	return 0;
 }
 
+/* How an insert may get its position (flat_insert_locked). */
+enum flat_insert_mode {
+	FLAT_INSERT_FIRST,	/* -EAGAIN where a reclamation should come first */
+	FLAT_INSERT_RECLAIMED,	/* after one: take what there is */
+	FLAT_INSERT_IN_SECTION, /* the caller cannot wait for readers: reuse */
+};
+
 /*
- * Insert a new element from home h (locked, count reserved): claim the first
- * EMPTY slot from h on, raise h's max displacement, fill and publish.  Without an EMPTY slot, @reuse takes a
- * deleted one (flat_reuse_dead).  Returns 0, or -EAGAIN when every free slot
- * still awaits reclamation.
+ * Insert a new element into home h (locked, count reserved): the home
+ * bucket's first EMPTY slot, else a node linked at the chain's head.  A
+ * first try prefers a reclamation (-EAGAIN: the caller runs one, outside
+ * any read-side section, and tries again) when the bucket itself has
+ * deleted slots and deletes have piled up far beyond the asynchronous
+ * reclamation's threshold (sync_at), or when the pool's soft cap is
+ * reached with deleted positions about: keys then stay in their home
+ * buckets, and chains and touched memory short.  Returns 0, or -EAGAIN.
  */
 static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
-			      uint64_t small, const void *value, bool reuse)
+			      uint64_t small, const void *value, enum flat_insert_mode mode)
 {
-	struct flat_bucket *bk = f->buckets;
-	uint32_t b = h;
+	uint32_t pos = flat_claim_home(f, h);
+	bool first = mode == FLAT_INSERT_FIRST;
 
-	for (uint32_t d = 0; d < f->n_buckets; d++, b = flat_next_bucket(f, b)) {
-		uint64_t tags = __atomic_load_n(&bk[b].tags, __ATOMIC_RELAXED);
-		uint64_t m;
-
-		while ((m = flat_match(tags, 0))) {
-			uint32_t i = flat_first(m);
-
-			if (!__atomic_compare_exchange_n(&bk[b].tags, &tags,
-							 tags | ((uint64_t)FLAT_BUSY << (8 * i)),
-							 true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				continue;
-			flat_raise_dist_locked(f, h, d);
-			flat_fill_slot(f, b, i, tag, key, small, value);
-			return 0;
-		}
+	if (pos != FLAT_NONE) {
+		flat_fill(f, pos, tag, key, small, value);
+		return 0;
 	}
-	return reuse ? flat_reuse_dead(f, h, tag, key, small, value) : -EAGAIN;
+	if (first && __atomic_load_n(&f->dead, __ATOMIC_RELAXED) >= (int32_t)f->sync_at &&
+	    flat_home_has_dead(f, h))
+		return -EAGAIN;
+	pos = flat_claim_node(f, f->node_soft_cap);
+	if (pos == FLAT_NONE) {
+		if (first && __atomic_load_n(&f->dead, __ATOMIC_RELAXED) > 0)
+			return -EAGAIN;
+		pos = flat_claim_node(f, f->n_nodes);
+	}
+	if (pos == FLAT_NONE)
+		return mode == FLAT_INSERT_IN_SECTION ? flat_reuse_dead(f, h, tag, key, small, value)
+						      : -EAGAIN;
+	flat_fill(f, pos, FLAT_BUSY, key, small, value);
+	flat_link_node(f, h, pos, tag);
+	return 0;
 }
 
 /*
@@ -411,37 +490,38 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
  * in between, and only those add or remove this key: its absence seen in
  * between held throughout, including when the count said full with nothing
  * in flight (count_full_quiescent).  Every load is acquire, so they happen
- * in this order.  Keys of at most 8 bytes: compared in one load,
- * outside any read-side section.
+ * in this order.  Keys of at most 8 bytes: the home bucket's compared in one
+ * load each, outside any read-side section; a chain is walked inside one.
  *
- * The hint spares the locked path its search: under the lock, a slot that
- * still holds the key live is the key's one slot.
+ * The hint spares the locked path its search: under the lock, a position
+ * that still holds the key live is the key's one position.
  */
 static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint32_t tag,
 					  uint32_t ks, uint64_t small, bool may_insert,
 					  uint32_t *hint)
 {
-	const uint32_t *lock = &f->locks[h];
-	uint32_t lw = __atomic_load_n(lock, __ATOMIC_ACQUIRE), md, b = h;
-	uint64_t bcast = tag * FLAT_BYTES_LO;
+	const uint32_t *lock = &f->homes[h].lock;
+	uint32_t lw = __atomic_load_n(lock, __ATOMIC_ACQUIRE), pos;
+	uint64_t m = flat_match(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE),
+				tag * FLAT_BYTES_LO);
 
-	for (uint32_t d = 0;; d++, b = flat_next_bucket(f, b)) {
-		uint64_t m = flat_match(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE),
-					bcast);
-
-		for (; m; m &= m - 1) {
-			uint32_t pos = b * FLAT_SLOTS + flat_first(m);
-
-			if (flat_small_at(f, pos, ks) == small) {
-				*hint = pos;
-				return false;
-			}
+	for (; m; m &= m - 1) {
+		pos = h * FLAT_SLOTS + flat_first(m);
+		if (flat_small_at(f, pos, ks) == small) {
+			*hint = pos;
+			return false;
 		}
-		md = flat_dist_of(f, lw);
-		if (d >= md)
-			break;
 	}
 	*hint = FLAT_NONE;
+	if (flat_chain_may_hold(f, h, tag)) {
+		rcu_lock();
+		pos = flat_chain_find(f, h, tag, NULL, ks, small, f->match_by_key);
+		rcu_unlock();
+		if (pos != FLAT_NONE) {
+			*hint = pos;
+			return false;
+		}
+	}
 	if (!may_insert || (lw & FLAT_LOCK_BIT))
 		return false;
 	TEST_HOOK(HOOK_PROBE_FULL_SCANNED, f);
@@ -461,9 +541,9 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 	uint32_t h = pl.home, tag = pl.tag, pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	uint64_t mode = flags & ~BPFMAP_F_LOCK;
-	bool section = ks > 8; /* long keys: compares need stable slots */
-	bool reuse = false;
-	uint32_t *lock = &f->locks[h], ticket;
+	bool section = ks > 8; /* long keys: compares need stable positions */
+	enum flat_insert_mode how = FLAT_INSERT_FIRST;
+	uint32_t *lock = &f->homes[h].lock, ticket;
 	int ret;
 
 	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
@@ -511,23 +591,24 @@ retry:
 		goto out;
 	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, f);
-	ret = flat_insert_locked(f, h, tag, key, small, value, reuse);
+	ret = flat_insert_locked(f, h, tag, key, small, value, how);
 	count_insert_end(&f->count, ticket, ret == 0);
 out:
 	flat_unlock(lock);
 	if (section)
 		rcu_unlock();
 	if (ret == -EAGAIN) {
-		/* Every free slot awaits readers: reclaim, wait, retry; inside
-		 * a read-side section waiting would wait for ourselves, so
-		 * reuse a deleted slot at once. */
-		if (reuse || urcu_bp_read_ongoing()) {
-			if (reuse)
-				cpu_relax(); /* free slots claimed by inserts in flight */
-			reuse = true;
+		/* A reclamation first, or no free position at all: reclaim
+		 * and retry; inside a read-side section waiting would wait for
+		 * ourselves, so reuse a deleted position at once. */
+		if (how == FLAT_INSERT_FIRST && urcu_bp_read_ongoing()) {
+			how = FLAT_INSERT_IN_SECTION;
 			flat_kick(f);
-		} else {
+		} else if (how == FLAT_INSERT_FIRST) {
 			flat_reclaim_sync(f);
+			how = FLAT_INSERT_RECLAIMED;
+		} else {
+			cpu_relax(); /* free positions claimed by inserts in flight */
 		}
 		goto retry;
 	}
@@ -634,7 +715,7 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 	uint32_t h = pl.home, pos;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
 	bool section = ks > 8, kick = false;
-	uint32_t *lock = &f->locks[h];
+	uint32_t *lock = &f->homes[h].lock;
 
 	if (value) /* the value returned must not miss a store before the delete */
 		flat_stores_off(f);
@@ -645,7 +726,8 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 	if (pos != FLAT_NONE) {
 		if (value)
 			flat_copy_value_locked_out(f, pos, value, false);
-		kick = flat_kill_locked(f, h, pos / FLAT_SLOTS, pos % FLAT_SLOTS);
+		kick = flat_kill_locked(f, h, pos,
+					flat_is_node(f, pos) ? flat_chain_prev(f, h, pos) : FLAT_NONE);
 	}
 	flat_unlock(lock);
 	if (section)

@@ -50,7 +50,7 @@ static ALWAYS_INLINE FLAT_AVX2 void *flat_k4_avx2(struct bpfmap *map, const void
 	__m256i eq = _mm256_cmpeq_epi32(keys, _mm256_set1_epi32((int)k));
 	uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
 
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 4, k));
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 4, k));
 }
 
 /* An 8-byte key (read by halves: see load_u32_halves), its hash and home. */
@@ -80,7 +80,7 @@ static ALWAYS_INLINE FLAT_AVX2 void *flat_k8_avx2(struct bpfmap *map, const void
 	kv = _mm256_set1_epi64x((long long)k);
 	m = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[0], kv))) |
 	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[1], kv))) << 4;
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 8, k));
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 8, k));
 }
 
 static ALWAYS_INLINE FLAT_AVX512 void *flat_k4_avx512(struct bpfmap *map, const void *key,
@@ -93,7 +93,7 @@ static ALWAYS_INLINE FLAT_AVX512 void *flat_k4_avx512(struct bpfmap *map, const 
 	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
 	uint32_t m = _cvtmask8_u32(_mm256_cmpeq_epi32_mask(_mm256_set1_epi32((int)k), keys));
 
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 4, k));
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 4, k));
 }
 
 static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const void *key,
@@ -109,7 +109,7 @@ static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const 
 	h = flat_k8_home(f, key, &k, &hash);
 	keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
 	m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(_mm512_set1_epi64((long long)k), keys));
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_far(f, hash, key, 8, k));
+	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 8, k));
 }
 
 /* Each lookup for 8-byte values (v8) and for any value stride. */

@@ -9,13 +9,23 @@ int freelist_init(struct freelist *fl, uint32_t capacity)
 {
 	fl->head = 0;
 	fl->capacity = capacity;
+	fl->borrowed = false;
 	fl->next = malloc((size_t)(capacity ? capacity : 1) * sizeof(*fl->next));
 	return fl->next ? 0 : -ENOMEM;
 }
 
+void freelist_init_on(struct freelist *fl, uint32_t *links, uint32_t capacity)
+{
+	fl->head = 0;
+	fl->capacity = capacity;
+	fl->borrowed = true;
+	fl->next = links;
+}
+
 void freelist_destroy(struct freelist *fl)
 {
-	free(fl->next);
+	if (!fl->borrowed)
+		free(fl->next);
 	fl->next = NULL;
 }
 
@@ -50,5 +60,5 @@ uint32_t freelist_pop(struct freelist *fl)
 
 size_t freelist_mem_usage(const struct freelist *fl)
 {
-	return (size_t)fl->capacity * sizeof(*fl->next);
+	return fl->borrowed ? 0 : (size_t)fl->capacity * sizeof(*fl->next);
 }

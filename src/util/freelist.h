@@ -9,6 +9,7 @@
 #ifndef BPFMAP_UTIL_FREELIST_H
 #define BPFMAP_UTIL_FREELIST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,10 +19,16 @@ struct freelist {
 	uint64_t head;  /* (tag << 32) | (index + 1); index + 1 == 0: empty */
 	uint32_t *next; /* next[i]: index below i on the stack, or FREELIST_EMPTY */
 	uint32_t capacity;
+	bool borrowed;  /* next belongs to the caller of freelist_init_on */
 };
 
 /* Empty list able to hold indices 0 .. capacity - 1; 0 or -ENOMEM. */
 int freelist_init(struct freelist *fl, uint32_t capacity);
+
+/* The same on the caller's array of @capacity atomic words, which an index
+ * uses only while on the list (a pool's own link words, say: a pop that
+ * loses its race may read one being rewritten, and then fails its CAS). */
+void freelist_init_on(struct freelist *fl, uint32_t *links, uint32_t capacity);
 void freelist_destroy(struct freelist *fl);
 void freelist_push(struct freelist *fl, uint32_t index);
 /* An index, or FREELIST_EMPTY. */
