@@ -23,6 +23,7 @@
 #include <bpfmap.h>
 
 #include "bench.h"
+#include "bench_churn.h"
 #include "json.h"
 #include "table.h"
 
@@ -64,14 +65,13 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-enum churn_op { OP_PRESENT, OP_ABSENT, OP_E2BIG, OP_BATCH, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "present", "absent", "e2big", "batch" };
+const char *const churn_op_names[CHURN_OPS] = { "present", "absent", "e2big", "batch" };
 
 /* ns per operation (batch: ms per pass), median of CHURN_RUNS; -1 on a
  * wrong answer. */
 static double churn_measure(struct churn *c, enum churn_op op)
 {
-	uint32_t n = op == OP_BATCH ? 1 : (c->me < CHURN_LOOKUPS ? c->me : CHURN_LOOKUPS);
+	uint32_t n = op == CHURN_BATCH ? 1 : (c->me < CHURN_LOOKUPS ? c->me : CHURN_LOOKUPS);
 	uint8_t *keys = malloc((size_t)n * c->ks), *bk = NULL, *bv = NULL;
 	double t[CHURN_RUNS];
 	uint64_t v = 0;
@@ -79,12 +79,12 @@ static double churn_measure(struct churn *c, enum churn_op op)
 	if (!keys)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t id = op == OP_PRESENT ? c->live[churn_rand(c) % c->me]
+		uint64_t id = op == CHURN_PRESENT ? c->live[churn_rand(c) % c->me]
 					       : c->next_id + churn_rand(c) % (1ULL << 40);
 
 		churn_key(c, id, keys + (size_t)i * c->ks);
 	}
-	if (op == OP_BATCH) {
+	if (op == CHURN_BATCH) {
 		bk = malloc((size_t)4096 * c->ks);
 		bv = malloc((size_t)4096 * 8);
 		if (!bk || !bv)
@@ -94,22 +94,22 @@ static double churn_measure(struct churn *c, enum churn_op op)
 		uint64_t t0 = thread_cpu_ns(), found = 0;
 
 		switch (op) {
-		case OP_PRESENT:
-		case OP_ABSENT:
+		case CHURN_PRESENT:
+		case CHURN_ABSENT:
 			bpfmap_read_lock();
 			for (uint32_t i = 0; i < n; i++)
 				found += bpfmap_lookup(c->map, keys + (size_t)i * c->ks) != NULL;
 			bpfmap_read_unlock();
-			if (found != (op == OP_PRESENT ? n : 0))
+			if (found != (op == CHURN_PRESENT ? n : 0))
 				goto fail;
 			break;
-		case OP_E2BIG:
+		case CHURN_E2BIG:
 			for (uint32_t i = 0; i < n; i++)
 				if (bpfmap_update_elem(c->map, keys + (size_t)i * c->ks, &v,
 						       BPFMAP_ANY) != -E2BIG)
 					goto fail;
 			break;
-		case OP_BATCH: {
+		case CHURN_BATCH: {
 			uint32_t cursor = 0, count;
 			int ret;
 			bool first = true;
@@ -128,7 +128,7 @@ static double churn_measure(struct churn *c, enum churn_op op)
 		default:
 			break;
 		}
-		t[r] = (double)(thread_cpu_ns() - t0) / (op == OP_BATCH ? 1e6 : n);
+		t[r] = (double)(thread_cpu_ns() - t0) / (op == CHURN_BATCH ? 1e6 : n);
 	}
 	free(keys);
 	free(bk);
@@ -143,7 +143,7 @@ fail:
 }
 
 /* @pairs delete + insert pairs; ns per pair, or -1 on a wrong answer. */
-static double churn_turn(struct churn *c, uint64_t pairs, const struct bench_env *env)
+static double churn_turn(struct churn *c, uint64_t pairs, bool progress)
 {
 	uint8_t key[CHURN_MAX_KEY];
 	uint64_t t0 = thread_cpu_ns(), v = 1;
@@ -158,57 +158,62 @@ static double churn_turn(struct churn *c, uint64_t pairs, const struct bench_env
 		churn_key(c, c->live[i], key);
 		if (bpfmap_update_elem(c->map, key, &v, BPFMAP_NOEXIST))
 			return -1;
-		if (env->progress && !(p & 0xfffff))
+		if (progress && !(p & 0xfffff))
 			fprintf(stderr, "\r\033[K  churn %u: %llu of %llu pairs", c->me,
 				(unsigned long long)p, (unsigned long long)pairs);
 	}
-	if (env->progress)
+	if (progress)
 		fprintf(stderr, "\r\033[K");
 	return (double)(thread_cpu_ns() - t0) / (double)pairs;
 }
 
-static void churn_json(const struct bench_env *env, const struct churn *c, uint32_t flags,
-		       const char *op, double fresh, double churned, uint64_t pairs)
+static void churn_json_op(const struct churn_result *r, const char *op, double fresh,
+			  double churned)
 {
 	struct jw w;
 
-	if (!env->json)
-		return;
 	jw_begin(&w, stdout);
 	jw_str(&w, "bench", "bpf-hashmap-churn");
 	jw_str(&w, "backend", "lib");
-	jw_u64(&w, "key_size", c->ks);
-	jw_u64(&w, "max_entries", c->me);
-	jw_u64(&w, "map_flags", flags);
-	jw_u64(&w, "pairs", pairs);
+	jw_u64(&w, "key_size", r->key_size);
+	jw_u64(&w, "max_entries", r->max_entries);
+	jw_u64(&w, "map_flags", r->map_flags);
+	jw_u64(&w, "pairs", r->pairs);
 	jw_str(&w, "op", op);
 	jw_num(&w, "fresh", fresh);
 	jw_num(&w, "churned", churned);
-	jw_num(&w, "ratio", churned / fresh);
+	if (fresh > 0 && churned > 0)
+		jw_num(&w, "ratio", churned / fresh);
 	jw_end(&w);
 }
 
-/* One map size: fresh figures, churn, churned figures, into @g. */
-static int churn_size(const struct bench_env *env, const struct bench_args *a, uint32_t me,
-		      struct grid *g)
+void churn_json(const struct churn_result *r)
 {
-	BPFMAP_CREATE_OPTS(opts, .map_flags = a->map_flags);
-	struct churn c = { .ks = a->key_size, .me = me, .rng = 0x9e3779b97f4a7c15ULL ^ me };
-	uint64_t pairs = a->nr_loops ? a->nr_loops : 10ULL * me;
-	double fresh[OP_COUNT], churned[OP_COUNT], per_pair;
+	for (int op = 0; op < CHURN_OPS; op++)
+		churn_json_op(r, churn_op_names[op], r->fresh[op], r->churned[op]);
+	churn_json_op(r, "churn", NAN, r->per_pair);
+}
+
+int churn_measure_size(struct churn_result *r, bool progress)
+{
+	BPFMAP_CREATE_OPTS(opts, .map_flags = r->map_flags);
+	struct churn c = { .ks = r->key_size, .me = r->max_entries,
+			   .rng = 0x9e3779b97f4a7c15ULL ^ r->max_entries };
 	uint8_t key[CHURN_MAX_KEY];
-	char row[24];
 	int status = 0;
 
-	c.map = bpfmap_create(BPFMAP_TYPE_HASH, "churn", c.ks, 8, me, &opts);
-	c.live = malloc((size_t)me * sizeof(*c.live));
+	for (int op = 0; op < CHURN_OPS; op++)
+		r->fresh[op] = r->churned[op] = NAN;
+	r->per_pair = NAN;
+	c.map = bpfmap_create(BPFMAP_TYPE_HASH, "churn", c.ks, 8, c.me, &opts);
+	c.live = malloc((size_t)c.me * sizeof(*c.live));
 	if (!c.map || !c.live) {
-		fprintf(stderr, "bpf-hashmap-churn: %u entries: %s\n", me, strerror(errno));
+		fprintf(stderr, "bpf-hashmap-churn: %u entries: %s\n", c.me, strerror(errno));
 		bpfmap_free(c.map);
 		free(c.live);
 		return 1;
 	}
-	for (uint32_t i = 0; i < me; i++) {
+	for (uint32_t i = 0; i < c.me; i++) {
 		uint64_t v = i;
 
 		c.live[i] = i + 1;
@@ -216,29 +221,46 @@ static int churn_size(const struct bench_env *env, const struct bench_args *a, u
 		if (bpfmap_update_elem(c.map, key, &v, BPFMAP_NOEXIST))
 			status = 1;
 	}
-	c.next_id = me + 1;
-	for (int op = 0; op < OP_COUNT; op++)
-		fresh[op] = churn_measure(&c, op);
-	per_pair = churn_turn(&c, pairs, env);
-	for (int op = 0; op < OP_COUNT; op++)
-		churned[op] = churn_measure(&c, op);
-	for (int op = 0; op < OP_COUNT; op++) {
-		snprintf(row, sizeof(row), "%u %s", me, op_names[op]);
+	c.next_id = c.me + 1;
+	for (int op = 0; op < CHURN_OPS; op++)
+		r->fresh[op] = churn_measure(&c, op);
+	r->per_pair = churn_turn(&c, r->pairs, progress);
+	for (int op = 0; op < CHURN_OPS; op++)
+		r->churned[op] = churn_measure(&c, op);
+	for (int op = 0; op < CHURN_OPS; op++)
+		status |= r->fresh[op] < 0 || r->churned[op] < 0;
+	status |= r->per_pair < 0;
+	if (status)
+		fprintf(stderr, "bpf-hashmap-churn: %u entries: an operation answered wrongly\n",
+			c.me);
+	bpfmap_free(c.map);
+	free(c.live);
+	return status;
+}
+
+/* One map size into @g (and --json). */
+static int churn_size(const struct bench_env *env, const struct bench_args *a, uint32_t me,
+		      struct grid *g)
+{
+	struct churn_result r = { .key_size = a->key_size, .max_entries = me,
+				  .map_flags = a->map_flags,
+				  .pairs = a->nr_loops ? a->nr_loops : 10ULL * me };
+	int status = churn_measure_size(&r, env->progress);
+	char row[24];
+
+	for (int op = 0; op < CHURN_OPS; op++) {
+		snprintf(row, sizeof(row), "%u %s", me, churn_op_names[op]);
 		grid_row(g, row);
-		grid_set(g, row, "fresh", fresh[op]);
-		grid_set(g, row, "churned", churned[op]);
-		grid_set(g, row, "ratio", fresh[op] > 0 && churned[op] > 0 ? churned[op] / fresh[op]
-									    : NAN);
-		churn_json(env, &c, a->map_flags, op_names[op], fresh[op], churned[op], pairs);
-		status |= fresh[op] < 0 || churned[op] < 0;
+		grid_set(g, row, "fresh", r.fresh[op]);
+		grid_set(g, row, "churned", r.churned[op]);
+		grid_set(g, row, "ratio", r.fresh[op] > 0 && r.churned[op] > 0
+						  ? r.churned[op] / r.fresh[op] : NAN);
 	}
 	snprintf(row, sizeof(row), "%u churn", me);
 	grid_row(g, row);
-	grid_set(g, row, "churned", per_pair);
-	churn_json(env, &c, a->map_flags, "churn", NAN, per_pair, pairs);
-	status |= per_pair < 0;
-	bpfmap_free(c.map);
-	free(c.live);
+	grid_set(g, row, "churned", r.per_pair);
+	if (env->json)
+		churn_json(&r);
 	return status;
 }
 

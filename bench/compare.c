@@ -140,6 +140,26 @@ static int load_mem(const struct json_obj *o, struct cells *cs)
 	return push(cs, &c);
 }
 
+/* bpf-hashmap-churn: a table per key size of the churned figures, a row per
+ * map size, a column per op; lower is better. */
+static int load_churn(const struct json_obj *o, struct cells *cs)
+{
+	struct cell c;
+
+	if (!json_get(o, "churned"))
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.value = json_num(o, "churned", NAN);
+	c.lower_better = true;
+	snprintf(c.group, sizeof(c.group),
+		 "bpf-hashmap-churn, lib: key_size %.0f, map_flags 0x%x, churned [ns/op; batch: ms]",
+		 json_num(o, "key_size", 0), (unsigned)json_num(o, "map_flags", 0));
+	short_count(json_num(o, "max_entries", 0), c.row, sizeof(c.row));
+	snprintf(c.col, sizeof(c.col), "%s", json_str(o, "op", "?"));
+	c.col_title = "op";
+	return push(cs, &c);
+}
+
 /* The map benchmarks' cells: lookups, updates, htab-mem, hash, memory. */
 static int load_map(const struct json_obj *o, struct cells *cs)
 {
@@ -210,6 +230,8 @@ static int load(const char *path, struct cells *cs)
 			ret = load_str(&o, cs);
 		else if (!strcmp(bench, "mem-per-elem"))
 			ret = load_mem(&o, cs);
+		else if (!strcmp(bench, "bpf-hashmap-churn"))
+			ret = load_churn(&o, cs);
 		else
 			ret = load_map(&o, cs);
 	}

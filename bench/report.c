@@ -9,7 +9,9 @@
  *  - full update and overwrite;
  *  - bytes per element of full preallocated maps of several key/value sizes;
  *  - lookups by 2 producers against 1, and by 1 producer while a writer
- *    overwrites values non-stop, against none.
+ *    overwrites values non-stop, against none;
+ *  - bpfmap alone: full maps of 16384, 100K and 1M entries before and after
+ *    10 x max_entries delete + insert pairs (bpf-hashmap-churn, issue 14).
  *
  * Rounds (report_rounds.c): the lookup, update and concurrency cells run in
  * --rounds passes over the whole list (3 by default), bpfmap and the kernel
@@ -620,6 +622,30 @@ static void report_setup(struct report *rp)
 	}
 }
 
+/* Churn: bpfmap against its own freshly filled map, once per size, like
+ * memory: a size's fresh and churned figures come from one process seconds
+ * apart, and only their ratio is checked. */
+static void report_churn(struct report *rp)
+{
+	static const uint32_t sizes[] = { 16384, 100000, 1000000 };
+
+	if (!report_want(rp, BACKEND_LIB))
+		return;
+	for (size_t i = 0; i < N(sizes) && rp->nchurn < REPORT_MAX_CHURN; i++) {
+		struct churn_result *r = &rp->churn[rp->nchurn++];
+		char what[48];
+
+		snprintf(what, sizeof(what), "churn %u", sizes[i]);
+		progress(rp, what, "lib");
+		*r = (struct churn_result){ .key_size = 8, .max_entries = sizes[i],
+					    .pairs = 10ULL * sizes[i] };
+		if (churn_measure_size(r, false))
+			failed(rp, what, "lib", "an operation answered wrongly (-1 figures)");
+		if (rp->env->json)
+			churn_json(r);
+	}
+}
+
 /* ---- the run ---- */
 
 /* The 1-minute load average, or NAN. */
@@ -649,7 +675,7 @@ static int count_cells(const struct report *rp)
 	int round = nb * ((int)N(presets) * nkeys + nbig + 2 + nconc * (3 + 2 * rp->conc_two)) +
 		    (lib ? nbig : 0);
 
-	return rp->rounds * round + nb * nmem;
+	return rp->rounds * round + nb * nmem + (lib ? REPORT_MAX_CHURN : 0);
 }
 
 int report_run(struct bench_env *env, const struct bench_args *a, bool full, int rounds)
@@ -697,6 +723,7 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 		round_conc(rp, r);
 	}
 	report_mem(rp);
+	report_churn(rp);
 	report_slots_json(rp);
 	finish_lookups(rp);
 	report_ratio_json(rp, "full update", &rp->upd);

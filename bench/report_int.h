@@ -7,6 +7,7 @@
 #define BPFMAP_BENCH_REPORT_INT_H
 
 #include "bench.h"
+#include "bench_churn.h"
 #include "report.h"
 #include "table.h"
 
@@ -14,6 +15,7 @@
 #define REPORT_MAX_BIG 8   /* 1M/1M key sizes */
 #define REPORT_MAX_MEM 12  /* key/value sizes of the memory table */
 #define REPORT_MAX_CONC 4  /* workloads of the concurrency table */
+#define REPORT_MAX_CHURN 3 /* map sizes of the churn table */
 #define REPORT_BIG_BULK 16 /* keys per bpfmap_lookup_bulk() in the 1M/1M row */
 #define REPORT_BIG_ENTRIES 1000000
 /* Least warm-up of a 1M/1M cell: the first passes over a freshly filled
@@ -136,6 +138,8 @@ struct report {
 	struct conc_row conc[REPORT_MAX_CONC];
 	int nconc;
 	bool conc_two; /* the 2-producer cells ran (2 CPUs or more) */
+	struct churn_result churn[REPORT_MAX_CHURN]; /* bpfmap's own, fresh against churned */
+	int nchurn;
 };
 
 static inline bool report_want(const struct report *rp, enum backend b)

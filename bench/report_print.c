@@ -208,6 +208,29 @@ static void print_mem(FILE *f, const struct report *rp)
 	}
 }
 
+static void print_churn(FILE *f, const struct report *rp)
+{
+	if (!rp->nchurn)
+		return;
+	fprintf(f, "\nChurn: bpfmap, HASH 8 B key + 8 B value, full, before and after 10 x "
+		   "max_entries delete + insert pairs\n(ns per op; batch: ms per lookup_batch pass; "
+		   "bpf-hashmap-churn)\n");
+	fprintf(f, "    %-10s%-10s%10s%10s%10s%10s\n", "entries", "op", "fresh", "churned", "ratio",
+		"target");
+	for (int i = 0; i < rp->nchurn; i++) {
+		const struct churn_result *r = &rp->churn[i];
+
+		for (int op = 0; op < CHURN_OPS; op++) {
+			fprintf(f, "    %-10u%-10s", r->max_entries, churn_op_names[op]);
+			print_fig(f, r->fresh[op], "%10.3g");
+			print_fig(f, r->churned[op], "%10.3g");
+			print_fig(f, r->churned[op] / r->fresh[op], "%9.2fx");
+			fprintf(f, "%7s%.1fx\n", "<= ", op == CHURN_PRESENT ? CHURN_PRESENT_BOUND
+								 : CHURN_OTHER_BOUND);
+		}
+	}
+}
+
 static void print_conc(FILE *f, const struct report *rp)
 {
 	if (!rp->nconc)
@@ -338,6 +361,22 @@ static void tgt_lookup_keys(struct target *t, const struct report *rp, uint32_t 
 	tgt_describe(t, "x");
 }
 
+/* A churn target: ops @from .. @to - 1 of every size, churned / fresh. */
+static void tgt_churn(struct target *t, const struct report *rp, const char *row, int from,
+		      int to, double bound)
+{
+	tgt_init(t, row, bound, true);
+	snprintf(t->bound, sizeof(t->bound), "<= %.1fx", bound);
+	for (int i = 0; i < rp->nchurn; i++)
+		for (int op = from; op < to; op++) {
+			const struct churn_result *r = &rp->churn[i];
+
+			tgt_add(t, r->fresh[op] > 0 && r->churned[op] > 0
+					   ? r->churned[op] / r->fresh[op] : NAN);
+		}
+	tgt_describe(t, "x");
+}
+
 static int build_targets(const struct report *rp, struct target *t)
 {
 	int n = 0;
@@ -388,6 +427,12 @@ static int build_targets(const struct report *rp, struct target *t)
 	for (int i = 0; i < rp->nconc; i++)
 		tgt_add(&t[n], rp->conc[i].lib.writer_ratio);
 	tgt_describe(&t[n++], "x");
+
+	/* Issue 14's: churned against fresh, bpfmap's own. */
+	tgt_churn(&t[n++], rp, "churn: present lookups, churned vs fresh", CHURN_PRESENT,
+		  CHURN_PRESENT + 1, CHURN_PRESENT_BOUND);
+	tgt_churn(&t[n++], rp, "churn: absent, -E2BIG, batch, churned vs fresh", CHURN_ABSENT,
+		  CHURN_OPS, CHURN_OTHER_BOUND);
 	return n;
 }
 
@@ -421,12 +466,12 @@ static void targets_json(const struct report *rp, const struct target *t, int n)
 
 static void print_targets(FILE *f, const struct report *rp)
 {
-	struct target t[16 + REPORT_MAX_MEM];
+	struct target t[18 + REPORT_MAX_MEM];
 	int n = build_targets(rp, t), met = 0, measured = 0;
 
-	fprintf(f, "\nTargets (issue #4; ratios bpfmap / kernel from this run: medians of the "
+	fprintf(f, "\nTargets (issues #4 and #14; ratios bpfmap / kernel from this run: medians of the "
 		   "per-round ratios, in brackets\nthe checked cell's lowest and highest round; "
-		   "memory and concurrency bpfmap's own):\n");
+		   "memory, concurrency and churn bpfmap's own):\n");
 	fprintf(f, "    %-44s %-46s %-10s %s\n", "row", "measured", "target", "");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "    %-44s %-46s %-10s %s\n", t[i].row, t[i].measured, t[i].bound,
@@ -451,6 +496,7 @@ void report_print(struct report *rp, double load0, double load1, double wall_s)
 	print_updates(f, rp);
 	print_mem(f, rp);
 	print_conc(f, rp);
+	print_churn(f, rp);
 	print_targets(f, rp);
 	print_failures(f, rp);
 	fprintf(f, "\nwall time %.0f s\n", wall_s);

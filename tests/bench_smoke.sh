@@ -209,12 +209,13 @@ if run "report" -w 0 -d 0.02 --report --rounds 2 --json; then
 	check_json "report" "$tmp/report.json"
 	grep -q "bpfmap / kernel:" "$tmp/err" || grep -q "kernel:" "$tmp/err" ||
 		fail "report printed no kernel table"
-	for want in "bytes/elem" "1M/1M" "bpfmap_lookup_bulk()" "Concurrency:" "Targets (issue #4" \
+	for want in "bytes/elem" "1M/1M" "bpfmap_lookup_bulk()" "Concurrency:" "Churn:" "Targets (issues #4" \
 		"lookups, key 4 and 8 B" "lookups, key 16-64 B" "lookups, key 128-1024 B" \
 		"lookups, 1M/1M, single" "lookups, 1M/1M, --bulk 16" "full update, 1 producer" \
 		"overwrite, 1 producer" "bytes/elem, 8 B key + 8 B value" \
 		"bytes/elem, 256 B key + 8 B value" "2 producers doing lookups vs 1" \
-		"lookups with a writer vs read-only" "targets met" "2 rounds:" \
+		"lookups with a writer vs read-only" "churn: present lookups, churned vs fresh" \
+		"churn: absent, -E2BIG, batch, churned vs fresh" "targets met" "2 rounds:" \
 		"bpfmap / kernel, the lowest round:" "bpfmap / kernel, the highest round:"; do
 		grep -qF -- "$want" "$tmp/err" || fail "report printed no '$want'"
 	done
@@ -240,7 +241,7 @@ assert len(t) >= 15, f"{len(t)} target verdicts"
 for c in t:  # bpfmap-only rows are always measured
     if c["target"].startswith("2 producers") and not two_cpus:
         continue
-    if c["target"].startswith(("bytes/elem", "2 producers", "lookups with a writer")):
+    if c["target"].startswith(("bytes/elem", "2 producers", "lookups with a writer", "churn")):
         assert c["cells"] >= 1, f"{c['target']}: not measured"
 # Rounds: one object per cell (its median round), not one per round.
 seen = set()
@@ -248,9 +249,12 @@ for c in cells:
     if c["bench"] in ("report-target", "report-ratio"):
         continue
     k = tuple(str(c.get(f)) for f in ("bench", "backend", "key_size", "value_size", "max_entries",
-                                     "bulk", "writer", "tag", "producers"))
+                                     "bulk", "writer", "tag", "producers", "op"))
     assert k not in seen, f"two JSON objects for one cell: {k}"
     seen.add(k)
+churn = {(c["max_entries"], c["op"]) for c in cells if c["bench"] == "bpf-hashmap-churn"}
+assert churn >= {(n, op) for n in (16384, 100000, 1000000)
+                 for op in ("present", "absent", "e2big", "batch", "churn")}, f"churn cells: {churn}"
 ratio = [c for c in cells if c["bench"] == "report-ratio"]
 rows = {c["row"] for c in ratio}
 for want in ("lookup small k=4", "lookup large k=1024", "lookup 1M/1M k=8",

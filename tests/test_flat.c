@@ -345,23 +345,28 @@ static void test_swar(void **state)
 static size_t mem_want(const struct flat *f)
 {
 	bool long_keys = f->map.key_size > 8;
+	bool by_elem = long_keys || f->value_stride >= FLAT_VALUE_ELEM_MIN;
 	size_t slot = (size_t)f->key_stride + f->value_stride;
+	/* Per position: an element index (long keys), a key and an index (big
+	 * values), or a key and a value. */
+	size_t pos = long_keys ? sizeof(uint32_t)
+			       : f->key_stride + (by_elem ? sizeof(uint32_t) : f->value_stride);
 	size_t fixed = sizeof(*f) +
 		       (size_t)f->n_homes * (sizeof(struct flat_bucket) + sizeof(struct flat_home)) +
-		       (size_t)f->n_homes * FLAT_SLOTS * (long_keys ? sizeof(uint32_t) : slot) +
+		       (size_t)f->n_homes * FLAT_SLOTS * pos +
 		       3 * sizeof(uint64_t) * (size_t)f->bits_words + count_mem(&f->count) +
 		       sizeof(struct hash_params);
-	/* Per node: its share of its bucket's tags and seq, its key and value
-	 * (or element index), and a link or two (chain, free list). */
-	size_t node = sizeof(struct flat_bucket) / FLAT_SLOTS + (long_keys ? sizeof(uint32_t) : slot);
+	/* Per node: its share of its bucket's tags and seq, its position's
+	 * bytes, and a link or two (chain, free list). */
+	size_t node = sizeof(struct flat_bucket) / FLAT_SLOTS + pos;
 	uint32_t hwm = __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
 	uint32_t elems = __atomic_load_n(&f->next_elem, __ATOMIC_RELAXED);
 
 	assert_int_equal(f->fixed_bytes, fixed);
 	assert_true(f->node_bytes >= node + sizeof(uint32_t) &&
 		    f->node_bytes <= node + 2 * sizeof(uint32_t));
-	assert_int_equal(f->elem_bytes, long_keys ? slot : 0);
-	if (!long_keys)
+	assert_int_equal(f->elem_bytes, long_keys ? slot : by_elem ? f->value_stride : 0);
+	if (!by_elem)
 		assert_int_equal(elems, 0);
 	return fixed + ROUND_UP((size_t)hwm, FLAT_SLOTS) * f->node_bytes +
 	       (size_t)elems * f->elem_bytes;
@@ -422,7 +427,7 @@ static void check_fresh_geometry(const struct flat *f)
 	assert_int_equal(f->bits_words, (f->n_buckets + 63) / 64);
 	assert_int_equal(f->cursor_end, roundup_pow_of_two_u32(me));
 	assert_true(f->node_soft_cap >= nodes - me && f->node_soft_cap <= nodes);
-	assert_int_equal(f->elems != NULL, ks > 8);
+	assert_int_equal(f->elems != NULL, ks > 8 || vstride >= FLAT_VALUE_ELEM_MIN);
 	assert_int_equal(f->node_hwm, 0);
 	assert_int_equal(f->next_elem, 0);
 	for (uint32_t h = 0; h < f->n_homes; h++)

@@ -105,7 +105,8 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 	char *s;
 	uint64_t *kw;
 
-	/* A position's first fill takes the next element (long keys): a map
+	/* A position's first fill takes the next element (long keys, big
+	 * values): a map
 	 * filled in some order lays its keys out in that order.  The tag's
 	 * release (or the chain's link) publishes the index with the key. */
 	if (f->elems && !__atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED))
@@ -479,8 +480,9 @@ static size_t flat_mem_usage(const struct bpfmap *map)
 /*
  * Sizes.  Positions: n_homes * 8 home slots, then the pool's n_nodes (the
  * last pool bucket's slots past them stay BUSY for ever).  Keys of at most 8
- * bytes and their values are stored per position; longer ones per element,
- * of which there are as many as positions.  The pool holds max_entries
+ * bytes are stored per position, longer ones per element, of which there
+ * are as many as positions; values per element too when keys are long or
+ * values FLAT_VALUE_ELEM_MIN bytes and more, else per position.  The pool holds max_entries
  * nodes and spares, so that every element could be a node (a tiny map's
  * few homes); it is address space until used (big_zalloc maps it): nodes
  * are handed out from the free list, else in order.
@@ -492,6 +494,11 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
 	uint64_t slot_size = key_stride + value_stride;
 	bool long_keys = p->key_size > 8;
+	/* Elements: positions (home slots, nodes) that no key uses then cost
+	 * 4 bytes of index instead of a value slot each. */
+	bool by_elem = long_keys || value_stride >= FLAT_VALUE_ELEM_MIN;
+	uint64_t pos_bytes = long_keys ? sizeof(uint32_t)
+				       : key_stride + (by_elem ? sizeof(uint32_t) : value_stride);
 	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, spare;
 
 	if (!f || slot_size > UINT32_MAX)
@@ -530,7 +537,7 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->values = big_zalloc((size_t)(n_pos * value_stride) + 63);
 	if (!f->buckets || !f->homes || !f->node_next || !f->keys || !f->values)
 		goto nomem;
-	if (long_keys && !(f->elems = big_zalloc((size_t)n_pos * sizeof(uint32_t))))
+	if (by_elem && !(f->elems = big_zalloc((size_t)n_pos * sizeof(uint32_t))))
 		goto nomem;
 	f->wait_bits = calloc(3 * (size_t)f->bits_words, sizeof(uint64_t));
 	if (!f->wait_bits)
@@ -549,11 +556,11 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 		goto nomem;
 
 	f->node_bytes = sizeof(struct flat_bucket) / FLAT_SLOTS + sizeof(uint32_t) +
-			(long_keys ? sizeof(uint32_t) : (uint32_t)slot_size);
-	f->elem_bytes = long_keys ? (uint32_t)slot_size : 0;
+			(uint32_t)pos_bytes;
+	f->elem_bytes = long_keys ? (uint32_t)slot_size : by_elem ? (uint32_t)value_stride : 0;
 	f->fixed_bytes = sizeof(*f) + (size_t)n_homes * (sizeof(struct flat_bucket) +
 							 sizeof(struct flat_home)) +
-			 (size_t)home_pos * (long_keys ? sizeof(uint32_t) : slot_size) +
+			 (size_t)home_pos * pos_bytes +
 			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count) +
 			 sizeof(*f->hp);
 	f->mul = f->hp->mul;
@@ -565,7 +572,7 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 		flat_init_dead_words(f, p->key_size);
 	map_init_common(&f->map, p, &flat_ops,
 			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
-					f->match_by_key));
+					f->match_by_key && !f->elems));
 	return &f->map;
 
 nomem:

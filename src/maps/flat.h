@@ -18,9 +18,10 @@
  * its home's bucket and chain, so nothing a delete leaves behind lengthens
  * another home's lookups (linear probing did: issue 14, a full map 20x slower
  * after churn).  Keys of at most 8 bytes are stored in slot order (a
- * bucket's keys are contiguous, compared at once by SIMD); longer keys go
- * through a 4-byte element index per position (elems), elements handed out
- * in insertion order and kept for ever.
+ * bucket's keys are contiguous, compared at once by SIMD); longer keys, and
+ * values of FLAT_VALUE_ELEM_MIN bytes and more, go through a 4-byte element
+ * index per position (elems), elements handed out in insertion order and
+ * kept for ever.
  *
  * Tags.  EMPTY (free), BUSY (claimed by an inserter), WAIT (deleted; readers
  * may still hold it), QUEUED or SYNCQ (deleted; a grace period runs for it),
@@ -84,6 +85,11 @@
 #endif
 
 #define FLAT_SLOTS 8
+
+/* Values of this stride and more live in elements (an index per position,
+ * as long keys do): a full 8 B + 256 B map in 274 bytes an element rather
+ * than 306, since the home slots and nodes no key uses hold no value. */
+#define FLAT_VALUE_ELEM_MIN 128
 
 /* Nodes beyond max_entries: deleted positions wait for a grace period, and
  * these let inserts go on meanwhile, without waiting or reusing one at once:
@@ -303,15 +309,14 @@ static ALWAYS_INLINE uint32_t flat_elem_of(const struct flat *f, uint32_t pos)
 	return f->elems ? __atomic_load_n(&f->elems[pos], __ATOMIC_RELAXED) - 1 : pos;
 }
 
-/* Slot pos's key and value.  Keys and values live in two arrays indexed by
- * element: for keys of at most 8 bytes the element is the slot, so a
- * bucket's keys are contiguous (a lookup of a small key reads one or two
- * cache lines of keys, compared together); longer keys go through the slot's
- * element index (see "Elements" in the comment at the top).  A program-view
- * lookup never touches the value it returns. */
+/* Slot pos's key and value.  Keys of at most 8 bytes are indexed by
+ * position, so a bucket's keys are contiguous (a lookup of a small key reads
+ * one or two cache lines of keys, compared together); longer keys, and the
+ * values of maps with elems, by the position's element (see "Layout" at the
+ * top).  A program-view lookup never touches the value it returns. */
 static ALWAYS_INLINE char *flat_key_at(const struct flat *f, uint32_t pos)
 {
-	return f->keys + (size_t)flat_elem_of(f, pos) * f->key_stride;
+	return f->keys + (size_t)(f->key_stride > 8 ? flat_elem_of(f, pos) : pos) * f->key_stride;
 }
 
 static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)

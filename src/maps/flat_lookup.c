@@ -485,7 +485,7 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 	int found = 0;
 
 #if FLAT_SIMD
-	if ((kind == HASH_U32 || kind == HASH_U64) && f->match_by_key)
+	if ((kind == HASH_U32 || kind == HASH_U64) && f->match_by_key && !f->elems)
 		return flat_lookup_bulk_words(f, keys, n, values, ks);
 #endif
 	for (uint32_t base = 0; base < n; base += FLAT_BULK_CHUNK) {
