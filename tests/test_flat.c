@@ -354,8 +354,7 @@ static size_t mem_want(const struct flat *f)
 	size_t fixed = sizeof(*f) +
 		       (size_t)f->n_homes * (sizeof(struct flat_bucket) + sizeof(struct flat_home)) +
 		       (size_t)f->n_homes * FLAT_SLOTS * pos +
-		       3 * sizeof(uint64_t) * (size_t)f->bits_words + count_mem(&f->count) +
-		       sizeof(struct hash_params);
+		       3 * sizeof(uint64_t) * (size_t)f->bits_words + count_mem(&f->count);
 	/* Per node: its share of its bucket's tags and seq, its position's
 	 * bytes, and a link or two (chain, free list). */
 	size_t node = sizeof(struct flat_bucket) / FLAT_SLOTS + pos;
@@ -534,7 +533,7 @@ static void test_mem_usage(void **state)
 		assert_true(full > fresh); /* chains took nodes */
 		assert_int_equal(full, mem_want(f));
 		per[i] = (double)full / me;
-		per_scaled[i] = (double)(full - sizeof(*f) - sizeof(struct hash_params)) / me;
+		per_scaled[i] = (double)(full - sizeof(*f)) / me;
 		print_message("  %6u x (8 + 8): %.2f B/elem (%.2f without the per-map constants), "
 			      "%u of %u nodes used (%.1f%% of keys in chains)\n",
 			      me, per[i], per_scaled[i], f->node_hwm, f->n_nodes,

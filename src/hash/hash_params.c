@@ -63,15 +63,19 @@ void hash_params_random(struct hash_params *p)
 	hash_params_fix(p);
 }
 
-struct hash_params *hash_params_new(bool zero_seed)
+void hash_params_init(struct hash_params *p, bool zero_seed)
 {
-	struct hash_params *p = malloc(sizeof(*p));
-
-	if (!p)
-		return NULL;
 	if (zero_seed)
 		hash_params_seeded(p, 0);
 	else
 		hash_params_random(p);
+}
+
+struct hash_params *hash_params_new(bool zero_seed)
+{
+	struct hash_params *p = malloc(sizeof(*p));
+
+	if (p)
+		hash_params_init(p, zero_seed);
 	return p;
 }

@@ -46,8 +46,13 @@ void hash_params_random(struct hash_params *p);
  * for maps that may hold chosen keys. */
 void hash_params_seeded(struct hash_params *p, uint64_t seed);
 
-/* A map's parameters, malloc'ed (free() them): fixed for ZERO_SEED maps, random
- * otherwise.  NULL without memory. */
+/* A map's parameters: fixed for ZERO_SEED maps, random otherwise.  Maps
+ * keep theirs inside their own struct, at a constant offset from the map
+ * pointer: a lookup then loads the coefficients at once, not after loading
+ * a pointer to them (that load was on the hash's critical path). */
+void hash_params_init(struct hash_params *p, bool zero_seed);
+
+/* The same, malloc'ed (free() it); NULL without memory. */
 struct hash_params *hash_params_new(bool zero_seed);
 
 #endif

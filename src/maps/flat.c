@@ -243,7 +243,6 @@ static void flat_release(struct flat *f)
 	big_free(f->homes);
 	free(f->wait_bits);
 	count_destroy(&f->count);
-	free((void *)f->hp);
 	big_free(f->elems);
 	big_free(f->values);
 	big_free(f->keys);
@@ -551,9 +550,7 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 		f->buckets[pos / FLAT_SLOTS].tags |= (uint64_t)FLAT_BUSY << (8 * (pos % FLAT_SLOTS));
 	if (count_init(&f->count, p->max_entries))
 		goto nomem;
-	f->hp = hash_params_new(p->map_flags & BPFMAP_F_ZERO_SEED);
-	if (!f->hp)
-		goto nomem;
+	hash_params_init(&f->hp, p->map_flags & BPFMAP_F_ZERO_SEED);
 
 	f->node_bytes = sizeof(struct flat_bucket) / FLAT_SLOTS + sizeof(uint32_t) +
 			(uint32_t)pos_bytes;
@@ -561,10 +558,9 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->fixed_bytes = sizeof(*f) + (size_t)n_homes * (sizeof(struct flat_bucket) +
 							 sizeof(struct flat_home)) +
 			 (size_t)home_pos * pos_bytes +
-			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count) +
-			 sizeof(*f->hp);
-	f->mul = f->hp->mul;
-	f->fin = f->hp->fin;
+			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count);
+	f->mul = f->hp.mul;
+	f->fin = f->hp.fin;
 	f->hash_kind = hash_kind_for_key_size(p->key_size);
 	f->hash = hash_fn_for_kind(f->hash_kind);
 	if ((f->hash_kind == HASH_U32 || f->hash_kind == HASH_U64) &&

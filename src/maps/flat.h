@@ -142,7 +142,6 @@ struct flat {
 	 * position). */
 	uint32_t *elems;
 	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
-	const struct hash_params *hp;
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
 	uint32_t moved;	       /* atomic, a seq (flat_seq_*): nodes relinked at once (flat_chain_find) */
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
@@ -183,6 +182,7 @@ struct flat {
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
 	struct rcu_head rcu;
+	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };
 
 #define FLAT_NONE UINT32_MAX /* no slot */
@@ -247,7 +247,7 @@ static ALWAYS_INLINE uint64_t flat_hash_kind(const struct flat *f, const void *k
 		return fast_hash_u32(load_u32(key), f->mul, f->fin);
 	if (kind == HASH_U64)
 		return fast_hash_u64_mem(key, f->mul, f->fin);
-	return f->hash(key, f->map.key_size, f->hp);
+	return f->hash(key, f->map.key_size, &f->hp);
 }
 
 static ALWAYS_INLINE uint64_t flat_hash(const struct flat *f, const void *key)

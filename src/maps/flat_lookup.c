@@ -314,13 +314,13 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, hash_sized(key, n, f->hp), 8);       \
+		return flat_lookup_long(f, key, n, hash_sized(key, n, &f->hp), 8);       \
 	}                                                                                          \
 	static void *flat_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, hash_sized(key, n, f->hp), 0);       \
+		return flat_lookup_long(f, key, n, hash_sized(key, n, &f->hp), 0);       \
 	}
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)
@@ -334,7 +334,7 @@ static void *flat_lookup_long_any(struct bpfmap *map, const void *key)
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 
-	return flat_lookup_long(f, key, ks, f->hash(key, ks, f->hp), 0);
+	return flat_lookup_long(f, key, ks, f->hash(key, ks, &f->hp), 0);
 }
 
 /* Keys of 1-3 and 5-7 bytes. */

@@ -119,7 +119,6 @@ static void htab_teardown(struct htab *h)
 	count_destroy(&h->count);
 	big_free(h->pool);
 	big_free(h->buckets);
-	free((void *)h->hp);
 	free(h);
 }
 
@@ -678,7 +677,7 @@ static int htab_lookup_elem(struct bpfmap *map, const void *key, void *value, ui
 static size_t htab_mem_usage(const struct bpfmap *map)
 {
 	const struct htab *h = to_htab(map);
-	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets) + sizeof(*h->hp) +
+	size_t bytes = sizeof(*h) + (size_t)h->n_buckets * sizeof(*h->buckets) +
 		       count_mem(&h->count);
 
 	size_t heap;
@@ -748,11 +747,9 @@ static struct bpfmap *htab_alloc(const struct map_params *p, int *err)
 	h->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	h->shift = 32 - (uint32_t)__builtin_ctz(h->n_buckets);
 	h->hash = hash_fn_for_kind(h->hash_kind);
-	h->hp = hash_params_new(p->map_flags & BPFMAP_F_ZERO_SEED);
-	if (!h->hp)
-		goto nomem;
-	h->mul = h->hp->mul;
-	h->fin = h->hp->fin;
+	hash_params_init(&h->hp, p->map_flags & BPFMAP_F_ZERO_SEED);
+	h->mul = h->hp.mul;
+	h->fin = h->hp.fin;
 	h->elem_size = (uint32_t)elem_size;
 	h->value_off = (uint32_t)key_pad;
 	h->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
@@ -775,8 +772,7 @@ nomem:
 		count_destroy(&h->count);
 		big_free(h->pool);
 		big_free(h->buckets);
-		free((void *)h->hp);
-		free(h);
+			free(h);
 	}
 	*err = -ENOMEM;
 	return NULL;

@@ -70,7 +70,6 @@ struct htab {
 	uint32_t shift;     /* 32 - log2(n_buckets): a hash's bucket is its top bits */
 	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
 	hash_fn hash;
-	const struct hash_params *hp;
 	uint32_t elem_size;  /* header + padded key + padded value */
 	uint32_t value_off;  /* offset of the value in data[] */
 	bool prealloc;
@@ -108,6 +107,7 @@ struct htab {
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see htab_unlink_locked). */
 	struct htab_pending pending[HTAB_PENDING_SHARDS];
+	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };
 
 static ALWAYS_INLINE struct htab *to_htab(const struct bpfmap *map)
@@ -150,7 +150,7 @@ static ALWAYS_INLINE struct htab_elem *bucket_first(const struct htab_bucket *b)
 
 static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
 {
-	return htab_top(h->hash(key, h->map.key_size, h->hp));
+	return htab_top(h->hash(key, h->map.key_size, &h->hp));
 }
 
 /*

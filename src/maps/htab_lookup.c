@@ -99,7 +99,7 @@ int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 	static void *htab_lookup_k##n(struct bpfmap *map, const void *key)                         \
 	{                                                                                          \
 		struct htab *h = to_htab(map);                                                     \
-		uint32_t hash = htab_top(hash_sized(key, n, h->hp));                                \
+		uint32_t hash = htab_top(hash_sized(key, n, &h->hp));                                \
 		struct htab_elem *e = htab_find_sized(htab_bucket(h, hash), hash, key, n);         \
                                                                                                    \
 		return e ? elem_value(h, e) : map_lookup_miss();                                   \
