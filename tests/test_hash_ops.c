@@ -583,6 +583,68 @@ static void test_reclaim_completes(void **state)
 	bpfmap_free(map);
 }
 
+/*
+ * Issue 14, first defect, through the public API only (so that the same
+ * test builds against e3e6fd2, where it failed in about 1 trial of 100): a
+ * reader holds a program-view pointer to key L in a read-side section;
+ * another thread deletes L and inserts K, which is L with the bit flipped
+ * that the old flat table's deletes flipped (bit 31 of a 4-byte key, bit 32
+ * of an 8-byte one).  The old table took L's deleted slot for K's own and
+ * revived it: the pointer then showed K's value, and an increment through
+ * it changed K.  The maps are nearly full first, so that inserts probe far.
+ */
+struct flip_job {
+	struct bpfmap *map;
+	uint64_t k, l;
+};
+
+static void *flip_writer(void *arg)
+{
+	struct flip_job *j = arg;
+	uint64_t v = 2;
+
+	assert_int_equal(bpfmap_delete_elem(j->map, &j->l), 0);
+	assert_int_equal(bpfmap_update_elem(j->map, &j->k, &v, BPFMAP_NOEXIST), 0);
+	return NULL;
+}
+
+static void test_pointer_after_flipped_key(void **state)
+{
+	uint64_t rng = 0x243f6a8885a308d3ULL;
+
+	for (uint32_t ks = 4; ks <= 8; ks += 4)
+		for (uint32_t me = 8; me <= 4096; me *= 8)
+			for (int t = 0; t < 100; t++) {
+				uint64_t mask = ks == 4 ? UINT32_MAX : UINT64_MAX, v = 1, out, *p;
+				uint64_t k = (rng = rng * 6364136223846793005ULL + 1442695040888963407ULL) & mask;
+				struct flip_job j = { NULL, k, k ^ (ks == 4 ? 1ULL << 31 : 1ULL << 32) };
+				pthread_t th;
+
+				j.map = must_create(BPFMAP_TYPE_HASH, ks, 8, me, variant_flags(state));
+				for (uint32_t i = 0; i + 1 < me; i++) {
+					uint64_t o, z = 0;
+
+					rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+					o = (rng >> 7) & mask;
+					if (o != j.k && o != j.l)
+						(void)bpfmap_update_elem(j.map, &o, &z, BPFMAP_NOEXIST);
+				}
+				assert_int_equal(bpfmap_update_elem(j.map, &j.l, &v, BPFMAP_NOEXIST), 0);
+				bpfmap_read_lock();
+				p = bpfmap_lookup(j.map, &j.l);
+				assert_non_null(p);
+				assert_int_equal(pthread_create(&th, NULL, flip_writer, &j), 0);
+				assert_int_equal(pthread_join(th, NULL), 0);
+				assert_int_equal(*p, 1); /* L's value still, not K's */
+				__atomic_fetch_add(p, 10, __ATOMIC_RELAXED);
+				bpfmap_read_unlock();
+				assert_int_equal(bpfmap_lookup_elem(j.map, &j.k, &out), 0);
+				assert_int_equal(out, 2); /* K untouched by the increment */
+				assert_errno(bpfmap_lookup_elem(j.map, &j.l, &out), ENOENT);
+				bpfmap_free(j.map);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +662,7 @@ int main(void)
 		VARIANT_TESTS(test_reclaim_backlog_bounded),
 		VARIANT_TESTS(test_reclaim_completes),
 		VARIANT_TESTS(test_lookup_bulk),
+		VARIANT_TESTS(test_pointer_after_flipped_key),
 	};
 	return run_test_group(tests);
 }
