@@ -30,6 +30,7 @@
 #include "test_util.h"
 #include "maps/flat.h"
 #include "maps/htab.h"
+#include "test_bits.h"
 
 #define BOUND 1.3
 
@@ -109,17 +110,6 @@ struct family {
 	void (*gen)(const struct family *fam, uint32_t i, char *key);
 	uint64_t arg;
 };
-
-/* Bits of i deposited at the set bits of fam->arg (a subcube). */
-static uint64_t deposit(uint64_t i, uint64_t mask)
-{
-	uint64_t r = 0;
-
-	for (uint64_t bit = 1; mask; bit <<= 1, mask &= mask - 1)
-		if (i & bit)
-			r |= mask & -mask;
-	return r;
-}
 
 /* The subcube's points in a fixed pseudo-random order, so that the keys
  * inserted and the keys asked are both spread over it. */

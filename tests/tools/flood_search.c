@@ -29,34 +29,16 @@
 
 #include "hash/hash_params.h"
 #include "hash/hash_select.h"
+#include "../test_bits.h"
+#include "../test_rng.h"
 
 #define HOMES 9363u
 #define CUBE 65536u
 #define MAPS 8
 
-static uint64_t rng = 0x243f6a8885a308d3ULL;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static uint32_t home_of(uint64_t h)
 {
 	return (uint32_t)(((unsigned __int128)h * HOMES) >> 64);
-}
-
-static uint64_t deposit(uint64_t i, uint64_t mask)
-{
-	uint64_t r = 0;
-
-	for (uint64_t bit = 1; mask; bit <<= 1, mask &= mask - 1)
-		if (i & bit)
-			r |= mask & -mask;
-	return r;
 }
 
 /* A mask of 16 bits below @width, of one of several shapes. */
@@ -185,6 +167,7 @@ static void search_relations(uint32_t ks, uint32_t step, uint32_t max_lanes, int
 
 int main(int argc, char **argv)
 {
+	test_rng = 0x243f6a8885a308d3ULL;
 	int masks = argc > 1 ? atoi(argv[1]) : 400;
 
 	search_cubes(4, masks);

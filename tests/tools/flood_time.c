@@ -19,16 +19,8 @@
 #include <time.h>
 
 #include <bpfmap.h>
-
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+#include "../test_bits.h"
+#include "../test_rng.h"
 
 static double now_ns(void)
 {
@@ -36,16 +28,6 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static uint64_t deposit(uint64_t i, uint64_t mask)
-{
-	uint64_t r = 0;
-
-	for (uint64_t bit = 1; mask; bit <<= 1, mask &= mask - 1)
-		if (i & bit)
-			r |= mask & -mask;
-	return r;
 }
 
 static const int8_t eta[40] = { 2,  -3, 3,  13, 0,  -9, -1, 0,  7,  5,  -3, -9, -14, -13,
@@ -131,6 +113,7 @@ static void family(const char *name, enum kind kind, uint64_t arg, uint32_t ks, 
 
 int main(void)
 {
+	test_rng = 0x9e3779b97f4a7c15ULL;
 	family("8-byte cube 0x01c6003e04062018", CUBE, 0x01c6003e04062018ULL, 8, 65536, 50000, 0);
 	family("4-byte cube 0x1f81e07e", CUBE, 0x1f81e07eULL, 4, 65536, 50000, 0);
 	family("8-byte cube 0xffe0084000600020, NO_PREALLOC", CUBE, 0xffe0084000600020ULL, 8,
