@@ -120,7 +120,8 @@ struct bpfmap_create_opts {
 /*
  * Options for the batch operations; all-zero is the default.
  * elem_flags: 0 or BPFMAP_F_LOCK, for every batch operation (the kernel's
- * rule).  flags: must be 0.
+ * rule).  flags: must be 0 for the lookup batches; update_batch and
+ * delete_batch ignore it, as the kernel does.
  */
 struct bpfmap_batch_opts {
 	size_t sz; /* sizeof(struct bpfmap_batch_opts) of the caller */
@@ -168,8 +169,9 @@ struct bpfmap_batch_opts {
 /*
  * bpfmap_create - create a map.
  * @type:        BPFMAP_TYPE_*; types not implemented yet are refused.
- * @name:        NULL, or up to 15 bytes: ASCII letters, digits, '_', '.', or
- *               Latin-1 letters (0xc0-0xff but 0xd7, 0xf7), as the kernel.
+ * @name:        NULL, or ASCII letters, digits, '_', '.', or Latin-1 letters
+ *               (0xc0-0xff but 0xd7, 0xf7), as the kernel; only the first 15
+ *               bytes are kept and checked, as libbpf's bpf_map_create() does.
  * @key_size:    bytes per key, > 0.
  * @value_size:  bytes per value, > 0.
  * @max_entries: the most elements the map holds, 1 .. BPFMAP_HTAB_MAX_ENTRIES.
@@ -324,11 +326,10 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
  * bpfmap_update_batch - bpfmap_update_elem(..., BPFMAP_ANY) for *@count keys and
  * values in turn (packed arrays); stops at the first error.
  * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (as in the kernel, NOEXIST and
- *         EXIST are not accepted here), flags 0.
+ *         EXIST are not accepted here); flags is ignored, as in the kernel.
  * @count: in: number of elements; out: number updated before the error.
  * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
- * opts (the kernel ignores a non-zero opts->flags here; bpfmap refuses it) or
- * NULL keys/values.
+ * opts or NULL keys/values.
  * Concurrency: each element is one bpfmap_update_elem(); the batch as a whole
  * is not atomic.
  */
@@ -340,7 +341,7 @@ BPFMAP_API int bpfmap_update_batch(struct bpfmap *map, const void *keys,
  * bpfmap_delete_batch - bpfmap_delete_elem() for *@count keys in turn; stops at
  * the first error (-ENOENT for an absent key).
  * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (accepted, as in the kernel;
- *         it changes nothing for a delete), flags 0.
+ *         it changes nothing for a delete); flags is ignored, as in the kernel.
  * @count: in: number of keys; out: number deleted before the error.
  * Returns 0 or the first error; -EINVAL for bad opts or NULL keys.
  * Concurrency: each key is one bpfmap_delete_elem(); not atomic as a whole.

@@ -191,7 +191,7 @@ static void test_update_batch(void **state)
 	const uint32_t max = 16;
 	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 8, max, variant_flags(state));
 	uint32_t keys[20], count;
-	uint64_t vals[20];
+	uint64_t vals[20], out;
 
 	for (uint32_t i = 0; i < 20; i++) {
 		keys[i] = i;
@@ -212,14 +212,22 @@ static void test_update_batch(void **state)
 	assert_int_equal(bpfmap_update_batch(map, keys, vals, &count, NULL), 0);
 	assert_int_equal(count, max);
 
-	/* Only 0 or F_LOCK as elem_flags (the kernel's rule); flags must be 0. */
+	/* Only 0 or F_LOCK as elem_flags (the kernel's rule); flags is
+	 * ignored, as the kernel's generic update and delete batches do. */
 	BPFMAP_BATCH_OPTS(noexist, .elem_flags = BPFMAP_NOEXIST);
 	BPFMAP_BATCH_OPTS(lock, .elem_flags = BPFMAP_F_LOCK);
 	BPFMAP_BATCH_OPTS(flags, .flags = 2);
 	count = 1;
 	assert_errno(bpfmap_update_batch(map, keys, vals, &count, &noexist), EINVAL);
 	assert_errno(bpfmap_update_batch(map, keys, vals, &count, &lock), EINVAL);
-	assert_errno(bpfmap_update_batch(map, keys, vals, &count, &flags), EINVAL);
+	vals[0] = 77;
+	assert_int_equal(bpfmap_update_batch(map, keys, vals, &count, &flags), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(bpfmap_lookup_elem(map, &keys[0], &out), 0);
+	assert_int_equal(out, 77);
+	assert_int_equal(bpfmap_delete_batch(map, keys, &count, &flags), 0);
+	assert_int_equal(count, 1);
+	assert_errno(bpfmap_lookup_elem(map, &keys[0], &out), ENOENT);
 	bpfmap_free(map);
 }
 

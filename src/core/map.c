@@ -82,16 +82,16 @@ static bool name_char_ok(unsigned char c)
 	return c >= 0xc0 && c != 0xd7 && c != 0xf7;
 }
 
+/* Longer names keep their first 15 bytes, as libbpf's bpf_map_create()
+ * copies them (libbpf_strlcpy) before the kernel checks what it got. */
 static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 {
 	memset(out, 0, BPFMAP_OBJ_NAME_LEN);
 	if (!name)
 		return 0;
-	for (size_t i = 0; name[i]; i++) {
+	for (size_t i = 0; name[i] && i < BPFMAP_OBJ_NAME_LEN - 1; i++) {
 		char c = name[i];
 
-		if (i == BPFMAP_OBJ_NAME_LEN - 1)
-			return -EINVAL;
 		if (!name_char_ok((unsigned char)c))
 			return -EINVAL;
 		out[i] = c;
@@ -356,9 +356,11 @@ size_t bpfmap_mem_usage(const struct bpfmap *map)
 	return map ? map->ops->mem_usage(map) : 0;
 }
 
-/* Batch options: elem_flags 0 or F_LOCK (with a lock), flags 0. */
+/* Batch options: elem_flags 0 or F_LOCK (with a lock); flags 0 where the
+ * kernel checks it (the lookup batches: htab's own batch code), ignored
+ * where it does not (update and delete batches: generic_map_*_batch). */
 static int check_batch_opts(const struct bpfmap *map, const struct bpfmap_batch_opts *opts,
-			    uint64_t *elem_flags)
+			    bool check_flags, uint64_t *elem_flags)
 {
 	int err = opts_check(opts, sizeof(*opts));
 
@@ -367,7 +369,7 @@ static int check_batch_opts(const struct bpfmap *map, const struct bpfmap_batch_
 	*elem_flags = OPTS_GET(opts, elem_flags, 0);
 	if ((*elem_flags & ~BPFMAP_F_LOCK) || check_lock_flag(map, *elem_flags))
 		return -EINVAL;
-	if (OPTS_GET(opts, flags, 0))
+	if (check_flags && OPTS_GET(opts, flags, 0))
 		return -EINVAL;
 	return 0;
 }
@@ -385,7 +387,7 @@ static int batch_prologue(struct bpfmap *map, const uint32_t *count,
 		return -EINVAL;
 	if ((reads && !can_read(map)) || (writes && !can_write(map)))
 		return -EPERM;
-	err = check_batch_opts(map, opts, elem_flags);
+	err = check_batch_opts(map, opts, reads, elem_flags);
 	if (err)
 		return err;
 	return *count ? 1 : 0;

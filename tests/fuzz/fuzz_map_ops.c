@@ -519,7 +519,10 @@ struct batch_opts_choice {
 	bool lock;    /* elem_flags asks for BPFMAP_F_LOCK */
 };
 
-static void decode_batch_opts(const struct fuzz *f, uint8_t b, struct batch_opts_choice *c)
+/* @writes: update_batch or delete_batch, which ignore opts.flags as the
+ * kernel's generic batch code does (the lookup batches refuse it). */
+static void decode_batch_opts(const struct fuzz *f, uint8_t b, bool writes,
+			      struct batch_opts_choice *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->buf.opts.sz = sizeof(c->buf.opts);
@@ -542,7 +545,7 @@ static void decode_batch_opts(const struct fuzz *f, uint8_t b, struct batch_opts
 		break;
 	case 5:
 		c->buf.opts.flags = 1ULL << (b >> 3 & 63);
-		c->bad = true;
+		c->bad = !writes;
 		break;
 	case 6: /* an older header's struct: sz ends before elem_flags, whose
 		 * bytes here must not be read; or a sz too small to hold sz */
@@ -703,7 +706,7 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 
 	if (!in_cur || !out_cur)
 		abort();
-	decode_batch_opts(f, how, &c);
+	decode_batch_opts(f, how, false, &c);
 	trace("%s walk opts %u%s", what, how & 7, how & 0x40 ? " (bogus cursor)" : "");
 	if (!can_read(f) || (do_delete && !can_write(f)))
 		errs |= ERR(EPERM);
@@ -781,7 +784,7 @@ static void op_update_batch(struct fuzz *f, struct input *in)
 
 	if (!keys || !vals)
 		abort();
-	decode_batch_opts(f, u8(in), &c);
+	decode_batch_opts(f, u8(in), true, &c);
 	for (uint32_t i = 0; i < n; i++) {
 		ids[i] = key_id(in);
 		memcpy(keys + (size_t)i * f->ks, f->key[ids[i]], f->ks);
@@ -829,7 +832,7 @@ static void op_delete_batch(struct fuzz *f, struct input *in)
 
 	if (!keys)
 		abort();
-	decode_batch_opts(f, u8(in), &c);
+	decode_batch_opts(f, u8(in), true, &c);
 	for (uint32_t i = 0; i < n; i++) {
 		ids[i] = key_id(in);
 		memcpy(keys + (size_t)i * f->ks, f->key[ids[i]], f->ks);
@@ -1148,7 +1151,9 @@ static void try_bad_create(const struct fuzz *f, uint8_t which)
 	case 9: o.lock_off = (int32_t)((vs + 3) & ~3u); break; /* no room for the lock */
 	case 10: o.lock_off = -2; break;
 	case 11: o.sz = 4; break;
-	case 12: name = which & 0x10 ? "bad-name" : "sixteen_chars_xx"; break;
+	/* Only the first 15 bytes count (as libbpf keeps them): a bad byte
+	 * among them. */
+	case 12: name = which & 0x10 ? "bad-name" : "fifteen_chars-x_more"; break;
 	case 13: me = BPFMAP_HTAB_MAX_ENTRIES + 1; want = E2BIG; break;
 	case 14: vs = BPFMAP_MAX_ELEM_BYTES - ks; o.lock_off = -1; want = E2BIG; break;
 	default: type = (enum bpfmap_type)(which & 0x10 ? 2 : 0); break;
