@@ -521,6 +521,11 @@ struct bpfmap *flat_alloc(const struct map_params *p, int *err)
 	f->value_stride = (uint32_t)value_stride;
 	f->bits_words = (f->n_buckets + 63) / 64;
 	f->cursor_end = roundup_pow_of_two_u32(p->max_entries);
+	/* Batch units (flat_iter.c): up to 8 a home, no more than the
+	 * kernel's buckets. */
+	f->batch_sub_bits = FLAT_BATCH_SUB_BITS;
+	while (f->batch_sub_bits && (n_homes << f->batch_sub_bits) > f->cursor_end)
+		f->batch_sub_bits--;
 	/* Reclaim in batches: each costs a scan of the flagged buckets and a
 	 * grace period, and what it waits for lengthens the chains. */
 	f->kick_at = p->max_entries / 64 > 16 ? p->max_entries / 64 : 16;

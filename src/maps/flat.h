@@ -52,9 +52,8 @@
  * read-side section for the home bucket (seq-validated) and one for a
  * chain; everything else that reads keys in place runs in one.
  *
- * Batch operations use the home as their unit, under its lock; the cursor is
- * a home index, and the walk ends at roundup_pow_of_two(max_entries), the
- * kernel's bucket count.
+ * Batch operations take up to an eighth of a home at a time (by tag bits),
+ * under the home's lock; the cursor counts those units (flat_iter.c).
  */
 #ifndef BPFMAP_MAPS_FLAT_H
 #define BPFMAP_MAPS_FLAT_H
@@ -85,6 +84,7 @@
 #endif
 
 #define FLAT_SLOTS 8
+#define FLAT_BATCH_SUB_BITS 3 /* at most 8 batch units a home (flat_iter.c) */
 
 /* Values of this stride and more live in elements (an index per position,
  * as long keys do): a full 8 B + 256 B map in 274 bytes an element rather
@@ -148,7 +148,8 @@ struct flat {
 	uint32_t value_stride; /* value_size padded to 8 */
 	uint32_t n_buckets;    /* n_homes, then the pool's */
 	hash_fn hash;
-	uint32_t cursor_end; /* batch cursor after the last home */
+	uint32_t cursor_end; /* batch cursor after the last unit: the kernel's bucket count */
+	uint32_t batch_sub_bits; /* batch units per home: 1 << this (flat_iter.c) */
 	/* Per node (position - pool_base), atomic: the chain's next, or the free
 	 * list's while the node is on it (node_free's links). */
 	uint32_t *node_next;

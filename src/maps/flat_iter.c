@@ -6,15 +6,16 @@
  * pool's nodes), inside a read-side section.  Keys are copied out as
  * flat_copy_live_key() does.
  *
- * Batch operations use the kernel's protocol with the home as the unit: the
- * cursor is a home index; a call takes all the elements of one home, its
- * bucket's and its chain's, under its lock (a consistent snapshot of
- * membership: word values may be overwritten without it;
- * lookup_and_delete_batch deletes them under it too), or none if they do
+ * Batch operations use the kernel's protocol with an eighth of a home as the
+ * unit (flat_batch_sub): the cursor is (home << batch_sub_bits) + unit; a call takes all the
+ * elements of a unit, its bucket's and its chain's, under the home's lock (a
+ * consistent snapshot of membership: word values may be overwritten without
+ * it; lookup_and_delete_batch deletes them under it too), or none if they do
  * not fit (-ENOSPC when nothing was copied yet).  Since a key always has the
- * same home, a key deleted and re-inserted during a pass never comes back in
+ * same unit, a key deleted and re-inserted during a pass never comes back in
  * that pass.  The walk ends with the cursor at roundup_pow_of_two(max_entries),
- * the kernel's bucket count, so cursors past the homes behave as the kernel's.
+ * the kernel's bucket count, so cursors past the units behave as the
+ * kernel's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,38 +97,141 @@ static void flat_walk_take(struct flat *f, uint32_t pos, char *keys, char *value
 }
 
 /*
- * Count (keys == NULL) or copy out (and maybe delete) the elements of home h,
- * whose lock is held, inside a read-side section.  Under the lock the home's
- * live slots and linked nodes are its elements and stay so.
+ * Batch units: a home's elements split by the top batch_sub_bits bits of
+ * their tags (the bits of the hash right below the home's, so a key's unit
+ * never changes): FLAT_BATCH_SUB_BITS, fewer where the units would
+ * outnumber the kernel's buckets, so that the cursor ends where the
+ * kernel's does (flat.c).  The kernel's batches take a bucket of its
+ * roundup_pow_of_two(max_entries) at a time, 0.5 to 1 element on average in
+ * a full map; a whole home (eight slots and a chain) made -ENOSPC answer
+ * counts the kernel serves (issue 15: a 10-entry map is two homes).  An
+ * eighth of a home holds about one element in a full map, as a kernel
+ * bucket does.
  */
-static uint32_t flat_home_walk(struct flat *f, uint32_t h, char *keys, char *values,
-			       bool with_lock, bool do_delete, bool *kick)
+#define FLAT_BATCH_SUBS (1u << FLAT_BATCH_SUB_BITS)
+
+static ALWAYS_INLINE uint32_t flat_batch_sub(const struct flat *f, uint32_t tag)
 {
-	uint64_t live = flat_live(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
+	return (tag & 0x7f) >> (7 - f->batch_sub_bits);
+}
+
+/* Home h's live positions of unit @sub (h locked): the bucket's, as a mask
+ * of slot bytes. */
+static uint64_t flat_sub_slots(const struct flat *f, uint32_t h, uint32_t sub)
+{
+	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
+	uint64_t live = flat_live(tags), m = 0;
+
+	for (; live; live &= live - 1) {
+		uint32_t i = flat_first(live);
+
+		if (flat_batch_sub(f, (uint32_t)(tags >> (8 * i)) & 0xff) == sub)
+			m |= 0x80ULL << (8 * i);
+	}
+	return m;
+}
+
+/*
+ * Copy out (and maybe delete) the elements of unit @sub of home h, whose
+ * lock is held, inside a read-side section.  Under the lock the home's live
+ * slots and linked nodes are its elements and stay so.  Returns how many.
+ */
+static uint32_t flat_sub_take(struct flat *f, uint32_t h, uint32_t sub, char *keys, char *values,
+			      bool with_lock, bool do_delete, bool *kick)
+{
 	uint32_t n = 0, prev = FLAT_NONE;
 
-	for (; live; live &= live - 1, n++) {
-		uint32_t pos = h * FLAT_SLOTS + flat_first(live);
+	for (uint64_t m = flat_sub_slots(f, h, sub); m; m &= m - 1, n++) {
+		uint32_t pos = h * FLAT_SLOTS + flat_first(m);
 
-		if (!keys)
-			continue;
 		flat_walk_take(f, pos, keys, values, n, with_lock);
 		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE))
 			*kick = true;
 	}
-	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next, n++) {
+	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next) {
 		next = flat_node_next(f, pos);
-		if (!keys)
-			continue;
-		flat_walk_take(f, pos, keys, values, n, with_lock);
-		if (do_delete) {
-			if (flat_kill_locked(f, h, pos, prev))
-				*kick = true;
-		} else {
+		if (flat_batch_sub(f, flat_tag_at(f, pos)) != sub) {
 			prev = pos;
+			continue;
 		}
+		flat_walk_take(f, pos, keys, values, n++, with_lock);
+		if (!do_delete)
+			prev = pos;
+		else if (flat_kill_locked(f, h, pos, prev))
+			*kick = true;
 	}
 	return n;
+}
+
+/* Elements of a home sorted into units on the stack; a home with more
+ * (a long chain: tiny maps, hostile keys) takes its units a walk each. */
+#define FLAT_BATCH_LOCAL 64
+
+struct flat_home_units {
+	uint32_t n[FLAT_BATCH_SUBS];	/* elements per unit */
+	uint32_t pos[FLAT_BATCH_LOCAL]; /* by unit, in walk order within one */
+	uint32_t total;
+	bool local; /* pos[] holds them all */
+};
+
+/* Home h's elements by unit (h locked). */
+static void flat_units_of(const struct flat *f, uint32_t h, struct flat_home_units *u)
+{
+	uint32_t sub[FLAT_BATCH_LOCAL], at[FLAT_BATCH_SUBS], raw[FLAT_BATCH_LOCAL], n = 0;
+	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
+
+	memset(u->n, 0, sizeof(u->n));
+	for (uint64_t live = flat_live(tags); live; live &= live - 1, n++) {
+		uint32_t i = flat_first(live);
+
+		raw[n] = h * FLAT_SLOTS + i;
+		sub[n] = flat_batch_sub(f, (uint32_t)(tags >> (8 * i)) & 0xff);
+		u->n[sub[n]]++;
+	}
+	for (uint32_t pos = flat_chain(f, h); pos != FLAT_NONE; pos = flat_node_next(f, pos)) {
+		uint32_t b = flat_batch_sub(f, flat_tag_at(f, pos));
+
+		if (n < FLAT_BATCH_LOCAL) {
+			raw[n] = pos;
+			sub[n] = b;
+		}
+		u->n[b]++;
+		n++;
+	}
+	u->total = n;
+	u->local = n <= FLAT_BATCH_LOCAL;
+	if (!u->local)
+		return;
+	at[0] = 0;
+	for (uint32_t b = 1; b < FLAT_BATCH_SUBS; b++)
+		at[b] = at[b - 1] + u->n[b - 1];
+	for (uint32_t i = 0; i < n; i++)
+		u->pos[at[sub[i]]++] = raw[i];
+}
+
+/* Delete home h's elements of units [from, to) (h locked), the chain's in
+ * chain order so that each node's predecessor is known. */
+static void flat_units_kill(struct flat *f, uint32_t h, uint32_t from, uint32_t to, bool *kick)
+{
+	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
+	uint32_t prev = FLAT_NONE;
+
+	for (uint64_t live = flat_live(tags); live; live &= live - 1) {
+		uint32_t i = flat_first(live);
+		uint32_t b = flat_batch_sub(f, (uint32_t)(tags >> (8 * i)) & 0xff);
+
+		if (b >= from && b < to && flat_kill_locked(f, h, h * FLAT_SLOTS + i, FLAT_NONE))
+			*kick = true;
+	}
+	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next) {
+		uint32_t b = flat_batch_sub(f, flat_tag_at(f, pos));
+
+		next = flat_node_next(f, pos);
+		if (b < from || b >= to)
+			prev = pos;
+		else if (flat_kill_locked(f, h, pos, prev))
+			*kick = true;
+	}
 }
 
 int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
@@ -135,7 +239,7 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		      bool do_delete)
 {
 	struct flat *f = to_flat(map);
-	bool with_lock = elem_flags & BPFMAP_F_LOCK, kick = false;
+	bool with_lock = elem_flags & BPFMAP_F_LOCK, kick = false, full = false;
 	uint32_t ks = map->key_size, vs = map->value_size;
 	uint32_t max_count = *count, total = 0, batch = 0;
 	int ret = -ENOENT;
@@ -149,25 +253,47 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		flat_stores_off(f);
 
 	rcu_lock();
-	for (; batch < f->n_homes; batch++) {
-		uint32_t *lock = &f->homes[batch].lock;
-		uint32_t n;
+	while (!full && batch >> f->batch_sub_bits < f->n_homes) {
+		uint32_t h = batch >> f->batch_sub_bits, sub;
+		uint32_t subs = 1u << f->batch_sub_bits, *lock = &f->homes[h].lock;
+		struct flat_home_units u;
 
 		flat_lock(lock);
-		n = flat_home_walk(f, batch, NULL, NULL, false, false, NULL);
-		if (n > max_count - total) {
-			flat_unlock(lock);
-			ret = total ? 0 : -ENOSPC;
-			break;
+		flat_units_of(f, h, &u);
+		if (!u.local) {
+			for (sub = batch & (subs - 1); sub < subs; sub++, batch++) {
+				if (u.n[sub] > max_count - total) {
+					full = true;
+					break;
+				}
+				if (u.n[sub])
+					total += flat_sub_take(f, h, sub,
+							       (char *)keys + (size_t)total * ks,
+							       (char *)values + (size_t)total * vs,
+							       with_lock, do_delete, &kick);
+			}
+		} else {
+			uint32_t from = batch & (subs - 1), first = 0, take = 0;
+
+			for (sub = 0; sub < from; sub++)
+				first += u.n[sub];
+			for (sub = from; sub < subs; sub++, batch++) {
+				if (u.n[sub] > max_count - total - take) {
+					full = true;
+					break;
+				}
+				take += u.n[sub];
+			}
+			for (uint32_t i = 0; i < take; i++, total++)
+				flat_walk_take(f, u.pos[first + i], keys, values, total, with_lock);
+			if (do_delete && take)
+				flat_units_kill(f, h, from, sub, &kick);
 		}
-		if (n)
-			flat_home_walk(f, batch, (char *)keys + (size_t)total * ks,
-				       (char *)values + (size_t)total * vs, with_lock, do_delete,
-				       &kick);
 		flat_unlock(lock);
-		total += n;
+		if (full)
+			ret = total ? 0 : -ENOSPC;
 	}
-	if (batch >= f->n_homes)
+	if (batch >> f->batch_sub_bits >= f->n_homes)
 		batch = f->cursor_end;
 	rcu_unlock();
 	if (kick)
