@@ -111,6 +111,16 @@ struct lookup_lib {
 	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
 
+/* --copy_out: the syscall view, bpfmap_lookup_elem(), as a lookup function
+ * (non-NULL when found), into a per-thread buffer as large as a value may
+ * be here. */
+static void *lookup_copy_out(struct bpfmap *map, const void *key)
+{
+	static __thread uint64_t buf[BENCH_MAX_VALUE / 8];
+
+	return bpfmap_lookup_elem(map, key, buf) ? NULL : buf;
+}
+
 static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env *env,
 			      struct cell_result *r)
 {
@@ -122,6 +132,11 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 	value = calloc(1, a->value_size);
 	if (!st || !value) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
+		goto fail;
+	}
+	if (a->copy_out && a->value_size > BENCH_MAX_VALUE) {
+		snprintf(r->error, sizeof(r->error), "--copy_out takes values up to %d bytes",
+			 BENCH_MAX_VALUE);
 		goto fail;
 	}
 	memset(st, 0, sizeof(*st));
@@ -151,7 +166,9 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 			goto fail;
 		}
 	}
-	st->lookup = a->via_lookup ? bpfmap_lookup : bpfmap_lookup_func(st->map);
+	st->lookup = a->copy_out     ? lookup_copy_out
+		     : a->via_lookup ? bpfmap_lookup
+				     : bpfmap_lookup_func(st->map);
 	if (a->writer) {
 		if (writer_start(&st->w, env, st->map, -1, a, r))
 			goto fail;

@@ -33,6 +33,7 @@ enum {
 	OPT_FULL_WIDTH,
 	OPT_BULK,
 	OPT_VIA_LOOKUP,
+	OPT_COPY_OUT,
 	OPT_WRITER,
 	OPT_USE_CASE,
 	OPT_PREALLOC,
@@ -65,6 +66,7 @@ static const struct option long_opts[] = {
 	{ "full_width_keys", no_argument, NULL, OPT_FULL_WIDTH },
 	{ "bulk", required_argument, NULL, OPT_BULK },
 	{ "via_lookup", no_argument, NULL, OPT_VIA_LOOKUP },
+	{ "copy_out", no_argument, NULL, OPT_COPY_OUT },
 	{ "writer", no_argument, NULL, OPT_WRITER },
 	{ "use-case", required_argument, NULL, OPT_USE_CASE },
 	{ "use_case", required_argument, NULL, OPT_USE_CASE },
@@ -105,6 +107,8 @@ void cli_usage(FILE *f)
 		"                    --via_lookup (lookup, bpfmap side: each key through\n"
 		"                    bpfmap_lookup() instead of the map's own lookup function\n"
 		"                    from bpfmap_lookup_func(), which a runtime's JIT calls)\n"
+		"                    --copy_out (lookup, bpfmap side: each key through\n"
+		"                    bpfmap_lookup_elem(), the syscall view, into a buffer)\n"
 		"                    --writer (lookup: one more thread, on a CPU of its own\n"
 		"                    with -a, overwrites present keys' values non-stop)\n"
 		"  htab-mem:         --use-case overwrite|batch_add_batch_del|add_del_on_diff_cpu\n"
@@ -313,6 +317,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_FULL_WIDTH: a->full_width_keys = true; break;
 		case OPT_VIA_LOOKUP: a->via_lookup = true; break;
+		case OPT_COPY_OUT: a->copy_out = true; break;
 		case OPT_BULK:
 			if (parse_u32("--bulk", optarg, &a->bulk))
 				return 2;

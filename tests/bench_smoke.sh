@@ -121,6 +121,14 @@ run "lookup, full-width keys" "${W[@]}" --backend lib bpf-hashmap-lookup --key_s
 run "lookup, tiny keys" "${W[@]}" bpf-hashmap-lookup --key_size 1 --nr_loops 50000 >/dev/null
 run "lookup, via bpfmap_lookup()" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 4 \
 	--nr_loops 50000 --via_lookup >/dev/null
+for ks in 8 32; do
+	run "lookup, copy-out view, key $ks" "${W[@]}" --backend lib bpf-hashmap-lookup \
+		--key_size $ks --nr_loops 50000 --copy_out >/dev/null
+done
+if "$bench" "${W[@]}" --backend lib bpf-hashmap-lookup --value_size 8192 --nr_loops 50000 \
+	--copy_out >"$tmp/out" 2>&1 || ! grep -q "takes values up to" "$tmp/out"; then
+	fail "--copy_out measured an 8 KiB value, or failed without saying why"
+fi
 run "lookup, bulk 16" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 8 --nr_loops 50000 \
 	--bulk 16 >/dev/null
 run "lookup, bulk not dividing nr_entries" "${W[@]}" --backend lib bpf-hashmap-lookup \
