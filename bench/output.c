@@ -125,6 +125,10 @@ void json_cell(const struct bench_env *env, const char *bench, const char *backe
 		jw_str(&w, "hash", a->hash);
 	if (a->full_width_keys)
 		jw_bool(&w, "full_width_keys", true);
+	if (a->via_lookup)
+		jw_bool(&w, "via_lookup", true);
+	if (a->copy_out)
+		jw_bool(&w, "copy_out", true);
 	if (a->bulk)
 		jw_u64(&w, "bulk", a->bulk);
 	if (a->writer)

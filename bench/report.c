@@ -244,6 +244,33 @@ static void lookup_what(char *what, size_t len, const struct preset *ps, uint32_
 	snprintf(what, len, "lookup %s k=%u", ps->name, key_size);
 }
 
+/* The copy-out view against bpfmap_lookup() on one grid cell, back to back,
+ * which goes first alternating by round as in run_rounds_pair. */
+static void round_copy_out(struct report *rp, int round, const struct bench_args *a,
+			   const char *what, struct rounds *s)
+{
+	struct bench_args via = *a, copy = *a;
+	char w[96];
+
+	via.via_lookup = true;
+	snprintf(via.tag, sizeof(via.tag), "view: bpfmap_lookup()");
+	copy.copy_out = true;
+	snprintf(copy.tag, sizeof(copy.tag), "view: copy-out");
+	for (int i = 0; i < 2; i++) {
+		if ((i == 0) == (round & 1)) {
+			snprintf(w, sizeof(w), "%s, bpfmap_lookup()", what);
+			s->kern[round] = run_env(rp, &rp->cenv, "bpf-hashmap-lookup", w,
+						 &lookup_lib_ops, &via, NULL);
+		} else {
+			snprintf(w, sizeof(w), "%s, copy-out", what);
+			s->lib[round] = run_env(rp, &rp->cenv, "bpf-hashmap-lookup", w,
+						&lookup_lib_ops, &copy, NULL);
+		}
+	}
+	if (s->n < round + 1)
+		s->n = round + 1;
+}
+
 static void round_lookups(struct report *rp, int round)
 {
 	const uint32_t *keys = rp->full ? full_keys : quick_keys;
@@ -263,6 +290,8 @@ static void round_lookups(struct report *rp, int round)
 			run_rounds_pair(rp, round, &rp->cenv, "bpf-hashmap-lookup", what,
 					&lookup_lib_ops, &a, &lookup_kernel_ops, &ka,
 					&rp->look[p][k]);
+			if (report_want(rp, BACKEND_LIB) && !a.via_lookup)
+				round_copy_out(rp, round, &a, what, &rp->copy[p][k]);
 		}
 	}
 }
@@ -296,6 +325,16 @@ static void finish_lookups(struct report *rp)
 			lookup_what(what, sizeof(what), &presets[p], keys[k]);
 			grid_rounds(rp, presets[p].name, keys[k], &rp->look[p][k]);
 			report_ratio_json(rp, what, &rp->look[p][k]);
+			if (rp->copy[p][k].n) {
+				char col[16];
+
+				snprintf(col, sizeof(col), "%u", keys[k]);
+				grid_set(&rp->copy_ratio, presets[p].name, col,
+					 rounds_ratio(&rp->copy[p][k]));
+				snprintf(what + strlen(what), sizeof(what) - strlen(what),
+					 ", copy-out / bpfmap_lookup()");
+				report_ratio_json(rp, what, &rp->copy[p][k]);
+			}
 		}
 	}
 	for (int i = 0; i < rp->nbig; i++) {
@@ -600,8 +639,10 @@ static void report_setup(struct report *rp)
 	const struct conc_side none = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0 };
 
 	for (size_t p = 0; p < N(presets); p++)
-		for (size_t k = 0; k < REPORT_MAX_KEYS; k++)
+		for (size_t k = 0; k < REPORT_MAX_KEYS; k++) {
 			rounds_init(&rp->look[p][k]);
+			rounds_init(&rp->copy[p][k]);
+		}
 	for (size_t k = 0; k < nbig && rp->nbig < REPORT_MAX_BIG; k++) {
 		struct big_row *b = &rp->big[rp->nbig++];
 
@@ -673,7 +714,8 @@ static int count_cells(const struct report *rp)
 
 	/* Lookups, 1M/1M (and its --bulk), updates, concurrency: every round. */
 	int round = nb * ((int)N(presets) * nkeys + nbig + 2 + nconc * (3 + 2 * rp->conc_two)) +
-		    (lib ? nbig : 0);
+		    (lib ? nbig : 0) +
+		    (lib && !rp->user->via_lookup ? 2 * (int)N(presets) * nkeys : 0);
 
 	return rp->rounds * round + nb * nmem + (lib ? REPORT_MAX_CHURN : 0);
 }
@@ -714,6 +756,8 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 	grid_init(&rp->ratio, "bpfmap / kernel:", "key size (bytes)");
 	grid_init(&rp->ratio_lo, "bpfmap / kernel, the lowest round:", "key size (bytes)");
 	grid_init(&rp->ratio_hi, "bpfmap / kernel, the highest round:", "key size (bytes)");
+	grid_init(&rp->copy_ratio, "bpfmap copy-out (bpfmap_lookup_elem) / bpfmap_lookup():",
+		  "key size (bytes)");
 	report_setup(rp);
 	for (int r = 0; r < rp->rounds; r++) {
 		round_lookups(rp, r);

@@ -127,6 +127,11 @@ struct report {
 	int nslots, slots_cap;
 
 	struct rounds look[REPORT_PRESETS][REPORT_MAX_KEYS];
+	/* bpfmap alone, issue 15: copy-out lookups (bpfmap_lookup_elem) in the
+	 * lib slots, the same cell through bpfmap_lookup() in the kern slots,
+	 * so that the rounds' ratio is copy-out / program view. */
+	struct rounds copy[REPORT_PRESETS][REPORT_MAX_KEYS];
+	struct grid copy_ratio;
 	/* Lookups: small/medium/large (+ 1M/1M) x key size: the medians, and the
 	 * range of the per-round ratios. */
 	struct grid lib, kern, ratio, ratio_lo, ratio_hi;

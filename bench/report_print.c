@@ -151,6 +151,12 @@ static void print_lookups(FILE *f, const struct report *rp)
 			grid_print(f, &rp->ratio_hi, GRID_RATIO);
 		}
 	}
+	if (grid_any(&rp->copy_ratio)) {
+		fprintf(f, "  The syscall view: bpfmap_lookup_elem() copying each value out, over the\n"
+			   "  same cell through bpfmap_lookup() (--copy_out against --via_lookup, back to\n"
+			   "  back in each round; medians of the per-round ratios)\n");
+		grid_print(f, &rp->copy_ratio, GRID_RATIO);
+	}
 }
 
 static void print_big(FILE *f, const struct report *rp)
@@ -428,6 +434,14 @@ static int build_targets(const struct report *rp, struct target *t)
 		tgt_add(&t[n], rp->conc[i].lib.writer_ratio);
 	tgt_describe(&t[n++], "x");
 
+	/* Issue 15's: the copy-out view against the program view. */
+	tgt_init(&t[n], "copy-out lookups vs bpfmap_lookup()", 0.8, false);
+	for (size_t p = 0; p < REPORT_PRESETS; p++)
+		for (size_t k = 0; k < REPORT_MAX_KEYS; k++)
+			if (rp->copy[p][k].n)
+				tgt_add_rounds(&t[n], &rp->copy[p][k]);
+	tgt_describe(&t[n++], "x");
+
 	/* Issue 14's: churned against fresh, bpfmap's own. */
 	tgt_churn(&t[n++], rp, "churn: present lookups, churned vs fresh", CHURN_PRESENT,
 		  CHURN_PRESENT + 1, CHURN_PRESENT_BOUND);
@@ -466,12 +480,12 @@ static void targets_json(const struct report *rp, const struct target *t, int n)
 
 static void print_targets(FILE *f, const struct report *rp)
 {
-	struct target t[18 + REPORT_MAX_MEM];
+	struct target t[20 + REPORT_MAX_MEM];
 	int n = build_targets(rp, t), met = 0, measured = 0;
 
-	fprintf(f, "\nTargets (issues #4 and #14; ratios bpfmap / kernel from this run: medians of the "
+	fprintf(f, "\nTargets (issues #4, #14 and #15; ratios bpfmap / kernel from this run: medians of the "
 		   "per-round ratios, in brackets\nthe checked cell's lowest and highest round; "
-		   "memory, concurrency and churn bpfmap's own):\n");
+		   "memory, concurrency, copy-out and churn bpfmap's own):\n");
 	fprintf(f, "    %-44s %-46s %-10s %s\n", "row", "measured", "target", "");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "    %-44s %-46s %-10s %s\n", t[i].row, t[i].measured, t[i].bound,
