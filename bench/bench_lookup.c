@@ -129,6 +129,8 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 	struct lookup_lib *st;
 
 	st = aligned_alloc(64, sizeof(*st));
+	if (st) /* before any goto fail, which frees st->map */
+		memset(st, 0, sizeof(*st));
 	value = calloc(1, a->value_size);
 	if (!st || !value) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
@@ -139,7 +141,6 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 			 BENCH_MAX_VALUE);
 		goto fail;
 	}
-	memset(st, 0, sizeof(*st));
 	st->key_size = a->key_size;
 	st->nr_entries = a->nr_entries;
 	st->nr_outer = a->nr_loops / a->nr_entries;
