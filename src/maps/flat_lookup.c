@@ -21,6 +21,8 @@ static ALWAYS_INLINE void flat_clear_lock_field(const struct flat *f, void *valu
 
 static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
 				    bool with_lock);
+static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
+				 enum hash_kind kind);
 
 /*
  * Copy-out lookup of a key of at most 8 bytes: its home bucket without lock
@@ -127,9 +129,9 @@ int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
 	if (flags & BPFMAP_F_LOCK)
 		return flat_lookup_copy_section(f, key, value, true);
 	if (f->hash_kind == HASH_U64)
-		return flat_lookup_copy(f, key, value, 8, HASH_U64);
+		return flat_lookup_copy_word(f, key, value, 8, HASH_U64);
 	if (f->hash_kind == HASH_U32)
-		return flat_lookup_copy(f, key, value, 4, HASH_U32);
+		return flat_lookup_copy_word(f, key, value, 4, HASH_U32);
 	if (ks <= 8)
 		return flat_lookup_copy(f, key, value, ks, f->hash_kind);
 	return flat_lookup_copy_section(f, key, value, false);
@@ -203,6 +205,40 @@ static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, 
 	       ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4)) * f->value_stride;
 }
 
+/*
+ * Copy-out lookup of a word key in a map that matches by key: the home
+ * bucket's eight keys compared at once, as the program view does, then the
+ * value copied inside the bucket's seq; anything else (no match, a writer
+ * busy, the seq moved) takes flat_lookup_copy.  Its slot-by-slot compare
+ * mispredicts on the matching slot once the keys' line arrives, and the
+ * flush throws away the next lookups' misses already under way.
+ */
+static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
+				 enum hash_kind kind)
+{
+	uint64_t hash;
+	uint32_t h, m, s1;
+	const uint32_t *seq;
+
+	if (!f->match_by_key)
+		return flat_lookup_copy(f, key, value, ks, kind);
+	hash = flat_hash_kind(f, key, kind);
+	h = flat_home(f, hash);
+	seq = &f->buckets[h].seq;
+	s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	m = flat_word_match(f, h, key, ks);
+	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
+		uint32_t pos = h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4);
+
+		shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
+		if (likely(__atomic_load_n(seq, __ATOMIC_RELAXED) == s1)) {
+			flat_clear_lock_field(f, value);
+			return 0;
+		}
+	}
+	return flat_lookup_copy(f, key, value, ks, kind);
+}
+
 /* 4-byte keys: the home bucket, else the general path. */
 static ALWAYS_INLINE void *flat_lookup_k4_in(struct flat *f, const void *key)
 {
@@ -242,6 +278,13 @@ static FLAT_WORD_ALIGN void *flat_lookup_k8(struct bpfmap *map, const void *key)
 	return flat_lookup_k8_in(to_flat(map), key);
 }
 #else
+/* TSan builds: the scalar compare (see flat_lookup_word_scalar). */
+static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
+				 enum hash_kind kind)
+{
+	return flat_lookup_copy(f, key, value, ks, kind);
+}
+
 /* One key word at a time, each an acquire load (TSan builds: it sees the
  * fill's release store of the key after the value). */
 static ALWAYS_INLINE void *flat_lookup_word_scalar(struct flat *f, const void *key, uint32_t ks,
