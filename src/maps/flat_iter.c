@@ -115,42 +115,46 @@ static ALWAYS_INLINE uint32_t flat_batch_sub(const struct flat *f, uint32_t tag)
 	return (tag & 0x7f) >> (7 - f->batch_sub_bits);
 }
 
-/* Home h's live positions of unit @sub (h locked): the bucket's, as a mask
- * of slot bytes. */
-static uint64_t flat_sub_slots(const struct flat *f, uint32_t h, uint32_t sub)
+/* The elements of each unit of home h (h locked), into @n. */
+static void flat_unit_counts(const struct flat *f, uint32_t h, uint32_t n[FLAT_BATCH_SUBS])
 {
 	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
-	uint64_t live = flat_live(tags), m = 0;
 
-	for (; live; live &= live - 1) {
-		uint32_t i = flat_first(live);
-
-		if (flat_batch_sub(f, (uint32_t)(tags >> (8 * i)) & 0xff) == sub)
-			m |= 0x80ULL << (8 * i);
-	}
-	return m;
+	memset(n, 0, FLAT_BATCH_SUBS * sizeof(n[0]));
+	for (uint64_t live = flat_live(tags); live; live &= live - 1)
+		n[flat_batch_sub(f, (uint32_t)(tags >> (8 * flat_first(live))) & 0xff)]++;
+	for (uint32_t pos = flat_chain(f, h); pos != FLAT_NONE; pos = flat_node_next(f, pos))
+		n[flat_batch_sub(f, flat_tag_at(f, pos))]++;
 }
 
 /*
- * Copy out (and maybe delete) the elements of unit @sub of home h, whose
- * lock is held, inside a read-side section.  Under the lock the home's live
- * slots and linked nodes are its elements and stay so.  Returns how many.
+ * Copy out (and maybe delete) the elements of units [from, to) of home h,
+ * whose lock is held, inside a read-side section: the bucket's, then the
+ * chain's, deleted in chain order so that each node's predecessor is known.
+ * Under the lock the home's live slots and linked nodes are its elements
+ * and stay so.  Returns how many.
  */
-static uint32_t flat_sub_take(struct flat *f, uint32_t h, uint32_t sub, char *keys, char *values,
-			      bool with_lock, bool do_delete, bool *kick)
+static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint32_t to, char *keys,
+				char *values, bool with_lock, bool do_delete, bool *kick)
 {
+	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
 	uint32_t n = 0, prev = FLAT_NONE;
 
-	for (uint64_t m = flat_sub_slots(f, h, sub); m; m &= m - 1, n++) {
-		uint32_t pos = h * FLAT_SLOTS + flat_first(m);
+	for (uint64_t live = flat_live(tags); live; live &= live - 1) {
+		uint32_t i = flat_first(live), pos = h * FLAT_SLOTS + i;
+		uint32_t b = flat_batch_sub(f, (uint32_t)(tags >> (8 * i)) & 0xff);
 
-		flat_walk_take(f, pos, keys, values, n, with_lock);
+		if (b < from || b >= to)
+			continue;
+		flat_walk_take(f, pos, keys, values, n++, with_lock);
 		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE))
 			*kick = true;
 	}
 	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next) {
+		uint32_t b = flat_batch_sub(f, flat_tag_at(f, pos));
+
 		next = flat_node_next(f, pos);
-		if (flat_batch_sub(f, flat_tag_at(f, pos)) != sub) {
+		if (b < from || b >= to) {
 			prev = pos;
 			continue;
 		}
@@ -161,77 +165,6 @@ static uint32_t flat_sub_take(struct flat *f, uint32_t h, uint32_t sub, char *ke
 			*kick = true;
 	}
 	return n;
-}
-
-/* Elements of a home sorted into units on the stack; a home with more
- * (a long chain: tiny maps, hostile keys) takes its units a walk each. */
-#define FLAT_BATCH_LOCAL 64
-
-struct flat_home_units {
-	uint32_t n[FLAT_BATCH_SUBS];	/* elements per unit */
-	uint32_t pos[FLAT_BATCH_LOCAL]; /* by unit, in walk order within one */
-	uint32_t total;
-	bool local; /* pos[] holds them all */
-};
-
-/* Home h's elements by unit (h locked). */
-static void flat_units_of(const struct flat *f, uint32_t h, struct flat_home_units *u)
-{
-	uint32_t sub[FLAT_BATCH_LOCAL], at[FLAT_BATCH_SUBS], raw[FLAT_BATCH_LOCAL], n = 0;
-	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
-
-	memset(u->n, 0, sizeof(u->n));
-	for (uint64_t live = flat_live(tags); live; live &= live - 1, n++) {
-		uint32_t i = flat_first(live);
-
-		raw[n] = h * FLAT_SLOTS + i;
-		sub[n] = flat_batch_sub(f, (uint32_t)(tags >> (8 * i)) & 0xff);
-		u->n[sub[n]]++;
-	}
-	for (uint32_t pos = flat_chain(f, h); pos != FLAT_NONE; pos = flat_node_next(f, pos)) {
-		uint32_t b = flat_batch_sub(f, flat_tag_at(f, pos));
-
-		if (n < FLAT_BATCH_LOCAL) {
-			raw[n] = pos;
-			sub[n] = b;
-		}
-		u->n[b]++;
-		n++;
-	}
-	u->total = n;
-	u->local = n <= FLAT_BATCH_LOCAL;
-	if (!u->local)
-		return;
-	at[0] = 0;
-	for (uint32_t b = 1; b < FLAT_BATCH_SUBS; b++)
-		at[b] = at[b - 1] + u->n[b - 1];
-	for (uint32_t i = 0; i < n; i++)
-		u->pos[at[sub[i]]++] = raw[i];
-}
-
-/* Delete home h's elements of units [from, to) (h locked), the chain's in
- * chain order so that each node's predecessor is known. */
-static void flat_units_kill(struct flat *f, uint32_t h, uint32_t from, uint32_t to, bool *kick)
-{
-	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
-	uint32_t prev = FLAT_NONE;
-
-	for (uint64_t live = flat_live(tags); live; live &= live - 1) {
-		uint32_t i = flat_first(live);
-		uint32_t b = flat_batch_sub(f, (uint32_t)(tags >> (8 * i)) & 0xff);
-
-		if (b >= from && b < to && flat_kill_locked(f, h, h * FLAT_SLOTS + i, FLAT_NONE))
-			*kick = true;
-	}
-	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next) {
-		uint32_t b = flat_batch_sub(f, flat_tag_at(f, pos));
-
-		next = flat_node_next(f, pos);
-		if (b < from || b >= to)
-			prev = pos;
-		else if (flat_kill_locked(f, h, pos, prev))
-			*kick = true;
-	}
 }
 
 int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
@@ -254,41 +187,24 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 
 	rcu_lock();
 	while (!full && batch >> f->batch_sub_bits < f->n_homes) {
-		uint32_t h = batch >> f->batch_sub_bits, sub;
+		uint32_t h = batch >> f->batch_sub_bits, n[FLAT_BATCH_SUBS];
 		uint32_t subs = 1u << f->batch_sub_bits, *lock = &f->homes[h].lock;
-		struct flat_home_units u;
+		uint32_t from = batch & (subs - 1), sub, room = max_count - total;
 
 		flat_lock(lock);
-		flat_units_of(f, h, &u);
-		if (!u.local) {
-			for (sub = batch & (subs - 1); sub < subs; sub++, batch++) {
-				if (u.n[sub] > max_count - total) {
-					full = true;
-					break;
-				}
-				if (u.n[sub])
-					total += flat_sub_take(f, h, sub,
-							       (char *)keys + (size_t)total * ks,
-							       (char *)values + (size_t)total * vs,
-							       with_lock, do_delete, &kick);
+		flat_unit_counts(f, h, n);
+		/* The whole units from the cursor's on that fit. */
+		for (sub = from; sub < subs; sub++, batch++) {
+			if (n[sub] > room) {
+				full = true;
+				break;
 			}
-		} else {
-			uint32_t from = batch & (subs - 1), first = 0, take = 0;
-
-			for (sub = 0; sub < from; sub++)
-				first += u.n[sub];
-			for (sub = from; sub < subs; sub++, batch++) {
-				if (u.n[sub] > max_count - total - take) {
-					full = true;
-					break;
-				}
-				take += u.n[sub];
-			}
-			for (uint32_t i = 0; i < take; i++, total++)
-				flat_walk_take(f, u.pos[first + i], keys, values, total, with_lock);
-			if (do_delete && take)
-				flat_units_kill(f, h, from, sub, &kick);
+			room -= n[sub];
 		}
+		if (room < max_count - total)
+			total += flat_units_take(f, h, from, sub, (char *)keys + (size_t)total * ks,
+						 (char *)values + (size_t)total * vs, with_lock,
+						 do_delete, &kick);
 		flat_unlock(lock);
 		if (full)
 			ret = total ? 0 : -ENOSPC;
