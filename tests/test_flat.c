@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * White-box tests of the flat layout of preallocated HASH maps (maps/flat.h):
+ * White-box tests of the flat layout of preallocated HASH maps (tables/flat.h):
  * the tag arithmetic, geometry (homes, the node pool and its BUSY tail) and
  * the memory figure, keys past a full home bucket going to its overflow
  * chain (walk order, deletes of head, middle and tail nodes, iteration and
@@ -30,7 +30,7 @@
 #include "test_util.h"
 #include "hash/hash_select.h"
 #include "hash/word_hash.h"
-#include "maps/flat.h"
+#include "tables/flat.h"
 
 static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags,
 				int32_t lock_off)
@@ -423,7 +423,7 @@ static void test_swar(void **state)
 }
 
 
-/* mem_usage as maps/flat.h specifies it: what creation touched
+/* mem_usage as tables/flat.h specifies it: what creation touched
  * (fixed_bytes), plus the pool's buckets that nodes were handed out from
  * (whole buckets of node_bytes each), plus the elements handed out (keys
  * over 8 bytes, elem_bytes each). */

@@ -28,8 +28,8 @@
 
 #include "test_rng.h"
 #include "test_util.h"
-#include "maps/flat.h"
-#include "maps/htab.h"
+#include "tables/flat.h"
+#include "tables/chain.h"
 #include "test_bits.h"
 
 #define BOUND 1.3
@@ -75,25 +75,25 @@ static struct probe flat_probe(struct bpfmap *m, const char *absent, uint32_t n_
 
 /* Chained: a present key compares the elements up to its own; an absent one
  * its bucket's whole chain. */
-static struct probe htab_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
+static struct probe chain_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
 {
-	struct htab *h = to_htab(m);
+	struct chain *h = to_chain(m);
 	struct probe p = { 0, 0 };
 	uint64_t n = 0;
 
 	for (uint32_t b = 0; b < h->n_buckets; b++) {
 		uint32_t pos = 0;
 
-		for (struct htab_elem *e = h->buckets[b].head; e; e = e->next) {
+		for (struct chain_elem *e = h->buckets[b].head; e; e = e->next) {
 			p.present += ++pos;
 			n++;
 		}
 	}
 	p.present /= (double)n;
 	for (uint32_t i = 0; i < n_absent; i++) {
-		struct htab_bucket *b = htab_bucket(h, htab_hash(h, absent + (size_t)i * m->key_size));
+		struct chain_bucket *b = chain_bucket(h, chain_hash(h, absent + (size_t)i * m->key_size));
 
-		for (struct htab_elem *e = b->head; e; e = e->next)
+		for (struct chain_elem *e = b->head; e; e = e->next)
 			p.absent++;
 	}
 	p.absent /= n_absent;
@@ -187,7 +187,7 @@ static struct probe run_map(const struct family *fam, char *keys)
 	if (m->ops == &flat_ops)
 		p = flat_probe(m, keys + (size_t)fam->n_in * ks, fam->n_absent);
 	else
-		p = htab_probe(m, keys + (size_t)fam->n_in * ks, fam->n_absent);
+		p = chain_probe(m, keys + (size_t)fam->n_in * ks, fam->n_absent);
 	bpfmap_free(m);
 	return p;
 }

@@ -52,7 +52,7 @@
 #include "core/map.h"
 #include "hash/hash_select.h"
 #include "hash/jhash.h"
-#include "maps/flat.h"
+#include "tables/flat.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "test_util.h"
-#include "maps/flat_words.h"
+#include "tables/flat_words.h"
 
 static const uint32_t key_sizes[] = {1,  2,  3,  4,  5,	 8,   12,  13,  16,	20,
 				     24, 32, 48, 64, 65, 128, 256, 512, 1024, 1025};

@@ -32,8 +32,8 @@
 
 #include "test_rng.h"
 #include "test_util.h"
-#include "maps/flat.h"
-#include "maps/htab.h"
+#include "tables/flat.h"
+#include "tables/chain.h"
 #include "util/test_hook.h"
 
 /* ---- stopping one thread at one hook ------------------------------------- */

@@ -42,7 +42,7 @@ static int result(int ret)
 
 /*
  * The operations of a map type.  Preallocated HASH maps get the flat
- * open-addressing layout (maps/flat.h: about 56 bytes per element less than
+ * open-addressing layout (tables/flat.h: about 56 bytes per element less than
  * the chained table, faster word-key lookups and failed inserts) when their
  * keys fit a word or the map has at least FLAT_LONG_MIN_ENTRIES elements;
  * smaller maps of longer keys and NO_PREALLOC maps get the chained table.
@@ -63,9 +63,9 @@ static const struct map_ops *ops_for_type(enum bpfmap_type type, uint32_t key_si
 	switch (type) {
 	case BPFMAP_TYPE_HASH:
 		if (map_flags & BPFMAP_F_NO_PREALLOC)
-			return &htab_ops;
+			return &chain_ops;
 		if (key_size > 8 && max_entries < FLAT_LONG_MIN_ENTRIES)
-			return &htab_ops;
+			return &chain_ops;
 		return &flat_ops;
 	default:
 		return NULL; /* PERCPU, LRU and RHASH arrive with their issues */

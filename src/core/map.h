@@ -102,7 +102,7 @@ static ALWAYS_INLINE uint64_t map_value_word(const struct bpfmap *map, const voi
 }
 
 /* Operations tables of the implemented types. */
-extern const struct map_ops htab_ops;
+extern const struct map_ops chain_ops;
 extern const struct map_ops flat_ops;
 
 #endif

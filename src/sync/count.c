@@ -7,7 +7,7 @@
 
 #include <bpfmap.h>
 
-#include "core/spin_lock.h"
+#include "sync/spin_lock.h"
 #include "sync/count.h"
 #include "util/big_alloc.h"
 #include "util/cpu.h"

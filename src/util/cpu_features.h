@@ -2,7 +2,7 @@
 /*
  * What the CPU (and OS) runs, for the library's two run-time dispatch
  * points: the string functions (strings/str_dispatch.c) and the flat
- * table's word-key lookups (maps/flat_lookup.c).  __builtin_cpu_supports
+ * table's word-key lookups (tables/flat_lookup.c).  __builtin_cpu_supports
  * also checks that the OS saves the vector registers.  Inline and without
  * sanitizer instrumentation: the string dispatch runs as an ifunc resolver,
  * while the dynamic linker relocates.

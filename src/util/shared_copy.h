@@ -4,7 +4,7 @@
  * (map values: in-place updates, program-view atomics).  Every access to the
  * shared side is atomic, so a racing copy is defined behaviour in C11 and
  * clean under ThreadSanitizer.  Loads are acquire and stores release: that is
- * what lets util/seqcount.h do without fences (which ThreadSanitizer does not
+ * what lets sync/seqcount.h do without fences (which ThreadSanitizer does not
  * model), and on x86 both are plain moves.  Consistency itself comes from the
  * seqcount or the spin lock around the copy.  The shared side is 8-byte
  * aligned at its start; the private side may have any alignment.

@@ -38,11 +38,11 @@
 
 #include "fuzz_map_ops.h"
 
-/* Preallocated HASH maps get the flat layout (src/maps/flat.c) from
+/* Preallocated HASH maps get the flat layout (src/tables/flat.c) from
  * bpfmap_create(); some inputs also make one directly with flat_alloc(), as
  * tests/test_flat.c does, which the committed corpus was generated with. */
-#if __has_include("maps/flat.h")
-#include "maps/flat.h"
+#if __has_include("tables/flat.h")
+#include "tables/flat.h"
 #define FUZZ_FLAT 1
 #endif
 

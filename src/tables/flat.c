@@ -2,16 +2,16 @@
 /*
  * BPFMAP_TYPE_HASH, preallocated (the flat layout): creation, position and
  * value writes, deletes, and the reclamation of deleted positions.  The per-key operations are
- * in flat_update.c, the lookups in flat_lookup.c; design notes in maps/flat.h.
+ * in flat_update.c, the lookups in flat_lookup.c; design notes in tables/flat.h.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/spin_lock.h"
+#include "sync/spin_lock.h"
 #include "hash/sized_hash.h"
-#include "maps/flat.h"
+#include "tables/flat.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"

@@ -55,15 +55,15 @@
  * Batch operations take up to an eighth of a home at a time (by tag bits),
  * under the home's lock; the cursor counts those units (flat_iter.c).
  */
-#ifndef BPFMAP_MAPS_FLAT_H
-#define BPFMAP_MAPS_FLAT_H
+#ifndef BPFMAP_TABLES_FLAT_H
+#define BPFMAP_TABLES_FLAT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "core/map.h"
-#include "core/rcu.h"
+#include "sync/rcu.h"
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"

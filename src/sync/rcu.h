@@ -31,7 +31,7 @@ extern char rcu_tsan_clock;
  * liburcu 0.13 (Debian 12) places its per-thread reader records at addresses
  * less aligned than their declared 128 bytes; harmless on x86, but UBSan's
  * alignment check fires inside the inlined read-side code.  Sanitizer builds
- * therefore call out-of-line copies in core/rcu.c, which the build compiles
+ * therefore call out-of-line copies in sync/rcu.c, which the build compiles
  * without that one check.
  */
 #ifdef BPFMAP_UBSAN

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * BPFMAP_TYPE_HASH, preallocated (maps/flat.h): iteration.
+ * BPFMAP_TYPE_HASH, preallocated (tables/flat.h): iteration.
  *
  * get_next_key walks the positions in order (the home buckets, then the
  * pool's nodes), inside a read-side section.  Keys are copied out as
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "maps/flat.h"
+#include "tables/flat.h"
 #include "util/shared_copy.h"
 
 /*

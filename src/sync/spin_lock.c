@@ -4,7 +4,7 @@
 
 #include <bpfmap.h>
 
-#include "core/spin_lock.h"
+#include "sync/spin_lock.h"
 
 void spin_lock_slow(uint32_t *word)
 {

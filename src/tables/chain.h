@@ -10,24 +10,24 @@
  * a per-element seqcount that copy-out readers retry on, or (values of at
  * most 8 bytes) by one atomic store.  Updates whose outcome one walk can
  * decide linearizably (-E2BIG, -EEXIST, -ENOENT, and stores of such values
- * into present keys) take no lock: see htab_update_lockfree() in htab.c.
+ * into present keys) take no lock: see chain_update_lockfree() in chain.c.
  * An element is retired (seqcount bit) just before it is unlinked, which
  * orders lock-free stores and copy-out reads against its deletion.
  * Unlinked elements are reclaimed in batches after an RCU grace period: back
  * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
  * bpfmap_free never waits for reclamation callbacks: the last one to finish
- * releases the map (htab_free in htab.c).
+ * releases the map (chain_free in chain.c).
  */
-#ifndef BPFMAP_MAPS_HTAB_H
-#define BPFMAP_MAPS_HTAB_H
+#ifndef BPFMAP_TABLES_CHAIN_H
+#define BPFMAP_TABLES_CHAIN_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "core/map.h"
-#include "core/rcu.h"
-#include "core/spin_lock.h"
+#include "sync/rcu.h"
+#include "sync/spin_lock.h"
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
@@ -35,37 +35,37 @@
 #include "util/freelist.h"
 #include "util/key_equal.h"
 
-struct htab_elem {
-	struct htab_elem *next; /* atomic: readers follow it without the lock */
+struct chain_elem {
+	struct chain_elem *next; /* atomic: readers follow it without the lock */
 	uint32_t hash;          /* the top 32 bits of the key's hash */
-	uint32_t seq;           /* util/seqcount.h: value updates; retired when unlinked */
-	struct htab *owner;     /* for reclamation callbacks */
+	uint32_t seq;           /* sync/seqcount.h: value updates; retired when unlinked */
+	struct chain *owner;     /* for reclamation callbacks */
 	union {                 /* once unlinked (readers never look here): */
 		struct rcu_head rcu;                /* a reclamation callback's */
-		struct htab_elem *reclaim_next;     /* or a reclamation batch's link */
+		struct chain_elem *reclaim_next;     /* or a reclamation batch's link */
 	};
 	uint64_t data[];        /* key, padded to 8; then value, padded to 8 */
 };
 
-struct htab_bucket {
-	struct htab_elem *head; /* atomic */
-	uint32_t lock;          /* core/spin_lock.h seq_spin_*: odd while held */
+struct chain_bucket {
+	struct chain_elem *head; /* atomic */
+	uint32_t lock;          /* sync/spin_lock.h seq_spin_*: odd while held */
 };
 
-#define HTAB_PENDING_SHARDS 4
+#define CHAIN_PENDING_SHARDS 4
 
 /* 128 bytes: the hot first 16 never share a cache line with another
  * shard's, whatever the (16-byte) alignment of the map. */
-struct htab_pending {
+struct chain_pending {
 	uint32_t lock;
 	uint32_t n;              /* atomic: read without the lock */
-	struct htab_elem *head;
+	struct chain_elem *head;
 	char pad_[112];
 };
 
-struct htab {
+struct chain {
 	struct bpfmap map;
-	struct htab_bucket *buckets;
+	struct chain_bucket *buckets;
 	uint32_t n_buckets; /* power of two */
 	uint32_t shift;     /* 32 - log2(n_buckets): a hash's bucket is its top bits */
 	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
@@ -76,8 +76,8 @@ struct htab {
 	/* Values of at most 8 bytes and no spin lock: written with one atomic
 	 * store, so never torn and without the seqcount. */
 	bool value_word;
-	/* HTAB_LOCKFREE_STORE_*: whether such stores of a present key may also
-	 * skip the bucket lock (see htab_stop_lockfree_stores); atomic. */
+	/* CHAIN_LOCKFREE_STORE_*: whether such stores of a present key may also
+	 * skip the bucket lock (see chain_stop_lockfree_stores); atomic. */
 	uint8_t lockfree_store;
 	enum hash_kind hash_kind;
 	/* Preallocated maps: the element pool and its free slots. */
@@ -91,66 +91,66 @@ struct htab {
 	 * beyond 16 bytes can be relied on). */
 	char pad_[64];
 	struct count count;  /* sync/count.h: live elements */
-	bool flush_queued;   /* atomic: flush_rcu is queued (htab_flush_pending) */
+	bool flush_queued;   /* atomic: flush_rcu is queued (chain_flush_pending) */
 	struct rcu_head flush_rcu;
 	uint32_t reclaiming; /* atomic: taken from pending, not yet released */
 	/* Preallocated maps: elements malloc'ed because the pool ran dry while
 	 * reclamation lagged, counted until freed, for bpfmap_mem_usage(). */
 	size_t heap_elems;   /* atomic */
 	/* Unlinked elements queued one by one for reclamation (atomic), and the
-	 * backlog past which deleting threads wait for it (htab_reclaim_throttle). */
+	 * backlog past which deleting threads wait for it (chain_reclaim_throttle). */
 	uint32_t deferred;
 	/* Atomic: reclamation callbacks queued or running that still touch the
-	 * map (htab_elem_reclaim, htab_flush_pending), plus HTAB_CB_FREE once
-	 * bpfmap_free has handed the map to the last of them (htab_free). */
+	 * map (chain_elem_reclaim, chain_flush_pending), plus CHAIN_CB_FREE once
+	 * bpfmap_free has handed the map to the last of them (chain_free). */
 	uint64_t callbacks;
 	/* Unlinked elements awaiting one grace period together, in stacks
-	 * that deleting threads share out (see htab_unlink_locked). */
-	struct htab_pending pending[HTAB_PENDING_SHARDS];
+	 * that deleting threads share out (see chain_unlink_locked). */
+	struct chain_pending pending[CHAIN_PENDING_SHARDS];
 	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };
 
-static ALWAYS_INLINE struct htab *to_htab(const struct bpfmap *map)
+static ALWAYS_INLINE struct chain *to_chain(const struct bpfmap *map)
 {
-	return container_of(map, struct htab, map);
+	return container_of(map, struct chain, map);
 }
 
-static ALWAYS_INLINE void *elem_key(const struct htab_elem *e)
+static ALWAYS_INLINE void *elem_key(const struct chain_elem *e)
 {
 	return (void *)e->data;
 }
 
-static ALWAYS_INLINE void *elem_value(const struct htab *h, const struct htab_elem *e)
+static ALWAYS_INLINE void *elem_value(const struct chain *c, const struct chain_elem *e)
 {
-	return (char *)e->data + h->value_off;
+	return (char *)e->data + c->value_off;
 }
 
 /* A hash's bucket: the top bits of its top half, where every hash here is
  * universal (hash/hash_finish.h; a 64-bit shift, so that one bucket takes
  * 32).  The chained table keeps those 32 bits as its hash. */
-static ALWAYS_INLINE uint32_t htab_top(uint64_t hash)
+static ALWAYS_INLINE uint32_t chain_top(uint64_t hash)
 {
 	return (uint32_t)(hash >> 32);
 }
 
-static ALWAYS_INLINE struct htab_bucket *htab_bucket(const struct htab *h, uint32_t hash)
+static ALWAYS_INLINE struct chain_bucket *chain_bucket(const struct chain *c, uint32_t hash)
 {
-	return &h->buckets[(uint64_t)hash >> h->shift];
+	return &c->buckets[(uint64_t)hash >> c->shift];
 }
 
-static ALWAYS_INLINE struct htab_elem *elem_next(const struct htab_elem *e)
+static ALWAYS_INLINE struct chain_elem *elem_next(const struct chain_elem *e)
 {
 	return __atomic_load_n(&e->next, __ATOMIC_ACQUIRE);
 }
 
-static ALWAYS_INLINE struct htab_elem *bucket_first(const struct htab_bucket *b)
+static ALWAYS_INLINE struct chain_elem *bucket_first(const struct chain_bucket *b)
 {
 	return __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
 }
 
-static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
+static ALWAYS_INLINE uint32_t chain_hash(const struct chain *c, const void *key)
 {
-	return htab_top(h->hash(key, h->map.key_size, &h->hp));
+	return chain_top(c->hash(key, c->map.key_size, &c->hp));
 }
 
 /*
@@ -162,7 +162,7 @@ static ALWAYS_INLINE uint32_t htab_hash(const struct htab *h, const void *key)
  * and the word hash took its coefficients from the map; k=64, NH-hashed,
  * level or 8% slower with key_equal_long).
  */
-static ALWAYS_INLINE bool htab_key_equal(const void *stored, const void *key, uint32_t key_size)
+static ALWAYS_INLINE bool chain_key_equal(const void *stored, const void *key, uint32_t key_size)
 {
 	if (key_size >= 8 && (!__builtin_constant_p(key_size) || key_size < 64))
 		return key_equal_long(stored, key, key_size);
@@ -171,62 +171,62 @@ static ALWAYS_INLINE bool htab_key_equal(const void *stored, const void *key, ui
 
 /*
  * A key as the walks compare it, specialised by (key_size, kind), constants
- * in every caller (the lookups in htab_lookup.c, the per-key operations in
- * htab.c): for 4- and 8-byte keys the hash is inlined and the key compared
+ * in every caller (the lookups in chain_lookup.c, the per-key operations in
+ * chain.c): for 4- and 8-byte keys the hash is inlined and the key compared
  * as one word without the stored hash (the 8-byte key read as two 32-bit
  * halves, see load_u32_halves: a 64-bit load of a key whose head was just
  * written by a 32-bit store would stall on store-to-load forwarding);
- * HTAB_GENERIC stands for every other kind (the stored hash, then
- * htab_key_equal).
+ * CHAIN_GENERIC stands for every other kind (the stored hash, then
+ * chain_key_equal).
  */
-#define HTAB_GENERIC HASH_NH_LONG
+#define CHAIN_GENERIC HASH_NH_LONG
 
-struct htab_key {
+struct chain_key {
 	const void *key;
 	uint64_t word; /* HASH_U32 and HASH_U64: the key itself */
 	uint32_t hash;
 };
 
-static ALWAYS_INLINE struct htab_key htab_key_of(const struct htab *h, const void *key,
+static ALWAYS_INLINE struct chain_key chain_key_of(const struct chain *c, const void *key,
 						 enum hash_kind kind)
 {
-	struct htab_key k = { .key = key };
+	struct chain_key k = { .key = key };
 
 	if (kind == HASH_U32) {
 		uint32_t w = load_u32(key);
 
 		k.word = w;
-		k.hash = htab_top(fast_hash_u32(w, h->mul, h->fin));
+		k.hash = chain_top(fast_hash_u32(w, c->mul, c->fin));
 	} else if (kind == HASH_U64) {
 		k.word = load_u64_by_halves(key);
-		k.hash = htab_top(fast_hash_u64(k.word, h->mul, h->fin));
+		k.hash = chain_top(fast_hash_u64(k.word, c->mul, c->fin));
 	} else {
-		k.hash = htab_hash(h, key);
+		k.hash = chain_hash(c, key);
 	}
 	return k;
 }
 
-static ALWAYS_INLINE bool htab_key_match(const struct htab_elem *e, const struct htab_key *k,
+static ALWAYS_INLINE bool chain_key_match(const struct chain_elem *e, const struct chain_key *k,
 					 uint32_t key_size, enum hash_kind kind)
 {
 	if (kind == HASH_U32)
 		return load_u32(elem_key(e)) == (uint32_t)k->word;
 	if (kind == HASH_U64)
 		return e->data[0] == k->word; /* the key, padded to 8 */
-	return e->hash == k->hash && htab_key_equal(elem_key(e), k->key, key_size);
+	return e->hash == k->hash && chain_key_equal(elem_key(e), k->key, key_size);
 }
 
 /* The element holding @k in bucket @b, or NULL; *link_out (when asked for)
  * is the link that points at it.  Under the bucket lock, or in a read-side
  * section (then the link is only a hint). */
-static ALWAYS_INLINE struct htab_elem *htab_walk(struct htab_bucket *b, const struct htab_key *k,
+static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b, const struct chain_key *k,
 						 uint32_t key_size, enum hash_kind kind,
-						 struct htab_elem ***link_out)
+						 struct chain_elem ***link_out)
 {
-	struct htab_elem **link = &b->head, *e;
+	struct chain_elem **link = &b->head, *e;
 
 	while ((e = __atomic_load_n(link, __ATOMIC_ACQUIRE))) {
-		if (htab_key_match(e, k, key_size, kind))
+		if (chain_key_match(e, k, key_size, kind))
 			break;
 		link = &e->next;
 	}
@@ -238,66 +238,66 @@ static ALWAYS_INLINE struct htab_elem *htab_walk(struct htab_bucket *b, const st
 /* The element holding @key, whose hash is @hash, in bucket @b, or NULL
  * (a generic-kind walk).  Caller is in a read-side section or holds the
  * bucket lock. */
-static ALWAYS_INLINE struct htab_elem *htab_find_sized(struct htab_bucket *b, uint32_t hash,
+static ALWAYS_INLINE struct chain_elem *chain_find_sized(struct chain_bucket *b, uint32_t hash,
 						       const void *key, uint32_t key_size)
 {
-	struct htab_key k = { .key = key, .hash = hash };
+	struct chain_key k = { .key = key, .hash = hash };
 
-	return htab_walk(b, &k, key_size, HTAB_GENERIC, NULL);
+	return chain_walk(b, &k, key_size, CHAIN_GENERIC, NULL);
 }
 
-static ALWAYS_INLINE struct htab_elem *htab_find(const struct htab *h, struct htab_bucket *b,
+static ALWAYS_INLINE struct chain_elem *chain_find(const struct chain *c, struct chain_bucket *b,
 						 uint32_t hash, const void *key)
 {
-	return htab_find_sized(b, hash, key, h->map.key_size);
+	return chain_find_sized(b, hash, key, c->map.key_size);
 }
 
 /* Copy @e's value out (value_size bytes): under the value's spin lock when
  * with_lock, else retrying on the seqcount; the lock field reads as zero.
  * Returns 0, or -ENOENT when (without the bucket lock) @e turned out to be
  * already unlinked: its key was absent at that instant. */
-int htab_copy_value_out(const struct htab *h, struct htab_elem *e, void *dst,
+int chain_copy_value_out(const struct chain *c, struct chain_elem *e, void *dst,
 			bool with_lock);
 
 /* The bucket lock (see seq_spin_lock): writers hold it to change the chain,
  * and lock-free writers validate what they read against it. */
-static ALWAYS_INLINE void htab_bucket_lock(struct htab_bucket *b)
+static ALWAYS_INLINE void chain_bucket_lock(struct chain_bucket *b)
 {
 	seq_spin_lock(&b->lock);
 }
 
-static ALWAYS_INLINE void htab_bucket_unlock(struct htab_bucket *b)
+static ALWAYS_INLINE void chain_bucket_unlock(struct chain_bucket *b)
 {
 	seq_spin_unlock(&b->lock);
 }
 
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
  * add it to the map's pending reclamation batch. */
-void htab_unlink_locked(struct htab *h, struct htab_elem **link, struct htab_elem *e);
+void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain_elem *e);
 
-/* In h->callbacks, above any count of callbacks: bpfmap_free was called. */
-#define HTAB_CB_FREE (1ULL << 63)
+/* In c->callbacks, above any count of callbacks: bpfmap_free was called. */
+#define CHAIN_CB_FREE (1ULL << 63)
 
-#define HTAB_LOCKFREE_STORE_OFF 0
-#define HTAB_LOCKFREE_STORE_STOPPING 1
-#define HTAB_LOCKFREE_STORE_ON 2
+#define CHAIN_LOCKFREE_STORE_OFF 0
+#define CHAIN_LOCKFREE_STORE_STOPPING 1
+#define CHAIN_LOCKFREE_STORE_ON 2
 
 /* Called by the lookup-and-delete paths before they take a bucket lock: see
- * htab.c. */
-void htab_stop_lockfree_stores(struct htab *h);
+ * chain.c. */
+void chain_stop_lockfree_stores(struct chain *c);
 
 /* Called by deleting paths after they dropped their bucket lock: reclaims
  * the pending batch once it is full, and waits when the backlog queued one
  * by one exceeds its limit; never waits inside a read-side section (it
  * would wait for itself). */
-void htab_reclaim_throttle(struct htab *h);
+void chain_reclaim_throttle(struct chain *c);
 
 /* The program-view lookup for a map of @kind and @key_size. */
-map_lookup_fn htab_lookup_for(enum hash_kind kind, uint32_t key_size);
-int htab_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
+map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size);
+int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 
-int htab_get_next_key(struct bpfmap *map, const void *key, void *next_key);
-int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
+int chain_get_next_key(struct bpfmap *map, const void *key, void *next_key);
+int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
 		      bool do_delete);
 

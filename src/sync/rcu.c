@@ -5,7 +5,7 @@
 
 #include <bpfmap.h>
 
-#include "core/rcu.h"
+#include "sync/rcu.h"
 
 #ifdef BPFMAP_TSAN
 char rcu_tsan_clock;

@@ -10,73 +10,73 @@
 #include <errno.h>
 #include <string.h>
 
-#include "maps/htab.h"
+#include "tables/chain.h"
 
-static uint32_t bucket_len_locked(const struct htab_bucket *b)
+static uint32_t bucket_len_locked(const struct chain_bucket *b)
 {
 	uint32_t n = 0;
 
-	for (const struct htab_elem *e = b->head; e; e = e->next)
+	for (const struct chain_elem *e = b->head; e; e = e->next)
 		n++;
 	return n;
 }
 
 /* Copy (and maybe delete) the elements of locked bucket b; returns how many. */
-static uint32_t copy_bucket_locked(struct htab *h, struct htab_bucket *b, char *keys,
+static uint32_t copy_bucket_locked(struct chain *c, struct chain_bucket *b, char *keys,
 				   char *values, bool with_lock, bool do_delete)
 {
-	const struct bpfmap *map = &h->map;
-	struct htab_elem **link = &b->head, *e;
+	const struct bpfmap *map = &c->map;
+	struct chain_elem **link = &b->head, *e;
 	uint32_t n = 0;
 
 	while ((e = *link)) {
 		memcpy(keys + (size_t)n * map->key_size, elem_key(e), map->key_size);
-		htab_copy_value_out(h, e, values + (size_t)n * map->value_size, with_lock);
+		chain_copy_value_out(c, e, values + (size_t)n * map->value_size, with_lock);
 		n++;
 		if (do_delete)
-			htab_unlink_locked(h, link, e); /* *link now holds e's successor */
+			chain_unlink_locked(c, link, e); /* *link now holds e's successor */
 		else
 			link = &e->next;
 	}
 	return n;
 }
 
-int htab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
+int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
 		      bool do_delete)
 {
-	struct htab *h = to_htab(map);
+	struct chain *c = to_chain(map);
 	bool with_lock = elem_flags & BPFMAP_F_LOCK;
 	uint32_t max_count = *count, total = 0, batch = 0;
 	int ret = 0;
 
 	*count = 0;
 	if (do_delete)
-		htab_stop_lockfree_stores(h);
+		chain_stop_lockfree_stores(c);
 	if (in_batch)
 		memcpy(&batch, in_batch, sizeof(batch));
-	if (batch >= h->n_buckets)
+	if (batch >= c->n_buckets)
 		return -ENOENT;
 
 	for (;;) {
-		struct htab_bucket *b = &h->buckets[batch];
+		struct chain_bucket *b = &c->buckets[batch];
 
-		htab_bucket_lock(b);
+		chain_bucket_lock(b);
 		uint32_t len = bucket_len_locked(b);
 
 		if (len > max_count - total) {
-			htab_bucket_unlock(b);
+			chain_bucket_unlock(b);
 			if (total == 0)
 				ret = -ENOSPC;
 			break;
 		}
-		total += copy_bucket_locked(h, b, (char *)keys + (size_t)total * map->key_size,
+		total += copy_bucket_locked(c, b, (char *)keys + (size_t)total * map->key_size,
 					    (char *)values + (size_t)total * map->value_size,
 					    with_lock, do_delete);
-		htab_bucket_unlock(b);
+		chain_bucket_unlock(b);
 		if (do_delete)
-			htab_reclaim_throttle(h);
-		if (++batch >= h->n_buckets) {
+			chain_reclaim_throttle(c);
+		if (++batch >= c->n_buckets) {
 			ret = -ENOENT;
 			break;
 		}

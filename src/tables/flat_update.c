@@ -3,7 +3,7 @@
  * The flat layout's per-key operations: update (insert into a home slot or
  * a node, overwrite, or reuse of a deleted position), delete and
  * lookup_and_delete.  Design notes in
- * maps/flat.h.
+ * tables/flat.h.
  */
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -14,14 +14,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/spin_lock.h"
-#include "maps/flat.h"
+#include "sync/spin_lock.h"
+#include "tables/flat.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
-/* The exported (out-of-line) liburcu call: core/rcu.h maps the name to the
- * inline one, which UBSan builds must not inline here (see core/rcu.h). */
+/* The exported (out-of-line) liburcu call: sync/rcu.h maps the name to the
+ * inline one, which UBSan builds must not inline here (see sync/rcu.h). */
 #undef urcu_bp_read_ongoing
 int urcu_bp_read_ongoing(void);
 

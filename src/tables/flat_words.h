@@ -7,13 +7,13 @@
  * flat_lookup_for() picks the best the CPU runs, once, at map creation;
  * tests reach every one through flat_lookup_word().
  */
-#ifndef BPFMAP_MAPS_FLAT_WORDS_H
-#define BPFMAP_MAPS_FLAT_WORDS_H
+#ifndef BPFMAP_TABLES_FLAT_WORDS_H
+#define BPFMAP_TABLES_FLAT_WORDS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "maps/flat.h"
+#include "tables/flat.h"
 
 enum flat_isa {
 	FLAT_ISA_BASE,	 /* SSE2 (scalar where FLAT_SIMD is 0) */

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The flat layout's lookups: copy-out (syscall view), program view
- * specialised per key size, and bulk.  Design notes in maps/flat.h.
+ * specialised per key size, and bulk.  Design notes in tables/flat.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hash/sized_hash.h"
-#include "maps/flat.h"
-#include "maps/flat_words.h"
+#include "tables/flat.h"
+#include "tables/flat_words.h"
 #include "util/cpu_features.h"
 #include "util/shared_copy.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * bpfmap_free of a chained-table map (maps/htab.c) with reclamation
+ * bpfmap_free of a chained-table map (tables/chain.c) with reclamation
  * callbacks queued or running: free does not wait for them, and the last of
  * them to finish releases the map.  Each case runs on a preallocated map
  * (keys of 16 bytes and fewer than 16384 entries go to the chained table)
@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "test_util.h"
-#include "maps/htab.h"
+#include "tables/chain.h"
 
 #define KEY_SIZE 16
 
@@ -25,15 +25,15 @@
  * queues one batch element by element. */
 #define MAX_ENTRIES 4096
 
-static struct htab *htab_of(struct bpfmap *m)
+static struct chain *chain_of(struct bpfmap *m)
 {
-	assert_ptr_equal(m->ops, &htab_ops); /* routed to the chained table */
-	return to_htab(m);
+	assert_ptr_equal(m->ops, &chain_ops); /* routed to the chained table */
+	return to_chain(m);
 }
 
 static uint64_t callbacks_of(struct bpfmap *m)
 {
-	return __atomic_load_n(&htab_of(m)->callbacks, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&chain_of(m)->callbacks, __ATOMIC_ACQUIRE);
 }
 
 static void key_of(uint64_t i, uint64_t key[2])
@@ -53,7 +53,7 @@ static struct bpfmap *filled(uint32_t flags, uint32_t n)
 		key_of(i, k);
 		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
 	}
-	(void)htab_of(m);
+	(void)chain_of(m);
 	return m;
 }
 
@@ -79,12 +79,12 @@ static void delete_range(struct bpfmap *m, uint64_t from, uint64_t to)
 static struct bpfmap *with_callbacks_queued(uint32_t flags)
 {
 	struct bpfmap *m = filled(flags, MAX_ENTRIES);
-	struct htab *h = htab_of(m);
+	struct chain *c = chain_of(m);
 
-	assert_int_equal(h->reclaim_batch, DEFERRED_BATCH);
+	assert_int_equal(c->reclaim_batch, DEFERRED_BATCH);
 	bpfmap_read_lock();
 	delete_range(m, 0, DEFERRED_BATCH);
-	assert_int_equal(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED), DEFERRED_BATCH);
+	assert_int_equal(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED), DEFERRED_BATCH);
 	bpfmap_read_unlock();
 	delete_range(m, DEFERRED_BATCH, MAX_ENTRIES);
 	return m;
@@ -110,14 +110,14 @@ static bool wait_flag(const int *flag)
 	return true;
 }
 
-/* Wait until h's flush has begun (it clears flush_queued first); false if
+/* Wait until c's flush has begun (it clears flush_queued first); false if
  * the watchdog fired first. */
-static bool wait_flush_started(struct htab *h)
+static bool wait_flush_started(struct chain *c)
 {
 	struct timespec t0, now;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE)) {
+	while (__atomic_load_n(&c->flush_queued, __ATOMIC_ACQUIRE)) {
 		sched_yield();
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec - t0.tv_sec >= FREE_WATCHDOG_S)
@@ -253,8 +253,8 @@ static void test_free_between_callbacks(void **state)
 {
 	uint32_t flags = variant_flags(state);
 	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, KEY_SIZE, 8, GATE_ENTRIES, flags);
-	struct htab *h = htab_of(m);
-	uint32_t batch = h->reclaim_batch;
+	struct chain *c = chain_of(m);
+	uint32_t batch = c->reclaim_batch;
 	struct gate g = { 0 };
 
 	assert_int_equal(batch, GATE_ENTRIES / 4);
@@ -268,11 +268,11 @@ static void test_free_between_callbacks(void **state)
 	delete_range(m, 0, batch);
 	rcu_defer(&g.rcu, gate_cb);
 	delete_range(m, batch, 2 * batch);
-	assert_int_equal(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED), 2 * batch);
+	assert_int_equal(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED), 2 * batch);
 	bpfmap_read_unlock();
 	gate_wait_reached(&g);
 	/* The first batch ran, the second waits behind the gate. */
-	assert_int_equal(__atomic_load_n(&h->deferred, __ATOMIC_RELAXED), batch);
+	assert_int_equal(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED), batch);
 	bpfmap_free(m);
 	gate_release(&g);
 	rcu_wait_deferred(); /* the second batch ran; its last released the map */
@@ -292,7 +292,7 @@ static void test_free_during_flush(void **state)
 {
 	uint32_t flags = variant_flags(state);
 	struct bpfmap *m = filled(flags, MAX_ENTRIES);
-	struct htab *h = htab_of(m);
+	struct chain *c = chain_of(m);
 	struct gate hold = { 0 }, before_flush = { 0 };
 	struct free_reader r = { 0 };
 	pthread_t th;
@@ -302,7 +302,7 @@ static void test_free_during_flush(void **state)
 	gate_wait_reached(&hold);
 	rcu_defer(&before_flush.rcu, gate_cb);
 	delete_range(m, 0, 100); /* fewer than a batch: pending, the flush queued */
-	assert_true(__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE));
+	assert_true(__atomic_load_n(&c->flush_queued, __ATOMIC_ACQUIRE));
 	gate_release(&hold);
 
 	gate_wait_reached(&before_flush);
@@ -311,7 +311,7 @@ static void test_free_during_flush(void **state)
 	gate_release(&before_flush);
 	/* The flush has begun (it clears its flag first); it took the 100
 	 * elements and waits for the reader. */
-	assert_true(wait_flush_started(h));
+	assert_true(wait_flush_started(c));
 	assert_int_not_equal(callbacks_of(m), 0);
 	bpfmap_free(m);
 	set_flag(&r.leave);
@@ -334,13 +334,13 @@ static void test_free_racing_callbacks(void **state)
 
 	for (int round = 0; round < 16; round++) {
 		struct bpfmap *m = with_callbacks_queued(flags);
-		struct htab *h = htab_of(m);
+		struct chain *c = chain_of(m);
 
 		if (round % 2 == 0) {
-			while (__atomic_load_n(&h->flush_queued, __ATOMIC_ACQUIRE))
+			while (__atomic_load_n(&c->flush_queued, __ATOMIC_ACQUIRE))
 				sched_yield();
 		} else {
-			while (__atomic_load_n(&h->deferred, __ATOMIC_RELAXED) == DEFERRED_BATCH)
+			while (__atomic_load_n(&c->deferred, __ATOMIC_RELAXED) == DEFERRED_BATCH)
 				sched_yield();
 		}
 		bpfmap_free(m);

@@ -15,7 +15,7 @@
  * loads of slots being written race like the SSE2 ones; TSan builds, which
  * would see them, use the scalar lookups instead (FLAT_SIMD).
  */
-#include "maps/flat_words.h"
+#include "tables/flat_words.h"
 
 #if FLAT_SIMD && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
