@@ -11,7 +11,7 @@
  * overwrites of word values (when they are used, what turns them off, and a
  * race with positions changing keys), element indices of long keys, and
  * bpfmap_free with reclamation queued or running.  Maps are made with
- * flat_alloc() directly, so these tests do not depend on how bpfmap_create()
+ * flat_create() directly, so these tests do not depend on how bpfmap_create()
  * routes preallocated maps, except test_routing, which checks that.
  */
 #define _GNU_SOURCE
@@ -30,6 +30,7 @@
 #include "test_util.h"
 #include "hash/hash_select.h"
 #include "hash/word_hash.h"
+#include "sync/store_window.h"
 #include "tables/flat.h"
 
 static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags,
@@ -44,7 +45,7 @@ static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t 
 		.lock_off = lock_off,
 	};
 	int err = 0;
-	struct bpfmap *m = flat_alloc(&p, &err);
+	struct bpfmap *m = flat_create(&p, &err);
 
 	assert_non_null(m);
 	assert_ptr_equal(m->ops, &flat_ops);
@@ -2005,7 +2006,7 @@ static void test_long_lookups(void **state)
 }
 
 /* bpfmap_create(): keys over 8 bytes get the flat table from
- * FLAT_LONG_MIN_ENTRIES (16384) elements on, word keys always, and
+ * HASH_FLAT_LONG_MIN_ENTRIES (16384) elements on, word keys always, and
  * NO_PREALLOC maps never. */
 static void test_routing(void **state)
 {
@@ -2413,7 +2414,7 @@ static void test_lockfree_overwrite(void **state)
 	uint64_t v;
 	pthread_t th;
 
-	assert_int_equal(stores_state(f), FLAT_STORES_ON);
+	assert_int_equal(stores_state(f), STORES_ON);
 	if (!membarrier_usable()) {
 		print_message("  no membarrier: overwrites take the lock\n");
 		bpfmap_free(m);
@@ -2444,7 +2445,7 @@ static void test_lockfree_overwrite(void **state)
 		v = k;
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
 	}
-	assert_int_equal(stores_state(f), FLAT_STORES_ON);
+	assert_int_equal(stores_state(f), STORES_ON);
 	for (k = 1000; k < 1050; k++) {
 		v = 2 * k;
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_ANY), 0);
@@ -2469,9 +2470,9 @@ static void test_lockfree_stores_off(void **state)
 
 	/* Delete and insert again. */
 	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
-	assert_int_equal(stores_state(f), FLAT_STORES_ON);
+	assert_int_equal(stores_state(f), STORES_ON);
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	assert_int_equal(stores_state(f), FLAT_STORES_ON);
+	assert_int_equal(stores_state(f), STORES_ON);
 	v = 6;
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_EXIST), 0); /* lock-free */
 	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
@@ -2483,7 +2484,7 @@ static void test_lockfree_stores_off(void **state)
 	f = to_flat(m);
 	assert_int_equal(bpfmap_lookup_and_delete_elem(m, &k, &v), 0);
 	assert_int_equal(v, k + 1000);
-	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	assert_int_equal(stores_state(f), STORES_OFF);
 	bpfmap_free(m);
 
 	/* Its batch form. */
@@ -2493,7 +2494,7 @@ static void test_lockfree_stores_off(void **state)
 	int ret = bpfmap_lookup_and_delete_batch(m, NULL, &cursor, keys, values, &count, NULL);
 	assert_true(ret == 0 || (ret < 0 && errno == ENOENT));
 	assert_int_equal(count, 100);
-	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	assert_int_equal(stores_state(f), STORES_OFF);
 	bpfmap_free(m);
 
 	/* The in-section reuse: every free position (a one-home map: its
@@ -2511,7 +2512,7 @@ static void test_lockfree_stores_off(void **state)
 		k = spare + me;
 		v = k;
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-		assert_int_equal(stores_state(f), FLAT_STORES_ON); /* EMPTY positions so far */
+		assert_int_equal(stores_state(f), STORES_ON); /* EMPTY positions so far */
 	}
 	assert_int_equal(spare, f->n_nodes);
 	k = spare;
@@ -2519,7 +2520,7 @@ static void test_lockfree_stores_off(void **state)
 	k = spare + me;
 	v = k;
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	assert_int_equal(stores_state(f), FLAT_STORES_OFF);
+	assert_int_equal(stores_state(f), STORES_OFF);
 	bpfmap_read_unlock();
 	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
 	assert_int_equal(v, k);
@@ -2559,7 +2560,7 @@ static void test_lockfree_window_waited(void **state)
 	for (int i = 0; i < 2; i++) {
 		struct window_waiter w = { .m = filled_u64_map(100, 100),
 					   .lookup_and_delete = i == 1 };
-		struct flat_window *win = flat_window_open();
+		struct store_window *win = store_window_enter(true);
 		pthread_t th;
 
 		assert_non_null(win);
@@ -2570,11 +2571,11 @@ static void test_lockfree_window_waited(void **state)
 			nanosleep(&ts, NULL);
 			assert_int_equal(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
 		}
-		flat_window_close(win);
+		store_window_leave(win);
 		pthread_join(th, NULL);
 		assert_int_equal(w.done, 1);
 		assert_int_equal(stores_state(to_flat(w.m)),
-				 i == 1 ? FLAT_STORES_OFF : FLAT_STORES_ON);
+				 i == 1 ? STORES_OFF : STORES_ON);
 		bpfmap_free(w.m);
 	}
 }
@@ -2587,13 +2588,13 @@ struct window_holder {
 static void *window_holder_thread(void *arg)
 {
 	struct window_holder *h = arg;
-	struct flat_window *win = flat_window_open();
+	struct store_window *win = store_window_enter(true);
 
 	assert_non_null(win);
 	__atomic_store_n(&h->opened, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE))
 		sched_yield();
-	flat_window_close(win);
+	store_window_leave(win);
 	return NULL;
 }
 
@@ -2714,7 +2715,7 @@ static void test_lockfree_overwrite_race(void **state)
 	for (int i = 0; i < LF_WRITERS; i++)
 		pthread_join(th[i], NULL);
 	assert_int_equal(__atomic_load_n(&r.bad, __ATOMIC_RELAXED), 0);
-	assert_int_equal(stores_state(f), FLAT_STORES_ON); /* nothing turned them off */
+	assert_int_equal(stores_state(f), STORES_ON); /* nothing turned them off */
 	k = __atomic_load_n(&r.front, __ATOMIC_RELAXED);
 	for (uint32_t i = k - LF_WINDOW; i < k; i++) {
 		assert_int_equal(bpfmap_lookup_elem(r.m, &i, &v), 0);
@@ -2875,19 +2876,19 @@ static void test_free_in_running_callback(void **state)
 		uint32_t n = round ? me
 				   : f->kick_at + (f->count.shards ? (f->count.shard_mask + 1) * FLAT_DEAD_FLUSH : 0);
 		struct timespec ts = { 0, 50 * 1000000 };
-		struct flat_window *win;
+		struct store_window *win;
 		uint64_t k, v = 1;
 
 		for (k = 0; k < me; k++)
 			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-		win = flat_window_open();
+		win = store_window_enter(true);
 		assert_non_null(win);
 		for (k = 0; k < n; k++)
 			assert_int_equal(bpfmap_delete_elem(m, &k), 0);
 		assert_int_not_equal(__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE), 0);
 		nanosleep(&ts, NULL);
 		bpfmap_free(m);
-		flat_window_close(win);
+		store_window_leave(win);
 	}
 	rcu_wait_deferred();
 }

@@ -1871,7 +1871,7 @@ int main(void)
 	};
 	/*
 	 * Preallocated maps of keys over 8 bytes take the flat table from
-	 * FLAT_LONG_MIN_ENTRIES (16384, core/map.c) elements on, the chained
+	 * HASH_FLAT_LONG_MIN_ENTRIES (16384, maps/hash.c) elements on, the chained
 	 * table below: the sizes flat specialises lookups for (16-256 bytes),
 	 * others (odd, XXH3 from 513 bytes), values stored lock-free (at most 8
 	 * bytes) or not, one map above a power of two (32768 buckets).  A pool of

@@ -13,21 +13,6 @@
 #include "core/opts.h"
 #include "util/compiler.h"
 
-/* Flags a hash-family map accepts at creation (the kernel's mask). */
-#define MAP_CREATE_FLAGS                                                             \
-	(BPFMAP_F_NO_PREALLOC | BPFMAP_F_NO_COMMON_LRU | BPFMAP_F_NUMA_NODE |        \
-	 BPFMAP_F_RDONLY | BPFMAP_F_WRONLY | BPFMAP_F_ZERO_SEED | BPFMAP_F_RDONLY_PROG | \
-	 BPFMAP_F_WRONLY_PROG)
-
-#define MAP_MAX_ENTRIES (1U << 31)
-
-/*
- * The hash family's ceiling on max_entries, measured on Linux 6.18 (x86-64):
- * the kernel's bucket array (roundup_pow_of_two(max_entries) buckets of 16
- * bytes) must fit in 32 bits of bytes, so max_entries above 2^27 is E2BIG.
- */
-#define HTAB_MAX_ENTRIES BPFMAP_HTAB_MAX_ENTRIES
-
 static int fail(int err)
 {
 	errno = -err;
@@ -40,36 +25,18 @@ static int result(int ret)
 	return ret < 0 ? fail(ret) : ret;
 }
 
-/*
- * The operations of a map type.  Preallocated HASH maps get the flat
- * open-addressing layout (tables/flat.h: about 56 bytes per element less than
- * the chained table, faster word-key lookups and failed inserts) when their
- * keys fit a word or the map has at least FLAT_LONG_MIN_ENTRIES elements;
- * smaller maps of longer keys and NO_PREALLOC maps get the chained table.
- * The cutoff is measured (`bpfmap-bench bpf-hashmap-lookup`, side by side;
- * README "Performance"): in maps of 512 and 10000 elements, which the caches
- * hold, the chained table's lookups of 16-64-byte keys were 15-30% faster
- * (one dependent load fewer: flat matches a tag, then follows the slot's
- * element index), of 128-1024-byte keys within 10%; at 20000 and 40000
- * elements the two were within 10% at 16-256 bytes, and at 100000 flat's were
- * 1.05-2.3x as fast (less metadata to miss in, keys in insertion order).
- * Below the cutoff the chained table's extra memory is under 1 MiB.
- */
-#define FLAT_LONG_MIN_ENTRIES 16384
+/* The types of core/types.h by uapi value; NULL where none is built. */
+static const struct map_type *const map_types[] = {
+#define MAP_TYPE(type, name) [type] = &name,
+#include "core/types.h"
+#undef MAP_TYPE
+};
 
-static const struct map_ops *ops_for_type(enum bpfmap_type type, uint32_t key_size,
-					  uint32_t max_entries, uint32_t map_flags)
+static const struct map_type *map_type_of(enum bpfmap_type type)
 {
-	switch (type) {
-	case BPFMAP_TYPE_HASH:
-		if (map_flags & BPFMAP_F_NO_PREALLOC)
-			return &chain_ops;
-		if (key_size > 8 && max_entries < FLAT_LONG_MIN_ENTRIES)
-			return &chain_ops;
-		return &flat_ops;
-	default:
-		return NULL; /* PERCPU, LRU and RHASH arrive with their issues */
-	}
+	if ((unsigned int)type >= ARRAY_SIZE(map_types))
+		return NULL;
+	return map_types[type];
 }
 
 /* The kernel's name alphabet: ASCII letters and digits, '_', '.', and the
@@ -99,17 +66,6 @@ static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 	return 0;
 }
 
-static bool is_lru(enum bpfmap_type type)
-{
-	return type == BPFMAP_TYPE_LRU_HASH || type == BPFMAP_TYPE_LRU_PERCPU_HASH;
-}
-
-/* The types the kernel builds on kernel/bpf/hashtab.c's bucket array. */
-static bool is_htab_family(enum bpfmap_type type)
-{
-	return type == BPFMAP_TYPE_HASH || type == BPFMAP_TYPE_PERCPU_HASH || is_lru(type);
-}
-
 static int check_access_flags(uint32_t flags)
 {
 	if ((flags & BPFMAP_F_RDONLY) && (flags & BPFMAP_F_WRONLY))
@@ -119,37 +75,11 @@ static int check_access_flags(uint32_t flags)
 	return 0;
 }
 
-/* Generic checks, in the order the kernel makes them. */
-static int check_params(const struct map_params *p)
-{
-	if (p->map_extra)
-		return -EINVAL;
-	if ((p->map_flags & ~MAP_CREATE_FLAGS) || check_access_flags(p->map_flags))
-		return -EINVAL;
-	if ((p->map_flags & BPFMAP_F_NO_COMMON_LRU) && !is_lru(p->type))
-		return -EINVAL;
-	if (is_lru(p->type) && (p->map_flags & BPFMAP_F_NO_PREALLOC))
-		return -BPFMAP_ENOTSUPP;
-	if (!p->max_entries || !p->key_size || !p->value_size)
-		return -EINVAL;
-	if ((uint64_t)p->key_size + p->value_size >= BPFMAP_MAX_ELEM_BYTES)
-		return -E2BIG;
-	if (p->max_entries > MAP_MAX_ENTRIES)
-		return -E2BIG;
-	if (is_htab_family(p->type) && p->max_entries > HTAB_MAX_ENTRIES)
-		return -E2BIG;
-	if (p->lock_off < -1 || (p->lock_off >= 0 && ((p->lock_off & 3) ||
-	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)))
-		return -EINVAL;
-	return 0;
-}
-
 struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t key_size,
 			     uint32_t value_size, uint32_t max_entries,
 			     const struct bpfmap_create_opts *opts)
 {
-	const struct map_ops *ops =
-	    ops_for_type(type, key_size, max_entries, OPTS_GET(opts, map_flags, 0));
+	const struct map_type *mt = map_type_of(type);
 	struct map_params p = {
 		.type = type,
 		.key_size = key_size,
@@ -159,7 +89,7 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 	struct bpfmap *map;
 	int err;
 
-	if (!ops) {
+	if (!mt) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -170,15 +100,17 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 	p.lock_off = OPTS_GET(opts, lock_off, -1);
 	p.map_extra = OPTS_GET(opts, map_extra, 0);
 
-	err = check_params(&p);
-	if (!err && ops->alloc_check)
-		err = ops->alloc_check(&p);
+	/* The kernel's map_create() checks the access flags before the type's
+	 * map_alloc_check(). */
+	err = check_access_flags(p.map_flags);
+	if (!err)
+		err = mt->alloc_check(&p);
 	if (!err)
 		err = check_name(name, p.name);
 	if (err)
 		goto out_err;
 
-	map = ops->alloc(&p, &err);
+	map = mt->alloc(&p, &err);
 	if (!map)
 		goto out_err;
 	return map;
@@ -186,36 +118,6 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 out_err:
 	errno = -err;
 	return NULL;
-}
-
-void *map_lookup_miss(void)
-{
-	errno = ENOENT;
-	return NULL;
-}
-
-/* The program-view lookup of a BPFMAP_F_WRONLY_PROG map. */
-static void *map_lookup_refused(struct bpfmap *map, const void *key)
-{
-	(void)map;
-	(void)key;
-	errno = EPERM;
-	return NULL;
-}
-
-void map_init_common(struct bpfmap *map, const struct map_params *p,
-		     const struct map_ops *ops, map_lookup_fn lookup)
-{
-	map->lookup = p->map_flags & BPFMAP_F_WRONLY_PROG ? map_lookup_refused : lookup;
-	map->ops = ops;
-	map->key_size = p->key_size;
-	map->value_size = p->value_size;
-	map->max_entries = p->max_entries;
-	map->map_flags = p->map_flags;
-	map->lock_off = p->lock_off;
-	map->type = p->type;
-	map->map_extra = p->map_extra;
-	memcpy(map->name, p->name, sizeof(map->name));
 }
 
 void bpfmap_free(struct bpfmap *map)

@@ -41,10 +41,6 @@ typedef void *(*map_lookup_fn)(struct bpfmap *map, const void *key);
 void *map_lookup_miss(void) __attribute__((cold));
 
 struct map_ops {
-	/* Type-specific checks on top of the generic ones; 0 or -errno. */
-	int (*alloc_check)(const struct map_params *p);
-	/* Allocate the map; NULL with *err = -errno on failure. */
-	struct bpfmap *(*alloc)(const struct map_params *p, int *err);
 	void (*free)(struct bpfmap *map);
 	/* flags: 0 or BPFMAP_F_LOCK, already validated. */
 	int (*lookup_elem)(struct bpfmap *map, const void *key, void *value, uint64_t flags);
@@ -101,8 +97,20 @@ static ALWAYS_INLINE uint64_t map_value_word(const struct bpfmap *map, const voi
 	return w;
 }
 
-/* Operations tables of the implemented types. */
-extern const struct map_ops chain_ops;
-extern const struct map_ops flat_ops;
+/*
+ * A map type, as core/types.h lists it: the checks and the allocation that
+ * the type's file in maps/ supplies.  alloc picks a table and returns a map
+ * whose ops are that table's, so no operation pays for the type's indirection.
+ */
+struct map_type {
+	/* Type-specific checks after the generic ones; 0 or -errno. */
+	int (*alloc_check)(const struct map_params *p);
+	/* Allocate the map; NULL with *err = -errno on failure. */
+	struct bpfmap *(*alloc)(const struct map_params *p, int *err);
+};
+
+#define MAP_TYPE(type, name) extern const struct map_type name;
+#include "core/types.h"
+#undef MAP_TYPE
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * BPFMAP_TYPE_HASH: creation, element lifetime, and the per-key operations.
- * Design notes in tables/chain.h.
+ * The chained table's per-key operations: update, delete, lookup-and-delete
+ * and the copy-out lookup.  The design is in tables/chain.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,311 +15,6 @@
 #include "sync/seqcount.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
-
-/* Pool elements beyond max_entries, so that deletes followed at once by
- * inserts rarely wait on reclamation; past them the pool falls back to the
- * heap (see chain_elem_alloc). */
-#define CHAIN_POOL_SLACK_PER_CPU 16
-
-/* Backlog of elements queued one by one for reclamation (only by deleters
- * inside a read-side section, see chain_reclaim_pending) tolerated before
- * deleters wait (chain_reclaim_throttle): CHAIN_DEFERRED_PER_MAX x max_entries,
- * at least CHAIN_DEFERRED_MIN.  Waiting costs milliseconds (the worker's grace
- * period), so the limit is generous. */
-#define CHAIN_DEFERRED_MIN 16384U
-#define CHAIN_DEFERRED_PER_MAX 4U
-
-static size_t chain_header_size(void)
-{
-	return offsetof(struct chain_elem, data);
-}
-
-static bool elem_in_pool(const struct chain *c, const struct chain_elem *e)
-{
-	const char *p = (const char *)e;
-
-	return c->pool && p >= c->pool && p < c->pool + (size_t)c->pool_size * c->elem_size;
-}
-
-static struct chain_elem *pool_elem(const struct chain *c, uint32_t index)
-{
-	return (struct chain_elem *)(void *)(c->pool + (size_t)index * c->elem_size);
-}
-
-static uint32_t pool_index(const struct chain *c, const struct chain_elem *e)
-{
-	return (uint32_t)(((const char *)e - c->pool) / c->elem_size);
-}
-
-/* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
- * enforced by the caller through c->count, so the pool's emptiness only means
- * that reclamation lags behind; the heap covers that gap. */
-static struct chain_elem *chain_elem_alloc(struct chain *c)
-{
-	struct chain_elem *e;
-
-	if (c->prealloc) {
-		uint32_t i = freelist_pop(&c->free_slots);
-
-		if (i != FREELIST_EMPTY)
-			return pool_elem(c, i);
-	}
-	e = malloc(c->elem_size);
-	if (!e)
-		return NULL;
-	e->owner = c;
-	if (c->prealloc) /* NO_PREALLOC maps count theirs from count (mem_usage) */
-		__atomic_fetch_add(&c->heap_elems, 1, __ATOMIC_RELAXED);
-	return e;
-}
-
-/* Return an element no reader can see any more. */
-static void chain_elem_release(struct chain *c, struct chain_elem *e)
-{
-	if (elem_in_pool(c, e)) {
-		freelist_push(&c->free_slots, pool_index(c, e));
-		return;
-	}
-	if (c->prealloc)
-		__atomic_fetch_sub(&c->heap_elems, 1, __ATOMIC_RELAXED);
-	free(e);
-}
-
-/* Release a taken stack of n elements after a grace period. */
-static void chain_release_batch(struct chain *c, struct chain_elem *list, uint32_t n)
-{
-	while (list) {
-		struct chain_elem *next = list->reclaim_next;
-
-		chain_elem_release(c, list);
-		list = next;
-	}
-	__atomic_fetch_sub(&c->reclaiming, n, __ATOMIC_RELAXED);
-}
-
-/* Release the map and every element it still holds.  No one uses the map
- * and no callback touches it any more, so what is still pending needs no
- * grace period. */
-static void chain_teardown(struct chain *c)
-{
-	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
-		chain_release_batch(c, c->pending[i].head, 0);
-	for (uint32_t i = 0; i < c->n_buckets; i++) {
-		struct chain_elem *e = c->buckets[i].head;
-
-		while (e) {
-			struct chain_elem *next = e->next;
-
-			if (!elem_in_pool(c, e))
-				free(e);
-			e = next;
-		}
-	}
-	freelist_destroy(&c->free_slots);
-	count_destroy(&c->count);
-	big_free(c->pool);
-	big_free(c->buckets);
-	free(c);
-}
-
-/* Count n callbacks that will touch c, before queueing them (see chain_free). */
-static void chain_callbacks_get(struct chain *c, uint32_t n)
-{
-	__atomic_fetch_add(&c->callbacks, n, __ATOMIC_RELAXED);
-}
-
-/* A callback's last access to c: after it, the map may be released, by this
- * callback if bpfmap_free came first and this was the last one.  Acquire and
- * release: the teardown comes after every other callback's accesses (each
- * decrement continues the release sequence of the ones before). */
-static void chain_callback_done(struct chain *c)
-{
-	if (__atomic_sub_fetch(&c->callbacks, 1, __ATOMIC_ACQ_REL) == CHAIN_CB_FREE)
-		chain_teardown(c);
-}
-
-static void chain_elem_reclaim(struct rcu_head *head)
-{
-	struct chain_elem *e = container_of(head, struct chain_elem, rcu);
-
-	struct chain *c;
-
-	rcu_deferred_enter(); /* first: it orders this thread after the writer */
-	c = e->owner;
-	chain_elem_release(c, e);
-	__atomic_fetch_sub(&c->deferred, 1, __ATOMIC_RELAXED);
-	rcu_deferred_exit();
-	chain_callback_done(c);
-}
-
-/*
- * Reclamation in batches.  liburcu's call_rcu() runs callbacks in one worker
- * thread that sleeps 10 ms between rounds, with a queue operation and a
- * callback per element; writers that delete faster (two producers on two
- * cores) grow its backlog, and the memory of a NO_PREALLOC map, until they
- * have to wait for it.  Instead, unlinked elements gather on a pending
- * stack of the map (one of CHAIN_PENDING_SHARDS, by thread), and the deleter
- * that fills it to reclaim_batch takes the whole stack, waits for one grace
- * period (microseconds when readers are short) and releases every element
- * itself: one wait per batch, memory bounded by a batch per shard (and per
- * thread in a grace period), and for NO_PREALLOC maps free() in the thread
- * that usually malloc'ed.  A deleter inside a read-side section cannot
- * wait: it queues the batch element by element (the backlog counted in
- * deferred).  Elements left pending when deletes stop are taken by a flush
- * callback that the first element of an empty stack queues.
- */
-#define CHAIN_RECLAIM_BATCH_MIN 2048U
-#define CHAIN_RECLAIM_BATCH_MAX 8192U
-
-static uint32_t chain_reclaim_batch(uint32_t max_entries)
-{
-	uint32_t n = max_entries / 4;
-
-	if (n < CHAIN_RECLAIM_BATCH_MIN)
-		return CHAIN_RECLAIM_BATCH_MIN;
-	return n > CHAIN_RECLAIM_BATCH_MAX ? CHAIN_RECLAIM_BATCH_MAX : n;
-}
-
-/* The pending stack of the calling thread: threads are dealt the shards
- * round robin on their first delete, so two deleting threads rarely share
- * one (its lock and cache line). */
-static __thread uint32_t chain_thread_shard; /* 1 + shard; 0: not dealt yet */
-static uint32_t chain_shards_dealt;
-
-static ALWAYS_INLINE struct chain_pending *chain_my_pending(struct chain *c)
-{
-	uint32_t s = chain_thread_shard;
-
-	if (unlikely(!s)) {
-		s = 1 + __atomic_fetch_add(&chain_shards_dealt, 1, __ATOMIC_RELAXED) %
-				CHAIN_PENDING_SHARDS;
-		chain_thread_shard = s;
-	}
-	return &c->pending[s - 1];
-}
-
-/* Take a whole pending stack; *n: its length, counted in reclaiming until
- * released. */
-static struct chain_elem *chain_pending_take(struct chain *c, struct chain_pending *p, uint32_t *n)
-{
-	struct chain_elem *list;
-
-	spin_lock_word(&p->lock);
-	list = p->head;
-	p->head = NULL;
-	*n = __atomic_load_n(&p->n, __ATOMIC_RELAXED);
-	/* Counted as reclaiming before no longer pending: mem_usage never
-	 * misses them. */
-	__atomic_fetch_add(&c->reclaiming, *n, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED);
-	spin_unlock_word(&p->lock);
-	return list;
-}
-
-/* Queue a taken stack of n elements one by one (no waiting allowed). */
-static void chain_defer_batch(struct chain *c, struct chain_elem *list, uint32_t n)
-{
-	__atomic_fetch_add(&c->deferred, n, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&c->reclaiming, n, __ATOMIC_RELAXED);
-	chain_callbacks_get(c, n);
-	while (list) {
-		struct chain_elem *next = list->reclaim_next; /* rcu overlays it */
-
-		rcu_defer(&list->rcu, chain_elem_reclaim);
-		list = next;
-	}
-}
-
-/*
- * Queued whenever an element lands on an empty stack and no flush is queued:
- * so every pending element is reclaimed within a round of the worker, even
- * if deletes stop.  The flag drops before the stacks are taken, so that an
- * element pushed after its stack was taken queues the next flush.
- */
-static void chain_flush_pending(struct rcu_head *head)
-{
-	struct chain *c = container_of(head, struct chain, flush_rcu);
-
-	rcu_deferred_enter();
-	/* Once bpfmap_free has run, the teardown releases the stacks without
-	 * a grace period: no need to wait for one here. */
-	if (!(__atomic_load_n(&c->callbacks, __ATOMIC_RELAXED) & CHAIN_CB_FREE)) {
-		__atomic_store_n(&c->flush_queued, false, __ATOMIC_RELEASE);
-		for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
-			uint32_t n;
-			struct chain_elem *list = chain_pending_take(c, &c->pending[i], &n);
-
-			if (list) {
-				/* Some were pushed after this callback was queued. */
-				rcu_synchronize();
-				chain_release_batch(c, list, n);
-			}
-		}
-	}
-	rcu_deferred_exit();
-	chain_callback_done(c);
-}
-
-void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain_elem *e)
-{
-	struct chain_pending *p = chain_my_pending(c);
-	uint32_t n, ticket = count_delete_begin(&c->count); /* busy before the key goes */
-
-	/* Retired before unlinked: lock-free writers and copy-out readers that
-	 * still hold @e see that the key left the map (chain_update_lockfree). */
-	seqcount_retire(&e->seq);
-	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
-	TEST_HOOK(HOOK_DELETE_HIDDEN, c);
-	count_delete_end(&c->count, ticket);
-
-	spin_lock_word(&p->lock);
-	e->reclaim_next = p->head;
-	p->head = e;
-	n = __atomic_load_n(&p->n, __ATOMIC_RELAXED) + 1;
-	__atomic_store_n(&p->n, n, __ATOMIC_RELAXED);
-	spin_unlock_word(&p->lock);
-	if (unlikely(n == 1) && !__atomic_load_n(&c->flush_queued, __ATOMIC_ACQUIRE) &&
-	    !__atomic_exchange_n(&c->flush_queued, true, __ATOMIC_ACQ_REL)) {
-		chain_callbacks_get(c, 1);
-		rcu_defer(&c->flush_rcu, chain_flush_pending);
-	}
-}
-
-/* The backlog of elements queued one by one, past which deleters wait. */
-static uint32_t chain_deferred_limit(uint32_t max_entries)
-{
-	uint64_t limit = (uint64_t)max_entries * CHAIN_DEFERRED_PER_MAX;
-
-	return limit < CHAIN_DEFERRED_MIN ? CHAIN_DEFERRED_MIN : (uint32_t)limit;
-}
-
-static __attribute__((noinline)) void chain_reclaim_pending(struct chain *c,
-							  struct chain_pending *p)
-{
-	uint32_t n;
-	struct chain_elem *list = chain_pending_take(c, p, &n);
-
-	if (!list)
-		return; /* another deleter took it */
-	if (rcu_may_wait()) {
-		rcu_synchronize();
-		chain_release_batch(c, list, n);
-	} else {
-		chain_defer_batch(c, list, n);
-	}
-}
-
-void chain_reclaim_throttle(struct chain *c)
-{
-	struct chain_pending *p = chain_my_pending(c);
-
-	if (unlikely(__atomic_load_n(&p->n, __ATOMIC_RELAXED) >= c->reclaim_batch))
-		chain_reclaim_pending(c, p);
-	if (likely(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED) <= c->deferred_limit))
-		return;
-	if (rcu_may_wait())
-		rcu_wait_deferred();
-}
 
 int chain_copy_value_out(const struct chain *c, struct chain_elem *e, void *dst, bool with_lock)
 {
@@ -464,8 +159,7 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
 			return CHAIN_TAKE_LOCK;
 		if (mode == BPFMAP_NOEXIST)
 			return -EEXIST;
-		if (__atomic_load_n(&c->lockfree_store, __ATOMIC_RELAXED) !=
-		    CHAIN_LOCKFREE_STORE_ON)
+		if (!stores_on(&c->lockfree_store))
 			return CHAIN_TAKE_LOCK;
 		chain_store_value_word(c, e, value);
 		return 0;
@@ -491,16 +185,10 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
  */
 void chain_stop_lockfree_stores(struct chain *c)
 {
-	uint8_t state = __atomic_load_n(&c->lockfree_store, __ATOMIC_ACQUIRE);
-
-	if (likely(state == CHAIN_LOCKFREE_STORE_OFF))
+	if (!stores_stop_begin(&c->lockfree_store) || !rcu_may_wait())
 		return;
-	__atomic_store_n(&c->lockfree_store, CHAIN_LOCKFREE_STORE_STOPPING, __ATOMIC_RELAXED);
-	if (!rcu_may_wait())
-		return;
-	/* Every caller that saw STOPPING waits, not just the first one. */
 	rcu_synchronize();
-	__atomic_store_n(&c->lockfree_store, CHAIN_LOCKFREE_STORE_OFF, __ATOMIC_RELEASE);
+	stores_stop_end(&c->lockfree_store);
 }
 
 static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucket *b,
@@ -587,7 +275,7 @@ static __attribute__((noinline)) int chain_update_any(struct chain *c, const voi
 	return chain_update_sized(c, key, value, flags, c->map.key_size, CHAIN_GENERIC);
 }
 
-static int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
+int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
 			    uint64_t flags)
 {
 	struct chain *c = to_chain(map);
@@ -634,12 +322,12 @@ static int chain_remove(struct bpfmap *map, const void *key, void *value)
 	}
 }
 
-static int chain_delete_elem(struct bpfmap *map, const void *key)
+int chain_delete_elem(struct bpfmap *map, const void *key)
 {
 	return chain_remove(map, key, NULL);
 }
 
-static int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
 {
 	chain_stop_lockfree_stores(to_chain(map));
 	return chain_remove(map, key, value);
@@ -660,7 +348,7 @@ static ALWAYS_INLINE int chain_lookup_sized(struct chain *c, const void *key, vo
 	return ret;
 }
 
-static int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
+int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
 {
 	struct chain *c = to_chain(map);
 
@@ -674,119 +362,3 @@ static int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, u
 	}
 }
 
-static size_t chain_mem_usage(const struct bpfmap *map)
-{
-	const struct chain *c = to_chain(map);
-	size_t bytes = sizeof(*c) + (size_t)c->n_buckets * sizeof(*c->buckets) +
-		       count_mem(&c->count);
-
-	size_t heap;
-
-	if (c->prealloc) {
-		bytes += (size_t)c->pool_size * c->elem_size + freelist_mem_usage(&c->free_slots);
-		heap = __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED);
-	} else {
-		/* Every element is on the heap: live (or being inserted),
-		 * pending, being reclaimed, or queued one by one. */
-		heap = (size_t)count_elements(&c->count) +
-		       __atomic_load_n(&c->reclaiming, __ATOMIC_RELAXED) +
-		       __atomic_load_n(&c->deferred, __ATOMIC_RELAXED);
-		for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
-			heap += __atomic_load_n(&c->pending[i].n, __ATOMIC_RELAXED);
-	}
-	bytes += heap * c->elem_size;
-	return bytes;
-}
-
-/*
- * Reclamation callbacks may be queued or running (counted in c->callbacks):
- * they touch c until their count drops.  Rather than wait for them (liburcu
- * runs callbacks in batches ~10 ms apart, and its barrier also waits for
- * every read-side section in the process, so a reader waiting for this
- * thread would never let it return), hand c over: whichever of free and the
- * last callback comes second tears the map down.  No callback is queued
- * after this: no other thread uses the map now.
- */
-static void chain_free(struct bpfmap *map)
-{
-	struct chain *c = to_chain(map);
-
-	if (!__atomic_fetch_or(&c->callbacks, CHAIN_CB_FREE, __ATOMIC_ACQ_REL))
-		chain_teardown(c);
-}
-
-static int chain_prealloc(struct chain *c)
-{
-	uint32_t cpus = (uint32_t)bpfmap_num_possible_cpus();
-	uint64_t slack = (uint64_t)(cpus > 0 ? cpus : 1) * CHAIN_POOL_SLACK_PER_CPU;
-	uint64_t size = (uint64_t)c->map.max_entries + slack;
-
-	c->pool_size = (uint32_t)(size > UINT32_MAX - 1 ? UINT32_MAX - 1 : size);
-	c->pool = big_zalloc((size_t)c->pool_size * c->elem_size);
-	if (!c->pool)
-		return -ENOMEM;
-	if (freelist_init(&c->free_slots, c->pool_size))
-		return -ENOMEM;
-	for (uint32_t i = c->pool_size; i-- > 0;) {
-		pool_elem(c, i)->owner = c;
-		freelist_push(&c->free_slots, i);
-	}
-	return 0;
-}
-
-static struct bpfmap *chain_alloc(const struct map_params *p, int *err)
-{
-	struct chain *c = calloc(1, sizeof(*c));
-	size_t key_pad = ROUND_UP((size_t)p->key_size, 8);
-	size_t elem_size = chain_header_size() + key_pad + ROUND_UP((size_t)p->value_size, 8);
-
-	if (!c || elem_size > UINT32_MAX)
-		goto nomem;
-	c->hash_kind = hash_kind_for_key_size(p->key_size);
-	map_init_common(&c->map, p, &chain_ops, chain_lookup_for(c->hash_kind, p->key_size));
-	c->n_buckets = roundup_pow_of_two_u32(p->max_entries);
-	c->shift = 32 - (uint32_t)__builtin_ctz(c->n_buckets);
-	c->hash = hash_fn_for_kind(c->hash_kind);
-	hash_params_init(&c->hp, p->map_flags & BPFMAP_F_ZERO_SEED);
-	c->mul = c->hp.mul;
-	c->fin = c->hp.fin;
-	c->elem_size = (uint32_t)elem_size;
-	c->value_off = (uint32_t)key_pad;
-	c->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
-	c->value_word = p->value_size <= 8 && p->lock_off < 0;
-	c->lockfree_store = c->value_word ? CHAIN_LOCKFREE_STORE_ON : CHAIN_LOCKFREE_STORE_OFF;
-	c->deferred_limit = chain_deferred_limit(p->max_entries);
-	if (count_init(&c->count, p->max_entries))
-		goto nomem;
-	c->reclaim_batch = chain_reclaim_batch(p->max_entries);
-	c->buckets = big_zalloc((size_t)c->n_buckets * sizeof(*c->buckets));
-	if (!c->buckets)
-		goto nomem;
-	if (c->prealloc && chain_prealloc(c))
-		goto nomem;
-	return &c->map;
-
-nomem:
-	if (c) {
-		freelist_destroy(&c->free_slots);
-		count_destroy(&c->count);
-		big_free(c->pool);
-		big_free(c->buckets);
-			free(c);
-	}
-	*err = -ENOMEM;
-	return NULL;
-}
-
-const struct map_ops chain_ops = {
-	.alloc = chain_alloc,
-	.free = chain_free,
-	.lookup_elem = chain_lookup_elem,
-	.update_elem = chain_update_elem,
-	.delete_elem = chain_delete_elem,
-	.lookup_and_delete_elem = chain_lookup_and_delete_elem,
-	.get_next_key = chain_get_next_key,
-	.lookup_batch = chain_lookup_batch,
-	.mem_usage = chain_mem_usage,
-	.lookup_bulk = chain_lookup_bulk,
-};

@@ -31,6 +31,8 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
+#include "sync/handoff.h"
+#include "sync/store_switch.h"
 #include "util/compiler.h"
 #include "util/freelist.h"
 #include "util/key_equal.h"
@@ -76,9 +78,9 @@ struct chain {
 	/* Values of at most 8 bytes and no spin lock: written with one atomic
 	 * store, so never torn and without the seqcount. */
 	bool value_word;
-	/* CHAIN_LOCKFREE_STORE_*: whether such stores of a present key may also
-	 * skip the bucket lock (see chain_stop_lockfree_stores); atomic. */
-	uint8_t lockfree_store;
+	/* STORES_* (sync/store_switch.h): whether such stores of a present key
+	 * may also skip the bucket lock (see chain_stop_lockfree_stores). */
+	uint32_t lockfree_store;
 	enum hash_kind hash_kind;
 	/* Preallocated maps: the element pool and its free slots. */
 	char *pool;
@@ -100,15 +102,20 @@ struct chain {
 	/* Unlinked elements queued one by one for reclamation (atomic), and the
 	 * backlog past which deleting threads wait for it (chain_reclaim_throttle). */
 	uint32_t deferred;
-	/* Atomic: reclamation callbacks queued or running that still touch the
-	 * map (chain_elem_reclaim, chain_flush_pending), plus CHAIN_CB_FREE once
-	 * bpfmap_free has handed the map to the last of them (chain_free). */
+	/* sync/handoff.h: reclamation callbacks queued or running that still
+	 * touch the map (chain_elem_reclaim, chain_flush_pending), and the free. */
 	uint64_t callbacks;
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see chain_unlink_locked). */
 	struct chain_pending pending[CHAIN_PENDING_SHARDS];
 	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };
+
+/* An element's header: what precedes its key. */
+static ALWAYS_INLINE size_t chain_header_size(void)
+{
+	return offsetof(struct chain_elem, data);
+}
 
 static ALWAYS_INLINE struct chain *to_chain(const struct bpfmap *map)
 {
@@ -275,13 +282,6 @@ static ALWAYS_INLINE void chain_bucket_unlock(struct chain_bucket *b)
  * add it to the map's pending reclamation batch. */
 void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain_elem *e);
 
-/* In c->callbacks, above any count of callbacks: bpfmap_free was called. */
-#define CHAIN_CB_FREE (1ULL << 63)
-
-#define CHAIN_LOCKFREE_STORE_OFF 0
-#define CHAIN_LOCKFREE_STORE_STOPPING 1
-#define CHAIN_LOCKFREE_STORE_ON 2
-
 /* Called by the lookup-and-delete paths before they take a bucket lock: see
  * chain.c. */
 void chain_stop_lockfree_stores(struct chain *c);
@@ -300,5 +300,26 @@ int chain_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
 		      bool do_delete);
+
+/* The per-key operations (chain.c). */
+int chain_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
+int chain_delete_elem(struct bpfmap *map, const void *key);
+int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value);
+int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
+
+/* The elements' lifetime (chain_reclaim.c): a fresh element (NULL when out
+ * of memory; the count enforces capacity), the pool of a preallocated map,
+ * the reclamation limits for a map of @max_entries, and the free. */
+struct chain_elem *chain_elem_alloc(struct chain *c);
+int chain_prealloc(struct chain *c);
+uint32_t chain_reclaim_batch(uint32_t max_entries);
+uint32_t chain_deferred_limit(uint32_t max_entries);
+void chain_free(struct bpfmap *map);
+
+/* A map on the chained table; NULL with *err = -errno (the map type has
+ * checked p). */
+struct bpfmap *chain_create(const struct map_params *p, int *err);
+
+extern const struct map_ops chain_ops;
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * BPFMAP_TYPE_HASH, preallocated: buckets of eight slots, one per home, and
  * overflow chains.  bpfmap_create() chooses it for keys of at most 8 bytes
- * and for maps of FLAT_LONG_MIN_ENTRIES elements and more (core/map.c says
+ * and for maps of HASH_FLAT_LONG_MIN_ENTRIES elements and more (maps/hash.c says
  * why); it works for every key size and map size, and tests/test_flat.c
  * covers them all.  docs/ARCHITECTURE.md has the design at length; the
  * invariants:
@@ -67,6 +67,8 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
+#include "sync/handoff.h"
+#include "sync/store_switch.h"
 #include "util/compiler.h"
 #include "util/cpu.h"
 #include "util/freelist.h"
@@ -118,7 +120,7 @@
 struct flat_bucket {
 	uint64_t tags; /* atomic */
 	uint32_t seq;  /* atomic */
-	uint32_t stores; /* atomic: FLAT_STORES_ON while lock-free overwrites may
+	uint32_t stores; /* atomic: STORES_ON while lock-free overwrites may
 			  * store into its slots (beside the tags they check) */
 };
 
@@ -170,7 +172,7 @@ struct flat {
 	uint32_t sync_at;    /* dead slots from which an insert reclaims first (flat_update.c) */
 	uint32_t node_hwm;   /* atomic: nodes ever handed out (0 .. n_nodes) */
 	struct freelist node_free; /* nodes reclaimed, by node index */
-	uint32_t rq;         /* atomic: FLAT_RQ_* (flat.c), reclamation queued or running */
+	uint64_t rq;         /* sync/handoff.h: the reclamation callback (flat_reclaim.c) */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
 	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
@@ -178,7 +180,7 @@ struct flat {
 	bool match_by_key; /* see "Matching by key" above */
 	uint32_t dead_home;	/* home of dead_word[0] */
 	uint64_t dead_word[2];	/* flat_dead_word */
-	uint32_t stores; /* atomic: FLAT_STORES_*, lock-free overwrites (flat_update.c) */
+	uint32_t stores; /* sync/store_switch.h: lock-free overwrites (flat_stores.c), ON as calloc leaves it */
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
@@ -187,14 +189,6 @@ struct flat {
 };
 
 #define FLAT_NONE UINT32_MAX /* no slot */
-
-/* struct flat's stores (and each bucket's copy, which the stores read): may
- * an overwrite store a word value without the home's lock?  ON (0, as calloc
- * leaves it) until something needs every store under the lock; then OFF for
- * good (flat_stores_off, flat_update.c). */
-#define FLAT_STORES_ON 0
-#define FLAT_STORES_STOPPING 1
-#define FLAT_STORES_OFF 2
 
 static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 {
@@ -690,6 +684,14 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 /* Reclaim every deleted slot now (outside read-side sections only). */
 void flat_reclaim_sync(struct flat *f);
 
+/* Release f and everything it holds: no one uses it, no callback touches it. */
+void flat_release(struct flat *f);
+
+/* A word key (of hash @hash) not in its home bucket: in the home's chain, or
+ * absent; out of line (flat.c, for the lookups of flat_lookup.c and
+ * flat_words_x86.c). */
+void *flat_lookup_word_far(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
+
 /* Turn lock-free overwrites off for good and wait until none is in flight;
  * cheap once done.  Anything that rewrites a deleted slot before a grace
  * period or returns a deleted value calls it first (flat_update.c says why).
@@ -701,13 +703,6 @@ void flat_stores_off(struct flat *f);
  * they turn deleted slots EMPTY: such a store checks its slot outside any
  * read-side section, so a grace period does not cover it.  Callable anywhere. */
 void flat_stores_settle(struct flat *f);
-
-/* The calling thread's window for lock-free stores, as flat_update.c's
- * overwrites open and close it (NULL: unavailable); for tests that hold one
- * open across what must wait for it. */
-struct flat_window;
-struct flat_window *flat_window_open(void);
-void flat_window_close(struct flat_window *win);
 
 /* The per-key operations (flat_update.c). */
 int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
@@ -721,7 +716,9 @@ int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
 			      bool match_by_key);
 
-struct bpfmap *flat_alloc(const struct map_params *p, int *err);
+/* A map on the flat table; NULL with *err = -errno (the map type has
+ * checked p). */
+struct bpfmap *flat_create(const struct map_params *p, int *err);
 
 int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,

@@ -168,15 +168,6 @@ static __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint64_t 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 
-__attribute__((noinline)) void *flat_lookup_word_far(struct flat *f, uint64_t hash, uint32_t ks,
-						     uint64_t small)
-{
-	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t pos = flat_chain_find(f, pl.home, pl.tag, NULL, ks, small, true);
-
-	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
-}
-
 /*
  * Word keys in maps that match by key (flat.h): the home bucket's eight keys
  * compared with the key, a match taken as live without the tags; a key away

@@ -6,24 +6,16 @@
  * tables/flat.h.
  */
 #include <errno.h>
-#include <linux/membarrier.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "sync/spin_lock.h"
+#include "sync/store_window.h"
 #include "tables/flat.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
-
-/* The exported (out-of-line) liburcu call: sync/rcu.h maps the name to the
- * inline one, which UBSan builds must not inline here (see sync/rcu.h). */
-#undef urcu_bp_read_ongoing
-int urcu_bp_read_ongoing(void);
 
 /* Overwrite a live element's value in place; home lock held.  The value's
  * spin lock (if any) is taken before the seq, so no writer ever waits while
@@ -81,196 +73,15 @@ static ALWAYS_INLINE bool flat_hint_ok(const struct flat *f, uint32_t hint, uint
  *    without one: a late store would overwrite another key's value;
  *  - a lookup-and-delete, single or batch: the value it returns would miss a
  *    store ordered before its delete.
- * So the stores run in "windows" that those wait for.  Each thread has a
- * record whose counter is odd while the thread is in a window: set before the
- * window reads the map's state (its bucket's copy) and the slot, back to even
- * after the store.  A waiter, having made the slots it cares about dead (or
- * the state not ON), runs membarrier(PRIVATE_EXPEDITED), which makes every
- * thread of the process execute a full barrier, then waits for every record
- * it reads odd to change.  A window whose odd counter the scan did not see
- * read the state and slot after that barrier: it saw them dead or off and
- * stores nothing; any other is waited for.  Windows wait for nothing, so a
- * waiter may wait inside a read-side section or under a home lock.  The
- * window itself is two plain stores to its own line (no fence: membarrier is
- * the barrier, on the rare side), and it is no read-side section: a grace
- * period does not cover it, hence the reclaimers' wait (flat_stores_settle,
- * once per reclamation batch, about what the grace period's own membarrier
- * costs).  The in-section reuse and lookup-and-delete turn the
- * map's lock-free stores off for good and wait once (flat_stores_off); the
- * map then behaves as it did before they existed.  Maps that never do those
- * (counters, tables updated in place) keep them.  Without membarrier,
- * overwrites always take the lock.  TSan, which cannot see membarrier's
- * ordering, gets seq_cst accesses on the window's side as well.
+ * So the stores run in store windows (sync/store_window.h) that those wait
+ * for, having made the slots they care about dead or the map's stores not ON.
+ * A window is no read-side section: a grace period does not cover it, hence
+ * the reclaimers' wait (flat_stores_settle, once per reclamation batch, about
+ * what the grace period's own membarrier costs).  The in-section reuse and
+ * lookup-and-delete turn the map's lock-free stores off for good and wait
+ * once (flat_stores_off); the map then behaves as it did before they existed.
+ * Maps that never do those (counters, tables updated in place) keep them.
  */
-struct flat_window {
-	uint32_t seq;  /* atomic: odd while its thread is in a window */
-	uint32_t used; /* atomic: 1 while a thread owns the record */
-	struct flat_window *next;
-} __attribute__((aligned(64))); /* one thread's line */
-
-static struct flat_window *flat_windows; /* atomic: registry head; records never freed */
-static __thread struct flat_window *flat_my_window
-	__attribute__((tls_model("initial-exec")));
-static pthread_once_t flat_window_once = PTHREAD_ONCE_INIT;
-static pthread_key_t flat_window_key;
-static bool flat_window_ok; /* membarrier registered: lock-free stores possible */
-
-/* The window's opening store and state load, and the scan's load. */
-#ifdef BPFMAP_TSAN
-#define FLAT_WINDOW_ORDER __ATOMIC_SEQ_CST
-#define FLAT_SCAN_ORDER __ATOMIC_SEQ_CST
-#else
-#define FLAT_WINDOW_ORDER __ATOMIC_RELAXED
-#define FLAT_SCAN_ORDER __ATOMIC_ACQUIRE
-#endif
-
-static long flat_membarrier(int cmd)
-{
-	return syscall(__NR_membarrier, cmd, 0, 0);
-}
-
-/* A thread exits outside any window: its record is free for the next one.
- * (Run by the exiting thread: a later destructor's update registers anew.) */
-static void flat_window_release(void *rec)
-{
-	struct flat_window *w = rec;
-
-	flat_my_window = NULL;
-	__atomic_store_n(&w->used, 0, __ATOMIC_RELEASE);
-}
-
-/* In a child of fork() only the forking thread lives on, outside any window;
- * another thread may have been in one: nobody must wait for it. */
-static void flat_window_atfork_child(void)
-{
-	for (struct flat_window *w = flat_windows; w; w = w->next) {
-		if (w == flat_my_window)
-			continue;
-		w->seq += w->seq & 1;
-		w->used = 0;
-	}
-}
-
-static void flat_window_init(void)
-{
-	long cmds = flat_membarrier(MEMBARRIER_CMD_QUERY);
-
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
-	    flat_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
-		return;
-	if (pthread_key_create(&flat_window_key, flat_window_release) ||
-	    pthread_atfork(NULL, NULL, flat_window_atfork_child))
-		return;
-	flat_window_ok = true;
-}
-
-/* The calling thread's record, registered on first use; NULL without
- * membarrier (or memory). */
-static __attribute__((noinline)) struct flat_window *flat_window_register(void)
-{
-	struct flat_window *w;
-
-	pthread_once(&flat_window_once, flat_window_init);
-	if (!flat_window_ok)
-		return NULL;
-	for (w = __atomic_load_n(&flat_windows, __ATOMIC_ACQUIRE); w; w = w->next) {
-		uint32_t unused = 0;
-
-		if (!__atomic_load_n(&w->used, __ATOMIC_RELAXED) &&
-		    __atomic_compare_exchange_n(&w->used, &unused, 1, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			goto own;
-	}
-	w = big_zalloc(sizeof(*w)); /* a line of its own; never freed */
-	if (!w)
-		return NULL;
-	w->used = 1;
-	w->next = __atomic_load_n(&flat_windows, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&flat_windows, &w->next, w, true, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
-own:
-	if (pthread_setspecific(flat_window_key, w)) {
-		flat_window_release(w);
-		return NULL;
-	}
-	flat_my_window = w;
-	return w;
-}
-
-/* Wait until no window that may have seen lock-free stores on is in flight
- * (the caller changed a map's state before). */
-static void flat_windows_wait(void)
-{
-	if (!__atomic_load_n(&flat_windows, __ATOMIC_ACQUIRE))
-		return; /* no thread has a record: a later one sees our stores */
-	/* Cannot fail once registered (flat_window_ok, before any record).
-	 * A record pushed after the scan starts belongs to a thread past the
-	 * barrier. */
-	(void)flat_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
-	for (struct flat_window *w = __atomic_load_n(&flat_windows, __ATOMIC_ACQUIRE); w;
-	     w = w->next) {
-		uint32_t s = __atomic_load_n(&w->seq, FLAT_SCAN_ORDER);
-
-		for (uint32_t spins = 0; (s & 1) && __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) == s;
-		     spins++) {
-			if (spins < 100)
-				cpu_relax();
-			else
-				sched_yield(); /* its thread was preempted in the window */
-		}
-	}
-}
-
-void flat_stores_off(struct flat *f)
-{
-	if (likely(__atomic_load_n(&f->stores, __ATOMIC_ACQUIRE) == FLAT_STORES_OFF))
-		return;
-	/* Every caller that finds it not OFF waits, not just the first one.
-	 * The stores read their bucket's copy, on the line of the tags. */
-	__atomic_store_n(&f->stores, FLAT_STORES_STOPPING, __ATOMIC_SEQ_CST);
-	for (uint32_t b = 0; b < f->n_buckets; b++)
-		__atomic_store_n(&f->buckets[b].stores, FLAT_STORES_OFF, FLAT_WINDOW_ORDER);
-	flat_windows_wait();
-	__atomic_store_n(&f->stores, FLAT_STORES_OFF, __ATOMIC_RELEASE);
-}
-
-void flat_stores_settle(struct flat *f)
-{
-	if (__atomic_load_n(&f->stores, __ATOMIC_ACQUIRE) != FLAT_STORES_OFF)
-		flat_windows_wait();
-}
-
-/* Open the calling thread's window: NULL if it has none yet (@reg: register
- * it then) or lock-free stores are unavailable. */
-static ALWAYS_INLINE struct flat_window *flat_window_enter(bool reg)
-{
-	struct flat_window *win = flat_my_window;
-	uint32_t s;
-
-	if (unlikely(!win) && (!reg || !(win = flat_window_register())))
-		return NULL;
-	s = __atomic_load_n(&win->seq, __ATOMIC_RELAXED); /* only this thread writes it */
-	__atomic_store_n(&win->seq, s + 1, FLAT_WINDOW_ORDER);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after: see above */
-	return win;
-}
-
-static ALWAYS_INLINE void flat_window_leave(struct flat_window *win)
-{
-	__atomic_store_n(&win->seq, __atomic_load_n(&win->seq, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELEASE);
-}
-
-struct flat_window *flat_window_open(void)
-{
-	return flat_window_enter(true);
-}
-
-void flat_window_close(struct flat_window *win)
-{
-	flat_window_leave(win);
-}
 
 /*
  * Store word @w as the value of slot @hint if it still holds the key live,
@@ -283,20 +94,20 @@ static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hin
 					      uint32_t ks, uint64_t small, uint64_t w)
 {
 	const uint32_t *state = &f->buckets[hint / FLAT_SLOTS].stores;
-	struct flat_window *win;
+	struct store_window *win;
 	bool done = false;
 
-	if (__atomic_load_n(state, __ATOMIC_RELAXED) != FLAT_STORES_ON)
+	if (!stores_on(state))
 		return false;
-	win = flat_window_enter(false);
+	win = store_window_enter(false);
 	if (unlikely(!win))
 		return false;
-	if (likely(__atomic_load_n(state, FLAT_WINDOW_ORDER) == FLAT_STORES_ON) &&
+	if (likely(__atomic_load_n(state, STORE_WINDOW_ORDER) == STORES_ON) &&
 	    likely(flat_hint_ok(f, hint, tag, ks, small))) {
 		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w, __ATOMIC_RELEASE);
 		done = true;
 	}
-	flat_window_leave(win);
+	store_window_leave(win);
 	return done;
 }
 
@@ -553,8 +364,8 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 		 * store. */
 		uint64_t w = map_value_word(map, value);
 
-		if (unlikely(!flat_my_window))
-			(void)flat_window_register(); /* lock-free from the next one on */
+		if (unlikely(!store_window_mine))
+			(void)store_window_register(); /* lock-free from the next one on */
 		flat_lock(lock);
 		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
 			__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w,
@@ -601,7 +412,7 @@ out:
 		/* A reclamation first, or no free position at all: reclaim
 		 * and retry; inside a read-side section waiting would wait for
 		 * ourselves, so reuse a deleted position at once. */
-		if (how == FLAT_INSERT_FIRST && urcu_bp_read_ongoing()) {
+		if (how == FLAT_INSERT_FIRST && !rcu_may_wait()) {
 			how = FLAT_INSERT_IN_SECTION;
 			flat_kick(f);
 		} else if (how == FLAT_INSERT_FIRST) {

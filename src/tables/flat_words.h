@@ -40,8 +40,4 @@ map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum 
 /* The AVX2 and AVX-512 ones (flat_words_x86.c); NULL where not built. */
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa);
 
-/* A word key (of hash @hash) not in its home bucket: in the home's chain, or
- * absent; out of line. */
-void *flat_lookup_word_far(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
-
 #endif

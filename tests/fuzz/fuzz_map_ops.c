@@ -39,7 +39,7 @@
 #include "fuzz_map_ops.h"
 
 /* Preallocated HASH maps get the flat layout (src/tables/flat.c) from
- * bpfmap_create(); some inputs also make one directly with flat_alloc(), as
+ * bpfmap_create(); some inputs also make one directly with flat_create(), as
  * tests/test_flat.c does, which the committed corpus was generated with. */
 #if __has_include("tables/flat.h")
 #include "tables/flat.h"
@@ -64,7 +64,7 @@ static const struct value_cfg value_cfgs[] = {
 
 /*
  * Preallocated maps of keys over 8 bytes take the chained table below
- * FLAT_LONG_MIN_ENTRIES (16384, src/core/map.c) elements, the flat table with
+ * HASH_FLAT_LONG_MIN_ENTRIES (16384, src/maps/hash.c) elements, the flat table with
  * element-index slots from there on.  One such map in 64 (b2 >= BIG_MAP_B2,
  * which would mean 61-64 entries, more than the NKEYS keys: never full either
  * way) gets 16384-20000 entries and so the flat table, still with NKEYS keys.
@@ -102,7 +102,7 @@ struct fuzz {
 	uint8_t *kbuf;       /* key_size bytes */
 	struct model m;
 	unsigned op_index;
-	bool flat; /* made with flat_alloc() */
+	bool flat; /* made with flat_create() */
 };
 
 static bool trace_on;
@@ -1310,7 +1310,7 @@ static bool setup(struct fuzz *f, struct input *in)
 		};
 		int err = 0;
 
-		f->map = flat_alloc(&p, &err);
+		f->map = flat_create(&p, &err);
 		errno = -err;
 	} else
 #endif

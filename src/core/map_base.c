@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What every table calls when it builds a map: the generic fields, and the
+ * miss and refusal paths of the program-view lookup.  Apart from core/map.c
+ * so that the tables depend on core without core/map.c depending on them
+ * in a circle (core/map.c -> maps/ -> tables/ -> here).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/map.h"
+
+void *map_lookup_miss(void)
+{
+	errno = ENOENT;
+	return NULL;
+}
+
+/* The program-view lookup of a BPFMAP_F_WRONLY_PROG map. */
+static void *map_lookup_refused(struct bpfmap *map, const void *key)
+{
+	(void)map;
+	(void)key;
+	errno = EPERM;
+	return NULL;
+}
+
+void map_init_common(struct bpfmap *map, const struct map_params *p,
+		     const struct map_ops *ops, map_lookup_fn lookup)
+{
+	map->lookup = p->map_flags & BPFMAP_F_WRONLY_PROG ? map_lookup_refused : lookup;
+	map->ops = ops;
+	map->key_size = p->key_size;
+	map->value_size = p->value_size;
+	map->max_entries = p->max_entries;
+	map->map_flags = p->map_flags;
+	map->lock_off = p->lock_off;
+	map->type = p->type;
+	map->map_extra = p->map_extra;
+	memcpy(map->name, p->name, sizeof(map->name));
+}

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The map types, one line each, as the kernel's include/linux/bpf_types.h
+ * lists them: MAP_TYPE(uapi value, the struct map_type of its file in maps/).
+ * core/map.c turns the list into its dispatch array; adding a type is one
+ * line here and one file in maps/ (docs/ARCHITECTURE.md).
+ */
+MAP_TYPE(BPFMAP_TYPE_HASH, hash_map_type)

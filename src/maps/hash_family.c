@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <stdint.h>
+
+#include "maps/hash_family.h"
+
+/* Flags a hash-family map accepts at creation (the kernel's mask). */
+#define HASH_CREATE_FLAGS                                                            \
+	(BPFMAP_F_NO_PREALLOC | BPFMAP_F_NO_COMMON_LRU | BPFMAP_F_NUMA_NODE |        \
+	 BPFMAP_F_RDONLY | BPFMAP_F_WRONLY | BPFMAP_F_ZERO_SEED | BPFMAP_F_RDONLY_PROG | \
+	 BPFMAP_F_WRONLY_PROG)
+
+#define MAP_MAX_ENTRIES (1U << 31)
+
+/*
+ * The ceiling on max_entries, measured on Linux 6.18 (x86-64): the kernel's
+ * bucket array (roundup_pow_of_two(max_entries) buckets of 16 bytes) must
+ * fit in 32 bits of bytes, so max_entries above 2^27 is E2BIG.
+ */
+#define HASH_MAX_ENTRIES BPFMAP_HTAB_MAX_ENTRIES
+
+int hash_family_check(const struct map_params *p, bool lru, bool percpu)
+{
+	(void)percpu; /* PERCPU_HASH's own limits arrive with its type file */
+	if (p->map_extra)
+		return -EINVAL;
+	if (p->map_flags & ~HASH_CREATE_FLAGS)
+		return -EINVAL;
+	if ((p->map_flags & BPFMAP_F_NO_COMMON_LRU) && !lru)
+		return -EINVAL;
+	if (lru && (p->map_flags & BPFMAP_F_NO_PREALLOC))
+		return -BPFMAP_ENOTSUPP;
+	if (!p->max_entries || !p->key_size || !p->value_size)
+		return -EINVAL;
+	if ((uint64_t)p->key_size + p->value_size >= BPFMAP_MAX_ELEM_BYTES)
+		return -E2BIG;
+	if (p->max_entries > MAP_MAX_ENTRIES)
+		return -E2BIG;
+	if (p->max_entries > HASH_MAX_ENTRIES)
+		return -E2BIG;
+	if (p->lock_off < -1 || (p->lock_off >= 0 && ((p->lock_off & 3) ||
+	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)))
+		return -EINVAL;
+	return 0;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The creation checks the kernel's hash-map family shares (its
+ * htab_map_alloc_check), for the type files of maps/.
+ */
+#ifndef BPFMAP_MAPS_HASH_FAMILY_H
+#define BPFMAP_MAPS_HASH_FAMILY_H
+
+#include <stdbool.h>
+
+#include "core/map.h"
+
+/* The kind of hash map p asks for; 0 or -errno, in the kernel's order. */
+int hash_family_check(const struct map_params *p, bool lru, bool percpu);
+
+#endif

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A map's lock-free overwrites, on until the first operation that needs every
+ * store ordered before it (a lookup-and-delete returns the value it removes;
+ * an immediate reuse hands a slot to another key) turns them off for good.
+ * The table says what "every store in flight has landed" takes: a grace
+ * period (stores inside read-side sections) or store windows.
+ */
+#ifndef BPFMAP_SYNC_STORE_SWITCH_H
+#define BPFMAP_SYNC_STORE_SWITCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/compiler.h"
+
+#define STORES_ON 0
+#define STORES_STOPPING 1 /* off, but stores may be in flight */
+#define STORES_OFF 2
+
+/* May a store decided now go ahead without the lock? */
+static ALWAYS_INLINE bool stores_on(const uint32_t *state)
+{
+	return __atomic_load_n(state, __ATOMIC_RELAXED) == STORES_ON;
+}
+
+/* Start turning them off: false if they are off already and nothing is in
+ * flight.  Every caller that gets true waits for the stores in flight, not
+ * just the first one, then calls stores_stop_end. */
+static inline bool stores_stop_begin(uint32_t *state)
+{
+	if (likely(__atomic_load_n(state, __ATOMIC_ACQUIRE) == STORES_OFF))
+		return false;
+	__atomic_store_n(state, STORES_STOPPING, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+static inline void stores_stop_end(uint32_t *state)
+{
+	__atomic_store_n(state, STORES_OFF, __ATOMIC_RELEASE);
+}
+
+/* Are stores that saw them on possibly still in flight? */
+static inline bool stores_may_fly(const uint32_t *state)
+{
+	return __atomic_load_n(state, __ATOMIC_ACQUIRE) != STORES_OFF;
+}
+
+#endif

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The process-wide registry of store windows (sync/store_window.h). */
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sync/store_window.h"
+#include "util/big_alloc.h"
+
+#ifdef BPFMAP_TSAN
+#define STORE_SCAN_ORDER __ATOMIC_SEQ_CST
+#else
+#define STORE_SCAN_ORDER __ATOMIC_ACQUIRE
+#endif
+
+__thread struct store_window *store_window_mine __attribute__((tls_model("initial-exec")));
+
+static struct store_window *store_windows; /* atomic: registry head; records never freed */
+static pthread_once_t store_window_once = PTHREAD_ONCE_INIT;
+static pthread_key_t store_window_key;
+static bool store_window_ok; /* membarrier registered: windows possible */
+
+static long store_membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* A thread exits outside any window: its record is free for the next one.
+ * (Run by the exiting thread: a later destructor's store registers anew.) */
+static void store_window_release(void *rec)
+{
+	struct store_window *w = rec;
+
+	store_window_mine = NULL;
+	__atomic_store_n(&w->used, 0, __ATOMIC_RELEASE);
+}
+
+/* In a child of fork() only the forking thread lives on, outside any window;
+ * another thread may have been in one: nobody must wait for it. */
+static void store_window_atfork_child(void)
+{
+	for (struct store_window *w = store_windows; w; w = w->next) {
+		if (w == store_window_mine)
+			continue;
+		w->seq += w->seq & 1;
+		w->used = 0;
+	}
+}
+
+static void store_window_init(void)
+{
+	long cmds = store_membarrier(MEMBARRIER_CMD_QUERY);
+
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    store_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
+		return;
+	if (pthread_key_create(&store_window_key, store_window_release) ||
+	    pthread_atfork(NULL, NULL, store_window_atfork_child))
+		return;
+	store_window_ok = true;
+}
+
+__attribute__((noinline)) struct store_window *store_window_register(void)
+{
+	struct store_window *w;
+
+	pthread_once(&store_window_once, store_window_init);
+	if (!store_window_ok)
+		return NULL;
+	for (w = __atomic_load_n(&store_windows, __ATOMIC_ACQUIRE); w; w = w->next) {
+		uint32_t unused = 0;
+
+		if (!__atomic_load_n(&w->used, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&w->used, &unused, 1, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			goto own;
+	}
+	w = big_zalloc(sizeof(*w)); /* a line of its own; never freed */
+	if (!w)
+		return NULL;
+	w->used = 1;
+	w->next = __atomic_load_n(&store_windows, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&store_windows, &w->next, w, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+own:
+	if (pthread_setspecific(store_window_key, w)) {
+		store_window_release(w);
+		return NULL;
+	}
+	store_window_mine = w;
+	return w;
+}
+
+void store_windows_wait(void)
+{
+	if (!__atomic_load_n(&store_windows, __ATOMIC_ACQUIRE))
+		return; /* no thread has a record: a later one sees our stores */
+	/* Cannot fail once registered (store_window_ok, before any record).
+	 * A record pushed after the scan starts belongs to a thread past the
+	 * barrier. */
+	(void)store_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+	for (struct store_window *w = __atomic_load_n(&store_windows, __ATOMIC_ACQUIRE); w;
+	     w = w->next) {
+		uint32_t s = __atomic_load_n(&w->seq, STORE_SCAN_ORDER);
+
+		for (uint32_t spins = 0; (s & 1) && __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) == s;
+		     spins++) {
+			if (spins < 100)
+				cpu_relax();
+			else
+				sched_yield(); /* its thread was preempted in the window */
+		}
+	}
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Store windows: lets a writer store without a lock and without a read-side
+ * section, provided that whoever later needs every such store to have landed
+ * (to reuse a slot, or to return a value it removes) can wait for them.
+ *
+ * Each thread has a record whose counter is odd while the thread is in a
+ * window: set before the window reads the state it checks, back to even after
+ * the store.  A waiter, having changed that state first, runs
+ * membarrier(PRIVATE_EXPEDITED), which makes every thread of the process
+ * execute a full barrier, then waits for every record it reads odd to change.
+ * A window whose odd counter the scan did not see read the state after that
+ * barrier, so it saw the change.  Windows wait for nothing, so a waiter may
+ * wait inside a read-side section or under a lock.  The window is two plain
+ * stores to its own line (no fence: membarrier is the barrier, on the rare
+ * side).  Without membarrier there are no windows (store_window_enter returns
+ * NULL) and writers take their locks.  ThreadSanitizer, which cannot see
+ * membarrier's ordering, gets seq_cst accesses on the window's side as well.
+ */
+#ifndef BPFMAP_SYNC_STORE_WINDOW_H
+#define BPFMAP_SYNC_STORE_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/compiler.h"
+
+struct store_window {
+	uint32_t seq;  /* atomic: odd while its thread is in a window */
+	uint32_t used; /* atomic: 1 while a thread owns the record */
+	struct store_window *next;
+} __attribute__((aligned(64))); /* one thread's line */
+
+/* The calling thread's record, NULL until its first registration. */
+extern __thread struct store_window *store_window_mine
+	__attribute__((tls_model("initial-exec")));
+
+/* The window's opening store and the state load after it. */
+#ifdef BPFMAP_TSAN
+#define STORE_WINDOW_ORDER __ATOMIC_SEQ_CST
+#else
+#define STORE_WINDOW_ORDER __ATOMIC_RELAXED
+#endif
+
+/* Register the calling thread's record; NULL without membarrier (or
+ * memory).  Out of line: the lock-free fast path never calls it. */
+struct store_window *store_window_register(void);
+
+/* Wait until no window that began before the call is still open (the caller
+ * changed the state those windows check before calling). */
+void store_windows_wait(void);
+
+/* Open the calling thread's window: NULL if it has no record yet (@reg:
+ * register it then) or windows are unavailable.  Read the state to check
+ * with STORE_WINDOW_ORDER after this. */
+static ALWAYS_INLINE struct store_window *store_window_enter(bool reg)
+{
+	struct store_window *win = store_window_mine;
+	uint32_t s;
+
+	if (unlikely(!win) && (!reg || !(win = store_window_register())))
+		return NULL;
+	s = __atomic_load_n(&win->seq, __ATOMIC_RELAXED); /* only this thread writes it */
+	__atomic_store_n(&win->seq, s + 1, STORE_WINDOW_ORDER);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after: see above */
+	return win;
+}
+
+static ALWAYS_INLINE void store_window_leave(struct store_window *win)
+{
+	__atomic_store_n(&win->seq, __atomic_load_n(&win->seq, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
+}
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The chained table as a map: creation, memory use and its operations.  The
+ * per-key operations are in chain.c, the elements' lifetime in
+ * chain_reclaim.c; the design in tables/chain.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "hash/hash_params.h"
+#include "tables/chain.h"
+#include "util/big_alloc.h"
+
+static size_t chain_mem_usage(const struct bpfmap *map)
+{
+	const struct chain *c = to_chain(map);
+	size_t bytes = sizeof(*c) + (size_t)c->n_buckets * sizeof(*c->buckets) +
+		       count_mem(&c->count);
+
+	size_t heap;
+
+	if (c->prealloc) {
+		bytes += (size_t)c->pool_size * c->elem_size + freelist_mem_usage(&c->free_slots);
+		heap = __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED);
+	} else {
+		/* Every element is on the heap: live (or being inserted),
+		 * pending, being reclaimed, or queued one by one. */
+		heap = (size_t)count_elements(&c->count) +
+		       __atomic_load_n(&c->reclaiming, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&c->deferred, __ATOMIC_RELAXED);
+		for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+			heap += __atomic_load_n(&c->pending[i].n, __ATOMIC_RELAXED);
+	}
+	bytes += heap * c->elem_size;
+	return bytes;
+}
+
+struct bpfmap *chain_create(const struct map_params *p, int *err)
+{
+	struct chain *c = calloc(1, sizeof(*c));
+	size_t key_pad = ROUND_UP((size_t)p->key_size, 8);
+	size_t elem_size = chain_header_size() + key_pad + ROUND_UP((size_t)p->value_size, 8);
+
+	if (!c || elem_size > UINT32_MAX)
+		goto nomem;
+	c->hash_kind = hash_kind_for_key_size(p->key_size);
+	map_init_common(&c->map, p, &chain_ops, chain_lookup_for(c->hash_kind, p->key_size));
+	c->n_buckets = roundup_pow_of_two_u32(p->max_entries);
+	c->shift = 32 - (uint32_t)__builtin_ctz(c->n_buckets);
+	c->hash = hash_fn_for_kind(c->hash_kind);
+	hash_params_init(&c->hp, p->map_flags & BPFMAP_F_ZERO_SEED);
+	c->mul = c->hp.mul;
+	c->fin = c->hp.fin;
+	c->elem_size = (uint32_t)elem_size;
+	c->value_off = (uint32_t)key_pad;
+	c->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
+	c->value_word = p->value_size <= 8 && p->lock_off < 0;
+	c->lockfree_store = c->value_word ? STORES_ON : STORES_OFF;
+	c->deferred_limit = chain_deferred_limit(p->max_entries);
+	if (count_init(&c->count, p->max_entries))
+		goto nomem;
+	c->reclaim_batch = chain_reclaim_batch(p->max_entries);
+	c->buckets = big_zalloc((size_t)c->n_buckets * sizeof(*c->buckets));
+	if (!c->buckets)
+		goto nomem;
+	if (c->prealloc && chain_prealloc(c))
+		goto nomem;
+	return &c->map;
+
+nomem:
+	if (c) {
+		freelist_destroy(&c->free_slots);
+		count_destroy(&c->count);
+		big_free(c->pool);
+		big_free(c->buckets);
+			free(c);
+	}
+	*err = -ENOMEM;
+	return NULL;
+}
+
+const struct map_ops chain_ops = {
+	.free = chain_free,
+	.lookup_elem = chain_lookup_elem,
+	.update_elem = chain_update_elem,
+	.delete_elem = chain_delete_elem,
+	.lookup_and_delete_elem = chain_lookup_and_delete_elem,
+	.get_next_key = chain_get_next_key,
+	.lookup_batch = chain_lookup_batch,
+	.mem_usage = chain_mem_usage,
+	.lookup_bulk = chain_lookup_bulk,
+};

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The chained table's elements: the pool, and their reclamation after a
+ * delete (in batches, one grace period each), down to the map's teardown.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sync/seqcount.h"
+#include "sync/spin_lock.h"
+#include "tables/chain.h"
+#include "util/big_alloc.h"
+#include "util/test_hook.h"
+
+/* Pool elements beyond max_entries, so that deletes followed at once by
+ * inserts rarely wait on reclamation; past them the pool falls back to the
+ * heap (see chain_elem_alloc). */
+#define CHAIN_POOL_SLACK_PER_CPU 16
+
+/* Backlog of elements queued one by one for reclamation (only by deleters
+ * inside a read-side section, see chain_reclaim_pending) tolerated before
+ * deleters wait (chain_reclaim_throttle): CHAIN_DEFERRED_PER_MAX x max_entries,
+ * at least CHAIN_DEFERRED_MIN.  Waiting costs milliseconds (the worker's grace
+ * period), so the limit is generous. */
+#define CHAIN_DEFERRED_MIN 16384U
+#define CHAIN_DEFERRED_PER_MAX 4U
+
+static bool elem_in_pool(const struct chain *c, const struct chain_elem *e)
+{
+	const char *p = (const char *)e;
+
+	return c->pool && p >= c->pool && p < c->pool + (size_t)c->pool_size * c->elem_size;
+}
+
+static struct chain_elem *pool_elem(const struct chain *c, uint32_t index)
+{
+	return (struct chain_elem *)(void *)(c->pool + (size_t)index * c->elem_size);
+}
+
+static uint32_t pool_index(const struct chain *c, const struct chain_elem *e)
+{
+	return (uint32_t)(((const char *)e - c->pool) / c->elem_size);
+}
+
+/* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
+ * enforced by the caller through c->count, so the pool's emptiness only means
+ * that reclamation lags behind; the heap covers that gap. */
+struct chain_elem *chain_elem_alloc(struct chain *c)
+{
+	struct chain_elem *e;
+
+	if (c->prealloc) {
+		uint32_t i = freelist_pop(&c->free_slots);
+
+		if (i != FREELIST_EMPTY)
+			return pool_elem(c, i);
+	}
+	e = malloc(c->elem_size);
+	if (!e)
+		return NULL;
+	e->owner = c;
+	if (c->prealloc) /* NO_PREALLOC maps count theirs from count (mem_usage) */
+		__atomic_fetch_add(&c->heap_elems, 1, __ATOMIC_RELAXED);
+	return e;
+}
+
+/* Return an element no reader can see any more. */
+static void chain_elem_release(struct chain *c, struct chain_elem *e)
+{
+	if (elem_in_pool(c, e)) {
+		freelist_push(&c->free_slots, pool_index(c, e));
+		return;
+	}
+	if (c->prealloc)
+		__atomic_fetch_sub(&c->heap_elems, 1, __ATOMIC_RELAXED);
+	free(e);
+}
+
+/* Release a taken stack of n elements after a grace period. */
+static void chain_release_batch(struct chain *c, struct chain_elem *list, uint32_t n)
+{
+	while (list) {
+		struct chain_elem *next = list->reclaim_next;
+
+		chain_elem_release(c, list);
+		list = next;
+	}
+	__atomic_fetch_sub(&c->reclaiming, n, __ATOMIC_RELAXED);
+}
+
+/* Release the map and every element it still holds.  No one uses the map
+ * and no callback touches it any more, so what is still pending needs no
+ * grace period. */
+static void chain_teardown(struct chain *c)
+{
+	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+		chain_release_batch(c, c->pending[i].head, 0);
+	for (uint32_t i = 0; i < c->n_buckets; i++) {
+		struct chain_elem *e = c->buckets[i].head;
+
+		while (e) {
+			struct chain_elem *next = e->next;
+
+			if (!elem_in_pool(c, e))
+				free(e);
+			e = next;
+		}
+	}
+	freelist_destroy(&c->free_slots);
+	count_destroy(&c->count);
+	big_free(c->pool);
+	big_free(c->buckets);
+	free(c);
+}
+
+/* A callback's last access to c (sync/handoff.h). */
+static void chain_callback_done(struct chain *c)
+{
+	if (handoff_put(&c->callbacks))
+		chain_teardown(c);
+}
+
+static void chain_elem_reclaim(struct rcu_head *head)
+{
+	struct chain_elem *e = container_of(head, struct chain_elem, rcu);
+
+	struct chain *c;
+
+	rcu_deferred_enter(); /* first: it orders this thread after the writer */
+	c = e->owner;
+	chain_elem_release(c, e);
+	__atomic_fetch_sub(&c->deferred, 1, __ATOMIC_RELAXED);
+	rcu_deferred_exit();
+	chain_callback_done(c);
+}
+
+/*
+ * Reclamation in batches.  liburcu's call_rcu() runs callbacks in one worker
+ * thread that sleeps 10 ms between rounds, with a queue operation and a
+ * callback per element; writers that delete faster (two producers on two
+ * cores) grow its backlog, and the memory of a NO_PREALLOC map, until they
+ * have to wait for it.  Instead, unlinked elements gather on a pending
+ * stack of the map (one of CHAIN_PENDING_SHARDS, by thread), and the deleter
+ * that fills it to reclaim_batch takes the whole stack, waits for one grace
+ * period (microseconds when readers are short) and releases every element
+ * itself: one wait per batch, memory bounded by a batch per shard (and per
+ * thread in a grace period), and for NO_PREALLOC maps free() in the thread
+ * that usually malloc'ed.  A deleter inside a read-side section cannot
+ * wait: it queues the batch element by element (the backlog counted in
+ * deferred).  Elements left pending when deletes stop are taken by a flush
+ * callback that the first element of an empty stack queues.
+ */
+#define CHAIN_RECLAIM_BATCH_MIN 2048U
+#define CHAIN_RECLAIM_BATCH_MAX 8192U
+
+uint32_t chain_reclaim_batch(uint32_t max_entries)
+{
+	uint32_t n = max_entries / 4;
+
+	if (n < CHAIN_RECLAIM_BATCH_MIN)
+		return CHAIN_RECLAIM_BATCH_MIN;
+	return n > CHAIN_RECLAIM_BATCH_MAX ? CHAIN_RECLAIM_BATCH_MAX : n;
+}
+
+/* The pending stack of the calling thread: threads are dealt the shards
+ * round robin on their first delete, so two deleting threads rarely share
+ * one (its lock and cache line). */
+static __thread uint32_t chain_thread_shard; /* 1 + shard; 0: not dealt yet */
+static uint32_t chain_shards_dealt;
+
+static ALWAYS_INLINE struct chain_pending *chain_my_pending(struct chain *c)
+{
+	uint32_t s = chain_thread_shard;
+
+	if (unlikely(!s)) {
+		s = 1 + __atomic_fetch_add(&chain_shards_dealt, 1, __ATOMIC_RELAXED) %
+				CHAIN_PENDING_SHARDS;
+		chain_thread_shard = s;
+	}
+	return &c->pending[s - 1];
+}
+
+/* Take a whole pending stack; *n: its length, counted in reclaiming until
+ * released. */
+static struct chain_elem *chain_pending_take(struct chain *c, struct chain_pending *p, uint32_t *n)
+{
+	struct chain_elem *list;
+
+	spin_lock_word(&p->lock);
+	list = p->head;
+	p->head = NULL;
+	*n = __atomic_load_n(&p->n, __ATOMIC_RELAXED);
+	/* Counted as reclaiming before no longer pending: mem_usage never
+	 * misses them. */
+	__atomic_fetch_add(&c->reclaiming, *n, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED);
+	spin_unlock_word(&p->lock);
+	return list;
+}
+
+/* Queue a taken stack of n elements one by one (no waiting allowed). */
+static void chain_defer_batch(struct chain *c, struct chain_elem *list, uint32_t n)
+{
+	__atomic_fetch_add(&c->deferred, n, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&c->reclaiming, n, __ATOMIC_RELAXED);
+	handoff_get(&c->callbacks, n);
+	while (list) {
+		struct chain_elem *next = list->reclaim_next; /* rcu overlays it */
+
+		rcu_defer(&list->rcu, chain_elem_reclaim);
+		list = next;
+	}
+}
+
+/*
+ * Queued whenever an element lands on an empty stack and no flush is queued:
+ * so every pending element is reclaimed within a round of the worker, even
+ * if deletes stop.  The flag drops before the stacks are taken, so that an
+ * element pushed after its stack was taken queues the next flush.
+ */
+static void chain_flush_pending(struct rcu_head *head)
+{
+	struct chain *c = container_of(head, struct chain, flush_rcu);
+
+	rcu_deferred_enter();
+	/* Once bpfmap_free has run, the teardown releases the stacks without
+	 * a grace period: no need to wait for one here. */
+	if (!handoff_freed(&c->callbacks)) {
+		__atomic_store_n(&c->flush_queued, false, __ATOMIC_RELEASE);
+		for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
+			uint32_t n;
+			struct chain_elem *list = chain_pending_take(c, &c->pending[i], &n);
+
+			if (list) {
+				/* Some were pushed after this callback was queued. */
+				rcu_synchronize();
+				chain_release_batch(c, list, n);
+			}
+		}
+	}
+	rcu_deferred_exit();
+	chain_callback_done(c);
+}
+
+void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain_elem *e)
+{
+	struct chain_pending *p = chain_my_pending(c);
+	uint32_t n, ticket = count_delete_begin(&c->count); /* busy before the key goes */
+
+	/* Retired before unlinked: lock-free writers and copy-out readers that
+	 * still hold @e see that the key left the map (chain_update_lockfree). */
+	seqcount_retire(&e->seq);
+	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
+	TEST_HOOK(HOOK_DELETE_HIDDEN, c);
+	count_delete_end(&c->count, ticket);
+
+	spin_lock_word(&p->lock);
+	e->reclaim_next = p->head;
+	p->head = e;
+	n = __atomic_load_n(&p->n, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&p->n, n, __ATOMIC_RELAXED);
+	spin_unlock_word(&p->lock);
+	if (unlikely(n == 1) && !__atomic_load_n(&c->flush_queued, __ATOMIC_ACQUIRE) &&
+	    !__atomic_exchange_n(&c->flush_queued, true, __ATOMIC_ACQ_REL)) {
+		handoff_get(&c->callbacks, 1);
+		rcu_defer(&c->flush_rcu, chain_flush_pending);
+	}
+}
+
+/* The backlog of elements queued one by one, past which deleters wait. */
+uint32_t chain_deferred_limit(uint32_t max_entries)
+{
+	uint64_t limit = (uint64_t)max_entries * CHAIN_DEFERRED_PER_MAX;
+
+	return limit < CHAIN_DEFERRED_MIN ? CHAIN_DEFERRED_MIN : (uint32_t)limit;
+}
+
+static __attribute__((noinline)) void chain_reclaim_pending(struct chain *c,
+							  struct chain_pending *p)
+{
+	uint32_t n;
+	struct chain_elem *list = chain_pending_take(c, p, &n);
+
+	if (!list)
+		return; /* another deleter took it */
+	if (rcu_may_wait()) {
+		rcu_synchronize();
+		chain_release_batch(c, list, n);
+	} else {
+		chain_defer_batch(c, list, n);
+	}
+}
+
+void chain_reclaim_throttle(struct chain *c)
+{
+	struct chain_pending *p = chain_my_pending(c);
+
+	if (unlikely(__atomic_load_n(&p->n, __ATOMIC_RELAXED) >= c->reclaim_batch))
+		chain_reclaim_pending(c, p);
+	if (likely(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED) <= c->deferred_limit))
+		return;
+	if (rcu_may_wait())
+		rcu_wait_deferred();
+}
+
+/* Hand c to its last reclamation callback, if one still runs (sync/handoff.h). */
+void chain_free(struct bpfmap *map)
+{
+	struct chain *c = to_chain(map);
+
+	if (handoff_free(&c->callbacks))
+		chain_teardown(c);
+}
+
+int chain_prealloc(struct chain *c)
+{
+	uint32_t cpus = (uint32_t)bpfmap_num_possible_cpus();
+	uint64_t slack = (uint64_t)(cpus > 0 ? cpus : 1) * CHAIN_POOL_SLACK_PER_CPU;
+	uint64_t size = (uint64_t)c->map.max_entries + slack;
+
+	c->pool_size = (uint32_t)(size > UINT32_MAX - 1 ? UINT32_MAX - 1 : size);
+	c->pool = big_zalloc((size_t)c->pool_size * c->elem_size);
+	if (!c->pool)
+		return -ENOMEM;
+	if (freelist_init(&c->free_slots, c->pool_size))
+		return -ENOMEM;
+	for (uint32_t i = c->pool_size; i-- > 0;) {
+		pool_elem(c, i)->owner = c;
+		freelist_push(&c->free_slots, i);
+	}
+	return 0;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The flat table as a map: creation, freeing, memory use and its operations.
+ * The per-key operations are in flat_update.c, the lookups in flat_lookup.c,
+ * the walks in flat_iter.c; the invariants in tables/flat.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash/sized_hash.h"
+#include "tables/flat.h"
+#include "util/big_alloc.h"
+
+/* Hand f to its reclamation callback, if one is queued (sync/handoff.h). */
+static void flat_free(struct bpfmap *map)
+{
+	struct flat *f = to_flat(map);
+
+	if (handoff_free(&f->rq))
+		flat_release(f);
+}
+
+/*
+ * Home buckets.  Keys of at most 8 bytes get one home slot per element: a
+ * position holds a key and its value, and every one left empty costs them
+ * (a full map's chains hold about 14% of its keys, from its buckets'
+ * Poisson spread, so as many home slots stay empty); that keeps 8-byte keys
+ * with 8-byte values within 24 bytes an element.  Longer keys' positions
+ * are 6 bytes (an element index and the bucket's share), so they get 8/7 of
+ * that, and fewer chains (about 9% of the keys).
+ */
+static uint64_t flat_homes_for(uint32_t max_entries, bool long_keys)
+{
+	uint64_t slots = long_keys ? ((uint64_t)max_entries * 8 + 6) / 7 : (uint64_t)max_entries;
+	uint64_t n = (slots + FLAT_SLOTS - 1) / FLAT_SLOTS;
+
+	return n ? n : 1;
+}
+
+/*
+ * Word-key maps of two homes or more match by key (flat.h): pick the dead
+ * words, 0 and a word of another home, and store them in every home slot
+ * (calloc left 0 everywhere).  A second home is found in one or two tries
+ * but for parameters that squeeze every 4-byte key into one home (a
+ * multiplier below 2^32 / n_homes: odds of 2^-32 or so); such a map
+ * matches by tags instead.
+ */
+static void flat_init_dead_words(struct flat *f, uint32_t ks)
+{
+	uint64_t mask = ks == 4 ? UINT32_MAX : UINT64_MAX;
+
+	f->dead_word[0] = 0;
+	f->dead_home = flat_home(f, flat_hash_kind(f, &f->dead_word[0], f->hash_kind));
+	for (uint64_t i = 1; i <= 64; i++) {
+		uint64_t w = (i * 0x9e3779b97f4a7c15ULL) & mask;
+
+		if (flat_home(f, flat_hash_kind(f, &w, f->hash_kind)) != f->dead_home) {
+			f->dead_word[1] = w;
+			for (uint32_t s = 0; s < FLAT_SLOTS; s++)
+				flat_store_small(f, f->dead_home * FLAT_SLOTS + s, ks, w);
+			f->match_by_key = true;
+			return;
+		}
+	}
+}
+
+static size_t flat_mem_usage(const struct bpfmap *map)
+{
+	const struct flat *f = to_flat(map);
+	uint32_t hwm = __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+	uint32_t elems = __atomic_load_n(&f->next_elem, __ATOMIC_RELAXED);
+
+	/* What the map has touched: the pool is address space until used. */
+	return f->fixed_bytes + (size_t)ROUND_UP(hwm, FLAT_SLOTS) * f->node_bytes +
+	       (size_t)elems * f->elem_bytes;
+}
+
+/*
+ * Sizes.  Positions: n_homes * 8 home slots, then the pool's n_nodes (the
+ * last pool bucket's slots past them stay BUSY for ever).  Keys of at most 8
+ * bytes are stored per position, longer ones per element, of which there
+ * are as many as positions; values per element too when keys are long or
+ * values FLAT_VALUE_ELEM_MIN bytes and more, else per position.  The pool holds max_entries
+ * nodes and spares, so that every element could be a node (a tiny map's
+ * few homes); it is address space until used (big_zalloc maps it): nodes
+ * are handed out from the free list, else in order.
+ */
+struct bpfmap *flat_create(const struct map_params *p, int *err)
+{
+	struct flat *f = big_zalloc(sizeof(*f)); /* 64-byte aligned: aligned members */
+	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
+	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
+	uint64_t slot_size = key_stride + value_stride;
+	bool long_keys = p->key_size > 8;
+	/* Elements: positions (home slots, nodes) that no key uses then cost
+	 * 4 bytes of index instead of a value slot each. */
+	bool by_elem = long_keys || value_stride >= FLAT_VALUE_ELEM_MIN;
+	uint64_t pos_bytes = long_keys ? sizeof(uint32_t)
+				       : key_stride + (by_elem ? sizeof(uint32_t) : value_stride);
+	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, spare;
+
+	if (!f || slot_size > UINT32_MAX)
+		goto nomem;
+	n_homes = flat_homes_for(p->max_entries, long_keys);
+	spare = FLAT_NODE_SPARE_BYTES / (slot_size + 12);
+	spare = spare > FLAT_NODE_SPARE ? FLAT_NODE_SPARE : spare;
+	spare = (spare < FLAT_NODE_SPARE_MIN ? FLAT_NODE_SPARE_MIN : spare) + p->max_entries / 32;
+	n_nodes = (uint64_t)p->max_entries + spare;
+	n_buckets = n_homes + (n_nodes + FLAT_SLOTS - 1) / FLAT_SLOTS;
+	if (n_buckets >= UINT32_MAX / FLAT_SLOTS || slot_size * n_buckets > SIZE_MAX / 16)
+		goto nomem;
+	n_pos = n_buckets * FLAT_SLOTS;
+	home_pos = n_homes * FLAT_SLOTS;
+	f->n_homes = (uint32_t)n_homes;
+	f->n_buckets = (uint32_t)n_buckets;
+	f->pool_base = (uint32_t)home_pos;
+	f->n_nodes = (uint32_t)n_nodes;
+	f->node_soft_cap = (uint32_t)(p->max_entries / 4 + spare);
+	f->key_stride = (uint32_t)key_stride;
+	f->value_stride = (uint32_t)value_stride;
+	f->bits_words = (f->n_buckets + 63) / 64;
+	f->cursor_end = roundup_pow_of_two_u32(p->max_entries);
+	/* Batch units (flat_iter.c): up to 8 a home, no more than the
+	 * kernel's buckets. */
+	f->batch_sub_bits = FLAT_BATCH_SUB_BITS;
+	while (f->batch_sub_bits && (n_homes << f->batch_sub_bits) > f->cursor_end)
+		f->batch_sub_bits--;
+	/* Reclaim in batches: each costs a scan of the flagged buckets and a
+	 * grace period, and what it waits for lengthens the chains. */
+	f->kick_at = p->max_entries / 64 > 16 ? p->max_entries / 64 : 16;
+	/* Far more than that: the reclamation lags (readers hold grace periods
+	 * back), and inserts that would find room at home take it first. */
+	f->sync_at = (uint32_t)(4 * (uint64_t)f->kick_at > spare ? 4 * (uint64_t)f->kick_at : spare);
+
+	f->buckets = big_zalloc((size_t)n_buckets * sizeof(struct flat_bucket));
+	f->homes = big_zalloc((size_t)n_homes * sizeof(struct flat_home));
+	f->node_next = big_zalloc((size_t)n_nodes * sizeof(uint32_t));
+	/* 63 bytes of slack: lookups load a bucket's keys a line at a time. */
+	f->keys = big_zalloc((size_t)(n_pos * key_stride) + 63);
+	f->values = big_zalloc((size_t)(n_pos * value_stride) + 63);
+	if (!f->buckets || !f->homes || !f->node_next || !f->keys || !f->values)
+		goto nomem;
+	if (by_elem && !(f->elems = big_zalloc((size_t)n_pos * sizeof(uint32_t))))
+		goto nomem;
+	f->wait_bits = calloc(3 * (size_t)f->bits_words, sizeof(uint64_t));
+	if (!f->wait_bits)
+		goto nomem;
+	freelist_init_on(&f->node_free, f->node_next, f->n_nodes);
+	f->queued_bits = f->wait_bits + f->bits_words;
+	f->sync_bits = f->queued_bits + f->bits_words;
+	for (uint32_t h = 0; h < f->n_homes; h++)
+		f->homes[h].chain = FLAT_NONE;
+	for (uint64_t pos = home_pos + n_nodes; pos < n_pos; pos++)
+		f->buckets[pos / FLAT_SLOTS].tags |= (uint64_t)FLAT_BUSY << (8 * (pos % FLAT_SLOTS));
+	if (count_init(&f->count, p->max_entries))
+		goto nomem;
+	hash_params_init(&f->hp, p->map_flags & BPFMAP_F_ZERO_SEED);
+
+	f->node_bytes = sizeof(struct flat_bucket) / FLAT_SLOTS + sizeof(uint32_t) +
+			(uint32_t)pos_bytes;
+	f->elem_bytes = long_keys ? (uint32_t)slot_size : by_elem ? (uint32_t)value_stride : 0;
+	f->fixed_bytes = sizeof(*f) + (size_t)n_homes * (sizeof(struct flat_bucket) +
+							 sizeof(struct flat_home)) +
+			 (size_t)home_pos * pos_bytes +
+			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count);
+	f->mul = f->hp.mul;
+	f->fin = f->hp.fin;
+	f->hash_kind = hash_kind_for_key_size(p->key_size);
+	f->hash = hash_fn_for_kind(f->hash_kind);
+	if ((f->hash_kind == HASH_U32 || f->hash_kind == HASH_U64) &&
+	    f->n_homes >= FLAT_MATCH_BY_KEY_MIN)
+		flat_init_dead_words(f, p->key_size);
+	map_init_common(&f->map, p, &flat_ops,
+			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
+					f->match_by_key && !f->elems));
+	return &f->map;
+
+nomem:
+	if (f)
+		flat_release(f);
+	*err = -ENOMEM;
+	return NULL;
+}
+
+const struct map_ops flat_ops = {
+	.free = flat_free,
+	.lookup_elem = flat_lookup_elem,
+	.update_elem = flat_update_elem,
+	.delete_elem = flat_delete_elem,
+	.lookup_and_delete_elem = flat_lookup_and_delete_elem,
+	.get_next_key = flat_get_next_key,
+	.lookup_batch = flat_lookup_batch,
+	.mem_usage = flat_mem_usage,
+	.lookup_bulk = flat_lookup_bulk,
+};
