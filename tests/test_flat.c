@@ -2423,7 +2423,7 @@ static void test_lockfree_overwrite(void **state)
 	assert_int_equal(pthread_create(&th, NULL, held_update_thread, &u), 0);
 	while (!__atomic_load_n(&u.ready, __ATOMIC_ACQUIRE))
 		sched_yield();
-	flat_lock(&f->homes[h].lock);
+	seq_spin_lock(&f->homes[h].lock);
 	__atomic_store_n(&u.go, 1, __ATOMIC_RELEASE);
 	int done = 0;
 	for (int i = 0; i < 5000 && !(done = __atomic_load_n(&u.done, __ATOMIC_ACQUIRE)); i++) {
@@ -2431,7 +2431,7 @@ static void test_lockfree_overwrite(void **state)
 
 		nanosleep(&ts, NULL);
 	}
-	flat_unlock(&f->homes[h].lock);
+	seq_spin_unlock(&f->homes[h].lock);
 	pthread_join(th, NULL);
 	assert_int_equal(done, 1); /* it did not wait for the lock */
 	assert_int_equal(u.ret, 0);

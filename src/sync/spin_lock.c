@@ -27,18 +27,14 @@ void seq_spin_lock_slow(uint32_t *word)
 	unsigned int spins = 0;
 
 	for (;;) {
-		uint32_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
-
-		if (!(v & 1)) {
-			if (__atomic_compare_exchange_n(word, &v, v + 1, false, __ATOMIC_ACQUIRE,
-							__ATOMIC_RELAXED))
-				return;
-			continue;
+		while (__atomic_load_n(word, __ATOMIC_RELAXED) & 1) {
+			if (++spins < 128)
+				cpu_relax();
+			else
+				sched_yield();
 		}
-		if (++spins < 128)
-			cpu_relax();
-		else
-			sched_yield();
+		if (!(__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1))
+			return;
 	}
 }
 

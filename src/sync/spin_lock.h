@@ -5,8 +5,8 @@
  * beats sleeping; after a while the waiter yields the CPU, because in user
  * space the holder can be preempted (2 cores, more threads).
  */
-#ifndef BPFMAP_CORE_SPIN_LOCK_H
-#define BPFMAP_CORE_SPIN_LOCK_H
+#ifndef BPFMAP_SYNC_SPIN_LOCK_H
+#define BPFMAP_SYNC_SPIN_LOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,23 +28,23 @@ static ALWAYS_INLINE void spin_unlock_word(uint32_t *word)
 }
 
 /*
- * The bucket lock of the chained HASH table: the same spin lock, but its word
- * also versions what it protects.  It is odd while held and grows by 2 with
- * every critical section, so a lock-free reader can check that nothing it
- * read changed under it: seq_spin_read_begin() (an even word: not held), the
- * reads (acquire loads), then seq_spin_read_valid() with the same word.  A
+ * The bucket lock of both tables (the chained table's buckets, the flat
+ * table's homes): the same spin lock, but its word also versions what it
+ * protects.  It is odd while held and grows by 2 with every critical section,
+ * so a lock-free reader can check that nothing it read changed under it:
+ * seq_spin_read_begin() (an even word: not held), the reads (acquire loads),
+ * then seq_spin_read_valid() with the same word.  A
  * lock holder's stores that such a reader may see must be release stores;
  * then a reader that saw one also sees the word changed.  32 bits wrap after
  * 2^31 critical sections, far more than can fit in one validated read.
  */
 void seq_spin_lock_slow(uint32_t *word);
 
+/* Setting bit 0 of an even word adds 1; of an odd one, changes nothing
+ * (one `lock bts`, no compare-and-swap loop). */
 static ALWAYS_INLINE void seq_spin_lock(uint32_t *word)
 {
-	uint32_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
-
-	if (likely(!(v & 1) && __atomic_compare_exchange_n(word, &v, v + 1, false,
-							   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+	if (likely(!(__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1)))
 		return;
 	seq_spin_lock_slow(word);
 }

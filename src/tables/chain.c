@@ -12,6 +12,7 @@
 #include "hash/sized_hash.h"
 #include "util/big_alloc.h"
 #include "tables/chain.h"
+#include "tables/value.h"
 #include "sync/seqcount.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
@@ -22,11 +23,7 @@ int chain_copy_value_out(const struct chain *c, struct chain_elem *e, void *dst,
 	const struct bpfmap *map = &c->map;
 
 	if (with_lock) {
-		struct bpfmap_spin_lock *l = (void *)((char *)elem_value(c, e) + map->lock_off);
-
-		spin_lock_word(&l->val);
-		shared_copy_out(dst, src, map->value_size);
-		spin_unlock_word(&l->val);
+		value_copy_out_locked(map, dst, elem_value(c, e));
 	} else {
 		uint32_t s;
 
@@ -39,8 +36,7 @@ int chain_copy_value_out(const struct chain *c, struct chain_elem *e, void *dst,
 			shared_copy_out(dst, src, map->value_size);
 		} while (seqcount_read_retry(&e->seq, s));
 	}
-	if (map_has_lock(map))
-		memset((char *)dst + map->lock_off, 0, sizeof(struct bpfmap_spin_lock));
+	value_clear_lock(map, dst);
 	return 0;
 }
 
@@ -66,16 +62,14 @@ static void chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	}
 	seqcount_write_begin(&e->seq);
 	if (map_has_lock(map)) {
-		struct bpfmap_spin_lock *l = (void *)((char *)dst + map->lock_off);
-		uint32_t tail = map->lock_off + sizeof(*l);
+		struct bpfmap_spin_lock *l = value_lock(map, dst);
 
 		/* Hold the value's lock so BPFMAP_F_LOCK readers never see a mix. */
 		spin_lock_word(&l->val);
-		shared_copy_in(dst, 0, value, map->lock_off);
-		shared_copy_in(dst, tail, (const char *)value + tail, map->value_size - tail);
+		value_store(map, dst, value);
 		spin_unlock_word(&l->val);
 	} else {
-		shared_copy_in(dst, 0, value, map->value_size);
+		value_store(map, dst, value);
 	}
 	seqcount_write_end(&e->seq);
 }
@@ -92,8 +86,7 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 	e->owner = c;
 	memcpy(elem_key(e), key, map->key_size);
 	memcpy(v, value, map->value_size);
-	if (map_has_lock(map))
-		memset(v + map->lock_off, 0, sizeof(struct bpfmap_spin_lock));
+	value_clear_lock(map, v);
 }
 
 /*

@@ -12,25 +12,10 @@
 #include "sync/spin_lock.h"
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
+#include "tables/value.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
-
-void flat_lock_slow(uint32_t *word)
-{
-	unsigned int spins = 0;
-
-	for (;;) {
-		while (__atomic_load_n(word, __ATOMIC_RELAXED) & FLAT_LOCK_BIT) {
-			if (++spins < 128)
-				cpu_relax();
-			else
-				sched_yield();
-		}
-		if (!(__atomic_fetch_or(word, FLAT_LOCK_BIT, __ATOMIC_ACQUIRE) & FLAT_LOCK_BIT))
-			return;
-	}
-}
 
 /* Replace tag byte i of bucket b's tag word (CAS: other homes' writers change
  * other bytes of it at the same time). */
@@ -68,33 +53,17 @@ void flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, b
 	const struct bpfmap *map = &f->map;
 	char *src = flat_value_at(f, pos);
 
-	if (with_lock) {
-		struct bpfmap_spin_lock *l = (void *)(src + map->lock_off);
-
-		spin_lock_word(&l->val);
+	if (with_lock)
+		value_copy_out_locked(map, dst, src);
+	else
 		shared_copy_out(dst, src, map->value_size);
-		spin_unlock_word(&l->val);
-	} else {
-		shared_copy_out(dst, src, map->value_size);
-	}
-	if (map_has_lock(map))
-		memset((char *)dst + map->lock_off, 0, sizeof(struct bpfmap_spin_lock));
+	value_clear_lock(map, dst);
 }
 
 /* Store @value in the slot's value, never touching the spin lock word. */
 void flat_store_value(const struct flat *f, uint32_t pos, const void *value)
 {
-	const struct bpfmap *map = &f->map;
-	char *dst = flat_value_at(f, pos);
-
-	if (map_has_lock(map)) {
-		uint32_t tail = (uint32_t)map->lock_off + sizeof(struct bpfmap_spin_lock);
-
-		shared_copy_in(dst, 0, value, (size_t)map->lock_off);
-		shared_copy_in(dst, tail, (const char *)value + tail, map->value_size - tail);
-	} else {
-		shared_copy_in(dst, 0, value, map->value_size);
-	}
+	value_store(&f->map, flat_value_at(f, pos), value);
 }
 
 void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
@@ -120,7 +89,7 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 	 * they see as live (flat.h, "Readers"). */
 	flat_store_value(f, pos, value);
 	if (map_has_lock(map))
-		__atomic_store_n((uint32_t *)(void *)(flat_value_at(f, pos) + map->lock_off), 0,
+		__atomic_store_n(&value_lock(map, flat_value_at(f, pos))->val, 0,
 				 __ATOMIC_RELEASE);
 	if (map->key_size <= 8) {
 		flat_store_small(f, pos, map->key_size, small);

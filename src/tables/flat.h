@@ -64,6 +64,7 @@
 
 #include "core/map.h"
 #include "sync/rcu.h"
+#include "sync/spin_lock.h"
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
@@ -111,8 +112,6 @@
 #define FLAT_SEQ_WRITERS 0xffu /* writers busy on the bucket */
 #define FLAT_SEQ_DONE 0xffu    /* added when a writer ends: +0x100 - 1 */
 
-#define FLAT_LOCK_BIT 1u /* a home's lock word: bit 0 held, the rest counts unlocks */
-
 #define FLAT_BYTES_LO 0x0101010101010101ULL
 #define FLAT_BYTES_7F 0x7f7f7f7f7f7f7f7fULL
 #define FLAT_BYTES_HI 0x8080808080808080ULL
@@ -127,7 +126,7 @@ struct flat_bucket {
 /* Per home, apart from the buckets' tags: a writer taking a lock would
  * otherwise steal the line that lookups of four buckets read. */
 struct flat_home {
-	uint32_t lock;	 /* atomic: FLAT_LOCK_BIT, and the unlock count above it */
+	uint32_t lock;	 /* sync/spin_lock.h: seq_spin_lock, versions the home */
 	uint32_t chain;	 /* atomic: the first node of the overflow chain, or FLAT_NONE */
 	uint64_t filter; /* atomic: flat_filter_bit() of each linked node's tag */
 };
@@ -314,9 +313,16 @@ static ALWAYS_INLINE char *flat_key_at(const struct flat *f, uint32_t pos)
 	return f->keys + (size_t)(f->key_stride > 8 ? flat_elem_of(f, pos) : pos) * f->key_stride;
 }
 
+/* The value of element @e: every value address is computed here.  @vs: the
+ * value stride when the caller knows it as a constant (8), else 0. */
+static ALWAYS_INLINE char *flat_value_elem(const struct flat *f, size_t e, uint32_t vs)
+{
+	return f->values + e * (vs ? vs : f->value_stride);
+}
+
 static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
 {
-	return f->values + (size_t)flat_elem_of(f, pos) * f->value_stride;
+	return flat_value_elem(f, flat_elem_of(f, pos), 0);
 }
 
 /* Is @pos a node of the pool (else a home bucket's slot)? */
@@ -609,26 +615,6 @@ static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32
 			break;
 	}
 	return flat_chain_find(f, h, tag, key, ks, small, ks <= 8 && f->match_by_key);
-}
-
-/* Home locks. */
-void flat_lock_slow(uint32_t *word);
-
-static ALWAYS_INLINE void flat_lock(uint32_t *word)
-{
-	if (likely(!(__atomic_fetch_or(word, FLAT_LOCK_BIT, __ATOMIC_ACQUIRE) & FLAT_LOCK_BIT)))
-		return;
-	flat_lock_slow(word);
-}
-
-/* Unlock, counting the unlock (31 bits): a lock-free reader that sees the
- * same unlocked word twice knows no writer of the home ran in between (see
- * flat_probe_full).  Only the holder writes the word while it is held. */
-static ALWAYS_INLINE void flat_unlock(uint32_t *word)
-{
-	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
-
-	__atomic_store_n(word, w + 1, __ATOMIC_RELEASE); /* odd + 1: even, count + 1 */
 }
 
 /* Bucket seq, writer side: enter (waits if 255 writers are busy), leave. */

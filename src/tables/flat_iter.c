@@ -191,7 +191,7 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		uint32_t subs = 1u << f->batch_sub_bits, *lock = &f->homes[h].lock;
 		uint32_t from = batch & (subs - 1), sub, room = max_count - total;
 
-		flat_lock(lock);
+		seq_spin_lock(lock);
 		flat_unit_counts(f, h, n);
 		/* The whole units from the cursor's on that fit. */
 		for (sub = from; sub < subs; sub++, batch++) {
@@ -205,7 +205,7 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 			total += flat_units_take(f, h, from, sub, (char *)keys + (size_t)total * ks,
 						 (char *)values + (size_t)total * vs, with_lock,
 						 do_delete, &kick);
-		flat_unlock(lock);
+		seq_spin_unlock(lock);
 		if (full)
 			ret = total ? 0 : -ENOSPC;
 	}

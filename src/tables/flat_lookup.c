@@ -9,15 +9,10 @@
 
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
+#include "tables/value.h"
 #include "tables/flat_words.h"
 #include "util/cpu_features.h"
 #include "util/shared_copy.h"
-
-static ALWAYS_INLINE void flat_clear_lock_field(const struct flat *f, void *value)
-{
-	if (map_has_lock(&f->map))
-		memset((char *)value + f->map.lock_off, 0, sizeof(struct bpfmap_spin_lock));
-}
 
 static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
 				    bool with_lock);
@@ -67,7 +62,7 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 				again = true;
 				break;
 			}
-			flat_clear_lock_field(f, value);
+			value_clear_lock(&f->map, value);
 			return 0;
 		}
 		if (!again)
@@ -112,7 +107,7 @@ static int flat_lookup_copy_section(const struct flat *f, const void *key, void 
 		else
 			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
 		if (flat_seq_same(seq, s1)) {
-			flat_clear_lock_field(f, value);
+			value_clear_lock(&f->map, value);
 			ret = 0;
 			break;
 		}
@@ -192,8 +187,7 @@ static ALWAYS_INLINE uint32_t flat_word_match(const struct flat *f, uint32_t h, 
 static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, uint32_t m,
 					      uint32_t ks)
 {
-	return f->values +
-	       ((size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4)) * f->value_stride;
+	return flat_value_elem(f, (size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4), 0);
 }
 
 /*
@@ -223,7 +217,7 @@ static int flat_lookup_copy_word(const struct flat *f, const void *key, void *va
 
 		shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
 		if (likely(__atomic_load_n(seq, __ATOMIC_RELAXED) == s1)) {
-			flat_clear_lock_field(f, value);
+			value_clear_lock(&f->map, value);
 			return 0;
 		}
 	}
@@ -335,7 +329,7 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 		const char *stored = f->keys + (size_t)e * ks8;
 
 		if (likely(key_equal_long(stored, key, ks) && flat_seq_same(&bk->seq, s1)))
-			return f->values + (size_t)e * (vs ? vs : f->value_stride);
+			return flat_value_elem(f, e, vs);
 	}
 	return flat_lookup_far(f, hash, key, ks);
 }

@@ -13,6 +13,7 @@
 #include "sync/spin_lock.h"
 #include "sync/store_window.h"
 #include "tables/flat.h"
+#include "tables/value.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
@@ -34,7 +35,7 @@ static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const v
 		return;
 	}
 	if (map_has_lock(map)) {
-		l = (void *)(flat_value_at(f, pos) + map->lock_off);
+		l = value_lock(map, flat_value_at(f, pos));
 		spin_lock_word(&l->val);
 	}
 	flat_seq_enter(&f->buckets[b].seq);
@@ -296,8 +297,8 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
  *
  * -E2BIG for an insert into a full map is decided without the home's lock
  * when the key is absent and the map full at one instant.  The home's lock
- * word, read unlocked before and the same after (flat_unlock counts unlocks,
- * and nothing else writes those bits), proves that no writer of the home ran
+ * word, read unlocked before and the same after (seq_spin_read_valid: it
+ * versions every critical section), proves that no writer of the home ran
  * in between, and only those add or remove this key: its absence seen in
  * between held throughout, including when the count said full with nothing
  * in flight (count_full_quiescent).  Every load is acquire, so they happen
@@ -312,7 +313,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 					  uint32_t *hint)
 {
 	const uint32_t *lock = &f->homes[h].lock;
-	uint32_t lw = __atomic_load_n(lock, __ATOMIC_ACQUIRE), pos;
+	uint32_t lw = seq_spin_read_begin(lock), pos;
 	uint64_t m = flat_match(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE),
 				tag * FLAT_BYTES_LO);
 
@@ -333,12 +334,12 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 			return false;
 		}
 	}
-	if (!may_insert || (lw & FLAT_LOCK_BIT))
+	if (!may_insert || (lw & 1))
 		return false;
 	TEST_HOOK(HOOK_PROBE_FULL_SCANNED, f);
 	if (!count_full_quiescent(&f->count))
 		return false;
-	return __atomic_load_n(lock, __ATOMIC_ACQUIRE) == lw;
+	return seq_spin_read_valid(lock, lw);
 }
 
 /* The update under the home's lock, for a key size and hash that are
@@ -366,20 +367,20 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 
 		if (unlikely(!store_window_mine))
 			(void)store_window_register(); /* lock-free from the next one on */
-		flat_lock(lock);
+		seq_spin_lock(lock);
 		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
 			__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w,
 					 __ATOMIC_RELEASE);
-			flat_unlock(lock);
+			seq_spin_unlock(lock);
 			return 0;
 		}
-		flat_unlock(lock);
+		seq_spin_unlock(lock);
 	}
 retry:
 	ret = 0;
 	if (section)
 		rcu_lock();
-	flat_lock(lock);
+	seq_spin_lock(lock);
 	if (hint != FLAT_NONE && flat_hint_ok(f, hint, tag, ks, small))
 		pos = hint;
 	else
@@ -405,7 +406,7 @@ retry:
 	ret = flat_insert_locked(f, h, tag, key, small, value, how);
 	count_insert_end(&f->count, ticket, ret == 0);
 out:
-	flat_unlock(lock);
+	seq_spin_unlock(lock);
 	if (section)
 		rcu_unlock();
 	if (ret == -EAGAIN) {
@@ -532,7 +533,7 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 		flat_stores_off(f);
 	if (section)
 		rcu_lock();
-	flat_lock(lock);
+	seq_spin_lock(lock);
 	pos = flat_find(f, h, pl.tag, key, ks, small);
 	if (pos != FLAT_NONE) {
 		if (value)
@@ -540,7 +541,7 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 		kick = flat_kill_locked(f, h, pos,
 					flat_is_node(f, pos) ? flat_chain_prev(f, h, pos) : FLAT_NONE);
 	}
-	flat_unlock(lock);
+	seq_spin_unlock(lock);
 	if (section)
 		rcu_unlock();
 	if (kick)

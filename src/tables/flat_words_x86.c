@@ -35,8 +35,7 @@
 		uint64_t i_ = _tzcnt_u64(m);                                                       \
                                                                                                    \
 		if (likely(i_ < FLAT_SLOTS))                                                       \
-			return (f)->values +                                                       \
-			       ((size_t)(h) * FLAT_SLOTS + i_) * ((vs) ? (vs) : (f)->value_stride); \
+			return flat_value_elem((f), (size_t)(h) * FLAT_SLOTS + i_, (vs));         \
 		return far_call;                                                                   \
 	} while (0)
 
