@@ -12,8 +12,8 @@
  * lock-free writers that the object left the structure at that instant.
  * Writes therefore step the count by 4, leaving the bit alone.
  */
-#ifndef BPFMAP_UTIL_SEQCOUNT_H
-#define BPFMAP_UTIL_SEQCOUNT_H
+#ifndef BPFMAP_SYNC_SEQCOUNT_H
+#define BPFMAP_SYNC_SEQCOUNT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +64,60 @@ static ALWAYS_INLINE void seqcount_retire(uint32_t *seq)
 	uint32_t s = __atomic_load_n(seq, __ATOMIC_RELAXED);
 
 	__atomic_store_n(seq, s | SEQCOUNT_RETIRED, __ATOMIC_RELEASE);
+}
+
+/*
+ * A bucket's seqcount that several writers may hold at once (the flat table:
+ * writers of different homes share a pool bucket, and lock-free reuse writes
+ * without the home lock): the low byte counts writers busy, and each writer
+ * adds 0x100 in all when it ends.  Readers wait until no writer is busy and
+ * retry when the count changed.
+ */
+#define MWSEQ_WRITERS 0xffu /* writers busy on the bucket */
+#define MWSEQ_DONE 0xffu    /* added when a writer ends: +0x100 - 1 */
+
+/* Reader side: a value with no writer busy (waits them out). */
+static ALWAYS_INLINE uint32_t mwseq_read_begin(const uint32_t *seq)
+{
+	uint32_t s;
+
+	while (unlikely((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & MWSEQ_WRITERS))
+		cpu_relax();
+	return s;
+}
+
+/* Did no writer enter since mwseq_read_begin() returned s?  The
+ * reads in between may be plain (memcmp of a long key): the fence orders
+ * them before the seq's reload (TSan, which has no fences, sees the acquire
+ * loads of the writers' release stores instead). */
+static ALWAYS_INLINE bool mwseq_read_same(const uint32_t *seq, uint32_t s)
+{
+#ifndef BPFMAP_TSAN
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+	return __atomic_load_n(seq, __ATOMIC_ACQUIRE) == s;
+}
+
+/* Writer side: begin (waits while 255 writers are busy), end. */
+static ALWAYS_INLINE void mwseq_write_begin(uint32_t *seq)
+{
+	uint32_t s = __atomic_load_n(seq, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if (unlikely((s & MWSEQ_WRITERS) == MWSEQ_WRITERS)) {
+			cpu_relax();
+			s = __atomic_load_n(seq, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (__atomic_compare_exchange_n(seq, &s, s + 1, true, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static ALWAYS_INLINE void mwseq_write_end(uint32_t *seq)
+{
+	__atomic_fetch_add(seq, MWSEQ_DONE, __ATOMIC_RELEASE);
 }
 
 #endif

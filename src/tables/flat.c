@@ -84,7 +84,7 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 				 __ATOMIC_RELAXED);
 	s = flat_key_at(f, pos);
 	kw = (uint64_t *)(void *)s;
-	flat_seq_enter(&bk->seq);
+	mwseq_write_begin(&bk->seq);
 	/* The value before the key: lookups matching by key take a word key
 	 * they see as live (flat.h, "Readers"). */
 	flat_store_value(f, pos, value);
@@ -112,7 +112,7 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 	}
 	if (tag != FLAT_BUSY)
 		flat_set_tag(bk, pos % FLAT_SLOTS, tag);
-	flat_seq_leave(&bk->seq);
+	mwseq_write_end(&bk->seq);
 }
 
 uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos)

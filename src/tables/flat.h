@@ -64,27 +64,20 @@
 
 #include "core/map.h"
 #include "sync/rcu.h"
+#include "sync/seqcount.h"
 #include "sync/spin_lock.h"
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
 #include "sync/handoff.h"
 #include "sync/store_switch.h"
+#include "tables/flat_group.h"
 #include "util/compiler.h"
 #include "util/cpu.h"
 #include "util/freelist.h"
 #include "util/key_equal.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
-
-#if defined(__SSE2__) && !defined(BPFMAP_TSAN)
-/* Small keys compared a bucket at a time (SSE2 is part of x86-64).  TSan
- * builds use the scalar path: the vector loads read slots being filled. */
-#include <emmintrin.h>
-#define FLAT_SIMD 1
-#else
-#define FLAT_SIMD 0
-#endif
 
 #define FLAT_SLOTS 8
 #define FLAT_BATCH_SUB_BITS 3 /* at most 8 batch units a home (flat_iter.c) */
@@ -100,21 +93,6 @@
 #define FLAT_NODE_SPARE 1024
 #define FLAT_NODE_SPARE_MIN 64
 #define FLAT_NODE_SPARE_BYTES (256u << 10)
-
-/* Tag bytes. */
-#define FLAT_EMPTY 0
-#define FLAT_BUSY 1
-#define FLAT_WAIT 2
-#define FLAT_QUEUED 3
-#define FLAT_SYNCQ 4 /* deleted; an inserter's own grace period covers it */
-#define FLAT_TAG_MIN 0x80 /* live tags: 0x80 | 7 bits of the hash */
-
-#define FLAT_SEQ_WRITERS 0xffu /* writers busy on the bucket */
-#define FLAT_SEQ_DONE 0xffu    /* added when a writer ends: +0x100 - 1 */
-
-#define FLAT_BYTES_LO 0x0101010101010101ULL
-#define FLAT_BYTES_7F 0x7f7f7f7f7f7f7f7fULL
-#define FLAT_BYTES_HI 0x8080808080808080ULL
 
 struct flat_bucket {
 	uint64_t tags; /* atomic */
@@ -144,7 +122,7 @@ struct flat {
 	uint32_t *elems;
 	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
-	uint32_t moved;	       /* atomic, a seq (flat_seq_*): nodes relinked at once (flat_chain_find) */
+	uint32_t moved;	       /* atomic, a seq (mwseq_*): nodes relinked at once (flat_chain_find) */
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
 	uint32_t value_stride; /* value_size padded to 8 */
 	uint32_t n_buckets;    /* n_homes, then the pool's */
@@ -272,27 +250,6 @@ static ALWAYS_INLINE struct flat_place flat_place_of(const struct flat *f, uint6
 static ALWAYS_INLINE uint32_t flat_home(const struct flat *f, uint64_t hash)
 {
 	return (uint32_t)(((unsigned __int128)hash * f->n_homes) >> 64);
-}
-
-/* 0x80 in each byte of tags equal to the byte broadcast in bcast, else 0
- * (exact: no false positives). */
-static ALWAYS_INLINE uint64_t flat_match(uint64_t tags, uint64_t bcast)
-{
-	uint64_t x = tags ^ bcast;
-
-	return ~(((x & FLAT_BYTES_7F) + FLAT_BYTES_7F) | x) & FLAT_BYTES_HI;
-}
-
-/* 0x80 in each byte holding a live tag (>= FLAT_TAG_MIN). */
-static ALWAYS_INLINE uint64_t flat_live(uint64_t tags)
-{
-	return tags & FLAT_BYTES_HI;
-}
-
-/* The slot of a match mask's lowest byte. */
-static ALWAYS_INLINE uint32_t flat_first(uint64_t mask)
-{
-	return (uint32_t)__builtin_ctzll(mask) >> 3;
 }
 
 /* The element of position pos (one that is or was live: its first fill
@@ -450,75 +407,6 @@ static ALWAYS_INLINE bool flat_key_eq(const struct flat *f, uint32_t pos, const 
 	return key_equal_long(flat_key_at(f, pos), key, ks);
 }
 
-#if FLAT_SIMD
-/*
- * One bit per slot of @bk whose tag is @tag (a live tag: >= FLAT_TAG_MIN),
- * the tags read as an acquire load would: one vector load (x86 keeps loads
- * in order, and the fence keeps the compiler from moving later loads above
- * it; TSan builds have no FLAT_SIMD), no move from a general register.  The
- * tag is broadcast by a multiply: fewer instructions than SSE2's shuffles.
- */
-static ALWAYS_INLINE uint32_t flat_simd_tag_bits_at(const struct flat_bucket *bk, uint32_t tag)
-{
-	__m128i t = _mm_loadl_epi64((const __m128i *)(const void *)&bk->tags);
-	__m128i b;
-
-	__atomic_signal_fence(__ATOMIC_ACQUIRE);
-	b = _mm_cvtsi64_si128((long long)(tag * FLAT_BYTES_LO));
-	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(t, b)) & 0xffu;
-}
-
-/* One bit per slot whose 4-byte key (of a bucket's eight, 32-byte aligned)
- * equals k. */
-static ALWAYS_INLINE uint32_t flat_simd_eq4(const char *keys, uint32_t k)
-{
-	const __m128i *p = (const __m128i *)(const void *)keys;
-	__m128i kv = _mm_set1_epi32((int)k);
-	uint32_t a = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(p[0], kv)));
-	uint32_t b = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(p[1], kv)));
-
-	return a | b << 4;
-}
-
-/* The same for 8-byte keys (64 bytes, aligned), given as two halves: SSE2
- * compares 32-bit lanes, so the eight keys' sixteen lane results are packed
- * to bytes (lane 2i: key i's low half, 2i + 1 its high half) and a key
- * matches where both of its lanes do.  Bit 2i of the result stands for slot
- * i. */
-static ALWAYS_INLINE uint32_t flat_simd_eq8(const char *keys, uint32_t lo, uint32_t hi)
-{
-	const __m128i *p = (const __m128i *)(const void *)keys;
-	__m128i kv = _mm_set_epi32((int)hi, (int)lo, (int)hi, (int)lo);
-	__m128i w01 = _mm_packs_epi32(_mm_cmpeq_epi32(p[0], kv), _mm_cmpeq_epi32(p[1], kv));
-	__m128i w23 = _mm_packs_epi32(_mm_cmpeq_epi32(p[2], kv), _mm_cmpeq_epi32(p[3], kv));
-	uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(w01, w23));
-
-	return eq & (eq >> 1) & 0x5555u;
-}
-#endif
-
-/* Bucket seq, reader side: a value with no writer busy (waits them out). */
-static ALWAYS_INLINE uint32_t flat_seq_begin(const uint32_t *seq)
-{
-	uint32_t s;
-
-	while (unlikely((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & FLAT_SEQ_WRITERS))
-		cpu_relax();
-	return s;
-}
-
-/* Did no writer touch the bucket since flat_seq_begin() returned s?  The
- * reads in between may be plain (memcmp of a long key): the fence orders
- * them before the seq's reload (TSan, which has no fences, sees the acquire
- * loads of the writers' release stores instead). */
-static ALWAYS_INLINE bool flat_seq_same(const uint32_t *seq, uint32_t s)
-{
-#ifndef BPFMAP_TSAN
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-#endif
-	return __atomic_load_n(seq, __ATOMIC_ACQUIRE) == s;
-}
-
 /* The tag byte of position pos. */
 static ALWAYS_INLINE uint32_t flat_tag_at(const struct flat *f, uint32_t pos)
 {
@@ -554,7 +442,7 @@ static ALWAYS_INLINE uint32_t flat_chain_find(const struct flat *f, uint32_t h, 
 restart:
 	if (!flat_chain_may_hold(f, h, tag))
 		return FLAT_NONE;
-	moved = flat_seq_begin(&f->moved);
+	moved = mwseq_read_begin(&f->moved);
 	pos = flat_chain(f, h);
 	while (pos != FLAT_NONE) {
 		const uint32_t *seq = &bk[pos / FLAT_SLOTS].seq;
@@ -568,16 +456,16 @@ restart:
 			pos = flat_node_next(f, pos);
 			continue;
 		}
-		s1 = flat_seq_begin(seq);
+		s1 = mwseq_read_begin(seq);
 		eq = flat_key_eq(f, pos, key, ks, small) && flat_tag_at(f, pos) == tag;
 		next = flat_node_next(f, pos);
-		if (!flat_seq_same(seq, s1))
+		if (!mwseq_read_same(seq, s1))
 			goto restart;
 		if (eq)
 			return pos;
 		pos = next;
 	}
-	if (!flat_seq_same(&f->moved, moved))
+	if (!mwseq_read_same(&f->moved, moved))
 		goto restart;
 	return FLAT_NONE;
 }
@@ -597,7 +485,7 @@ static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32
 	uint64_t bcast = tag * FLAT_BYTES_LO;
 
 	for (;;) {
-		uint32_t s1 = ks > 8 ? flat_seq_begin(&bk->seq) : 0;
+		uint32_t s1 = ks > 8 ? mwseq_read_begin(&bk->seq) : 0;
 		uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE), bcast);
 		bool again = false;
 
@@ -606,7 +494,7 @@ static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32
 
 			if (!flat_key_eq(f, pos, key, ks, small))
 				continue;
-			if (ks <= 8 || flat_seq_same(&bk->seq, s1))
+			if (ks <= 8 || mwseq_read_same(&bk->seq, s1))
 				return pos;
 			again = true; /* rewritten during the compare */
 			break;
@@ -615,28 +503,6 @@ static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32
 			break;
 	}
 	return flat_chain_find(f, h, tag, key, ks, small, ks <= 8 && f->match_by_key);
-}
-
-/* Bucket seq, writer side: enter (waits if 255 writers are busy), leave. */
-static ALWAYS_INLINE void flat_seq_enter(uint32_t *seq)
-{
-	uint32_t s = __atomic_load_n(seq, __ATOMIC_RELAXED);
-
-	for (;;) {
-		if (unlikely((s & FLAT_SEQ_WRITERS) == FLAT_SEQ_WRITERS)) {
-			cpu_relax();
-			s = __atomic_load_n(seq, __ATOMIC_RELAXED);
-			continue;
-		}
-		if (__atomic_compare_exchange_n(seq, &s, s + 1, true, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return;
-	}
-}
-
-static ALWAYS_INLINE void flat_seq_leave(uint32_t *seq)
-{
-	__atomic_fetch_add(seq, FLAT_SEQ_DONE, __ATOMIC_RELEASE);
 }
 
 /* Copy the value of slot pos out to @dst; the spin lock field reads as zero. */

@@ -39,7 +39,7 @@ static bool flat_copy_live_key(const struct flat *f, uint32_t b, uint32_t i, voi
 	const struct flat_bucket *bk = &f->buckets[b];
 
 	for (;;) {
-		uint32_t s1 = flat_seq_begin(&bk->seq);
+		uint32_t s1 = mwseq_read_begin(&bk->seq);
 		uint32_t tag = __atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE) >> (8 * i) & 0xff;
 
 		if (tag < FLAT_TAG_MIN)
@@ -47,7 +47,7 @@ static bool flat_copy_live_key(const struct flat *f, uint32_t b, uint32_t i, voi
 		flat_copy_key_out(f, b * FLAT_SLOTS + i, dst);
 		if ((__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE) >> (8 * i) & 0xff) != tag)
 			return false;
-		if (flat_seq_same(&bk->seq, s1))
+		if (mwseq_read_same(&bk->seq, s1))
 			return true;
 	}
 }

@@ -53,7 +53,7 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 
 			if (flat_small_at(f, pos, ks) != small)
 				continue;
-			if (unlikely(s1 & FLAT_SEQ_WRITERS)) {
+			if (unlikely(s1 & MWSEQ_WRITERS)) {
 				again = true;
 				break;
 			}
@@ -99,14 +99,14 @@ static int flat_lookup_copy_section(const struct flat *f, const void *key, void 
 		if (pos == FLAT_NONE)
 			break;
 		seq = &f->buckets[pos / FLAT_SLOTS].seq;
-		s1 = flat_seq_begin(seq);
+		s1 = mwseq_read_begin(seq);
 		if (!flat_key_eq(f, pos, key, ks, small))
 			continue; /* reused meanwhile: look again */
 		if (with_lock)
 			flat_copy_value_locked_out(f, pos, value, true);
 		else
 			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
-		if (flat_seq_same(seq, s1)) {
+		if (mwseq_read_same(seq, s1)) {
 			value_clear_lock(&f->map, value);
 			ret = 0;
 			break;
@@ -212,7 +212,7 @@ static int flat_lookup_copy_word(const struct flat *f, const void *key, void *va
 	seq = &f->buckets[h].seq;
 	s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 	m = flat_word_match(f, h, key, ks);
-	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
+	if (likely(m && !(s1 & MWSEQ_WRITERS))) {
 		uint32_t pos = h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4);
 
 		shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
@@ -315,7 +315,7 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	__builtin_prefetch(elems);
 	s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
 #if FLAT_SIMD
-	uint32_t m = flat_simd_tag_bits_at(bk, pl.tag); /* bit i: slot i */
+	uint32_t m = flat_simd_tag_bits_at(&bk->tags, pl.tag); /* bit i: slot i */
 	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
 #else
 	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE),
@@ -323,12 +323,12 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 	uint32_t i = m ? flat_first(m) : 0;
 #endif
 
-	if (likely(m && !(s1 & FLAT_SEQ_WRITERS))) {
+	if (likely(m && !(s1 & MWSEQ_WRITERS))) {
 		/* ROUND_UP(ks, 8) is key_stride: a constant in the sized lookups. */
 		uint32_t e = __atomic_load_n(&elems[i], __ATOMIC_RELAXED) - 1, ks8 = ROUND_UP(ks, 8);
 		const char *stored = f->keys + (size_t)e * ks8;
 
-		if (likely(key_equal_long(stored, key, ks) && flat_seq_same(&bk->seq, s1)))
+		if (likely(key_equal_long(stored, key, ks) && mwseq_read_same(&bk->seq, s1)))
 			return flat_value_elem(f, e, vs);
 	}
 	return flat_lookup_far(f, hash, key, ks);

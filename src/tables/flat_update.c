@@ -38,9 +38,9 @@ static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const v
 		l = value_lock(map, flat_value_at(f, pos));
 		spin_lock_word(&l->val);
 	}
-	flat_seq_enter(&f->buckets[b].seq);
+	mwseq_write_begin(&f->buckets[b].seq);
 	flat_store_value(f, pos, value);
-	flat_seq_leave(&f->buckets[b].seq);
+	mwseq_write_end(&f->buckets[b].seq);
 	if (l)
 		spin_unlock_word(&l->val);
 }
@@ -240,10 +240,10 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 		flat_fill(f, pos, tag, key, small, value);
 		return 0;
 	}
-	flat_seq_enter(&f->moved);
+	mwseq_write_begin(&f->moved);
 	flat_fill(f, pos, FLAT_BUSY, key, small, value);
 	flat_link_node(f, h, pos, tag);
-	flat_seq_leave(&f->moved);
+	mwseq_write_end(&f->moved);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The flat layout's program-view lookups of 4- and 8-byte keys (HASH_U32 and
- * HASH_U64 maps that match by key: flat.h), per instruction set: the baseline (SSE2, flat_lookup.c)
- * and AVX2 and AVX-512 variants (flat_words_x86.c), each also specialised
+ * HASH_U64 maps that match by key: flat.h), per instruction set: the
+ * baseline (SSE2, flat_lookup.c) and AVX2 and AVX-512 variants (flat_words_x86.c), each also specialised
  * for 8-byte values (the value's address is then one lea, not a multiply).
  * flat_lookup_for() picks the best the CPU runs, once, at map creation;
  * tests reach every one through flat_lookup_word().
@@ -18,7 +18,7 @@
 enum flat_isa {
 	FLAT_ISA_BASE,	 /* SSE2 (scalar where FLAT_SIMD is 0) */
 	FLAT_ISA_AVX2,	 /* one 32-byte compare per 4-byte bucket, two per 8-byte */
-	FLAT_ISA_AVX512, /* AVX-512F/BW/VL/DQ: one compare, masked by the live tags */
+	FLAT_ISA_AVX512, /* AVX-512F/BW/VL/DQ: one compare into a mask register, no tags read */
 	FLAT_ISA_COUNT
 };
 
