@@ -59,8 +59,9 @@ static ALWAYS_INLINE uint32_t flat_first(uint64_t mask)
  * One bit per slot of the tag word @tags whose tag is @tag (a live tag,
  * >= FLAT_TAG_MIN), the tags read as an acquire load would: one vector load
  * (x86 keeps loads in order, and the fence keeps the compiler from moving
- * later loads above it; TSan builds have no FLAT_SIMD), no move from a general register.  The
- * tag is broadcast by a multiply: fewer instructions than SSE2's shuffles.
+ * later loads above it; TSan builds have no FLAT_SIMD), no move from a
+ * general register.  The tag is broadcast by a multiply: fewer instructions
+ * than SSE2's shuffles.
  */
 static ALWAYS_INLINE uint32_t flat_simd_tag_bits_at(const uint64_t *tags, uint32_t tag)
 {
