@@ -208,21 +208,24 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 }
 
 /* The locked paths out of line, so that the lock-free ones stay small. */
-static __attribute__((noinline)) int chain_update_locked_u32(struct chain *c, struct chain_bucket *b,
+static __attribute__((noinline)) int chain_update_locked_u32(struct chain *c,
+							     struct chain_bucket *b,
 							     const struct chain_key *k,
 							     const void *value, uint64_t mode)
 {
 	return chain_update_locked(c, b, k, value, mode, 4, HASH_U32);
 }
 
-static __attribute__((noinline)) int chain_update_locked_u64(struct chain *c, struct chain_bucket *b,
+static __attribute__((noinline)) int chain_update_locked_u64(struct chain *c,
+							     struct chain_bucket *b,
 							     const struct chain_key *k,
 							     const void *value, uint64_t mode)
 {
 	return chain_update_locked(c, b, k, value, mode, 8, HASH_U64);
 }
 
-static __attribute__((noinline)) int chain_update_locked_any(struct chain *c, struct chain_bucket *b,
+static __attribute__((noinline)) int chain_update_locked_any(struct chain *c,
+							     struct chain_bucket *b,
 							     const struct chain_key *k,
 							     const void *value, uint64_t mode)
 {

@@ -226,9 +226,10 @@ static ALWAYS_INLINE bool chain_key_match(const struct chain_elem *e, const stru
 /* The element holding @k in bucket @b, or NULL; *link_out (when asked for)
  * is the link that points at it.  Under the bucket lock, or in a read-side
  * section (then the link is only a hint). */
-static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b, const struct chain_key *k,
-						 uint32_t key_size, enum hash_kind kind,
-						 struct chain_elem ***link_out)
+static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
+						   const struct chain_key *k, uint32_t key_size,
+						   enum hash_kind kind,
+						   struct chain_elem ***link_out)
 {
 	struct chain_elem **link = &b->head, *e;
 

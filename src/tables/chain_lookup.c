@@ -95,12 +95,12 @@ int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **v
 /* Common longer key sizes: the hash (hash/sized_hash.h, the map's own
  * coefficients) and the compare inline (loads instead of calls); chosen only
  * for maps whose hash that is. */
-#define CHAIN_LOOKUP_SIZED(n)                                                                       \
-	static void *chain_lookup_k##n(struct bpfmap *map, const void *key)                         \
+#define CHAIN_LOOKUP_SIZED(n)                                                                      \
+	static void *chain_lookup_k##n(struct bpfmap *map, const void *key)                        \
 	{                                                                                          \
-		struct chain *c = to_chain(map);                                                     \
-		uint32_t hash = chain_top(hash_sized(key, n, &c->hp));                                \
-		struct chain_elem *e = chain_find_sized(chain_bucket(c, hash), hash, key, n);         \
+		struct chain *c = to_chain(map);                                                   \
+		uint32_t hash = chain_top(hash_sized(key, n, &c->hp));                             \
+		struct chain_elem *e = chain_find_sized(chain_bucket(c, hash), hash, key, n);      \
                                                                                                    \
 		return e ? elem_value(c, e) : map_lookup_miss();                                   \
 	}

@@ -157,7 +157,9 @@ struct flat {
 	bool match_by_key; /* see "Matching by key" above */
 	uint32_t dead_home;	/* home of dead_word[0] */
 	uint64_t dead_word[2];	/* flat_dead_word */
-	uint32_t stores; /* sync/store_switch.h: lock-free overwrites (flat_stores.c), ON as calloc leaves it */
+	/* sync/store_switch.h: lock-free overwrites (flat_stores.c), ON as
+	 * calloc leaves it. */
+	uint32_t stores;
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */

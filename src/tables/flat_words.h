@@ -2,8 +2,9 @@
 /*
  * The flat layout's program-view lookups of 4- and 8-byte keys (HASH_U32 and
  * HASH_U64 maps that match by key: flat.h), per instruction set: the
- * baseline (SSE2, flat_lookup.c) and AVX2 and AVX-512 variants (flat_words_x86.c), each also specialised
- * for 8-byte values (the value's address is then one lea, not a multiply).
+ * baseline (SSE2, flat_lookup.c) and AVX2 and AVX-512 variants
+ * (flat_words_x86.c), each also specialised for 8-byte values (the value's
+ * address is then one lea, not a multiply).
  * flat_lookup_for() picks the best the CPU runs, once, at map creation;
  * tests reach every one through flat_lookup_word().
  */
