@@ -83,7 +83,7 @@ void cli_usage(FILE *f)
 		"                    [--json] [-v] BENCHMARK [benchmark flags]\n"
 		"       bpfmap-bench -a | --list\n"
 		"       bpfmap-bench --report [--full] [--rounds R] [--json] [-w SECS -d SECS]\n"
-		"       bpfmap-bench --compare BASE.json NEW.json\n"
+		"       bpfmap-bench --compare BASE.json[,BASE2.json...] NEW.json[,NEW2.json...]\n"
 		"\n"
 		"  -w, --warmup SECS     warm-up, dropped (default 1; fractions allowed)\n"
 		"  -d, --duration SECS   measured time (default 5)\n"
@@ -260,7 +260,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_COMPARE:
 			/* Two operands: BASE is optarg, NEW the next word. */
 			if (optind >= argc) {
-				fprintf(stderr, "bpfmap-bench: --compare BASE.json NEW.json\n");
+				fprintf(stderr, "bpfmap-bench: --compare BASE.json[,...] NEW.json[,...]\n");
 				return 2;
 			}
 			c->compare_base = optarg;

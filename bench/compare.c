@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * --compare BASE.json NEW.json: the seeds' "Change" tables between two runs
- * saved with --json.  Cells are matched on what they measured (bench,
+ * saved with --json.  Either side may be several runs, as a comma-separated
+ * list of files (or runs appended to one file): each cell is then the median
+ * of its runs, so alternated runs of two builds compare as medians.  Cells are matched on what they measured (bench,
  * backend, map type, sizes, flags, producers, ...); each group of cells that
  * differ only in map size and key size becomes a table as the seeds print
  * them -- rows small/medium/large, a column per key size -- with Baseline,
@@ -206,7 +208,7 @@ static int load_map(const struct json_obj *o, struct cells *cs)
 	return push(cs, &c);
 }
 
-static int load(const char *path, struct cells *cs)
+static int load_file(const char *path, struct cells *cs)
 {
 	FILE *f = fopen(path, "r");
 	char line[4096];
@@ -239,12 +241,71 @@ static int load(const char *path, struct cells *cs)
 	return ret;
 }
 
+static bool same_cell(const struct cell *a, const struct cell *b)
+{
+	return !strcmp(a->group, b->group) && !strcmp(a->row, b->row) && !strcmp(a->col, b->col);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One cell per measurement, the median of its runs (the mean of the two
+ * middle ones for an even count); *runs: the most runs a cell had. */
+static int cells_median(struct cells *cs, int *runs)
+{
+	double *vals = malloc(((size_t)cs->n + 1) * sizeof(*vals));
+	bool *gone = calloc((size_t)cs->n + 1, sizeof(*gone));
+	int out = 0;
+
+	if (!vals || !gone) {
+		free(vals);
+		free(gone);
+		return -1;
+	}
+	*runs = 0;
+	for (int i = 0; i < cs->n; i++) {
+		int k = 0;
+
+		if (gone[i])
+			continue;
+		for (int j = i; j < cs->n; j++)
+			if (!gone[j] && same_cell(&cs->v[i], &cs->v[j])) {
+				vals[k++] = cs->v[j].value;
+				gone[j] = j != i;
+			}
+		qsort(vals, (size_t)k, sizeof(*vals), cmp_double);
+		cs->v[i].value = k % 2 ? vals[k / 2] : (vals[k / 2 - 1] + vals[k / 2]) / 2;
+		if (k > *runs)
+			*runs = k;
+		cs->v[out++] = cs->v[i];
+	}
+	cs->n = out;
+	free(vals);
+	free(gone);
+	return 0;
+}
+
+/* A comma-separated list of --json files. */
+static int load(const char *paths, struct cells *cs, int *runs)
+{
+	char *list = strdup(paths), *save = NULL;
+	int ret = list ? 0 : -1;
+
+	for (char *p = list ? strtok_r(list, ",", &save) : NULL; p && !ret;
+	     p = strtok_r(NULL, ",", &save))
+		ret = load_file(p, cs);
+	free(list);
+	return ret ? ret : cells_median(cs, runs);
+}
+
 static const struct cell *find(const struct cells *cs, const struct cell *c)
 {
-	/* The last one wins: a file may hold several runs appended. */
-	for (int i = cs->n - 1; i >= 0; i--)
-		if (!strcmp(cs->v[i].group, c->group) && !strcmp(cs->v[i].row, c->row) &&
-		    !strcmp(cs->v[i].col, c->col))
+	for (int i = 0; i < cs->n; i++)
+		if (same_cell(&cs->v[i], c))
 			return &cs->v[i];
 	return NULL;
 }
@@ -252,14 +313,17 @@ static const struct cell *find(const struct cells *cs, const struct cell *c)
 int compare_run(const char *base_path, const char *new_path, FILE *out)
 {
 	struct cells base = { 0 }, nw = { 0 };
+	int matched = 0, base_runs = 0, new_runs = 0;
 	bool *done;
-	int matched = 0;
 
-	if (load(base_path, &base) || load(new_path, &nw)) {
+	if (load(base_path, &base, &base_runs) || load(new_path, &nw, &new_runs)) {
 		free(base.v);
 		free(nw.v);
 		return 1;
 	}
+	if (base_runs > 1 || new_runs > 1)
+		fprintf(out, "Medians of up to %d baseline and %d new runs per cell.\n\n",
+			base_runs, new_runs);
 	done = calloc((size_t)nw.n + 1, sizeof(*done));
 	if (!done)
 		return 1;

@@ -291,6 +291,25 @@ if run "str-kfuncs for --compare" -w 0 -d 0.01 --json str-kfuncs; then
 	fi
 fi
 
+# 7. --compare of several runs per side: each cell is the median of its runs.
+if [[ -s "$tmp/report.json" ]]; then
+	python3 - "$tmp" <<'EOF'
+import json, sys
+tmp = sys.argv[1]
+cell = next(json.loads(l) for l in open(f"{tmp}/report.json")
+            if l.startswith("{") and '"bpf-hashmap-lookup"' in l and '"mops"' in l)
+for name, mops in (("b1", 1.0), ("b2", 2.0), ("b3", 9.0), ("n1", 4.0)):
+    with open(f"{tmp}/{name}.json", "w") as f:
+        f.write(json.dumps(dict(cell, mops=mops)) + "\n")
+EOF
+	if run "compare medians" --compare "$tmp/b1.json,$tmp/b2.json,$tmp/b3.json" "$tmp/n1.json"; then
+		grep -qF "Medians of up to 3 baseline and 1 new runs" "$tmp/out" ||
+			fail "--compare did not say it took medians"
+		grep -qF "+100.00%" "$tmp/out" ||
+			fail "--compare of runs 1, 2, 9 against 4 is not +100% (median 2)"
+	fi
+fi
+
 if ((failures)); then
 	echo "bench_smoke: $failures failure(s)" >&2
 	exit 1
