@@ -174,23 +174,42 @@ static double run_env(struct report *rp, const struct bench_env *env, const char
 	return r.ok ? r.mops : NAN;
 }
 
-/* Round @round of one row: bpfmap and the kernel back to back, bpfmap first
- * in even rounds and the kernel in odd ones. */
+/* One side of a measured pair: a label, its cell, and whether it runs. */
+struct round_side {
+	const char *what;
+	const struct cell_ops *ops;
+	const struct bench_args *a;
+	bool want;
+};
+
+/* Round @round of one row: its two sides back to back, @lib (into s->lib)
+ * first in even rounds and @kern (into s->kern) first in odd ones. */
+static void run_rounds_sides(struct report *rp, int round, const struct bench_env *env,
+			     const char *bench, const struct round_side *lib,
+			     const struct round_side *kern, struct rounds *s)
+{
+	for (int i = 0; i < 2; i++) {
+		bool k = (i == 0) == (round & 1);
+
+		if (k && kern->want)
+			s->kern[round] = run_env(rp, env, bench, kern->what, kern->ops, kern->a, NULL);
+		else if (!k && lib->want)
+			s->lib[round] = run_env(rp, env, bench, lib->what, lib->ops, lib->a, NULL);
+	}
+	if (s->n < round + 1)
+		s->n = round + 1;
+}
+
+/* Round @round of one row: bpfmap and the kernel. */
 static void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
 			    const char *bench, const char *what, const struct cell_ops *lib,
 			    const struct bench_args *la, const struct cell_ops *kern,
 			    const struct bench_args *ka, struct rounds *s)
 {
-	for (int i = 0; i < 2; i++) {
-		bool k = (i == 0) == (round & 1);
+	struct round_side l = { what, lib, la, report_want(rp, BACKEND_LIB) };
+	struct round_side k = { what, kern, ka, report_want(rp, BACKEND_KERNEL) };
 
-		if (k && report_want(rp, BACKEND_KERNEL))
-			s->kern[round] = run_env(rp, env, bench, what, kern, ka, NULL);
-		else if (!k && report_want(rp, BACKEND_LIB))
-			s->lib[round] = run_env(rp, env, bench, what, lib, la, NULL);
-	}
-	if (s->n < round + 1)
-		s->n = round + 1;
+	run_rounds_sides(rp, round, env, bench, &l, &k, s);
 }
 
 /* The lookup cell's arguments for a map of @max/@nr entries. */
@@ -245,30 +264,22 @@ static void lookup_what(char *what, size_t len, const struct preset *ps, uint32_
 }
 
 /* The copy-out view against bpfmap_lookup() on one grid cell, back to back,
- * which goes first alternating by round as in run_rounds_pair. */
+ * which goes first alternating by round (run_rounds_sides). */
 static void round_copy_out(struct report *rp, int round, const struct bench_args *a,
 			   const char *what, struct rounds *s)
 {
 	struct bench_args via = *a, copy = *a;
-	char w[96];
+	char wv[96], wc[96];
+	struct round_side l = { wc, &lookup_lib_ops, &copy, true };
+	struct round_side k = { wv, &lookup_lib_ops, &via, true };
 
 	via.via_lookup = true;
 	snprintf(via.tag, sizeof(via.tag), "view: bpfmap_lookup()");
 	copy.copy_out = true;
 	snprintf(copy.tag, sizeof(copy.tag), "view: copy-out");
-	for (int i = 0; i < 2; i++) {
-		if ((i == 0) == (round & 1)) {
-			snprintf(w, sizeof(w), "%s, bpfmap_lookup()", what);
-			s->kern[round] = run_env(rp, &rp->cenv, "bpf-hashmap-lookup", w,
-						 &lookup_lib_ops, &via, NULL);
-		} else {
-			snprintf(w, sizeof(w), "%s, copy-out", what);
-			s->lib[round] = run_env(rp, &rp->cenv, "bpf-hashmap-lookup", w,
-						&lookup_lib_ops, &copy, NULL);
-		}
-	}
-	if (s->n < round + 1)
-		s->n = round + 1;
+	snprintf(wv, sizeof(wv), "%s, bpfmap_lookup()", what);
+	snprintf(wc, sizeof(wc), "%s, copy-out", what);
+	run_rounds_sides(rp, round, &rp->cenv, "bpf-hashmap-lookup", &l, &k, s);
 }
 
 static void round_lookups(struct report *rp, int round)

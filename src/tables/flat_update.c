@@ -144,14 +144,12 @@ static bool flat_home_has_dead(const struct flat *f, uint32_t h)
 static uint32_t flat_claim_home(struct flat *f, uint32_t h)
 {
 	struct flat_bucket *bk = &f->buckets[h];
-	uint64_t tags = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), m;
+	uint64_t m;
 
-	while ((m = flat_match(tags, 0))) {
+	while ((m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_RELAXED), FLAT_EMPTY))) {
 		uint32_t i = flat_first(m);
 
-		if (__atomic_compare_exchange_n(&bk->tags, &tags,
-						tags | ((uint64_t)FLAT_BUSY << (8 * i)), true,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (flat_cas_tag(bk, i, FLAT_EMPTY, FLAT_BUSY))
 			return h * FLAT_SLOTS + i;
 	}
 	return FLAT_NONE;
