@@ -106,6 +106,7 @@ struct lookup_lib {
 	uint32_t bulk; /* keys per bpfmap_lookup_bulk(), 0: bpfmap_lookup() */
 	bool full_width;
 	bpfmap_lookup_fn lookup; /* bpfmap_lookup_func(map), or bpfmap_lookup */
+	bool copy_out;		 /* --copy_out: bpfmap_lookup_elem() */
 	bool writer; /* --writer: w runs */
 	struct bench_writer w;
 	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
@@ -167,6 +168,7 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 			goto fail;
 		}
 	}
+	st->copy_out = a->copy_out;
 	st->lookup = a->copy_out     ? lookup_copy_out
 		     : a->via_lookup ? bpfmap_lookup
 				     : bpfmap_lookup_func(st->map);
@@ -197,6 +199,22 @@ static uint64_t lookup_run_patched(struct bpfmap *map, bpfmap_lookup_fn lookup, 
 		for (uint32_t i = 0; i < nr_entries; i++) {
 			lookup_key_set(key, i);
 			if (__builtin_expect(!lookup(map, key), 0))
+				return 1;
+		}
+	return 0;
+}
+
+/* The same with bpfmap_lookup_elem() called directly, as a C program calls
+ * it: no adapter to the lookup-function shape between the loop and it. */
+static uint64_t lookup_run_copy(struct bpfmap *map, uint8_t *key, uint32_t nr_outer,
+				uint32_t nr_entries)
+{
+	uint64_t value[BENCH_MAX_VALUE / 8];
+
+	for (uint32_t o = 0; o < nr_outer; o++)
+		for (uint32_t i = 0; i < nr_entries; i++) {
+			lookup_key_set(key, i);
+			if (__builtin_expect(bpfmap_lookup_elem(map, key, value) != 0, 0))
 				return 1;
 		}
 	return 0;
@@ -284,6 +302,8 @@ static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
 		else if (wide)
 			misses = lookup_run_wide(st->map, st->lookup, key, st->key_size,
 						 st->nr_outer, st->nr_entries);
+		else if (st->copy_out)
+			misses = lookup_run_copy(st->map, key, st->nr_outer, st->nr_entries);
 		else
 			misses = lookup_run_patched(st->map, st->lookup, key, st->nr_outer,
 						    st->nr_entries);

@@ -10,6 +10,8 @@
  * half shows up as a wrong hit or a miss.  The word-key lookups of the flat
  * table exist per instruction set and value stride: each one that this CPU
  * runs is tested, installed by hand, and so is the choice at creation.
+ * The copy-outs (bpfmap_lookup_elem), specialised the same way, are checked
+ * beside each lookup.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,30 @@ static void key_make(uint8_t *key, uint32_t ks, uint32_t i)
 		key[ks - 1] ^= 0x80;
 }
 
+/* The copy-out of @key: @want (UINT64_MAX: -ENOENT with errno ENOENT),
+ * through both entry points; the buffer's bytes past the value untouched. */
+static void check_copy(struct bpfmap *map, const void *key, uint64_t want)
+{
+	uint64_t got[2];
+
+	for (int flags_call = 0; flags_call < 2; flags_call++) {
+		int ret;
+
+		got[0] = got[1] = 0xa5a5a5a5a5a5a5a5ULL;
+		errno = 0;
+		ret = flags_call ? bpfmap_lookup_elem_flags(map, key, got, 0)
+				 : bpfmap_lookup_elem(map, key, got);
+		if (want == UINT64_MAX) {
+			assert_int_equal(ret, -ENOENT);
+			assert_int_equal(errno, ENOENT);
+		} else {
+			assert_int_equal(ret, 0);
+			assert_int_equal(got[0], want);
+		}
+		assert_int_equal(got[1], 0xa5a5a5a5a5a5a5a5ULL);
+	}
+}
+
 static void check_lookups(struct bpfmap *map, uint32_t ks)
 {
 	uint8_t *key = malloc(ks);
@@ -55,6 +81,7 @@ static void check_lookups(struct bpfmap *map, uint32_t ks)
 			assert_non_null(p);
 			assert_int_equal(*p, i / 2 * 1000 + ks);
 		}
+		check_copy(map, key, i & 1 ? UINT64_MAX : i / 2 * 1000 + ks);
 		/* The 4-byte patch of the head the benchmark does. */
 		if (ks >= 4) {
 			uint32_t absent = 0xfffffff0u - i;
@@ -195,6 +222,28 @@ static void check_word_lookups(struct bpfmap *map, uint32_t ks, uint32_t vs, con
 		assert_int_equal(p[vs / 8 - 1], id); /* the value's last word: its stride */
 	}
 	bpfmap_read_unlock();
+	/* The copy-outs, outside any read-side section as a C program calls
+	 * them: the first and the last word of the value, and nothing past it. */
+	for (uint32_t id = 0; id < WORD_KEYS; id++) {
+		uint64_t k = word_key(ks, id), got[4], want[4] = {0};
+		int ret;
+
+		memset(got, 0xa5, sizeof(got));
+		memcpy(key, &k, ks);
+		errno = 0;
+		ret = bpfmap_lookup_elem(map, key, got);
+		if (!present[id]) {
+			assert_int_equal(ret, -ENOENT);
+			assert_int_equal(errno, ENOENT);
+			continue;
+		}
+		assert_int_equal(ret, 0);
+		/* As inserted: the id in the first and the last 8-byte word of
+		 * the stride, the value's bytes only; the rest as it was. */
+		want[0] = want[vs / 8 - 1] = id;
+		memset((char *)want + map->value_size, 0xa5, sizeof(want) - map->value_size);
+		assert_memory_equal(got, want, sizeof(got));
+	}
 }
 
 static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa)
@@ -210,6 +259,7 @@ static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa)
 	assert_non_null(v);
 	assert_ptr_equal(map->ops, &flat_ops);
 	map->lookup = flat_lookup_word(ks == 4 ? HASH_U32 : HASH_U64, vs, isa);
+	map->copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, isa);
 	for (uint32_t id = 0; id < WORD_KEYS; id += 2) {
 		uint64_t k = word_key(ks, id);
 
@@ -260,6 +310,10 @@ static void check_word_choice(enum flat_isa expect)
 			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect);
 
 			assert_true(to_flat(map)->match_by_key);
+			if (map->copy != flat_copy_word(kind, value_size == 8, expect))
+				assert_true(expect == FLAT_ISA_AVX512 &&
+					    map->copy == flat_copy_word(kind, value_size == 8,
+									FLAT_ISA_AVX2));
 			if (map->lookup != fn)
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->lookup ==

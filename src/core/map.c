@@ -13,7 +13,9 @@
 #include "core/opts.h"
 #include "util/compiler.h"
 
-static int fail(int err)
+/* Out of line, so that the entry points' fast paths set up no frame for
+ * the errno call (they tail-call the map instead). */
+static __attribute__((noinline, cold)) int fail(int err)
 {
 	errno = -err;
 	return err;
@@ -157,12 +159,20 @@ int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
 		return fail(-EPERM);
 	if (check_lock_flag(map, flags))
 		return fail(-EINVAL);
+	if (!flags)
+		return map->copy(map, key, value);
 	return result(map->ops->lookup_elem(map, key, value, flags));
 }
 
+/* bpfmap_lookup_elem_flags(.., 0), the checks in the same order, then a
+ * tail call of the map's own copy-out (it sets errno): no flag dispatch. */
 int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value)
 {
-	return bpfmap_lookup_elem_flags(map, key, value, 0);
+	if (unlikely(!map || !key || !value))
+		return fail(-EINVAL);
+	if (unlikely(!can_read(map)))
+		return fail(-EPERM);
+	return map->copy(map, key, value);
 }
 
 static int check_update_flags(const struct bpfmap *map, uint64_t flags)

@@ -37,6 +37,17 @@ struct bpfmap;
  */
 typedef void *(*map_lookup_fn)(struct bpfmap *map, const void *key);
 
+/*
+ * Copy-out lookup without flags: 0, or -errno with errno set.
+ * bpfmap_lookup_elem() tail-calls it after its checks, so errno is set here,
+ * off the hot path.  A table may specialise it per map at creation, as it
+ * does the program view; else it is the map's ops->lookup_elem(.., 0).
+ */
+typedef int (*map_copy_fn)(struct bpfmap *map, const void *key, void *value);
+
+/* @ret, with errno set when it is -errno: a map_copy_fn's way out. */
+int map_result(int ret) __attribute__((cold));
+
 /* The miss path of every map_lookup_fn: errno ENOENT, NULL. */
 void *map_lookup_miss(void) __attribute__((cold));
 
@@ -64,6 +75,7 @@ struct bpfmap {
 	/* Program-view lookup, specialised per map at creation: first, so the
 	 * hot path loads it without an offset. */
 	map_lookup_fn lookup;
+	map_copy_fn copy; /* beside it: the copy-out's hot path */
 	const struct map_ops *ops;
 	uint32_t key_size;
 	uint32_t value_size;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/map.h"
+#include "util/compiler.h"
 
 void *map_lookup_miss(void)
 {
@@ -25,10 +26,26 @@ static void *map_lookup_refused(struct bpfmap *map, const void *key)
 	return NULL;
 }
 
+/* The copy-out of a map whose table specialised none. */
+static int map_copy_generic(struct bpfmap *map, const void *key, void *value)
+{
+	int ret = map->ops->lookup_elem(map, key, value, 0);
+
+	return likely(!ret) ? 0 : map_result(ret);
+}
+
+int map_result(int ret)
+{
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
 void map_init_common(struct bpfmap *map, const struct map_params *p,
 		     const struct map_ops *ops, map_lookup_fn lookup)
 {
 	map->lookup = p->map_flags & BPFMAP_F_WRONLY_PROG ? map_lookup_refused : lookup;
+	map->copy = map_copy_generic;
 	map->ops = ops;
 	map->key_size = p->key_size;
 	map->value_size = p->value_size;

@@ -17,29 +17,6 @@
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
-int chain_copy_value_out(const struct chain *c, struct chain_elem *e, void *dst, bool with_lock)
-{
-	const void *src = elem_value(c, e);
-	const struct bpfmap *map = &c->map;
-
-	if (with_lock) {
-		value_copy_out_locked(map, dst, elem_value(c, e));
-	} else {
-		uint32_t s;
-
-		do {
-			s = seqcount_read_begin(&e->seq);
-			/* Unlinked before the copy: whatever it holds now may
-			 * have been written after the key left the map. */
-			if (unlikely(seqcount_is_retired(s)))
-				return -ENOENT;
-			shared_copy_out(dst, src, map->value_size);
-		} while (seqcount_read_retry(&e->seq, s));
-	}
-	value_clear_lock(map, dst);
-	return 0;
-}
-
 /* A value_word map's value: one atomic store, so readers never see it torn
  * and no seqcount is needed. */
 static ALWAYS_INLINE void chain_store_value_word(const struct chain *c, struct chain_elem *e,

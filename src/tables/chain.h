@@ -21,6 +21,7 @@
 #ifndef BPFMAP_TABLES_CHAIN_H
 #define BPFMAP_TABLES_CHAIN_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,11 +32,14 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
+#include "sync/seqcount.h"
 #include "sync/handoff.h"
 #include "sync/store_switch.h"
 #include "util/compiler.h"
 #include "util/freelist.h"
+#include "tables/value.h"
 #include "util/key_equal.h"
+#include "util/shared_copy.h"
 
 struct chain_elem {
 	struct chain_elem *next; /* atomic: readers follow it without the lock */
@@ -264,8 +268,29 @@ static ALWAYS_INLINE struct chain_elem *chain_find(const struct chain *c, struct
  * with_lock, else retrying on the seqcount; the lock field reads as zero.
  * Returns 0, or -ENOENT when (without the bucket lock) @e turned out to be
  * already unlinked: its key was absent at that instant. */
-int chain_copy_value_out(const struct chain *c, struct chain_elem *e, void *dst,
-			bool with_lock);
+static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chain_elem *e,
+					       void *dst, bool with_lock)
+{
+	const void *src = elem_value(c, e);
+	const struct bpfmap *map = &c->map;
+
+	if (with_lock) {
+		value_copy_out_locked(map, dst, elem_value(c, e));
+	} else {
+		uint32_t s;
+
+		do {
+			s = seqcount_read_begin(&e->seq);
+			/* Unlinked before the copy: whatever it holds now may
+			 * have been written after the key left the map. */
+			if (unlikely(seqcount_is_retired(s)))
+				return -ENOENT;
+			shared_copy_out(dst, src, map->value_size);
+		} while (seqcount_read_retry(&e->seq, s));
+	}
+	value_clear_lock(map, dst);
+	return 0;
+}
 
 /* The bucket lock (see seq_spin_lock): writers hold it to change the chain,
  * and lock-free writers validate what they read against it. */
@@ -293,8 +318,10 @@ void chain_stop_lockfree_stores(struct chain *c);
  * would wait for itself). */
 void chain_reclaim_throttle(struct chain *c);
 
-/* The program-view lookup for a map of @kind and @key_size. */
+/* The program-view lookup for a map of @kind and @key_size, and its
+ * copy-out (map->copy; NULL: the general one). */
 map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size);
+map_copy_fn chain_copy_for(enum hash_kind kind, uint32_t key_size);
 int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 
 int chain_get_next_key(struct bpfmap *map, const void *key, void *next_key);

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The chained table's program-view lookups (bpfmap_lookup and
- * bpfmap_lookup_bulk): specialised per key size at creation, so that the
- * hot path has the hash inlined and the key compare reduced to loads.
+ * bpfmap_lookup_bulk) and copy-outs (map->copy): specialised per key size at
+ * creation, so that the hot path has the hash inlined and the key compare
+ * reduced to loads.
  */
+#include <errno.h>
+
+#include "sync/rcu.h"
 #include "tables/chain.h"
 
 #include "hash/fast_hash.h"
@@ -135,5 +139,76 @@ map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size)
 		return chain_lookup_k256;
 	default:
 		return chain_lookup;
+	}
+}
+
+/* The copy-out of key @k (its hash computed): in a read-side section, as
+ * chain_lookup_elem's; errno set as map->copy sets it. */
+static ALWAYS_INLINE int chain_copy_key(struct chain *c, const struct chain_key *k, void *value,
+					uint32_t key_size, enum hash_kind kind)
+{
+	struct chain_elem *e;
+	int ret = -ENOENT;
+
+	rcu_lock();
+	e = chain_walk(chain_bucket(c, k->hash), k, key_size, kind, NULL);
+	if (e)
+		ret = chain_copy_value_out(c, e, value, false);
+	rcu_unlock();
+	return likely(!ret) ? 0 : map_result(ret);
+}
+
+static int chain_copy_u32(struct bpfmap *map, const void *key, void *value)
+{
+	struct chain *c = to_chain(map);
+	struct chain_key k = chain_key_of(c, key, HASH_U32);
+
+	return chain_copy_key(c, &k, value, 4, HASH_U32);
+}
+
+static int chain_copy_u64(struct bpfmap *map, const void *key, void *value)
+{
+	struct chain *c = to_chain(map);
+	struct chain_key k = chain_key_of(c, key, HASH_U64);
+
+	return chain_copy_key(c, &k, value, 8, HASH_U64);
+}
+
+#define CHAIN_COPY_SIZED(n)                                                                        \
+	static int chain_copy_k##n(struct bpfmap *map, const void *key, void *value)               \
+	{                                                                                          \
+		struct chain *c = to_chain(map);                                                   \
+		struct chain_key k = { .key = key,                                                 \
+				       .hash = chain_top(hash_sized(key, n, &c->hp)) };            \
+                                                                                                   \
+		return chain_copy_key(c, &k, value, n, CHAIN_GENERIC);                             \
+	}
+CHAIN_COPY_SIZED(16)
+CHAIN_COPY_SIZED(32)
+CHAIN_COPY_SIZED(64)
+CHAIN_COPY_SIZED(128)
+CHAIN_COPY_SIZED(256)
+
+map_copy_fn chain_copy_for(enum hash_kind kind, uint32_t key_size)
+{
+	if (kind == HASH_U32)
+		return chain_copy_u32;
+	if (kind == HASH_U64)
+		return chain_copy_u64;
+	if (!hash_sized_covers(kind))
+		return NULL;
+	switch (key_size) {
+	case 16:
+		return chain_copy_k16;
+	case 32:
+		return chain_copy_k32;
+	case 64:
+		return chain_copy_k64;
+	case 128:
+		return chain_copy_k128;
+	case 256:
+		return chain_copy_k256;
+	default:
+		return NULL;
 	}
 }

@@ -45,6 +45,8 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 		goto nomem;
 	c->hash_kind = hash_kind_for_key_size(p->key_size);
 	map_init_common(&c->map, p, &chain_ops, chain_lookup_for(c->hash_kind, p->key_size));
+	if (chain_copy_for(c->hash_kind, p->key_size))
+		c->map.copy = chain_copy_for(c->hash_kind, p->key_size);
 	c->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	c->shift = 32 - (uint32_t)__builtin_ctz(c->n_buckets);
 	c->hash = hash_fn_for_kind(c->hash_kind);

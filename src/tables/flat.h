@@ -569,6 +569,9 @@ int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
 int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
 			      bool match_by_key);
+/* The copy-out specialised for f's keys and values (map->copy), or NULL
+ * for the general one. */
+map_copy_fn flat_copy_for(const struct flat *f);
 
 /* A map on the flat table; NULL with *err = -errno (the map type has
  * checked p). */

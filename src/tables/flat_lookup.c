@@ -14,107 +14,9 @@
 #include "util/cpu_features.h"
 #include "util/shared_copy.h"
 
-static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
-				    bool with_lock);
+static enum flat_isa flat_isa_best(void);
 static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
 				 enum hash_kind kind);
-
-/*
- * Copy-out lookup of a key of at most 8 bytes: its home bucket without lock
- * or read-side section; a match and the value copied from it count only if
- * the bucket had no writer busy before and its seq is unchanged after (a
- * slot may be reused meanwhile: the reuse is a write under that seq).  A key
- * present throughout is always found: its slot and key do not change while
- * it lives.  In a map that matches by key (flat.h), the bucket's keys are
- * compared without the tags, as the program view does: both then see an
- * insert from the same moment (the key's store; the tag comes after it).
- * A home with a chain then has it walked, in a read-side section.
- */
-static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key, void *value,
-					  uint32_t ks, enum hash_kind kind)
-{
-	const struct flat_bucket *bk;
-	uint64_t hash = flat_hash_kind(f, key, kind);
-	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t h = pl.home;
-	uint64_t bcast = pl.tag * FLAT_BYTES_LO;
-	uint64_t small = flat_small_key(key, ks);
-
-	bk = &f->buckets[h];
-	for (;;) {
-		uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
-		uint64_t m = f->match_by_key
-				 ? FLAT_BYTES_HI /* every slot a candidate */
-				 : flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE), bcast);
-		bool again = false;
-
-		for (; m; m &= m - 1) {
-			uint32_t pos = h * FLAT_SLOTS + flat_first(m);
-
-			if (flat_small_at(f, pos, ks) != small)
-				continue;
-			if (unlikely(s1 & MWSEQ_WRITERS)) {
-				again = true;
-				break;
-			}
-			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
-			if (unlikely(__atomic_load_n(&bk->seq, __ATOMIC_RELAXED) != s1)) {
-				again = true;
-				break;
-			}
-			value_clear_lock(&f->map, value);
-			return 0;
-		}
-		if (!again)
-			break;
-		cpu_relax(); /* the bucket again */
-	}
-	if (!flat_chain_may_hold(f, h, pl.tag))
-		return -ENOENT;
-	return flat_lookup_copy_section(f, key, value, false);
-}
-
-/*
- * Copy-out lookup of a key longer than 8 bytes, under the value's spin lock,
- * or in a chain: in a read-side section, the position found, then its key
- * checked again and its value copied inside one seq window of its bucket
- * (in-place updates and an immediate reuse of the position both write under
- * that seq).
- */
-static int flat_lookup_copy_section(const struct flat *f, const void *key, void *value,
-				    bool with_lock)
-{
-	uint32_t ks = f->map.key_size;
-	uint64_t hash = flat_hash(f, key);
-	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t h = pl.home;
-	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
-	int ret = -ENOENT;
-
-	rcu_lock();
-	for (;;) {
-		uint32_t pos = flat_find(f, h, pl.tag, key, ks, small), s1;
-		const uint32_t *seq;
-
-		if (pos == FLAT_NONE)
-			break;
-		seq = &f->buckets[pos / FLAT_SLOTS].seq;
-		s1 = mwseq_read_begin(seq);
-		if (!flat_key_eq(f, pos, key, ks, small))
-			continue; /* reused meanwhile: look again */
-		if (with_lock)
-			flat_copy_value_locked_out(f, pos, value, true);
-		else
-			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
-		if (mwseq_read_same(seq, s1)) {
-			value_clear_lock(&f->map, value);
-			ret = 0;
-			break;
-		}
-	}
-	rcu_unlock();
-	return ret;
-}
 
 int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
 {
@@ -122,14 +24,14 @@ int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
 	uint32_t ks = map->key_size;
 
 	if (flags & BPFMAP_F_LOCK)
-		return flat_lookup_copy_section(f, key, value, true);
+		return flat_copy_section(f, key, value, true);
 	if (f->hash_kind == HASH_U64)
 		return flat_lookup_copy_word(f, key, value, 8, HASH_U64);
 	if (f->hash_kind == HASH_U32)
 		return flat_lookup_copy_word(f, key, value, 4, HASH_U32);
 	if (ks <= 8)
-		return flat_lookup_copy(f, key, value, ks, f->hash_kind);
-	return flat_lookup_copy_section(f, key, value, false);
+		return flat_copy_small(f, key, value, ks, f->hash_kind);
+	return flat_copy_section(f, key, value, false);
 }
 
 /* ---- program view -------------------------------------------------------- */
@@ -198,30 +100,60 @@ static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, 
  * mispredicts on the matching slot once the keys' line arrives, and the
  * flush throws away the next lookups' misses already under way.
  */
+static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key, void *value,
+					    uint32_t ks, enum hash_kind kind, bool v8)
+{
+	uint64_t hash = flat_hash_kind(f, key, kind);
+	uint32_t h = flat_home(f, hash);
+	const uint32_t *seq = &f->buckets[h].seq;
+	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	uint32_t m = flat_word_match(f, h, key, ks);
+
+	if (likely(m && !(s1 & MWSEQ_WRITERS)) &&
+	    likely(flat_copy_slot(f, (size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4),
+				  seq, s1, value, v8)))
+		return 0;
+	return flat_copy_word_far(f, key, value, ks);
+}
+
 static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
 				 enum hash_kind kind)
 {
-	uint64_t hash;
-	uint32_t h, m, s1;
-	const uint32_t *seq;
+	if (!f->match_by_key || f->elems)
+		return flat_copy_small(f, key, value, ks, kind);
+	return flat_copy_word_in(f, key, value, ks, kind, false);
+}
 
-	if (!f->match_by_key)
-		return flat_lookup_copy(f, key, value, ks, kind);
-	hash = flat_hash_kind(f, key, kind);
-	h = flat_home(f, hash);
-	seq = &f->buckets[h].seq;
-	s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-	m = flat_word_match(f, h, key, ks);
-	if (likely(m && !(s1 & MWSEQ_WRITERS))) {
-		uint32_t pos = h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4);
-
-		shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
-		if (likely(__atomic_load_n(seq, __ATOMIC_RELAXED) == s1)) {
-			value_clear_lock(&f->map, value);
-			return 0;
-		}
+/* The copy-outs a map of word keys that matches by key gets at creation
+ * (map->copy): the kind, and for 8-byte values without a spin lock the
+ * value's size, constants. */
+#define FLAT_COPY_WORD(name, ks, kind, v8)                                                         \
+	static FLAT_WORD_ALIGN int flat_copy_##name(struct bpfmap *map, const void *key,           \
+						    void *value)                                   \
+	{                                                                                          \
+		return flat_copy_word_in(to_flat(map), key, value, ks, kind, v8);                 \
 	}
-	return flat_lookup_copy(f, key, value, ks, kind);
+FLAT_COPY_WORD(k4, 4, HASH_U32, false)
+FLAT_COPY_WORD(k8, 8, HASH_U64, false)
+FLAT_COPY_WORD(k4_v8, 4, HASH_U32, true)
+FLAT_COPY_WORD(k8_v8, 8, HASH_U64, true)
+
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa)
+{
+	if (isa != FLAT_ISA_BASE)
+		return flat_copy_word_x86(kind, v8, isa);
+	if (kind == HASH_U32)
+		return v8 ? flat_copy_k4_v8 : flat_copy_k4;
+	return v8 ? flat_copy_k8_v8 : flat_copy_k8;
+}
+
+map_copy_fn flat_copy_for(const struct flat *f)
+{
+	if (!f->match_by_key || f->elems ||
+	    (f->hash_kind != HASH_U32 && f->hash_kind != HASH_U64))
+		return NULL;
+	return flat_copy_word(f->hash_kind, f->map.value_size == 8 && !map_has_lock(&f->map),
+			      flat_isa_best());
 }
 
 /* 4-byte keys: the home bucket, else the general path. */
@@ -263,11 +195,25 @@ static FLAT_WORD_ALIGN void *flat_lookup_k8(struct bpfmap *map, const void *key)
 	return flat_lookup_k8_in(to_flat(map), key);
 }
 #else
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa)
+{
+	(void)kind;
+	(void)v8;
+	(void)isa;
+	return NULL; /* the general copy-out */
+}
+
+map_copy_fn flat_copy_for(const struct flat *f)
+{
+	(void)f;
+	return NULL;
+}
+
 /* TSan builds: the scalar compare (see flat_lookup_word_scalar). */
 static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
 				 enum hash_kind kind)
 {
-	return flat_lookup_copy(f, key, value, ks, kind);
+	return flat_copy_small(f, key, value, ks, kind);
 }
 
 /* One key word at a time, each an acquire load (TSan builds: it sees the

@@ -174,6 +174,8 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	map_init_common(&f->map, p, &flat_ops,
 			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
 					f->match_by_key && !f->elems));
+	if (flat_copy_for(f))
+		f->map.copy = flat_copy_for(f);
 	return &f->map;
 
 nomem:

@@ -15,6 +15,8 @@
 #include <stdint.h>
 
 #include "tables/flat.h"
+#include "tables/value.h"
+#include "util/shared_copy.h"
 
 enum flat_isa {
 	FLAT_ISA_BASE,	 /* SSE2 (scalar where FLAT_SIMD is 0) */
@@ -40,5 +42,47 @@ map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum 
 
 /* The AVX2 and AVX-512 ones (flat_words_x86.c); NULL where not built. */
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa);
+
+/* The copy-outs of the same maps (map->copy) per instruction set; @v8:
+ * 8-byte values without a spin lock (flat_lookup.c); the AVX2 and AVX-512
+ * ones (flat_words_x86.c), NULL where not built. */
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa);
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa);
+
+/* The general copy-out paths (flat_copy.c): a word key's, out of line with
+ * errno set as map->copy sets it (no match in the home bucket, or a writer
+ * busy on it); a key of at most 8 bytes in its home bucket, slot by slot,
+ * then its chain; and in a read-side section, under the value's spin lock
+ * when @with_lock. */
+int flat_copy_word_far(const struct flat *f, const void *key, void *value, uint32_t ks);
+int flat_copy_small(const struct flat *f, const void *key, void *value, uint32_t ks,
+		    enum hash_kind kind);
+int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock);
+
+/*
+ * The end of a word-key copy-out that matched slot @pos: its value copied
+ * out, valid if bucket seq @seq still reads @s1 (taken before the keys were
+ * compared, with no writer busy).  @v8: the value is one word and has no
+ * spin lock, so the copy is one load.  False: take the general path.
+ */
+static ALWAYS_INLINE bool flat_copy_slot(const struct flat *f, size_t pos, const uint32_t *seq,
+					 uint32_t s1, void *value, bool v8)
+{
+	if (v8) {
+		uint64_t w = __atomic_load_n((const uint64_t *)(const void *)
+						 flat_value_elem(f, pos, 8),
+					     __ATOMIC_ACQUIRE);
+
+		if (unlikely(__atomic_load_n(seq, __ATOMIC_RELAXED) != s1))
+			return false;
+		memcpy(value, &w, 8);
+		return true;
+	}
+	shared_copy_out(value, flat_value_elem(f, pos, 0), f->map.value_size);
+	if (unlikely(__atomic_load_n(seq, __ATOMIC_RELAXED) != s1))
+		return false;
+	value_clear_lock(&f->map, value);
+	return true;
+}
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Program-view lookups of 4- and 8-byte keys with AVX2 and AVX-512
- * (flat_words.h; the SSE2 ones are in flat_lookup.c, the layout in flat.h).
+ * Program-view lookups and copy-outs of 4- and 8-byte keys with AVX2 and
+ * AVX-512 (flat_words.h; the SSE2 ones are in flat_lookup.c, the layout in flat.h).
  * A home bucket's eight keys are 32 or 64 contiguous, aligned bytes: AVX2
  * compares them with the key in one instruction (4-byte keys) or two
  * (8-byte), AVX-512 in one.  Against SSE2, which compares 8-byte keys as
@@ -127,6 +127,116 @@ FLAT_WORD_LOOKUPS(k8_avx2, FLAT_AVX2)
 FLAT_WORD_LOOKUPS(k4_avx512, FLAT_AVX512)
 FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
 
+/*
+ * The copy-outs (map->copy): the same compares, the bucket's seq read
+ * before them, the value copied by flat_copy_slot.
+ */
+#define FLAT_COPY_END(f, h, m, seq, s1, value, v8, ks)                                            \
+	do {                                                                                       \
+		uint64_t i_ = _tzcnt_u64(m);                                                       \
+                                                                                                   \
+		if (likely(i_ < FLAT_SLOTS && !((s1) & MWSEQ_WRITERS)) &&                          \
+		    likely(flat_copy_slot((f), (size_t)(h) * FLAT_SLOTS + i_, (seq), (s1), (value), \
+					  (v8))))                                                  \
+			return 0;                                                                  \
+		return flat_copy_word_far((f), key, (value), (ks));                                \
+	} while (0)
+
+static ALWAYS_INLINE FLAT_AVX2 int flat_copy_k4_avx2(struct bpfmap *map, const void *key,
+						     void *value, bool v8)
+{
+	struct flat *f = to_flat(map);
+	uint32_t k = load_u32(key);
+	uint32_t h = flat_home(f, fast_hash_u32(k, f->mul, f->fin));
+	const uint32_t *seq = &f->buckets[h].seq;
+	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
+	__m256i eq = _mm256_cmpeq_epi32(keys, _mm256_set1_epi32((int)k));
+	uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
+
+	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 4);
+}
+
+static ALWAYS_INLINE FLAT_AVX2 int flat_copy_k8_avx2(struct bpfmap *map, const void *key,
+						     void *value, bool v8)
+{
+	struct flat *f = to_flat(map);
+	uint64_t hash, k;
+	uint32_t h = flat_k8_home(f, key, &k, &hash);
+	const uint32_t *seq = &f->buckets[h].seq;
+	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	const __m256i *keys = (const __m256i *)(const void *)(f->keys + (size_t)h * 64);
+	__m256i kv = _mm256_set1_epi64x((long long)k);
+	uint32_t m =
+	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[0], kv))) |
+	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[1], kv))) << 4;
+
+	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 8);
+}
+
+static ALWAYS_INLINE FLAT_AVX512 int flat_copy_k4_avx512(struct bpfmap *map, const void *key,
+							 void *value, bool v8)
+{
+	struct flat *f = to_flat(map);
+	uint32_t k = load_u32(key);
+	uint32_t h = flat_home(f, fast_hash_u32(k, f->mul, f->fin));
+	const uint32_t *seq = &f->buckets[h].seq;
+	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
+	uint32_t m = _cvtmask8_u32(_mm256_cmpeq_epi32_mask(_mm256_set1_epi32((int)k), keys));
+
+	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 4);
+}
+
+static ALWAYS_INLINE FLAT_AVX512 int flat_copy_k8_avx512(struct bpfmap *map, const void *key,
+							 void *value, bool v8)
+{
+	struct flat *f = to_flat(map);
+	uint64_t hash, k;
+	uint32_t h = flat_k8_home(f, key, &k, &hash);
+	const uint32_t *seq = &f->buckets[h].seq;
+	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	__m512i keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
+	uint32_t m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(_mm512_set1_epi64((long long)k), keys));
+
+	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 8);
+}
+
+/* Each copy-out for 8-byte values without a spin lock (v8), and for any. */
+#define FLAT_WORD_COPIES(name, attrs)                                                              \
+	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_v8(struct bpfmap *map, const void *key, \
+							       void *value)                        \
+	{                                                                                          \
+		return flat_copy_##name(map, key, value, true);                                    \
+	}                                                                                          \
+	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_any(struct bpfmap *map,                \
+								const void *key, void *value)      \
+	{                                                                                          \
+		return flat_copy_##name(map, key, value, false);                                   \
+	}
+FLAT_WORD_COPIES(k4_avx2, FLAT_AVX2)
+FLAT_WORD_COPIES(k8_avx2, FLAT_AVX2)
+FLAT_WORD_COPIES(k4_avx512, FLAT_AVX512)
+FLAT_WORD_COPIES(k8_avx512, FLAT_AVX512)
+
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
+{
+	bool k4 = kind == HASH_U32;
+
+	switch (isa) {
+	case FLAT_ISA_AVX2:
+		if (k4)
+			return v8 ? flat_copy_k4_avx2_v8 : flat_copy_k4_avx2_any;
+		return v8 ? flat_copy_k8_avx2_v8 : flat_copy_k8_avx2_any;
+	case FLAT_ISA_AVX512:
+		if (k4)
+			return v8 ? flat_copy_k4_avx512_v8 : flat_copy_k4_avx512_any;
+		return v8 ? flat_copy_k8_avx512_v8 : flat_copy_k8_avx512_any;
+	default:
+		return NULL;
+	}
+}
+
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa)
 {
 	bool k4 = kind == HASH_U32, v8 = value_stride == 8;
@@ -145,6 +255,14 @@ map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, e
 	}
 }
 #else
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
+{
+	(void)kind;
+	(void)v8;
+	(void)isa;
+	return NULL;
+}
+
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa)
 {
 	(void)kind;

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The flat table's general copy-out paths: a small key's home bucket slot by
+ * slot, and a read-side section for long keys, spin-locked copies and
+ * chains.  Below the specialised copy-outs (flat_lookup.c, flat_words_x86.c),
+ * which fall back on them.
+ */
+#include <errno.h>
+
+#include "tables/flat.h"
+#include "tables/flat_words.h"
+#include "tables/value.h"
+#include "util/shared_copy.h"
+
+/*
+ * Copy-out lookup of a key of at most 8 bytes: its home bucket without lock
+ * or read-side section; a match and the value copied from it count only if
+ * the bucket had no writer busy before and its seq is unchanged after (a
+ * slot may be reused meanwhile: the reuse is a write under that seq).  A key
+ * present throughout is always found: its slot and key do not change while
+ * it lives.  In a map that matches by key (flat.h), the bucket's keys are
+ * compared without the tags, as the program view does: both then see an
+ * insert from the same moment (the key's store; the tag comes after it).
+ * A home with a chain then has it walked, in a read-side section.
+ */
+static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key, void *value,
+					  uint32_t ks, enum hash_kind kind)
+{
+	const struct flat_bucket *bk;
+	uint64_t hash = flat_hash_kind(f, key, kind);
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t h = pl.home;
+	uint64_t bcast = pl.tag * FLAT_BYTES_LO;
+	uint64_t small = flat_small_key(key, ks);
+
+	bk = &f->buckets[h];
+	for (;;) {
+		uint32_t s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
+		uint64_t m = f->match_by_key
+				 ? FLAT_BYTES_HI /* every slot a candidate */
+				 : flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE), bcast);
+		bool again = false;
+
+		for (; m; m &= m - 1) {
+			uint32_t pos = h * FLAT_SLOTS + flat_first(m);
+
+			if (flat_small_at(f, pos, ks) != small)
+				continue;
+			if (unlikely(s1 & MWSEQ_WRITERS)) {
+				again = true;
+				break;
+			}
+			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
+			if (unlikely(__atomic_load_n(&bk->seq, __ATOMIC_RELAXED) != s1)) {
+				again = true;
+				break;
+			}
+			value_clear_lock(&f->map, value);
+			return 0;
+		}
+		if (!again)
+			break;
+		cpu_relax(); /* the bucket again */
+	}
+	if (!flat_chain_may_hold(f, h, pl.tag))
+		return -ENOENT;
+	return flat_copy_section(f, key, value, false);
+}
+
+int flat_copy_small(const struct flat *f, const void *key, void *value, uint32_t ks,
+		    enum hash_kind kind)
+{
+	return flat_lookup_copy(f, key, value, ks, kind);
+}
+
+__attribute__((noinline)) int flat_copy_word_far(const struct flat *f, const void *key,
+						  void *value, uint32_t ks)
+{
+	return map_result(flat_lookup_copy(f, key, value, ks, ks == 4 ? HASH_U32 : HASH_U64));
+}
+
+/*
+ * Copy-out lookup of a key longer than 8 bytes, under the value's spin lock,
+ * or in a chain: in a read-side section, the position found, then its key
+ * checked again and its value copied inside one seq window of its bucket
+ * (in-place updates and an immediate reuse of the position both write under
+ * that seq).
+ */
+int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock)
+{
+	uint32_t ks = f->map.key_size;
+	uint64_t hash = flat_hash(f, key);
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t h = pl.home;
+	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
+	int ret = -ENOENT;
+
+	rcu_lock();
+	for (;;) {
+		uint32_t pos = flat_find(f, h, pl.tag, key, ks, small), s1;
+		const uint32_t *seq;
+
+		if (pos == FLAT_NONE)
+			break;
+		seq = &f->buckets[pos / FLAT_SLOTS].seq;
+		s1 = mwseq_read_begin(seq);
+		if (!flat_key_eq(f, pos, key, ks, small))
+			continue; /* reused meanwhile: look again */
+		if (with_lock)
+			flat_copy_value_locked_out(f, pos, value, true);
+		else
+			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
+		if (mwseq_read_same(seq, s1)) {
+			value_clear_lock(&f->map, value);
+			ret = 0;
+			break;
+		}
+	}
+	rcu_unlock();
+	return ret;
+}
+
