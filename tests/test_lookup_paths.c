@@ -101,10 +101,11 @@ static void test_lookup_every_key_size(void **state)
 	for (size_t s = 0; s < sizeof(key_sizes) / sizeof(key_sizes[0]); s++) {
 		uint32_t ks = key_sizes[s];
 		/* Small tables (8 entries per bucket) and roomy ones (chains of
-		 * one) exercise collision walks and direct hits. */
-		static const uint32_t max_entries[] = {KEYS, 4 * KEYS};
+		 * one) exercise collision walks and direct hits; from 16384
+		 * entries on, long keys get the flat table too (maps/hash.c). */
+		static const uint32_t max_entries[] = {KEYS, 4 * KEYS, 16384};
 
-		for (size_t m = 0; m < 2; m++) {
+		for (size_t m = 0; m < ARRAY_SIZE(max_entries); m++) {
 			struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, 8, max_entries[m],
 							 variant_flags(state));
 			uint8_t *key = malloc(ks);

@@ -59,6 +59,7 @@
 #define BPFMAP_TABLES_FLAT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -110,10 +111,10 @@ struct flat_home {
 };
 
 struct flat {
-	struct bpfmap map;
-	/* Hot: what every lookup reads, in one cache line. */
+	struct bpfmap map; /* 72 bytes: the fields below fill its second line */
+	/* Hot: what every lookup and copy-out reads, in one cache line (the
+	 * struct is allocated line-aligned; the assertion below checks it). */
 	struct flat_bucket *buckets; /* n_homes homes, then the pool's buckets */
-	struct flat_home *homes;
 	char *keys;   /* element e's key at e * key_stride */
 	char *values; /* element e's value at e * value_stride */
 	/* Keys longer than 8 bytes: position -> element index + 1 (0 until
@@ -122,9 +123,11 @@ struct flat {
 	uint32_t *elems;
 	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
+	uint32_t value_stride; /* value_size padded to 8 */
+	/* The rest: chains, writers, walks. */
+	struct flat_home *homes;
 	uint32_t moved;	       /* atomic, a seq (mwseq_*): nodes relinked at once (flat_chain_find) */
 	uint32_t key_stride;   /* 4 for keys of at most 4 bytes, else key_size padded to 8 */
-	uint32_t value_stride; /* value_size padded to 8 */
 	uint32_t n_buckets;    /* n_homes, then the pool's */
 	hash_fn hash;
 	uint32_t cursor_end; /* batch cursor after the last unit: the kernel's bucket count */
@@ -166,6 +169,10 @@ struct flat {
 	struct rcu_head rcu;
 	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };
+
+_Static_assert(offsetof(struct flat, buckets) >= 64 &&
+		       offsetof(struct flat, value_stride) + sizeof(uint32_t) <= 128,
+	       "struct flat's hot fields must share the line after the map's first");
 
 #define FLAT_NONE UINT32_MAX /* no slot */
 

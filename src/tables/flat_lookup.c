@@ -147,7 +147,7 @@ map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa)
 	return v8 ? flat_copy_k8_v8 : flat_copy_k8;
 }
 
-map_copy_fn flat_copy_for(const struct flat *f)
+static map_copy_fn flat_copy_word_for(const struct flat *f)
 {
 	if (!f->match_by_key || f->elems ||
 	    (f->hash_kind != HASH_U32 && f->hash_kind != HASH_U64))
@@ -203,7 +203,7 @@ map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa)
 	return NULL; /* the general copy-out */
 }
 
-map_copy_fn flat_copy_for(const struct flat *f)
+static map_copy_fn flat_copy_word_for(const struct flat *f)
 {
 	(void)f;
 	return NULL;
@@ -244,40 +244,75 @@ static void *flat_lookup_k8(struct bpfmap *map, const void *key)
 
 /*
  * Longer keys: the home bucket's tags matched, the first candidate's element
- * found by the slot's index (prefetched with the tags) and its key compared
- * in place (inline for the sizes specialised below), the match validated by
- * the bucket's seq (see flat_find); anything else takes the general path.
+ * found by the slot's index (prefetched with the tags), with the bucket's
+ * seq read before (no writer busy).  Its key is then compared in place
+ * (inline for the sizes specialised below) and the match validated by that
+ * seq (see flat_find); anything else takes the general path.  Returns the
+ * element, or UINT32_MAX.
  */
+static ALWAYS_INLINE uint32_t flat_long_candidate(const struct flat *f, uint32_t h, uint32_t tag,
+						  uint32_t *s1)
+{
+	const struct flat_bucket *bk = &f->buckets[h];
+	const uint32_t *elems = f->elems + (size_t)h * FLAT_SLOTS;
+
+	/* The slots' element indices load with the tags, not after them. */
+	__builtin_prefetch(elems);
+	*s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
+#if FLAT_SIMD
+	uint32_t m = flat_simd_tag_bits_at(&bk->tags, tag); /* bit i: slot i */
+	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
+#else
+	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE), tag * FLAT_BYTES_LO);
+	uint32_t i = m ? flat_first(m) : 0;
+#endif
+
+	if (likely(m && !(*s1 & MWSEQ_WRITERS)))
+		return __atomic_load_n(&elems[i], __ATOMIC_RELAXED) - 1;
+	return UINT32_MAX;
+}
+
 static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uint32_t ks,
 					    uint64_t hash, uint32_t vs)
 {
 	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t h = pl.home;
-	const struct flat_bucket *bk = &f->buckets[h];
-	const uint32_t *elems = f->elems + (size_t)h * FLAT_SLOTS;
-	uint32_t s1;
+	uint32_t s1, e = flat_long_candidate(f, pl.home, pl.tag, &s1);
 
-	/* The slots' element indices load with the tags, not after them. */
-	__builtin_prefetch(elems);
-	s1 = __atomic_load_n(&bk->seq, __ATOMIC_ACQUIRE);
-#if FLAT_SIMD
-	uint32_t m = flat_simd_tag_bits_at(&bk->tags, pl.tag); /* bit i: slot i */
-	uint32_t i = m ? (uint32_t)__builtin_ctz(m) : 0;
-#else
-	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE),
-				pl.tag * FLAT_BYTES_LO);
-	uint32_t i = m ? flat_first(m) : 0;
-#endif
-
-	if (likely(m && !(s1 & MWSEQ_WRITERS))) {
-		/* ROUND_UP(ks, 8) is key_stride: a constant in the sized lookups. */
-		uint32_t e = __atomic_load_n(&elems[i], __ATOMIC_RELAXED) - 1, ks8 = ROUND_UP(ks, 8);
-		const char *stored = f->keys + (size_t)e * ks8;
-
-		if (likely(key_equal_long(stored, key, ks) && mwseq_read_same(&bk->seq, s1)))
-			return flat_value_elem(f, e, vs);
-	}
+	/* ROUND_UP(ks, 8) is key_stride: a constant in the sized lookups. */
+	if (likely(e != UINT32_MAX) &&
+	    likely(key_equal_long(f->keys + (size_t)e * ROUND_UP(ks, 8), key, ks) &&
+		   mwseq_read_same(&f->buckets[pl.home].seq, s1)))
+		return flat_value_elem(f, e, vs);
 	return flat_lookup_far(f, hash, key, ks);
+}
+
+/*
+ * The copy-out of a long key (map->copy): the same candidate, its key and
+ * then its value read under the one seq, outside any read-side section (the
+ * table's memory stays while the map lives, and a reuse of the position
+ * writes under that seq).  TSan builds take the general path: its plain key
+ * compare would race with a refill's stores there.
+ */
+static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *value, uint32_t ks,
+					uint64_t hash)
+{
+#ifndef BPFMAP_TSAN
+	struct flat_place pl = flat_place_of(f, hash);
+	uint32_t s1, e = flat_long_candidate(f, pl.home, pl.tag, &s1);
+
+	if (likely(e != UINT32_MAX) &&
+	    likely(key_equal_long(f->keys + (size_t)e * ROUND_UP(ks, 8), key, ks))) {
+		shared_copy_out(value, flat_value_elem(f, e, 0), f->map.value_size);
+		if (likely(mwseq_read_same(&f->buckets[pl.home].seq, s1))) {
+			value_clear_lock(&f->map, value);
+			return 0;
+		}
+	}
+#else
+	(void)hash;
+	(void)ks;
+#endif
+	return map_result(flat_copy_section(f, key, value, false));
 }
 
 /* The map's hash inline (hash/sized_hash.h; flat_lookup_for picks these only
@@ -301,6 +336,56 @@ FLAT_LOOKUP_SIZED(32)
 FLAT_LOOKUP_SIZED(64)
 FLAT_LOOKUP_SIZED(128)
 FLAT_LOOKUP_SIZED(256)
+
+#define FLAT_COPY_SIZED(n)                                                                         \
+	static int flat_copy_k##n(struct bpfmap *map, const void *key, void *value)                \
+	{                                                                                          \
+		struct flat *f = to_flat(map);                                                     \
+                                                                                                   \
+		return flat_copy_long(f, key, value, n, hash_sized(key, n, &f->hp));               \
+	}
+FLAT_COPY_SIZED(16)
+FLAT_COPY_SIZED(32)
+FLAT_COPY_SIZED(64)
+FLAT_COPY_SIZED(128)
+FLAT_COPY_SIZED(256)
+
+static int flat_copy_long_any(struct bpfmap *map, const void *key, void *value)
+{
+	struct flat *f = to_flat(map);
+	uint32_t ks = map->key_size;
+
+	return flat_copy_long(f, key, value, ks, f->hash(key, ks, &f->hp));
+}
+
+/* The copy-out of a map of long keys (map->copy): by key size, as
+ * flat_lookup_for picks the lookups. */
+static map_copy_fn flat_copy_long_for(const struct flat *f)
+{
+	if (!hash_sized_covers(f->hash_kind))
+		return flat_copy_long_any;
+	switch (f->map.key_size) {
+	case 16:
+		return flat_copy_k16;
+	case 32:
+		return flat_copy_k32;
+	case 64:
+		return flat_copy_k64;
+	case 128:
+		return flat_copy_k128;
+	case 256:
+		return flat_copy_k256;
+	default:
+		return flat_copy_long_any;
+	}
+}
+
+map_copy_fn flat_copy_for(const struct flat *f)
+{
+	if (f->map.key_size > 8)
+		return flat_copy_long_for(f);
+	return flat_copy_word_for(f);
+}
 
 /* Other sizes over 8 bytes: the same, the map's hash out of line. */
 static void *flat_lookup_long_any(struct bpfmap *map, const void *key)

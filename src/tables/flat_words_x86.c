@@ -39,17 +39,13 @@
 		return far_call;                                                                   \
 	} while (0)
 
-static ALWAYS_INLINE FLAT_AVX2 void *flat_k4_avx2(struct bpfmap *map, const void *key, uint32_t vs)
+/* A 4-byte key, its hash and home. */
+static ALWAYS_INLINE uint32_t flat_k4_home(const struct flat *f, const void *key, uint64_t *k,
+					   uint64_t *hash)
 {
-	struct flat *f = to_flat(map);
-	uint32_t k = load_u32(key);
-	uint64_t hash = fast_hash_u32(k, f->mul, f->fin);
-	uint32_t h = flat_home(f, hash);
-	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
-	__m256i eq = _mm256_cmpeq_epi32(keys, _mm256_set1_epi32((int)k));
-	uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
-
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 4, k));
+	*k = load_u32(key);
+	*hash = fast_hash_u32((uint32_t)*k, f->mul, f->fin);
+	return flat_home(f, *hash);
 }
 
 /* An 8-byte key (read by halves: see load_u32_halves), its hash and home. */
@@ -64,52 +60,61 @@ static ALWAYS_INLINE uint32_t flat_k8_home(const struct flat *f, const void *key
 	return flat_home(f, *hash);
 }
 
-static ALWAYS_INLINE FLAT_AVX2 void *flat_k8_avx2(struct bpfmap *map, const void *key, uint32_t vs)
+/* Home bucket h's slots holding key k (bit i: slot i), per key size and
+ * instruction set: the one compare each lookup and copy-out makes. */
+static ALWAYS_INLINE FLAT_AVX2 uint32_t flat_k4_avx2_eq(const struct flat *f, uint32_t h,
+							 uint64_t k)
 {
-	struct flat *f = to_flat(map);
-	uint64_t hash;
-	uint32_t h;
-	const __m256i *keys;
-	uint32_t m;
-	uint64_t k;
-	__m256i kv;
-
-	h = flat_k8_home(f, key, &k, &hash);
-	keys = (const __m256i *)(const void *)(f->keys + (size_t)h * 64);
-	kv = _mm256_set1_epi64x((long long)k);
-	m = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[0], kv))) |
-	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[1], kv))) << 4;
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 8, k));
-}
-
-static ALWAYS_INLINE FLAT_AVX512 void *flat_k4_avx512(struct bpfmap *map, const void *key,
-						      uint32_t vs)
-{
-	struct flat *f = to_flat(map);
-	uint32_t k = load_u32(key);
-	uint64_t hash = fast_hash_u32(k, f->mul, f->fin);
-	uint32_t h = flat_home(f, hash);
 	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
-	uint32_t m = _cvtmask8_u32(_mm256_cmpeq_epi32_mask(_mm256_set1_epi32((int)k), keys));
+	__m256i eq = _mm256_cmpeq_epi32(keys, _mm256_set1_epi32((int)k));
 
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 4, k));
+	return (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
 }
 
-static ALWAYS_INLINE FLAT_AVX512 void *flat_k8_avx512(struct bpfmap *map, const void *key,
-						      uint32_t vs)
+static ALWAYS_INLINE FLAT_AVX2 uint32_t flat_k8_avx2_eq(const struct flat *f, uint32_t h,
+							 uint64_t k)
 {
-	struct flat *f = to_flat(map);
-	uint64_t hash;
-	uint32_t h;
-	__m512i keys;
-	uint32_t m;
-	uint64_t k;
+	const __m256i *keys = (const __m256i *)(const void *)(f->keys + (size_t)h * 64);
+	__m256i kv = _mm256_set1_epi64x((long long)k);
 
-	h = flat_k8_home(f, key, &k, &hash);
-	keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
-	m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(_mm512_set1_epi64((long long)k), keys));
-	FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, 8, k));
+	return (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[0], kv))) |
+	       (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[1], kv)))
+		   << 4;
 }
+
+static ALWAYS_INLINE FLAT_AVX512 uint32_t flat_k4_avx512_eq(const struct flat *f, uint32_t h,
+							     uint64_t k)
+{
+	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
+
+	return _cvtmask8_u32(_mm256_cmpeq_epi32_mask(_mm256_set1_epi32((int)k), keys));
+}
+
+static ALWAYS_INLINE FLAT_AVX512 uint32_t flat_k8_avx512_eq(const struct flat *f, uint32_t h,
+							     uint64_t k)
+{
+	__m512i keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
+
+	return _cvtmask8_u32(_mm512_cmpeq_epi64_mask(_mm512_set1_epi64((long long)k), keys));
+}
+
+/* The lookup of a @ks-byte key with @name's home and compare; @vs: the value
+ * stride if known (8), else 0. */
+#define FLAT_WORD_LOOKUP(name, ks, attrs)                                                          \
+	static ALWAYS_INLINE attrs void *flat_##name(struct bpfmap *map, const void *key,          \
+						     uint32_t vs)                                  \
+	{                                                                                          \
+		struct flat *f = to_flat(map);                                                     \
+		uint64_t hash, k;                                                                  \
+		uint32_t h = flat_k##ks##_home(f, key, &k, &hash);                                 \
+		uint32_t m = flat_##name##_eq(f, h, k);                                            \
+                                                                                                   \
+		FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, ks, k));                  \
+	}
+FLAT_WORD_LOOKUP(k4_avx2, 4, FLAT_AVX2)
+FLAT_WORD_LOOKUP(k8_avx2, 8, FLAT_AVX2)
+FLAT_WORD_LOOKUP(k4_avx512, 4, FLAT_AVX512)
+FLAT_WORD_LOOKUP(k8_avx512, 8, FLAT_AVX512)
 
 /* Each lookup for 8-byte values (v8) and for any value stride. */
 #define FLAT_WORD_LOOKUPS(name, attrs)                                                             \
@@ -142,65 +147,25 @@ FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
 		return flat_copy_word_far((f), key, (value), (ks));                                \
 	} while (0)
 
-static ALWAYS_INLINE FLAT_AVX2 int flat_copy_k4_avx2(struct bpfmap *map, const void *key,
-						     void *value, bool v8)
-{
-	struct flat *f = to_flat(map);
-	uint32_t k = load_u32(key);
-	uint32_t h = flat_home(f, fast_hash_u32(k, f->mul, f->fin));
-	const uint32_t *seq = &f->buckets[h].seq;
-	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
-	__m256i eq = _mm256_cmpeq_epi32(keys, _mm256_set1_epi32((int)k));
-	uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
-
-	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 4);
-}
-
-static ALWAYS_INLINE FLAT_AVX2 int flat_copy_k8_avx2(struct bpfmap *map, const void *key,
-						     void *value, bool v8)
-{
-	struct flat *f = to_flat(map);
-	uint64_t hash, k;
-	uint32_t h = flat_k8_home(f, key, &k, &hash);
-	const uint32_t *seq = &f->buckets[h].seq;
-	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-	const __m256i *keys = (const __m256i *)(const void *)(f->keys + (size_t)h * 64);
-	__m256i kv = _mm256_set1_epi64x((long long)k);
-	uint32_t m =
-	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[0], kv))) |
-	    (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(keys[1], kv))) << 4;
-
-	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 8);
-}
-
-static ALWAYS_INLINE FLAT_AVX512 int flat_copy_k4_avx512(struct bpfmap *map, const void *key,
-							 void *value, bool v8)
-{
-	struct flat *f = to_flat(map);
-	uint32_t k = load_u32(key);
-	uint32_t h = flat_home(f, fast_hash_u32(k, f->mul, f->fin));
-	const uint32_t *seq = &f->buckets[h].seq;
-	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-	__m256i keys = _mm256_load_si256((const __m256i *)(const void *)(f->keys + (size_t)h * 32));
-	uint32_t m = _cvtmask8_u32(_mm256_cmpeq_epi32_mask(_mm256_set1_epi32((int)k), keys));
-
-	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 4);
-}
-
-static ALWAYS_INLINE FLAT_AVX512 int flat_copy_k8_avx512(struct bpfmap *map, const void *key,
-							 void *value, bool v8)
-{
-	struct flat *f = to_flat(map);
-	uint64_t hash, k;
-	uint32_t h = flat_k8_home(f, key, &k, &hash);
-	const uint32_t *seq = &f->buckets[h].seq;
-	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-	__m512i keys = _mm512_load_si512((const void *)(f->keys + (size_t)h * 64));
-	uint32_t m = _cvtmask8_u32(_mm512_cmpeq_epi64_mask(_mm512_set1_epi64((long long)k), keys));
-
-	FLAT_COPY_END(f, h, m, seq, s1, value, v8, 8);
-}
+/* The copy-out of a @ks-byte key: the bucket's seq read before the same
+ * compare; @v8 as flat_copy_slot's. */
+#define FLAT_WORD_COPY(name, ks, attrs)                                                            \
+	static ALWAYS_INLINE attrs int flat_copy_##name(struct bpfmap *map, const void *key,       \
+							void *value, bool v8)                      \
+	{                                                                                          \
+		struct flat *f = to_flat(map);                                                     \
+		uint64_t hash, k;                                                                  \
+		uint32_t h = flat_k##ks##_home(f, key, &k, &hash);                                 \
+		const uint32_t *seq = &f->buckets[h].seq;                                          \
+		uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);                              \
+		uint32_t m = flat_##name##_eq(f, h, k);                                            \
+                                                                                                   \
+		FLAT_COPY_END(f, h, m, seq, s1, value, v8, ks);                                    \
+	}
+FLAT_WORD_COPY(k4_avx2, 4, FLAT_AVX2)
+FLAT_WORD_COPY(k8_avx2, 8, FLAT_AVX2)
+FLAT_WORD_COPY(k4_avx512, 4, FLAT_AVX512)
+FLAT_WORD_COPY(k8_avx512, 8, FLAT_AVX512)
 
 /* Each copy-out for 8-byte values without a spin lock (v8), and for any. */
 #define FLAT_WORD_COPIES(name, attrs)                                                              \
