@@ -13,20 +13,6 @@
 #include "core/opts.h"
 #include "util/compiler.h"
 
-/* Out of line, so that the entry points' fast paths set up no frame for
- * the errno call (they tail-call the map instead). */
-static __attribute__((noinline, cold)) int fail(int err)
-{
-	errno = -err;
-	return err;
-}
-
-/* The return convention of every int-returning entry point. */
-static int result(int ret)
-{
-	return ret < 0 ? fail(ret) : ret;
-}
-
 /* The types of core/types.h by uapi value; NULL where none is built. */
 static const struct map_type *const map_types[] = {
 #define MAP_TYPE(type, name) [type] = &name,
@@ -151,17 +137,17 @@ int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
 			     uint64_t flags)
 {
 	if (!map || !key || !value)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	/* The kernel rejects unknown flags before it looks at access rights. */
 	if (flags & ~BPFMAP_F_LOCK)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (!can_read(map))
-		return fail(-EPERM);
+		return map_fail(-EPERM);
 	if (check_lock_flag(map, flags))
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (!flags)
 		return map->copy(map, key, value);
-	return result(map->ops->lookup_elem(map, key, value, flags));
+	return map_result(map->ops->lookup_elem(map, key, value, flags));
 }
 
 /* bpfmap_lookup_elem_flags(.., 0), the checks in the same order, then a
@@ -169,9 +155,9 @@ int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
 int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value)
 {
 	if (unlikely(!map || !key || !value))
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (unlikely(!can_read(map)))
-		return fail(-EPERM);
+		return map_fail(-EPERM);
 	return map->copy(map, key, value);
 }
 
@@ -190,40 +176,40 @@ int bpfmap_update_elem(struct bpfmap *map, const void *key, const void *value,
 	int err;
 
 	if (!map || !key || !value)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (!can_write(map))
-		return fail(-EPERM);
+		return map_fail(-EPERM);
 	err = check_update_flags(map, flags);
 	if (err)
-		return fail(err);
-	return result(map->ops->update_elem(map, key, value, flags));
+		return map_fail(err);
+	return map_result(map->ops->update_elem(map, key, value, flags));
 }
 
 int bpfmap_delete_elem(struct bpfmap *map, const void *key)
 {
 	if (!map || !key)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (!can_write(map))
-		return fail(-EPERM);
-	return result(map->ops->delete_elem(map, key));
+		return map_fail(-EPERM);
+	return map_result(map->ops->delete_elem(map, key));
 }
 
 int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
 {
 	if (!map || !key || !value)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (!can_read(map) || !can_write(map))
-		return fail(-EPERM);
-	return result(map->ops->lookup_and_delete_elem(map, key, value));
+		return map_fail(-EPERM);
+	return map_result(map->ops->lookup_and_delete_elem(map, key, value));
 }
 
 int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 {
 	if (!map || !next_key)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (!can_read(map))
-		return fail(-EPERM);
-	return result(map->ops->get_next_key(map, key, next_key));
+		return map_fail(-EPERM);
+	return map_result(map->ops->get_next_key(map, key, next_key));
 }
 
 void *bpfmap_lookup(struct bpfmap *map, const void *key)
@@ -251,9 +237,9 @@ int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **
 	int found = 0;
 
 	if (unlikely(!map || (n && (!keys || !values))))
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	if (unlikely(map->map_flags & BPFMAP_F_WRONLY_PROG))
-		return fail(-EPERM);
+		return map_fail(-EPERM);
 	if (map->ops->lookup_bulk)
 		return map->ops->lookup_bulk(map, keys, n, values);
 	for (uint32_t i = 0; i < n; i++) {
@@ -313,13 +299,13 @@ static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, 
 	int err;
 
 	if (!out_batch)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	err = batch_prologue(map, count, opts, true, do_delete, &elem_flags);
 	if (err <= 0)
-		return result(err);
+		return map_result(err);
 	if (!keys || !values)
-		return fail(-EINVAL);
-	return result(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
+		return map_fail(-EINVAL);
+	return map_result(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
 					     elem_flags, do_delete));
 }
 
@@ -348,9 +334,9 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 
 	err = batch_prologue(map, count, opts, false, true, &elem_flags);
 	if (err <= 0)
-		return result(err);
+		return map_result(err);
 	if (!keys)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	n = *count;
 	for (done = 0; done < n; done++) {
 		const char *k = (const char *)keys + (size_t)done * map->key_size;
@@ -365,14 +351,14 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 			break;
 	}
 	*count = done;
-	return result(err);
+	return map_result(err);
 }
 
 int bpfmap_update_batch(struct bpfmap *map, const void *keys, const void *values,
 			uint32_t *count, const struct bpfmap_batch_opts *opts)
 {
 	if (!values)
-		return fail(-EINVAL);
+		return map_fail(-EINVAL);
 	return batch_write(map, keys, values, count, opts);
 }
 

@@ -45,8 +45,16 @@ typedef void *(*map_lookup_fn)(struct bpfmap *map, const void *key);
  */
 typedef int (*map_copy_fn)(struct bpfmap *map, const void *key, void *value);
 
-/* @ret, with errno set when it is -errno: a map_copy_fn's way out. */
-int map_result(int ret) __attribute__((cold));
+/* errno = -err, and err (< 0) returned: the failure path of every entry
+ * point and map_copy_fn, out of line so that their fast paths set up no
+ * frame for it. */
+int map_fail(int err) __attribute__((cold));
+
+/* @ret, through map_fail when it is -errno: their return convention. */
+static ALWAYS_INLINE int map_result(int ret)
+{
+	return likely(ret >= 0) ? ret : map_fail(ret);
+}
 
 /* The miss path of every map_lookup_fn: errno ENOENT, NULL. */
 void *map_lookup_miss(void) __attribute__((cold));

@@ -29,16 +29,13 @@ static void *map_lookup_refused(struct bpfmap *map, const void *key)
 /* The copy-out of a map whose table specialised none. */
 static int map_copy_generic(struct bpfmap *map, const void *key, void *value)
 {
-	int ret = map->ops->lookup_elem(map, key, value, 0);
-
-	return likely(!ret) ? 0 : map_result(ret);
+	return map_result(map->ops->lookup_elem(map, key, value, 0));
 }
 
-int map_result(int ret)
+int map_fail(int err)
 {
-	if (ret < 0)
-		errno = -ret;
-	return ret;
+	errno = -err;
+	return err;
 }
 
 void map_init_common(struct bpfmap *map, const struct map_params *p,

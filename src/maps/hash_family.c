@@ -19,9 +19,8 @@
  */
 #define HASH_MAX_ENTRIES BPFMAP_HTAB_MAX_ENTRIES
 
-int hash_family_check(const struct map_params *p, bool lru, bool percpu)
+int hash_family_check(const struct map_params *p, bool lru)
 {
-	(void)percpu; /* PERCPU_HASH's own limits arrive with its type file */
 	if (p->map_extra)
 		return -EINVAL;
 	if (p->map_flags & ~HASH_CREATE_FLAGS)

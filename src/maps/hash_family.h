@@ -10,7 +10,8 @@
 
 #include "core/map.h"
 
-/* The kind of hash map p asks for; 0 or -errno, in the kernel's order. */
-int hash_family_check(const struct map_params *p, bool lru, bool percpu);
+/* The checks for a hash map (@lru: of an LRU type); 0 or -errno, in the
+ * kernel's order. */
+int hash_family_check(const struct map_params *p, bool lru);
 
 #endif

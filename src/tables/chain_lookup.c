@@ -155,7 +155,7 @@ static ALWAYS_INLINE int chain_copy_key(struct chain *c, const struct chain_key 
 	if (e)
 		ret = chain_copy_value_out(c, e, value, false);
 	rcu_unlock();
-	return likely(!ret) ? 0 : map_result(ret);
+	return map_result(ret);
 }
 
 static int chain_copy_u32(struct bpfmap *map, const void *key, void *value)

@@ -40,13 +40,15 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	struct chain *c = calloc(1, sizeof(*c));
 	size_t key_pad = ROUND_UP((size_t)p->key_size, 8);
 	size_t elem_size = chain_header_size() + key_pad + ROUND_UP((size_t)p->value_size, 8);
+	map_copy_fn copy;
 
 	if (!c || elem_size > UINT32_MAX)
 		goto nomem;
 	c->hash_kind = hash_kind_for_key_size(p->key_size);
 	map_init_common(&c->map, p, &chain_ops, chain_lookup_for(c->hash_kind, p->key_size));
-	if (chain_copy_for(c->hash_kind, p->key_size))
-		c->map.copy = chain_copy_for(c->hash_kind, p->key_size);
+	copy = chain_copy_for(c->hash_kind, p->key_size);
+	if (copy)
+		c->map.copy = copy;
 	c->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	c->shift = 32 - (uint32_t)__builtin_ctz(c->n_buckets);
 	c->hash = hash_fn_for_kind(c->hash_kind);

@@ -15,20 +15,16 @@
 #include "util/shared_copy.h"
 
 static enum flat_isa flat_isa_best(void);
-static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
-				 enum hash_kind kind);
 
 int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
 {
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 
+	/* Without flags bpfmap_lookup_elem_flags() calls map->copy, so this
+	 * serves BPFMAP_F_LOCK and the maps flat_copy_for() specialised none. */
 	if (flags & BPFMAP_F_LOCK)
 		return flat_copy_section(f, key, value, true);
-	if (f->hash_kind == HASH_U64)
-		return flat_lookup_copy_word(f, key, value, 8, HASH_U64);
-	if (f->hash_kind == HASH_U32)
-		return flat_lookup_copy_word(f, key, value, 4, HASH_U32);
 	if (ks <= 8)
 		return flat_copy_small(f, key, value, ks, f->hash_kind);
 	return flat_copy_section(f, key, value, false);
@@ -96,7 +92,7 @@ static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, 
  * Copy-out lookup of a word key in a map that matches by key: the home
  * bucket's eight keys compared at once, as the program view does, then the
  * value copied inside the bucket's seq; anything else (no match, a writer
- * busy, the seq moved) takes flat_lookup_copy.  Its slot-by-slot compare
+ * busy, the seq moved) takes flat_copy_word_far.  Its slot-by-slot compare
  * mispredicts on the matching slot once the keys' line arrives, and the
  * flush throws away the next lookups' misses already under way.
  */
@@ -109,19 +105,11 @@ static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key
 	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 	uint32_t m = flat_word_match(f, h, key, ks);
 
-	if (likely(m && !(s1 & MWSEQ_WRITERS)) &&
+	if (likely(m) &&
 	    likely(flat_copy_slot(f, (size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4),
 				  seq, s1, value, v8)))
 		return 0;
 	return flat_copy_word_far(f, key, value, ks);
-}
-
-static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
-				 enum hash_kind kind)
-{
-	if (!f->match_by_key || f->elems)
-		return flat_copy_small(f, key, value, ks, kind);
-	return flat_copy_word_in(f, key, value, ks, kind, false);
 }
 
 /* The copy-outs a map of word keys that matches by key gets at creation
@@ -207,13 +195,6 @@ static map_copy_fn flat_copy_word_for(const struct flat *f)
 {
 	(void)f;
 	return NULL;
-}
-
-/* TSan builds: the scalar compare (see flat_lookup_word_scalar). */
-static int flat_lookup_copy_word(const struct flat *f, const void *key, void *value, uint32_t ks,
-				 enum hash_kind kind)
-{
-	return flat_copy_small(f, key, value, ks, kind);
 }
 
 /* One key word at a time, each an acquire load (TSan builds: it sees the

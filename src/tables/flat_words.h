@@ -61,13 +61,16 @@ int flat_copy_section(const struct flat *f, const void *key, void *value, bool w
 
 /*
  * The end of a word-key copy-out that matched slot @pos: its value copied
- * out, valid if bucket seq @seq still reads @s1 (taken before the keys were
- * compared, with no writer busy).  @v8: the value is one word and has no
- * spin lock, so the copy is one load.  False: take the general path.
+ * out, valid if bucket seq @seq, read as @s1 before the keys were compared,
+ * had no writer busy then and still reads @s1.  @v8: the value is one word
+ * and has no spin lock, so the copy is one load.  False: take the general
+ * path.
  */
 static ALWAYS_INLINE bool flat_copy_slot(const struct flat *f, size_t pos, const uint32_t *seq,
 					 uint32_t s1, void *value, bool v8)
 {
+	if (unlikely(s1 & MWSEQ_WRITERS))
+		return false;
 	if (v8) {
 		uint64_t w = __atomic_load_n((const uint64_t *)(const void *)
 						 flat_value_elem(f, pos, 8),

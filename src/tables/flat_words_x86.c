@@ -140,7 +140,7 @@ FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
 	do {                                                                                       \
 		uint64_t i_ = _tzcnt_u64(m);                                                       \
                                                                                                    \
-		if (likely(i_ < FLAT_SLOTS && !((s1) & MWSEQ_WRITERS)) &&                          \
+		if (likely(i_ < FLAT_SLOTS) &&                                                     \
 		    likely(flat_copy_slot((f), (size_t)(h) * FLAT_SLOTS + i_, (seq), (s1), (value), \
 					  (v8))))                                                  \
 			return 0;                                                                  \
