@@ -9,7 +9,8 @@
  * element for batches that a deleter inside a read-side section could not
  * wait for.  ASan sees a callback touching a released map, LSan a map no
  * one released; a free that waits for a reader that waits for it is caught
- * by the reader's watchdog.  No timing is asserted.
+ * by the reader's watchdog.  No timing is asserted.  And the heap elements
+ * of a preallocated map, kept for reuse until the map is freed.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -349,6 +350,76 @@ static void test_free_racing_callbacks(void **state)
 }
 
 /* Optional argument: a cmocka test name pattern (to run one case alone). */
+/* Elements on the spare stack (no one else touches it here). */
+static size_t spare_count(struct chain *c)
+{
+	size_t n = 0;
+
+	for (struct chain_elem *e = c->spare; e; e = e->reclaim_next)
+		n++;
+	return n;
+}
+
+/* Delete keys [from, from + n) and insert [from + n, from + 2n), each value
+ * its key's number; inside a read-side section when @in_section, so that no
+ * deleted element comes back before it ends. */
+static void replace_range(struct bpfmap *m, uint64_t from, uint64_t n, bool in_section)
+{
+	if (in_section)
+		bpfmap_read_lock();
+	for (uint64_t i = from; i < from + n; i++) {
+		uint64_t k[2], j = i + n;
+
+		key_of(i, k);
+		assert_int_equal(bpfmap_delete_elem(m, k), 0);
+		key_of(j, k);
+		assert_int_equal(bpfmap_update_elem(m, k, &j, BPFMAP_NOEXIST), 0);
+	}
+	if (in_section)
+		bpfmap_read_unlock();
+	rcu_wait_deferred(); /* every deleted element reclaimed */
+}
+
+/*
+ * A preallocated map whose pool runs dry while reclamation lags (deletes
+ * and inserts inside a read-side section) takes elements from the heap.
+ * Reclaimed, they stay the map's, on its spare stack, because section-free
+ * copy-outs may still read them; bpfmap_mem_usage counts them, and later
+ * inserts take them again rather than new heap blocks.  LSan checks that
+ * the teardown frees them.
+ */
+static void test_heap_elements_kept(void **state)
+{
+	(void)state;
+	struct bpfmap *m = filled(0, MAX_ENTRIES);
+	struct chain *c = chain_of(m);
+	size_t heap, mem;
+
+	replace_range(m, 0, MAX_ENTRIES, true);
+	heap = __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED);
+	assert_true(heap > 0 && heap < MAX_ENTRIES); /* past the pool's slack */
+	assert_int_equal(spare_count(c), 0);         /* all live */
+	mem = bpfmap_mem_usage(m);
+
+	replace_range(m, MAX_ENTRIES, MAX_ENTRIES, false); /* the pool suffices */
+	assert_int_equal(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED), heap);
+	assert_int_equal(spare_count(c), heap);
+	assert_int_equal(bpfmap_mem_usage(m), mem);
+
+	replace_range(m, 2 * MAX_ENTRIES, MAX_ENTRIES, true); /* dry again */
+	assert_int_equal(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED), heap);
+	assert_int_equal(spare_count(c), 0); /* every one taken again */
+	for (uint64_t i = 3 * MAX_ENTRIES; i < 4 * MAX_ENTRIES; i++) {
+		uint64_t k[2], v;
+
+		key_of(i, k);
+		assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
+		assert_int_equal(v, i);
+	}
+	bpfmap_free(m);
+	rcu_wait_deferred();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +428,7 @@ int main(int argc, char **argv)
 		VARIANT_TESTS(test_free_racing_callbacks),
 		VARIANT_TESTS(test_free_between_callbacks),
 		VARIANT_TESTS(test_free_during_flush),
+		cmocka_unit_test(test_heap_elements_kept),
 	};
 
 	if (argc > 1)

@@ -18,7 +18,10 @@
  *    -E2BIG for a key present by then (defect 3).
  * And one of the chained layout that replaced linear probing: a chain walk
  * that reached a node just before an in-section reuse relinked it into
- * another home's chain.
+ * another home's chain.  And two of the chained table's section-free
+ * copy-outs (tables/chain_lookup.c): a copy whose element was deleted and
+ * reused for another key before it validated, and a walk that reached an
+ * element just before it was reused in another bucket.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -45,17 +48,18 @@ static struct {
 	int armed;   /* atomic */
 	int reached; /* atomic */
 	int go;	     /* atomic */
+	const void *obj; /* the hook's object where it stopped */
 } stop;
 
 static void hook(enum test_hook_point point, const void *obj)
 {
-	(void)obj;
 	if (point != stop.point || !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST) ||
 	    !pthread_equal(pthread_self(), stop.who))
 		return;
 	if (stop.skip-- > 0)
 		return;
 	__atomic_store_n(&stop.armed, 0, __ATOMIC_SEQ_CST);
+	stop.obj = obj;
 	__atomic_store_n(&stop.reached, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&stop.go, __ATOMIC_SEQ_CST))
 		usleep(100);
@@ -68,6 +72,8 @@ struct op {
 	uint64_t value;
 	bool del;
 	bool look; /* a program-view lookup (0: found), in a read-side section */
+	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
+	uint64_t out;
 	int cpu; /* -1: anywhere */
 	bool stopped; /* stop this one at stop.point */
 	int ret;      /* atomic: INT32_MIN until done */
@@ -92,7 +98,9 @@ static void *op_thread(void *arg)
 		abort();
 	while (o->stopped && !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
 		usleep(100);
-	if (o->look) {
+	if (o->copy) {
+		ret = bpfmap_lookup_elem(o->m, &o->key, &o->out);
+	} else if (o->look) {
 		bpfmap_read_lock();
 		ret = bpfmap_lookup(o->m, &o->key) ? 0 : -ENOENT;
 		bpfmap_read_unlock();
@@ -457,6 +465,120 @@ static void test_chain_walk_diverted(void **state)
 	bpfmap_free(m);
 }
 
+/* ---- the chained table's section-free copy-outs -------------------------- */
+
+#ifdef __SANITIZE_THREAD__
+#define CHAIN_COPY_SECTION_FREE 0 /* TSan builds copy out in a section */
+#else
+#define CHAIN_COPY_SECTION_FREE 1
+#endif
+
+#define skip_msg(why)                         \
+	do {                                  \
+		print_message("skipped: %s\n", why); \
+		skip();                       \
+	} while (0)
+
+static struct chain *chain_map_of(struct bpfmap *m)
+{
+	assert_ptr_equal(m->ops, &chain_ops);
+	return to_chain(m);
+}
+
+static uint32_t chain_bucket_of(struct chain *c, const uint64_t key[2])
+{
+	return (uint32_t)((uint64_t)chain_hash(c, key) >> c->shift);
+}
+
+/* Wait (up to 10 s) until pool element @e is back on the free list's top:
+ * reclaimed after its grace period, the next element an insert takes. */
+static void wait_released(struct chain *c, const void *e)
+{
+	uint32_t index = (uint32_t)(((const char *)e - c->pool) / c->elem_size);
+
+	for (int i = 0; i < 100000; i++) {
+		uint64_t head = __atomic_load_n(&c->free_slots.head, __ATOMIC_ACQUIRE);
+
+		if ((uint32_t)head == index + 1)
+			return;
+		usleep(100);
+	}
+	fail_msg("element %u not reclaimed within 10 s", index);
+}
+
+/*
+ * A copy-out of A, stopped after it read A's value and before it validated:
+ * A is deleted, its element reclaimed and reused for B.  The copy must not
+ * answer B's value as A's: A is absent.
+ */
+static void test_chain_copy_reused(void **state)
+{
+	(void)state;
+	if (!CHAIN_COPY_SECTION_FREE)
+		skip_msg("TSan builds copy out in a read-side section: no reuse while it runs");
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	struct chain *c = chain_map_of(m);
+	uint64_t a[2] = { 1, 0 }, b[2] = { 2, 0 }, va = 111, vb = 222, v;
+
+	assert_int_equal(bpfmap_update_elem(m, a, &va, BPFMAP_NOEXIST), 0);
+	struct op copy = { .m = m, .key = a[0], .copy = true, .cpu = -1 };
+
+	op_start_stopped(&copy, HOOK_CHAIN_COPY, 0);
+	const struct chain_elem *e = stop.obj;
+
+	assert_int_equal(bpfmap_delete_elem(m, a), 0);
+	wait_released(c, e);
+	assert_int_equal(bpfmap_update_elem(m, b, &vb, BPFMAP_NOEXIST), 0);
+	assert_memory_equal(elem_key(e), b, sizeof(b)); /* A's element, reused */
+	op_release();
+	assert_int_equal(op_join(&copy), -ENOENT);
+	assert_int_equal(bpfmap_lookup_elem(m, b, &v), 0);
+	assert_int_equal(v, vb);
+	bpfmap_free(m);
+}
+
+/*
+ * A copy-out of K, whose bucket's chain is X -> K, stopped about to read X:
+ * X is deleted, reclaimed and reused for Y in another bucket, so X now ends
+ * that chain.  The walk goes on from X: it must not answer that K, present
+ * throughout, is absent.
+ */
+static void test_chain_copy_walk_diverted(void **state)
+{
+	(void)state;
+	if (!CHAIN_COPY_SECTION_FREE)
+		skip_msg("TSan builds copy out in a read-side section: no reuse while it runs");
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	struct chain *c = chain_map_of(m);
+	uint64_t k[2] = { 0, 7 }, x[2] = { 0, 7 }, y[2] = { 0, 7 }, vk = 5, vx = 6, vy = 8;
+	uint32_t bk = chain_bucket_of(c, k);
+
+	do
+		x[0]++;
+	while (chain_bucket_of(c, x) != bk);
+	y[0] = x[0];
+	do
+		y[0]++;
+	while (chain_bucket_of(c, y) == bk);
+	assert_int_equal(bpfmap_update_elem(m, k, &vk, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, x, &vx, BPFMAP_NOEXIST), 0); /* at the head */
+	struct op copy = { .m = m, .key = k[0], .key_hi = k[1], .copy = true, .cpu = -1 };
+
+	op_start_stopped(&copy, HOOK_CHAIN_STEP, 0); /* about to read X */
+	const struct chain_elem *e = stop.obj;
+
+	assert_non_null(e);
+	assert_memory_equal(elem_key(e), x, sizeof(x));
+	assert_int_equal(bpfmap_delete_elem(m, x), 0);
+	wait_released(c, e);
+	assert_int_equal(bpfmap_update_elem(m, y, &vy, BPFMAP_NOEXIST), 0);
+	assert_memory_equal(elem_key(e), y, sizeof(y)); /* X's element, now in Y's bucket */
+	op_release();
+	assert_int_equal(op_join(&copy), 0);
+	assert_int_equal(copy.out, vk);
+	bpfmap_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +588,8 @@ int main(void)
 		cmocka_unit_test_setup(test_lock_word_counts, setup_hook),
 		cmocka_unit_test_setup(test_probe_full_not_fooled, setup_hook),
 		cmocka_unit_test_setup(test_chain_walk_diverted, setup_hook),
+		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),
+		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 	};
 	return run_test_group(tests);
 }

@@ -89,7 +89,8 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 		return -ENOMEM;
 	}
 	chain_elem_init(c, e, hash, key, value);
-	e->next = b->head;
+	/* Atomic: a section-free copy-out may still walk through @e, reused. */
+	__atomic_store_n(&e->next, b->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
 	count_insert_end(&c->count, ticket, true);
 	return 0;

@@ -101,8 +101,14 @@ struct chain {
 	struct rcu_head flush_rcu;
 	uint32_t reclaiming; /* atomic: taken from pending, not yet released */
 	/* Preallocated maps: elements malloc'ed because the pool ran dry while
-	 * reclamation lagged, counted until freed, for bpfmap_mem_usage(). */
+	 * reclamation lagged, for bpfmap_mem_usage().  They stay the map's
+	 * until it is freed: reclaimed ones wait on the spare stack for reuse,
+	 * so that every element of such a map remains one of its elements
+	 * while the map lives (the copy-outs walk chains without a read-side
+	 * section, see chain_copy_stable in chain_lookup.c). */
 	size_t heap_elems;   /* atomic */
+	uint32_t spare_lock;
+	struct chain_elem *spare; /* atomic; linked by reclaim_next */
 	/* Unlinked elements queued one by one for reclamation (atomic), and the
 	 * backlog past which deleting threads wait for it (chain_reclaim_throttle). */
 	uint32_t deferred;
@@ -321,7 +327,7 @@ void chain_reclaim_throttle(struct chain *c);
 /* The program-view lookup for a map of @kind and @key_size, and its
  * copy-out (map->copy; NULL: the general one). */
 map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size);
-map_copy_fn chain_copy_for(enum hash_kind kind, uint32_t key_size);
+map_copy_fn chain_copy_for(const struct chain *c);
 int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 
 int chain_get_next_key(struct bpfmap *map, const void *key, void *next_key);

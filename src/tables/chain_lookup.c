@@ -12,6 +12,8 @@
 
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
+#include "sync/spin_lock.h"
+#include "util/test_hook.h"
 
 static void *chain_lookup(struct bpfmap *map, const void *key)
 {
@@ -158,57 +160,123 @@ static ALWAYS_INLINE int chain_copy_key(struct chain *c, const struct chain_key 
 	return map_result(ret);
 }
 
-static int chain_copy_u32(struct bpfmap *map, const void *key, void *value)
-{
-	struct chain *c = to_chain(map);
-	struct chain_key k = chain_key_of(c, key, HASH_U32);
+/* The elements a section-free walk visits at most: with at least as many
+ * buckets as keys and a universal hash, chains that long are rare, and
+ * deeper keys take the general copy-out. */
+#define CHAIN_STABLE_HOPS 8
+/* chain_copy_stable's answer when only the general copy-out can decide. */
+#define CHAIN_COPY_GENERAL 1
 
-	return chain_copy_key(c, &k, value, 4, HASH_U32);
+/*
+ * The copy-out of a value_word key of a preallocated map, without a
+ * read-side section.  Every element of such a map remains one of its
+ * elements while the map lives (the pool, and heap elements kept on the
+ * spare stack), so a walk that goes through an element reused meanwhile
+ * still reads a chain element's memory.  The bucket lock's version
+ * validates the walk: read before it and again after the value's load, the
+ * same even version means that no critical section ran on the chain in
+ * between, so nothing was unlinked (a delete retires and unlinks under that
+ * lock), every element reached was in the chain throughout, and the value
+ * is one its key held there (a lock-free store stores one word).  The walk
+ * is bounded (CHAIN_STABLE_HOPS), so that a chain changing under it cannot
+ * hold it forever.  A changed version, a held lock or a longer walk leave
+ * the answer to the general copy-out (CHAIN_COPY_GENERAL).  TSan builds
+ * always take that one: the plain key compare races with a reuse's stores.
+ */
+static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_key *k,
+					   void *value, uint32_t key_size, enum hash_kind kind)
+{
+#ifndef BPFMAP_TSAN
+	const struct chain_bucket *b = chain_bucket(c, k->hash);
+	uint32_t version = seq_spin_read_begin(&b->lock);
+	struct chain_elem *e = bucket_first(b);
+
+#pragma GCC unroll 8
+	for (uint32_t hop = 0; hop < CHAIN_STABLE_HOPS; hop++) {
+		TEST_HOOK(HOOK_CHAIN_STEP, e);
+		if (!e) {
+			__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the walk's loads */
+			if (seq_spin_read_valid(&b->lock, version))
+				return map_result(-ENOENT);
+			break;
+		}
+		if (chain_key_match(e, k, key_size, kind)) {
+			/* value_off, as a constant: the key padded to 8 */
+			const uint64_t *v = e->data + (key_size + 7) / 8;
+			uint64_t w = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+
+			TEST_HOOK(HOOK_CHAIN_COPY, e);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compare's too */
+			if (likely(seq_spin_read_valid(&b->lock, version))) {
+				map_value_word_out(&c->map, value, w);
+				return 0;
+			}
+			break;
+		}
+		e = elem_next(e);
+	}
+#else
+	(void)c, (void)k, (void)value, (void)key_size, (void)kind;
+#endif
+	return CHAIN_COPY_GENERAL;
 }
 
-static int chain_copy_u64(struct bpfmap *map, const void *key, void *value)
-{
-	struct chain *c = to_chain(map);
-	struct chain_key k = chain_key_of(c, key, HASH_U64);
-
-	return chain_copy_key(c, &k, value, 8, HASH_U64);
-}
-
-#define CHAIN_COPY_SIZED(n)                                                                        \
-	static int chain_copy_k##n(struct bpfmap *map, const void *key, void *value)               \
+/* Both copy-outs of a key kind: chain_copy_stable's where chain_copy_for
+ * allows it, falling back to chain_copy_key's, which stays out of line so
+ * that the fast path keeps a frame of its own size. */
+#define CHAIN_COPY_PAIR(name, key_size, kind, KEY_OF)                                              \
+	static __attribute__((noinline)) int chain_copy_##name(struct bpfmap *map, const void *key, \
+								void *value)                       \
 	{                                                                                          \
 		struct chain *c = to_chain(map);                                                   \
-		struct chain_key k = { .key = key,                                                 \
-				       .hash = chain_top(hash_sized(key, n, &c->hp)) };            \
+		struct chain_key k = KEY_OF;                                                       \
                                                                                                    \
-		return chain_copy_key(c, &k, value, n, CHAIN_GENERIC);                             \
+		return chain_copy_key(c, &k, value, key_size, kind);                               \
+	}                                                                                          \
+	static int chain_copy_##name##_stable(struct bpfmap *map, const void *key, void *value)    \
+	{                                                                                          \
+		struct chain *c = to_chain(map);                                                   \
+		struct chain_key k = KEY_OF;                                                       \
+		int ret = chain_copy_stable(c, &k, value, key_size, kind);                         \
+                                                                                                   \
+		if (likely(ret != CHAIN_COPY_GENERAL))                                             \
+			return ret;                                                                \
+		return chain_copy_##name(map, key, value);                                         \
 	}
-CHAIN_COPY_SIZED(16)
-CHAIN_COPY_SIZED(32)
-CHAIN_COPY_SIZED(64)
-CHAIN_COPY_SIZED(128)
-CHAIN_COPY_SIZED(256)
 
-map_copy_fn chain_copy_for(enum hash_kind kind, uint32_t key_size)
+#define CHAIN_KEY_SIZED(n) { .key = key, .hash = chain_top(hash_sized(key, n, &c->hp)) }
+CHAIN_COPY_PAIR(u32, 4, HASH_U32, chain_key_of(c, key, HASH_U32))
+CHAIN_COPY_PAIR(u64, 8, HASH_U64, chain_key_of(c, key, HASH_U64))
+CHAIN_COPY_PAIR(k16, 16, CHAIN_GENERIC, CHAIN_KEY_SIZED(16))
+CHAIN_COPY_PAIR(k32, 32, CHAIN_GENERIC, CHAIN_KEY_SIZED(32))
+CHAIN_COPY_PAIR(k64, 64, CHAIN_GENERIC, CHAIN_KEY_SIZED(64))
+CHAIN_COPY_PAIR(k128, 128, CHAIN_GENERIC, CHAIN_KEY_SIZED(128))
+CHAIN_COPY_PAIR(k256, 256, CHAIN_GENERIC, CHAIN_KEY_SIZED(256))
+
+/* The copy-out of @c's keys, or NULL for the generic one; section-free
+ * (chain_copy_stable) for value_word maps of a pool. */
+map_copy_fn chain_copy_for(const struct chain *c)
 {
-	if (kind == HASH_U32)
-		return chain_copy_u32;
-	if (kind == HASH_U64)
-		return chain_copy_u64;
-	if (!hash_sized_covers(kind))
+	static const struct {
+		uint32_t key_size;
+		map_copy_fn general, stable;
+	} sized[] = {
+		{ 16, chain_copy_k16, chain_copy_k16_stable },
+		{ 32, chain_copy_k32, chain_copy_k32_stable },
+		{ 64, chain_copy_k64, chain_copy_k64_stable },
+		{ 128, chain_copy_k128, chain_copy_k128_stable },
+		{ 256, chain_copy_k256, chain_copy_k256_stable },
+	};
+	bool stable = c->prealloc && c->value_word;
+
+	if (c->hash_kind == HASH_U32)
+		return stable ? chain_copy_u32_stable : chain_copy_u32;
+	if (c->hash_kind == HASH_U64)
+		return stable ? chain_copy_u64_stable : chain_copy_u64;
+	if (!hash_sized_covers(c->hash_kind))
 		return NULL;
-	switch (key_size) {
-	case 16:
-		return chain_copy_k16;
-	case 32:
-		return chain_copy_k32;
-	case 64:
-		return chain_copy_k64;
-	case 128:
-		return chain_copy_k128;
-	case 256:
-		return chain_copy_k256;
-	default:
-		return NULL;
-	}
+	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]); i++)
+		if (sized[i].key_size == c->map.key_size)
+			return stable ? sized[i].stable : sized[i].general;
+	return NULL;
 }

@@ -46,9 +46,6 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 		goto nomem;
 	c->hash_kind = hash_kind_for_key_size(p->key_size);
 	map_init_common(&c->map, p, &chain_ops, chain_lookup_for(c->hash_kind, p->key_size));
-	copy = chain_copy_for(c->hash_kind, p->key_size);
-	if (copy)
-		c->map.copy = copy;
 	c->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	c->shift = 32 - (uint32_t)__builtin_ctz(c->n_buckets);
 	c->hash = hash_fn_for_kind(c->hash_kind);
@@ -60,6 +57,9 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	c->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
 	c->value_word = p->value_size <= 8 && p->lock_off < 0;
 	c->lockfree_store = c->value_word ? STORES_ON : STORES_OFF;
+	copy = chain_copy_for(c);
+	if (copy)
+		c->map.copy = copy;
 	c->deferred_limit = chain_deferred_limit(p->max_entries);
 	if (count_init(&c->count, p->max_entries))
 		goto nomem;

@@ -54,6 +54,15 @@ struct chain_elem *chain_elem_alloc(struct chain *c)
 
 		if (i != FREELIST_EMPTY)
 			return pool_elem(c, i);
+		if (__atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
+			spin_lock_word(&c->spare_lock);
+			e = __atomic_load_n(&c->spare, __ATOMIC_RELAXED);
+			if (e)
+				__atomic_store_n(&c->spare, e->reclaim_next, __ATOMIC_RELAXED);
+			spin_unlock_word(&c->spare_lock);
+			if (e)
+				return e;
+		}
 	}
 	e = malloc(c->elem_size);
 	if (!e)
@@ -64,15 +73,21 @@ struct chain_elem *chain_elem_alloc(struct chain *c)
 	return e;
 }
 
-/* Return an element no reader can see any more. */
+/* Return an element that no read-side section can still see (section-free
+ * copy-outs validate what they read instead: chain_copy_stable). */
 static void chain_elem_release(struct chain *c, struct chain_elem *e)
 {
 	if (elem_in_pool(c, e)) {
 		freelist_push(&c->free_slots, pool_index(c, e));
 		return;
 	}
-	if (c->prealloc)
-		__atomic_fetch_sub(&c->heap_elems, 1, __ATOMIC_RELAXED);
+	if (c->prealloc) { /* kept for reuse while the map lives (heap_elems) */
+		spin_lock_word(&c->spare_lock);
+		e->reclaim_next = __atomic_load_n(&c->spare, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->spare, e, __ATOMIC_RELAXED);
+		spin_unlock_word(&c->spare_lock);
+		return;
+	}
 	free(e);
 }
 
@@ -105,6 +120,12 @@ static void chain_teardown(struct chain *c)
 				free(e);
 			e = next;
 		}
+	}
+	while (c->spare) {
+		struct chain_elem *next = c->spare->reclaim_next;
+
+		free(c->spare);
+		c->spare = next;
 	}
 	freelist_destroy(&c->free_slots);
 	count_destroy(&c->count);

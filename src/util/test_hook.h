@@ -15,7 +15,8 @@ enum test_hook_point {
 	HOOK_COUNT_STEAL,	 /* count: a shard's credits taken, not yet counted */
 	HOOK_DELETE_HIDDEN,	 /* a delete: the key gone from lookups, count not yet */
 	HOOK_INSERT_RESERVED,	 /* an insert: room reserved, key not yet visible */
-	HOOK_CHAIN_STEP,	 /* a chain walk: about to read the node it reached */
+	HOOK_CHAIN_STEP,	 /* a chain walk: about to read the node it reached (obj) */
+	HOOK_CHAIN_COPY,	 /* a section-free copy-out: value read, not yet validated */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
