@@ -21,7 +21,8 @@
  * another home's chain.  And two of the chained table's section-free
  * copy-outs (tables/chain_lookup.c): a copy whose element was deleted and
  * reused for another key before it validated, and a walk that reached an
- * element just before it was reused in another bucket.
+ * element just before it was reused in another bucket; and keys deeper than
+ * such a walk goes.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -579,6 +580,37 @@ static void test_chain_copy_walk_diverted(void **state)
 	bpfmap_free(m);
 }
 
+/* Keys deeper in a chain than a section-free walk goes (CHAIN_STABLE_HOPS)
+ * take the general copy-out: every key of a 12-long chain answers its own
+ * value, and a deleted one is absent.  (No hook: a fixed layout.) */
+static void test_chain_copy_deep(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	struct chain *c = chain_map_of(m);
+	uint64_t keys[12][2], v, first[2] = { 0, 9 };
+	uint32_t bucket = chain_bucket_of(c, first), n = 0;
+
+	for (uint64_t i = 0; n < 12; i++) {
+		uint64_t k[2] = { i, 9 };
+
+		if (chain_bucket_of(c, k) != bucket)
+			continue;
+		memcpy(keys[n], k, sizeof(k));
+		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
+		n++;
+	}
+	for (uint32_t j = 0; j < 12; j++) {
+		assert_int_equal(bpfmap_lookup_elem(m, keys[j], &v), 0);
+		assert_int_equal(v, keys[j][0]);
+	}
+	assert_int_equal(bpfmap_delete_elem(m, keys[1]), 0); /* 11th from the head */
+	assert_int_equal(bpfmap_lookup_elem(m, keys[1], &v), -ENOENT);
+	assert_int_equal(bpfmap_lookup_elem(m, keys[0], &v), 0);
+	assert_int_equal(v, keys[0][0]);
+	bpfmap_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +622,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
+		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
 	};
 	return run_test_group(tests);
 }

@@ -117,17 +117,9 @@ static ALWAYS_INLINE uint64_t map_value_word(const struct bpfmap *map, const voi
 	return w;
 }
 
-/* The inverse: a value held in one word, copied out to @dst.  Shorter
- * values out of line, so that the copy-outs ending here need no frame. */
-void map_value_word_out_short(const struct bpfmap *map, void *dst, uint64_t w);
-
-static ALWAYS_INLINE void map_value_word_out(const struct bpfmap *map, void *dst, uint64_t w)
-{
-	if (likely(map->value_size == 8))
-		memcpy(dst, &w, 8);
-	else
-		map_value_word_out_short(map, dst, w);
-}
+/* The inverse for values shorter than 8 bytes: @w copied out to @dst.
+ * Returns 0, so that copy-outs can end with a tail call to it. */
+int map_value_word_out_short(const struct bpfmap *map, void *dst, uint64_t w);
 
 /*
  * A map type, as core/types.h lists it: the checks and the allocation that

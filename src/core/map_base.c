@@ -54,7 +54,8 @@ void map_init_common(struct bpfmap *map, const struct map_params *p,
 	memcpy(map->name, p->name, sizeof(map->name));
 }
 
-void map_value_word_out_short(const struct bpfmap *map, void *dst, uint64_t w)
+int map_value_word_out_short(const struct bpfmap *map, void *dst, uint64_t w)
 {
 	memcpy(dst, &w, map->value_size);
+	return 0;
 }

@@ -184,46 +184,45 @@ static ALWAYS_INLINE int chain_copy_key(struct chain *c, const struct chain_key 
  * always take that one: the plain key compare races with a reuse's stores.
  */
 static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_key *k,
-					   void *value, uint32_t key_size, enum hash_kind kind)
+					   uint64_t *word, uint32_t key_size, enum hash_kind kind)
 {
 #ifndef BPFMAP_TSAN
 	const struct chain_bucket *b = chain_bucket(c, k->hash);
-	uint32_t version = seq_spin_read_begin(&b->lock);
+	uint32_t version = seq_spin_read_begin(&b->lock), hop = 0;
 	struct chain_elem *e = bucket_first(b);
+	const uint64_t *v;
 
-#pragma GCC unroll 8
-	for (uint32_t hop = 0; hop < CHAIN_STABLE_HOPS; hop++) {
-		TEST_HOOK(HOOK_CHAIN_STEP, e);
-		if (!e) {
-			__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the walk's loads */
-			if (seq_spin_read_valid(&b->lock, version))
-				return map_result(-ENOENT);
-			break;
-		}
-		if (chain_key_match(e, k, key_size, kind)) {
-			/* value_off, as a constant: the key padded to 8 */
-			const uint64_t *v = e->data + (key_size + 7) / 8;
-			uint64_t w = __atomic_load_n(v, __ATOMIC_ACQUIRE);
-
-			TEST_HOOK(HOOK_CHAIN_COPY, e);
-			__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compare's too */
-			if (likely(seq_spin_read_valid(&b->lock, version))) {
-				map_value_word_out(&c->map, value, w);
-				return 0;
+	TEST_HOOK(HOOK_CHAIN_STEP, e);
+	/* The first element apart: most keys are there. */
+	if (unlikely(!e || !chain_key_match(e, k, key_size, kind))) {
+		do {
+			if (!e) {
+				__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the walk's loads */
+				return seq_spin_read_valid(&b->lock, version) ? -ENOENT
+									       : CHAIN_COPY_GENERAL;
 			}
-			break;
-		}
-		e = elem_next(e);
+			if (++hop == CHAIN_STABLE_HOPS)
+				return CHAIN_COPY_GENERAL;
+			e = elem_next(e);
+			TEST_HOOK(HOOK_CHAIN_STEP, e);
+		} while (!e || !chain_key_match(e, k, key_size, kind));
 	}
+	v = e->data + (key_size + 7) / 8; /* value_off, as a constant: the key padded to 8 */
+	*word = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+	TEST_HOOK(HOOK_CHAIN_COPY, e);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compare's loads too */
+	if (likely(seq_spin_read_valid(&b->lock, version)))
+		return 0;
 #else
-	(void)c, (void)k, (void)value, (void)key_size, (void)kind;
+	(void)c, (void)k, (void)word, (void)key_size, (void)kind;
 #endif
 	return CHAIN_COPY_GENERAL;
 }
 
 /* Both copy-outs of a key kind: chain_copy_stable's where chain_copy_for
- * allows it, falling back to chain_copy_key's, which stays out of line so
- * that the fast path keeps a frame of its own size. */
+ * allows it, with everything but a found 8-byte value (the general
+ * copy-out, a miss's errno, a shorter value) tail calls, so that the fast
+ * path needs no frame. */
 #define CHAIN_COPY_PAIR(name, key_size, kind, KEY_OF)                                              \
 	static __attribute__((noinline)) int chain_copy_##name(struct bpfmap *map, const void *key, \
 								void *value)                       \
@@ -237,10 +236,18 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
 	{                                                                                          \
 		struct chain *c = to_chain(map);                                                   \
 		struct chain_key k = KEY_OF;                                                       \
-		int ret = chain_copy_stable(c, &k, value, key_size, kind);                         \
+		uint64_t w;                                                                        \
+		int ret = chain_copy_stable(c, &k, &w, key_size, kind);                            \
                                                                                                    \
-		if (likely(ret != CHAIN_COPY_GENERAL))                                             \
-			return ret;                                                                \
+		if (likely(ret == 0)) {                                                            \
+			if (likely(map->value_size == 8)) {                                        \
+				memcpy(value, &w, 8);                                              \
+				return 0;                                                          \
+			}                                                                          \
+			return map_value_word_out_short(map, value, w);                            \
+		}                                                                                  \
+		if (ret == -ENOENT)                                                                \
+			return map_fail(-ENOENT);                                                  \
 		return chain_copy_##name(map, key, value);                                         \
 	}
 
