@@ -147,7 +147,7 @@ int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
 		return map_fail(-EINVAL);
 	if (!flags)
 		return map->copy(map, key, value);
-	return map_result(map->ops->lookup_elem(map, key, value, flags));
+	return map_answer(map->ops->lookup_elem(map, key, value, flags));
 }
 
 /* bpfmap_lookup_elem_flags(.., 0), the checks in the same order, then a
@@ -182,7 +182,7 @@ int bpfmap_update_elem(struct bpfmap *map, const void *key, const void *value,
 	err = check_update_flags(map, flags);
 	if (err)
 		return map_fail(err);
-	return map_result(map->ops->update_elem(map, key, value, flags));
+	return map_answer(map->ops->update_elem(map, key, value, flags));
 }
 
 int bpfmap_delete_elem(struct bpfmap *map, const void *key)
@@ -191,7 +191,7 @@ int bpfmap_delete_elem(struct bpfmap *map, const void *key)
 		return map_fail(-EINVAL);
 	if (!can_write(map))
 		return map_fail(-EPERM);
-	return map_result(map->ops->delete_elem(map, key));
+	return map_answer(map->ops->delete_elem(map, key));
 }
 
 int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
@@ -200,7 +200,7 @@ int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *val
 		return map_fail(-EINVAL);
 	if (!can_read(map) || !can_write(map))
 		return map_fail(-EPERM);
-	return map_result(map->ops->lookup_and_delete_elem(map, key, value));
+	return map_answer(map->ops->lookup_and_delete_elem(map, key, value));
 }
 
 int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)
@@ -209,7 +209,7 @@ int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 		return map_fail(-EINVAL);
 	if (!can_read(map))
 		return map_fail(-EPERM);
-	return map_result(map->ops->get_next_key(map, key, next_key));
+	return map_answer(map->ops->get_next_key(map, key, next_key));
 }
 
 void *bpfmap_lookup(struct bpfmap *map, const void *key)
@@ -305,7 +305,7 @@ static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, 
 		return map_result(err);
 	if (!keys || !values)
 		return map_fail(-EINVAL);
-	return map_result(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
+	return map_answer(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
 					     elem_flags, do_delete));
 }
 

@@ -8,6 +8,7 @@
 #ifndef BPFMAP_CORE_MAP_H
 #define BPFMAP_CORE_MAP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -45,15 +46,26 @@ typedef void *(*map_lookup_fn)(struct bpfmap *map, const void *key);
  */
 typedef int (*map_copy_fn)(struct bpfmap *map, const void *key, void *value);
 
-/* errno = -err, and err (< 0) returned: the failure path of every entry
- * point and map_copy_fn, out of line so that their fast paths set up no
- * frame for it. */
-int map_fail(int err) __attribute__((cold));
+/* errno = -err, and err (< 0) returned: out of line, so that a map_copy_fn
+ * or an entry point can end in a tail call to it and set up no frame.  Not
+ * cold: a copy-out's -ENOENT is an ordinary answer. */
+int map_fail(int err);
 
-/* @ret, through map_fail when it is -errno: their return convention. */
+/* @ret, through map_fail when it is -errno: the return convention of
+ * map_copy_fns, a tail call on failure. */
 static ALWAYS_INLINE int map_result(int ret)
 {
 	return likely(ret >= 0) ? ret : map_fail(ret);
+}
+
+/* The same for an entry point returning what a map operation answered,
+ * errno set inline: no call for a -E2BIG or -EEXIST, which are ordinary
+ * answers of updates. */
+static ALWAYS_INLINE int map_answer(int ret)
+{
+	if (unlikely(ret < 0))
+		errno = -ret;
+	return ret;
 }
 
 /* The miss path of every map_lookup_fn: errno ENOENT, NULL. */
