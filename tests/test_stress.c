@@ -26,7 +26,8 @@
  *
  * Runs each configuration for BPFMAP_STRESS_SECONDS (default 2.5) seconds.
  * Then two linearizability tests of the lock-free update decisions (below),
- * half as long each, on preallocated and NO_PREALLOC maps.
+ * half as long each, on preallocated and NO_PREALLOC maps, and one of the
+ * chained table's section-free copy-outs under reuse, as long.
  * Worker threads never call cmocka (it is not thread-safe): they count
  * failures, print the first few, and the main thread asserts at the end.
  */
@@ -1414,6 +1415,100 @@ static void test_no_lost_update(void **state)
 		fail_msg("%" PRIu64 " stores lost to lookup_and_delete", lost);
 }
 
+/*
+ * Copy-outs of a chained map (16-byte keys, 8-byte values: the section-free
+ * copy-out of tables/chain_lookup.c) while a churner deletes and reinserts
+ * keys so fast that elements are reused under the readers, some rounds
+ * inside a read-side section so that the pool runs dry and heap elements
+ * come and stay.  Every value names its key: a reader must find the
+ * resident keys with their own values, and a churned key with one of its
+ * own values or not at all, never another key's.
+ */
+#define COPY_RESIDENT 16u
+#define COPY_CHURNED 16u
+#define COPY_MAX 32u
+#define COPY_MARK (0xc0ULL << 56)
+
+static void copy_key(uint64_t id, uint64_t key[2])
+{
+	key[0] = id;
+	key[1] = 0x5eed;
+}
+
+static void *copy_churner(void *arg)
+{
+	struct lin_run *lr = arg;
+
+	for (uint64_t gen = 1; !lin_stopped(lr); gen++) {
+		bool section = gen % 8 == 0;
+
+		if (section)
+			bpfmap_read_lock();
+		for (uint64_t i = 0; i < COPY_CHURNED; i++) {
+			uint64_t k[2], v = COPY_MARK | i << 32 | (gen & 0xffffffff);
+
+			copy_key(i, k);
+			lin_expect(lr, "delete of a churned key", bpfmap_delete_elem(lr->map, k), 0,
+				   -ENOENT);
+			lin_expect(lr, "insert of a churned key",
+				   bpfmap_update_elem(lr->map, k, &v, BPFMAP_NOEXIST), 0, 0);
+		}
+		if (section)
+			bpfmap_read_unlock();
+	}
+	return NULL;
+}
+
+static void *copy_reader(void *arg)
+{
+	struct lin_run *lr = arg;
+
+	while (!lin_stopped(lr)) {
+		for (uint64_t i = 0; i < COPY_CHURNED + COPY_RESIDENT; i++) {
+			uint64_t k[2], v = 0;
+			bool resident = i >= COPY_CHURNED;
+			int rc;
+
+			copy_key(resident ? 1000 + i : i, k);
+			rc = bpfmap_lookup_elem(lr->map, k, &v);
+			__atomic_fetch_add(&lr->checks, 1, __ATOMIC_RELAXED);
+			if (resident && (rc || v != (COPY_MARK | (1000 + i))))
+				lin_fail(lr, "resident key %" PRIu64 ": %d, value %#" PRIx64, i, rc, v);
+			if (!resident && rc != -ENOENT &&
+			    (rc || (v & ~0xffffffffULL) != (COPY_MARK | i << 32)))
+				lin_fail(lr, "churned key %" PRIu64 ": %d, value %#" PRIx64, i, rc, v);
+		}
+	}
+	return NULL;
+}
+
+static void test_chain_copy_churn(void **state)
+{
+	(void)state;
+	struct lin_run lr = { .deadline = now_sec() + stress_seconds / 2 };
+	pthread_t t[3];
+
+	alarm((unsigned)stress_seconds + 120);
+	lr.map = bpfmap_create(BPFMAP_TYPE_HASH, "copy_churn", 16, 8, COPY_MAX, NULL);
+	assert_non_null(lr.map);
+	for (uint64_t i = COPY_CHURNED; i < COPY_CHURNED + COPY_RESIDENT; i++) {
+		uint64_t k[2], v = COPY_MARK | (1000 + i);
+
+		copy_key(1000 + i, k);
+		assert_int_equal(bpfmap_update_elem(lr.map, k, &v, BPFMAP_NOEXIST), 0);
+	}
+	assert_int_equal(pthread_create(&t[0], NULL, copy_churner, &lr), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, copy_reader, &lr), 0);
+	assert_int_equal(pthread_create(&t[2], NULL, copy_reader, &lr), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("[chained copy-outs under churn] %" PRIu64 " lookups checked\n", lr.checks);
+	bpfmap_free(lr.map);
+	alarm(0);
+	if (lr.failures)
+		fail_msg("%" PRIu64 " failures, the first: %s", lr.failures, lr.first);
+}
+
 int main(void)
 {
 	static const struct config cfgs[] = {
@@ -1426,7 +1521,7 @@ int main(void)
 	static const struct lin_cfg lin_cfgs[] = { { 0, LIN_MAX },
 						   { BPFMAP_F_NO_PREALLOC, LIN_MAX },
 						   { 0, LIN_MAX_SHARDED } };
-	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0]) + 5];
+	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0]) + 6];
 	size_t n = 0;
 	const char *env = getenv("BPFMAP_STRESS_SECONDS");
 
@@ -1462,5 +1557,9 @@ int main(void)
 			.initial_state = (void *)&lin_flags[i],
 		};
 	}
+	tests[n++] = (struct CMUnitTest){
+		.name = "chained copy-outs under churn",
+		.test_func = test_chain_copy_churn,
+	};
 	return _cmocka_run_group_tests("stress", tests, n, NULL, NULL);
 }
