@@ -348,6 +348,52 @@ static void test_lookup_word_choice(void **state)
 	}
 }
 
+/*
+ * Copy-outs of every value size up to past the section-free chained
+ * copy-out's limit (64 bytes), for each key size it specialises: exactly
+ * value_size bytes of the key's own value, nothing written past them, and
+ * -ENOENT for absent and deleted keys.  Maps of fewer than 16384 entries,
+ * so longer keys take the chained table; the variants cover NO_PREALLOC
+ * (the general copy-out) too.
+ */
+static void test_copy_every_value_size(void **state)
+{
+	static const uint32_t kss[] = {4, 8, 16, 32, 64, 128, 256};
+	static const uint32_t vss[] = {1, 3, 8, 12, 16, 20, 32, 60, 64, 72};
+	enum { N = 48 };
+
+	for (size_t a = 0; a < ARRAY_SIZE(kss); a++)
+		for (size_t b = 0; b < ARRAY_SIZE(vss); b++) {
+			uint32_t ks = kss[a], vs = vss[b];
+			struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, vs, 64,
+							 variant_flags(state));
+			uint8_t key[256], val[80], got[96];
+
+			for (uint32_t i = 0; i < N; i++) {
+				key_make(key, ks, i);
+				for (uint32_t j = 0; j < vs; j++)
+					val[j] = (uint8_t)(i * 7 + j + 1);
+				assert_int_equal(bpfmap_update_elem(map, key, val, BPFMAP_NOEXIST), 0);
+			}
+			for (uint32_t i = 0; i < N; i += 3) {
+				key_make(key, ks, i);
+				assert_int_equal(bpfmap_delete_elem(map, key), 0);
+			}
+			for (uint32_t i = 0; i < N + 8; i++) {
+				bool present = i < N && i % 3;
+
+				key_make(key, ks, i);
+				memset(got, 0x5a, sizeof(got));
+				assert_int_equal(bpfmap_lookup_elem(map, key, got), present ? 0 : -ENOENT);
+				for (uint32_t j = 0; j < vs && present; j++)
+					assert_int_equal(got[j], (uint8_t)(i * 7 + j + 1));
+				for (uint32_t j = present ? vs : 0; j < sizeof(got); j++)
+					assert_int_equal(got[j], 0x5a);
+			}
+			bpfmap_free(map);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +402,7 @@ int main(void)
 	    VARIANT_TESTS(test_lookup_refused),
 	    test_entry(test_lookup_word_isas),
 	    test_entry(test_lookup_word_choice),
+	    VARIANT_TESTS(test_copy_every_value_size),
 	};
 
 	return run_test_group(tests);

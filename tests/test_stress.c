@@ -26,7 +26,7 @@
  *
  * Runs each configuration for BPFMAP_STRESS_SECONDS (default 2.5) seconds.
  * Then two linearizability tests of the lock-free update decisions (below),
- * half as long each, on preallocated and NO_PREALLOC maps, and one of the
+ * half as long each, on preallocated and NO_PREALLOC maps, and two of the
  * chained table's section-free copy-outs under reuse, as long.
  * Worker threads never call cmocka (it is not thread-safe): they count
  * failures, print the first few, and the main thread asserts at the end.
@@ -1416,18 +1416,25 @@ static void test_no_lost_update(void **state)
 }
 
 /*
- * Copy-outs of a chained map (16-byte keys, 8-byte values: the section-free
- * copy-out of tables/chain_lookup.c) while a churner deletes and reinserts
- * keys so fast that elements are reused under the readers, some rounds
- * inside a read-side section so that the pool runs dry and heap elements
- * come and stay.  Every value names its key: a reader must find the
- * resident keys with their own values, and a churned key with one of its
- * own values or not at all, never another key's.
+ * Copy-outs of a chained map (16-byte keys; 8- and 32-byte values: the
+ * section-free copy-outs of tables/chain_lookup.c, word and not) while a
+ * churner deletes, reinserts and overwrites keys so fast that elements are
+ * reused under the readers, some rounds inside a read-side section so that
+ * the pool runs dry and heap elements come and stay.  Every word of a value
+ * names its key and its write: a reader must find the resident keys with
+ * their own values, and a churned key with one whole value of its own or
+ * not at all, never another key's or a torn one.
  */
 #define COPY_RESIDENT 16u
 #define COPY_CHURNED 16u
 #define COPY_MAX 32u
 #define COPY_MARK (0xc0ULL << 56)
+#define COPY_WORDS_MAX 4
+
+struct copy_run {
+	struct lin_run lr;
+	uint32_t words; /* the value's 8-byte words */
+};
 
 static void copy_key(uint64_t id, uint64_t key[2])
 {
@@ -1435,9 +1442,16 @@ static void copy_key(uint64_t id, uint64_t key[2])
 	key[1] = 0x5eed;
 }
 
+static void copy_value(uint64_t *v, uint32_t words, uint64_t w)
+{
+	for (uint32_t i = 0; i < words; i++)
+		v[i] = w;
+}
+
 static void *copy_churner(void *arg)
 {
-	struct lin_run *lr = arg;
+	struct copy_run *cr = arg;
+	struct lin_run *lr = &cr->lr;
 
 	for (uint64_t gen = 1; !lin_stopped(lr); gen++) {
 		bool section = gen % 8 == 0;
@@ -1445,13 +1459,17 @@ static void *copy_churner(void *arg)
 		if (section)
 			bpfmap_read_lock();
 		for (uint64_t i = 0; i < COPY_CHURNED; i++) {
-			uint64_t k[2], v = COPY_MARK | i << 32 | (gen & 0xffffffff);
+			uint64_t k[2], v[COPY_WORDS_MAX];
 
 			copy_key(i, k);
+			copy_value(v, cr->words, COPY_MARK | i << 32 | (gen & 0x7fffffff));
 			lin_expect(lr, "delete of a churned key", bpfmap_delete_elem(lr->map, k), 0,
 				   -ENOENT);
 			lin_expect(lr, "insert of a churned key",
-				   bpfmap_update_elem(lr->map, k, &v, BPFMAP_NOEXIST), 0, 0);
+				   bpfmap_update_elem(lr->map, k, v, BPFMAP_NOEXIST), 0, 0);
+			copy_value(v, cr->words, COPY_MARK | i << 32 | 1ULL << 31 | (gen & 0x7fffffff));
+			lin_expect(lr, "overwrite of a churned key",
+				   bpfmap_update_elem(lr->map, k, v, BPFMAP_EXIST), 0, 0);
 		}
 		if (section)
 			bpfmap_read_unlock();
@@ -1461,22 +1479,27 @@ static void *copy_churner(void *arg)
 
 static void *copy_reader(void *arg)
 {
-	struct lin_run *lr = arg;
+	struct copy_run *cr = arg;
+	struct lin_run *lr = &cr->lr;
 
 	while (!lin_stopped(lr)) {
 		for (uint64_t i = 0; i < COPY_CHURNED + COPY_RESIDENT; i++) {
-			uint64_t k[2], v = 0;
-			bool resident = i >= COPY_CHURNED;
+			uint64_t k[2], v[COPY_WORDS_MAX] = { 0 };
+			bool resident = i >= COPY_CHURNED, torn = false;
 			int rc;
 
 			copy_key(resident ? 1000 + i : i, k);
-			rc = bpfmap_lookup_elem(lr->map, k, &v);
+			rc = bpfmap_lookup_elem(lr->map, k, v);
 			__atomic_fetch_add(&lr->checks, 1, __ATOMIC_RELAXED);
-			if (resident && (rc || v != (COPY_MARK | (1000 + i))))
-				lin_fail(lr, "resident key %" PRIu64 ": %d, value %#" PRIx64, i, rc, v);
+			for (uint32_t w = 1; w < cr->words; w++)
+				torn |= v[w] != v[0];
+			if (resident && (rc || torn || v[0] != (COPY_MARK | (1000 + i))))
+				lin_fail(lr, "resident key %" PRIu64 ": %d, value %#" PRIx64 "%s", i,
+					 rc, v[0], torn ? ", torn" : "");
 			if (!resident && rc != -ENOENT &&
-			    (rc || (v & ~0xffffffffULL) != (COPY_MARK | i << 32)))
-				lin_fail(lr, "churned key %" PRIu64 ": %d, value %#" PRIx64, i, rc, v);
+			    (rc || torn || (v[0] & ~0xffffffffULL) != (COPY_MARK | i << 32)))
+				lin_fail(lr, "churned key %" PRIu64 ": %d, value %#" PRIx64 "%s", i, rc,
+					 v[0], torn ? ", torn" : "");
 		}
 	}
 	return NULL;
@@ -1484,29 +1507,33 @@ static void *copy_reader(void *arg)
 
 static void test_chain_copy_churn(void **state)
 {
-	(void)state;
-	struct lin_run lr = { .deadline = now_sec() + stress_seconds / 2 };
+	const uint32_t *words = *state;
+	struct copy_run cr = { .lr = { .deadline = now_sec() + stress_seconds / 2 },
+			       .words = *words };
+	struct lin_run *lr = &cr.lr;
 	pthread_t t[3];
 
 	alarm((unsigned)stress_seconds + 120);
-	lr.map = bpfmap_create(BPFMAP_TYPE_HASH, "copy_churn", 16, 8, COPY_MAX, NULL);
-	assert_non_null(lr.map);
+	lr->map = bpfmap_create(BPFMAP_TYPE_HASH, "copy_churn", 16, 8 * cr.words, COPY_MAX, NULL);
+	assert_non_null(lr->map);
 	for (uint64_t i = COPY_CHURNED; i < COPY_CHURNED + COPY_RESIDENT; i++) {
-		uint64_t k[2], v = COPY_MARK | (1000 + i);
+		uint64_t k[2], v[COPY_WORDS_MAX];
 
 		copy_key(1000 + i, k);
-		assert_int_equal(bpfmap_update_elem(lr.map, k, &v, BPFMAP_NOEXIST), 0);
+		copy_value(v, cr.words, COPY_MARK | (1000 + i));
+		assert_int_equal(bpfmap_update_elem(lr->map, k, v, BPFMAP_NOEXIST), 0);
 	}
-	assert_int_equal(pthread_create(&t[0], NULL, copy_churner, &lr), 0);
-	assert_int_equal(pthread_create(&t[1], NULL, copy_reader, &lr), 0);
-	assert_int_equal(pthread_create(&t[2], NULL, copy_reader, &lr), 0);
+	assert_int_equal(pthread_create(&t[0], NULL, copy_churner, &cr), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, copy_reader, &cr), 0);
+	assert_int_equal(pthread_create(&t[2], NULL, copy_reader, &cr), 0);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
-	printf("[chained copy-outs under churn] %" PRIu64 " lookups checked\n", lr.checks);
-	bpfmap_free(lr.map);
+	printf("[chained copy-outs under churn, %u-byte values] %" PRIu64 " lookups checked\n",
+	       8 * cr.words, lr->checks);
+	bpfmap_free(lr->map);
 	alarm(0);
-	if (lr.failures)
-		fail_msg("%" PRIu64 " failures, the first: %s", lr.failures, lr.first);
+	if (lr->failures)
+		fail_msg("%" PRIu64 " failures, the first: %s", lr->failures, lr->first);
 }
 
 int main(void)
@@ -1521,7 +1548,8 @@ int main(void)
 	static const struct lin_cfg lin_cfgs[] = { { 0, LIN_MAX },
 						   { BPFMAP_F_NO_PREALLOC, LIN_MAX },
 						   { 0, LIN_MAX_SHARDED } };
-	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0]) + 6];
+	static const uint32_t copy_words[] = { 1, 4 };
+	struct CMUnitTest tests[sizeof(cfgs) / sizeof(cfgs[0]) + 7];
 	size_t n = 0;
 	const char *env = getenv("BPFMAP_STRESS_SECONDS");
 
@@ -1557,9 +1585,12 @@ int main(void)
 			.initial_state = (void *)&lin_flags[i],
 		};
 	}
-	tests[n++] = (struct CMUnitTest){
-		.name = "chained copy-outs under churn",
-		.test_func = test_chain_copy_churn,
-	};
+	for (size_t i = 0; i < 2; i++)
+		tests[n++] = (struct CMUnitTest){
+			.name = i ? "chained copy-outs under churn, 32-byte values"
+				  : "chained copy-outs under churn, 8-byte values",
+			.test_func = test_chain_copy_churn,
+			.initial_state = (void *)&copy_words[i],
+		};
 	return _cmocka_run_group_tests("stress", tests, n, NULL, NULL);
 }

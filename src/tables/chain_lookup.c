@@ -13,6 +13,7 @@
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
 #include "sync/spin_lock.h"
+#include "util/shared_copy.h"
 #include "util/test_hook.h"
 
 static void *chain_lookup(struct bpfmap *map, const void *key)
@@ -167,24 +168,34 @@ static ALWAYS_INLINE int chain_copy_key(struct chain *c, const struct chain_key 
 /* chain_copy_stable's answer when only the general copy-out can decide. */
 #define CHAIN_COPY_GENERAL 1
 
+/* The largest value a section-free copy-out copies. */
+#define CHAIN_STABLE_VALUE_MAX 64
+
 /*
- * The copy-out of a value_word key of a preallocated map, without a
- * read-side section.  Every element of such a map remains one of its
- * elements while the map lives (the pool, and heap elements kept on the
- * spare stack), so a walk that goes through an element reused meanwhile
- * still reads a chain element's memory.  The bucket lock's version
- * validates the walk: read before it and again after the value's load, the
- * same even version means that no critical section ran on the chain in
- * between, so nothing was unlinked (a delete retires and unlinks under that
- * lock), every element reached was in the chain throughout, and the value
- * is one its key held there (a lock-free store stores one word).  The walk
- * is bounded (CHAIN_STABLE_HOPS), so that a chain changing under it cannot
- * hold it forever.  A changed version, a held lock or a longer walk leave
- * the answer to the general copy-out (CHAIN_COPY_GENERAL).  TSan builds
- * always take that one: the plain key compare races with a reuse's stores.
+ * The copy-out of a key of a preallocated map whose values have no spin
+ * lock and at most CHAIN_STABLE_VALUE_MAX bytes, without a read-side
+ * section.  Every element of such a map remains one of its elements while
+ * the map lives (the pool, and heap elements kept on the spare stack), so
+ * a walk that goes through an element reused meanwhile still reads a chain
+ * element's memory.  The bucket lock's version validates the walk: read
+ * before it and again after the value's copy, the same even version means
+ * that no critical section ran on the chain in between, so nothing was
+ * unlinked (a delete retires and unlinks under that lock), every element
+ * reached was in the chain throughout, and the value is one its key held
+ * there: values are overwritten in place under that lock, or (value_word
+ * maps) by one atomic store.  @word: the value is one word, loaded into a
+ * uint64_t at @dst; else value_size bytes are copied to @dst, the caller's
+ * buffer, before the check: when it fails, the general copy-out writes the
+ * buffer again, or answers -ENOENT with it written, as it does itself when
+ * its element is retired under its copy.  The walk is bounded
+ * (CHAIN_STABLE_HOPS), so that a chain changing under it cannot hold it
+ * forever.  A changed version, a held lock or a longer walk leave the
+ * answer to the general copy-out (CHAIN_COPY_GENERAL).  TSan builds always
+ * take that one: the plain key compare races with a reuse's stores.
  */
 static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_key *k,
-					   uint64_t *word, uint32_t key_size, enum hash_kind kind)
+					   void *dst, bool word, uint32_t key_size,
+					   enum hash_kind kind)
 {
 #ifndef BPFMAP_TSAN
 	const struct chain_bucket *b = chain_bucket(c, k->hash);
@@ -208,22 +219,26 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
 		} while (!e || !chain_key_match(e, k, key_size, kind));
 	}
 	v = e->data + (key_size + 7) / 8; /* value_off, as a constant: the key padded to 8 */
-	*word = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+	if (word)
+		*(uint64_t *)dst = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+	else
+		shared_copy_out(dst, v, c->map.value_size);
 	TEST_HOOK(HOOK_CHAIN_COPY, e);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compare's loads too */
 	if (likely(seq_spin_read_valid(&b->lock, version)))
 		return 0;
 #else
-	(void)c, (void)k, (void)word, (void)key_size, (void)kind;
+	(void)c, (void)k, (void)dst, (void)word, (void)key_size, (void)kind;
 #endif
 	return CHAIN_COPY_GENERAL;
 }
 
-/* Both copy-outs of a key kind: chain_copy_stable's where chain_copy_for
- * allows it, with everything but a found 8-byte value (the general
- * copy-out, a miss's errno, a shorter value) tail calls, so that the fast
- * path needs no frame. */
-#define CHAIN_COPY_PAIR(name, key_size, kind, KEY_OF)                                              \
+/* The copy-outs of a key kind: the general one, and chain_copy_stable's
+ * for word values and for values of up to CHAIN_STABLE_VALUE_MAX bytes,
+ * where chain_copy_for allows them.  In the word one everything but a
+ * found 8-byte value (the general copy-out, a miss's errno, a shorter
+ * value) is a tail call, so that its fast path needs no frame. */
+#define CHAIN_COPY_KIND(name, key_size, kind, KEY_OF)                                              \
 	static __attribute__((noinline)) int chain_copy_##name(struct bpfmap *map, const void *key, \
 								void *value)                       \
 	{                                                                                          \
@@ -232,12 +247,12 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
                                                                                                    \
 		return chain_copy_key(c, &k, value, key_size, kind);                               \
 	}                                                                                          \
-	static int chain_copy_##name##_stable(struct bpfmap *map, const void *key, void *value)    \
+	static int chain_copy_##name##_word(struct bpfmap *map, const void *key, void *value)      \
 	{                                                                                          \
 		struct chain *c = to_chain(map);                                                   \
 		struct chain_key k = KEY_OF;                                                       \
 		uint64_t w;                                                                        \
-		int ret = chain_copy_stable(c, &k, &w, key_size, kind);                            \
+		int ret = chain_copy_stable(c, &k, &w, true, key_size, kind);                      \
                                                                                                    \
 		if (likely(ret == 0)) {                                                            \
 			if (likely(map->value_size == 8)) {                                        \
@@ -249,41 +264,63 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
 		if (ret == -ENOENT)                                                                \
 			return map_fail(-ENOENT);                                                  \
 		return chain_copy_##name(map, key, value);                                         \
+	}                                                                                          \
+	static int chain_copy_##name##_small(struct bpfmap *map, const void *key, void *value)     \
+	{                                                                                          \
+		struct chain *c = to_chain(map);                                                   \
+		struct chain_key k = KEY_OF;                                                       \
+		int ret = chain_copy_stable(c, &k, value, false, key_size, kind);                  \
+                                                                                                   \
+		if (likely(ret == 0))                                                              \
+			return 0;                                                                  \
+		if (ret == -ENOENT)                                                                \
+			return map_fail(-ENOENT);                                                  \
+		return chain_copy_##name(map, key, value);                                         \
 	}
 
 #define CHAIN_KEY_SIZED(n) { .key = key, .hash = chain_top(hash_sized(key, n, &c->hp)) }
-CHAIN_COPY_PAIR(u32, 4, HASH_U32, chain_key_of(c, key, HASH_U32))
-CHAIN_COPY_PAIR(u64, 8, HASH_U64, chain_key_of(c, key, HASH_U64))
-CHAIN_COPY_PAIR(k16, 16, CHAIN_GENERIC, CHAIN_KEY_SIZED(16))
-CHAIN_COPY_PAIR(k32, 32, CHAIN_GENERIC, CHAIN_KEY_SIZED(32))
-CHAIN_COPY_PAIR(k64, 64, CHAIN_GENERIC, CHAIN_KEY_SIZED(64))
-CHAIN_COPY_PAIR(k128, 128, CHAIN_GENERIC, CHAIN_KEY_SIZED(128))
-CHAIN_COPY_PAIR(k256, 256, CHAIN_GENERIC, CHAIN_KEY_SIZED(256))
+CHAIN_COPY_KIND(u32, 4, HASH_U32, chain_key_of(c, key, HASH_U32))
+CHAIN_COPY_KIND(u64, 8, HASH_U64, chain_key_of(c, key, HASH_U64))
+CHAIN_COPY_KIND(k16, 16, CHAIN_GENERIC, CHAIN_KEY_SIZED(16))
+CHAIN_COPY_KIND(k32, 32, CHAIN_GENERIC, CHAIN_KEY_SIZED(32))
+CHAIN_COPY_KIND(k64, 64, CHAIN_GENERIC, CHAIN_KEY_SIZED(64))
+CHAIN_COPY_KIND(k128, 128, CHAIN_GENERIC, CHAIN_KEY_SIZED(128))
+CHAIN_COPY_KIND(k256, 256, CHAIN_GENERIC, CHAIN_KEY_SIZED(256))
 
-/* The copy-out of @c's keys, or NULL for the generic one; section-free
- * (chain_copy_stable) for value_word maps of a pool. */
+/* The copy-out of @c's keys, or NULL for the generic one: section-free
+ * (chain_copy_stable) in preallocated maps of values without a spin lock
+ * and of at most CHAIN_STABLE_VALUE_MAX bytes. */
 map_copy_fn chain_copy_for(const struct chain *c)
 {
 	static const struct {
 		uint32_t key_size;
-		map_copy_fn general, stable;
-	} sized[] = {
-		{ 16, chain_copy_k16, chain_copy_k16_stable },
-		{ 32, chain_copy_k32, chain_copy_k32_stable },
-		{ 64, chain_copy_k64, chain_copy_k64_stable },
-		{ 128, chain_copy_k128, chain_copy_k128_stable },
-		{ 256, chain_copy_k256, chain_copy_k256_stable },
+		map_copy_fn general, word, small;
+	} kinds[] = {
+		{ 4, chain_copy_u32, chain_copy_u32_word, chain_copy_u32_small },
+		{ 8, chain_copy_u64, chain_copy_u64_word, chain_copy_u64_small },
+		{ 16, chain_copy_k16, chain_copy_k16_word, chain_copy_k16_small },
+		{ 32, chain_copy_k32, chain_copy_k32_word, chain_copy_k32_small },
+		{ 64, chain_copy_k64, chain_copy_k64_word, chain_copy_k64_small },
+		{ 128, chain_copy_k128, chain_copy_k128_word, chain_copy_k128_small },
+		{ 256, chain_copy_k256, chain_copy_k256_word, chain_copy_k256_small },
 	};
-	bool stable = c->prealloc && c->value_word;
+	bool stable = c->prealloc && !map_has_lock(&c->map) &&
+		      c->map.value_size <= CHAIN_STABLE_VALUE_MAX;
+	size_t i = 0;
 
 	if (c->hash_kind == HASH_U32)
-		return stable ? chain_copy_u32_stable : chain_copy_u32;
-	if (c->hash_kind == HASH_U64)
-		return stable ? chain_copy_u64_stable : chain_copy_u64;
-	if (!hash_sized_covers(c->hash_kind))
+		i = 0;
+	else if (c->hash_kind == HASH_U64)
+		i = 1;
+	else if (!hash_sized_covers(c->hash_kind))
 		return NULL;
-	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]); i++)
-		if (sized[i].key_size == c->map.key_size)
-			return stable ? sized[i].stable : sized[i].general;
-	return NULL;
+	else
+		for (i = 2; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (kinds[i].key_size == c->map.key_size)
+				break;
+	if (i == sizeof(kinds) / sizeof(kinds[0]))
+		return NULL;
+	if (!stable)
+		return kinds[i].general;
+	return c->value_word ? kinds[i].word : kinds[i].small;
 }
