@@ -310,8 +310,11 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 					  uint32_t ks, uint64_t small, bool may_insert,
 					  uint32_t *hint)
 {
-	const uint32_t *lock = &f->homes[h].lock;
-	uint32_t lw = seq_spin_read_begin(lock), pos;
+	const struct flat_home *home = &f->homes[h];
+	uint32_t lw = seq_spin_read_begin(&home->lock), pos;
+	/* Inside the window the lock word validates, as every read here;
+	 * read at once, so that the home's address is computed once. */
+	bool chained = __atomic_load_n(&home->filter, __ATOMIC_ACQUIRE) & flat_filter_bit(tag);
 	uint64_t m = flat_match(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE),
 				tag * FLAT_BYTES_LO);
 
@@ -323,7 +326,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 		}
 	}
 	*hint = FLAT_NONE;
-	if (flat_chain_may_hold(f, h, tag)) {
+	if (chained) {
 		rcu_lock();
 		pos = flat_chain_find(f, h, tag, NULL, ks, small, f->match_by_key);
 		rcu_unlock();
@@ -337,7 +340,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 	TEST_HOOK(HOOK_PROBE_FULL_SCANNED, f);
 	if (!count_full_quiescent(&f->count))
 		return false;
-	return seq_spin_read_valid(lock, lw);
+	return seq_spin_read_valid(&home->lock, lw);
 }
 
 /* The update under the home's lock, for a key size and hash that are
