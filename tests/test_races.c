@@ -507,6 +507,26 @@ static void wait_released(struct chain *c, const void *e)
 	fail_msg("element %u not reclaimed within 10 s", index);
 }
 
+/* A chained map whose copy-outs take no read-side section (skipped where
+ * they take one: nothing could be reused under them). */
+static struct bpfmap *section_free_map(void)
+{
+	if (!CHAIN_COPY_SECTION_FREE)
+		skip_msg("TSan builds copy out in a read-side section: no reuse while it runs");
+	return must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+}
+
+/* Delete @old, whose element is @e, wait until @e is reclaimed, and insert
+ * @key with @value: @e is reused for it. */
+static void reuse_for(struct bpfmap *m, const struct chain_elem *e, const uint64_t old[2],
+		      const uint64_t key[2], uint64_t value)
+{
+	assert_int_equal(bpfmap_delete_elem(m, old), 0);
+	wait_released(chain_map_of(m), e);
+	assert_int_equal(bpfmap_update_elem(m, key, &value, BPFMAP_NOEXIST), 0);
+	assert_memory_equal(elem_key(e), key, 2 * sizeof(uint64_t));
+}
+
 /*
  * A copy-out of A, stopped after it read A's value and before it validated:
  * A is deleted, its element reclaimed and reused for B.  The copy must not
@@ -515,22 +535,14 @@ static void wait_released(struct chain *c, const void *e)
 static void test_chain_copy_reused(void **state)
 {
 	(void)state;
-	if (!CHAIN_COPY_SECTION_FREE)
-		skip_msg("TSan builds copy out in a read-side section: no reuse while it runs");
-	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
-	struct chain *c = chain_map_of(m);
+	struct bpfmap *m = section_free_map();
 	uint64_t a[2] = { 1, 0 }, b[2] = { 2, 0 }, va = 111, vb = 222, v;
 
 	assert_int_equal(bpfmap_update_elem(m, a, &va, BPFMAP_NOEXIST), 0);
 	struct op copy = { .m = m, .key = a[0], .copy = true, .cpu = -1 };
 
 	op_start_stopped(&copy, HOOK_CHAIN_COPY, 0);
-	const struct chain_elem *e = stop.obj;
-
-	assert_int_equal(bpfmap_delete_elem(m, a), 0);
-	wait_released(c, e);
-	assert_int_equal(bpfmap_update_elem(m, b, &vb, BPFMAP_NOEXIST), 0);
-	assert_memory_equal(elem_key(e), b, sizeof(b)); /* A's element, reused */
+	reuse_for(m, stop.obj, a, b, vb); /* A's element, now B's */
 	op_release();
 	assert_int_equal(op_join(&copy), -ENOENT);
 	assert_int_equal(bpfmap_lookup_elem(m, b, &v), 0);
@@ -547,9 +559,7 @@ static void test_chain_copy_reused(void **state)
 static void test_chain_copy_walk_diverted(void **state)
 {
 	(void)state;
-	if (!CHAIN_COPY_SECTION_FREE)
-		skip_msg("TSan builds copy out in a read-side section: no reuse while it runs");
-	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	struct bpfmap *m = section_free_map();
 	struct chain *c = chain_map_of(m);
 	uint64_t k[2] = { 0, 7 }, x[2] = { 0, 7 }, y[2] = { 0, 7 }, vk = 5, vx = 6, vy = 8;
 	uint32_t bk = chain_bucket_of(c, k);
@@ -570,10 +580,7 @@ static void test_chain_copy_walk_diverted(void **state)
 
 	assert_non_null(e);
 	assert_memory_equal(elem_key(e), x, sizeof(x));
-	assert_int_equal(bpfmap_delete_elem(m, x), 0);
-	wait_released(c, e);
-	assert_int_equal(bpfmap_update_elem(m, y, &vy, BPFMAP_NOEXIST), 0);
-	assert_memory_equal(elem_key(e), y, sizeof(y)); /* X's element, now in Y's bucket */
+	reuse_for(m, e, x, y, vy); /* X's element, now in Y's bucket */
 	op_release();
 	assert_int_equal(op_join(&copy), 0);
 	assert_int_equal(copy.out, vk);

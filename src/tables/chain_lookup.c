@@ -306,21 +306,17 @@ map_copy_fn chain_copy_for(const struct chain *c)
 	};
 	bool stable = c->prealloc && !map_has_lock(&c->map) &&
 		      c->map.value_size <= CHAIN_STABLE_VALUE_MAX;
-	size_t i = 0;
 
-	if (c->hash_kind == HASH_U32)
-		i = 0;
-	else if (c->hash_kind == HASH_U64)
-		i = 1;
-	else if (!hash_sized_covers(c->hash_kind))
+	/* HASH_U32 and HASH_U64 are the 4- and 8-byte keys' kinds. */
+	if (c->hash_kind != HASH_U32 && c->hash_kind != HASH_U64 &&
+	    !hash_sized_covers(c->hash_kind))
 		return NULL;
-	else
-		for (i = 2; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (kinds[i].key_size == c->map.key_size)
-				break;
-	if (i == sizeof(kinds) / sizeof(kinds[0]))
-		return NULL;
-	if (!stable)
-		return kinds[i].general;
-	return c->value_word ? kinds[i].word : kinds[i].small;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (kinds[i].key_size != c->map.key_size)
+			continue;
+		if (!stable)
+			return kinds[i].general;
+		return c->value_word ? kinds[i].word : kinds[i].small;
+	}
+	return NULL;
 }
