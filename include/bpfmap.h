@@ -78,6 +78,12 @@ enum bpfmap_type {
 #define BPFMAP_NOEXIST 1ULL /* create a new element only if it did not exist */
 #define BPFMAP_EXIST 2ULL   /* update an existing element only */
 #define BPFMAP_F_LOCK 4ULL  /* copy the value under its bpfmap_spin_lock */
+/* Per-CPU maps only (bpf-next's values): one CPU's slot, the CPU number in
+ * the upper 32 bits of the flags (BPFMAP_F_CPU | (uint64_t)cpu << 32), or
+ * the same value into every CPU's slot (updates).  The value buffer is then
+ * value_size bytes, one slot. */
+#define BPFMAP_F_CPU 8ULL
+#define BPFMAP_F_ALL_CPUS 16ULL
 
 /* The kernel's internal "operation not supported" errno (not EOPNOTSUPP). */
 #define BPFMAP_ENOTSUPP 524
@@ -361,6 +367,37 @@ BPFMAP_API int bpfmap_delete_batch(struct bpfmap *map, const void *keys,
  * pointer is valid only while no thread deletes the key.
  */
 BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
+
+/*
+ * bpfmap_lookup_percpu - program view of a per-CPU map's slot for @cpu (the
+ * kernel's bpf_map_lookup_percpu_elem()): as bpfmap_lookup(), but the slot
+ * of CPU @cpu whatever CPU the caller runs on.  NULL with errno EINVAL (NULL
+ * arguments, a map that is not per-CPU), ERANGE (@cpu >= the possible CPUs),
+ * EPERM (BPFMAP_F_WRONLY_PROG) or ENOENT.  On an LRU map it marks the
+ * element used, as bpfmap_lookup() does.
+ */
+BPFMAP_API void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
+
+/*
+ * bpfmap_update - program view of an update (bpf_map_update_elem() called
+ * from a BPF program): as bpfmap_update_elem(), with @value value_size
+ * bytes.  In a per-CPU map it stores the calling CPU's slot only; an element
+ * it creates has every other CPU's slot zeroed.
+ * Returns as bpfmap_update_elem(), but -EPERM for a BPFMAP_F_RDONLY_PROG map
+ * (BPFMAP_F_RDONLY limits the syscall view only), and the per-CPU flags are
+ * -EINVAL, as for a program.
+ * Concurrency: as bpfmap_update_elem(); it may be called inside or outside
+ * a read-side section.
+ */
+BPFMAP_API int bpfmap_update(struct bpfmap *map, const void *key, const void *value,
+			     uint64_t flags);
+
+/*
+ * bpfmap_delete - program view of a delete (bpf_map_delete_elem() called
+ * from a BPF program): as bpfmap_delete_elem(), but -EPERM for a
+ * BPFMAP_F_RDONLY_PROG map rather than a BPFMAP_F_RDONLY one.
+ */
+BPFMAP_API int bpfmap_delete(struct bpfmap *map, const void *key);
 
 /*
  * bpfmap_lookup_fn - the type of a resolved program-view lookup (see

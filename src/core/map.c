@@ -11,6 +11,7 @@
 
 #include "core/map.h"
 #include "core/opts.h"
+#include "core/percpu.h"
 #include "util/compiler.h"
 
 /* The types of core/types.h by uapi value; NULL where none is built. */
@@ -124,29 +125,26 @@ static bool can_write(const struct bpfmap *map)
 	return !(map->map_flags & BPFMAP_F_RDONLY);
 }
 
-/* 0 or -EINVAL: flags holds only BPFMAP_F_LOCK beyond `allowed`, and the lock
- * exists if asked for. */
-static int check_lock_flag(const struct bpfmap *map, uint64_t flags)
-{
-	if ((flags & BPFMAP_F_LOCK) && !map_has_lock(map))
-		return -EINVAL;
-	return 0;
-}
-
 int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
 			     uint64_t flags)
 {
+	int err;
+
 	if (!map || !key || !value)
 		return map_fail(-EINVAL);
 	/* The kernel rejects unknown flags before it looks at access rights. */
-	if (flags & ~BPFMAP_F_LOCK)
+	if (((uint32_t)flags & ~(BPFMAP_F_LOCK | (map_is_percpu(map) ? BPFMAP_F_CPU : 0))) ||
+	    (!(flags & BPFMAP_F_CPU) && (flags >> 32)))
 		return map_fail(-EINVAL);
 	if (!can_read(map))
 		return map_fail(-EPERM);
-	if (check_lock_flag(map, flags))
-		return map_fail(-EINVAL);
+	err = percpu_check_flags(map, flags, BPFMAP_F_LOCK | BPFMAP_F_CPU);
+	if (err)
+		return map_fail(err);
 	if (!flags)
 		return map->copy(map, key, value);
+	if (flags & BPFMAP_F_CPU)
+		return map_answer(percpu_lookup_cpu(map, key, value, percpu_flags_cpu(flags)));
 	return map_answer(map->ops->lookup_elem(map, key, value, flags));
 }
 
@@ -161,11 +159,16 @@ int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value)
 	return map->copy(map, key, value);
 }
 
+/* The update flags: a mode (ANY, NOEXIST, EXIST), F_LOCK, and on per-CPU
+ * maps F_CPU or F_ALL_CPUS. */
 static int check_update_flags(const struct bpfmap *map, uint64_t flags)
 {
-	if (check_lock_flag(map, flags))
-		return -EINVAL;
-	if ((flags & ~BPFMAP_F_LOCK) > BPFMAP_EXIST)
+	int err = percpu_check_flags(map, flags, BPFMAP_NOEXIST | BPFMAP_EXIST | BPFMAP_F_LOCK |
+							 PERCPU_FLAGS);
+
+	if (err)
+		return err;
+	if (((uint32_t)flags & ~(BPFMAP_F_LOCK | PERCPU_FLAGS)) > BPFMAP_EXIST)
 		return -EINVAL;
 	return 0;
 }
@@ -182,6 +185,8 @@ int bpfmap_update_elem(struct bpfmap *map, const void *key, const void *value,
 	err = check_update_flags(map, flags);
 	if (err)
 		return map_fail(err);
+	if (unlikely(flags & PERCPU_FLAGS))
+		return map_answer(percpu_update(map, key, value, flags));
 	return map_answer(map->ops->update_elem(map, key, value, flags));
 }
 
@@ -223,6 +228,59 @@ void *bpfmap_lookup(struct bpfmap *map, const void *key)
 	return map->lookup(map, key);
 }
 
+void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
+{
+	if (unlikely(!map || !key || !map_is_percpu(map))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (unlikely(cpu >= map->cpus)) {
+		errno = ERANGE;
+		return NULL;
+	}
+	if (unlikely(map->map_flags & BPFMAP_F_WRONLY_PROG)) {
+		errno = EPERM;
+		return NULL;
+	}
+	return map->ops->lookup_percpu(map, key, cpu); /* ENOENT set there */
+}
+
+/* The program view's writes: BPFMAP_F_RDONLY_PROG refuses them (the
+ * kernel's verifier would not load a program that makes them). */
+static bool prog_can_write(const struct bpfmap *map)
+{
+	return !(map->map_flags & BPFMAP_F_RDONLY_PROG);
+}
+
+int bpfmap_update(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
+{
+	int err;
+
+	if (unlikely(!map || !key || !value))
+		return map_fail(-EINVAL);
+	if (unlikely(!prog_can_write(map)))
+		return map_fail(-EPERM);
+	err = percpu_check_flags(map, flags, BPFMAP_NOEXIST | BPFMAP_EXIST | BPFMAP_F_LOCK);
+	if (!err && ((uint32_t)flags & ~BPFMAP_F_LOCK) > BPFMAP_EXIST)
+		err = -EINVAL;
+	if (unlikely(err))
+		return map_fail(err);
+	/* A program writes its own CPU's slot; a new element's others are 0. */
+	if (map_is_percpu(map))
+		return map_answer(map->ops->update_part(map, key, value, map->prog_value_size,
+							(uint32_t)map_cpu_offset(map), 0, 1, flags));
+	return map_answer(map->ops->update_elem(map, key, value, flags));
+}
+
+int bpfmap_delete(struct bpfmap *map, const void *key)
+{
+	if (unlikely(!map || !key))
+		return map_fail(-EINVAL);
+	if (unlikely(!prog_can_write(map)))
+		return map_fail(-EPERM);
+	return map_answer(map->ops->delete_elem(map, key));
+}
+
 bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map)
 {
 	if (unlikely(!map)) {
@@ -254,19 +312,22 @@ size_t bpfmap_mem_usage(const struct bpfmap *map)
 	return map ? map->ops->mem_usage(map) : 0;
 }
 
-/* Batch options: elem_flags 0 or F_LOCK (with a lock); flags 0 where the
- * kernel checks it (the lookup batches: htab's own batch code), ignored
- * where it does not (update and delete batches: generic_map_*_batch). */
+/* Batch options: elem_flags within @allowed (F_LOCK with a lock; F_CPU and
+ * F_ALL_CPUS where the operation takes them, on per-CPU maps); flags 0
+ * where the kernel checks it (the lookup batches: htab's own batch code),
+ * ignored where it does not (update and delete batches:
+ * generic_map_*_batch). */
 static int check_batch_opts(const struct bpfmap *map, const struct bpfmap_batch_opts *opts,
-			    bool check_flags, uint64_t *elem_flags)
+			    bool check_flags, uint64_t allowed, uint64_t *elem_flags)
 {
 	int err = opts_check(opts, sizeof(*opts));
 
 	if (err)
 		return err;
 	*elem_flags = OPTS_GET(opts, elem_flags, 0);
-	if ((*elem_flags & ~BPFMAP_F_LOCK) || check_lock_flag(map, *elem_flags))
-		return -EINVAL;
+	err = percpu_check_flags(map, *elem_flags, allowed);
+	if (err)
+		return err;
 	if (check_flags && OPTS_GET(opts, flags, 0))
 		return -EINVAL;
 	return 0;
@@ -277,7 +338,7 @@ static int check_batch_opts(const struct bpfmap *map, const struct bpfmap_batch_
  * nothing touched) and 1 when there is work. */
 static int batch_prologue(struct bpfmap *map, const uint32_t *count,
 			  const struct bpfmap_batch_opts *opts, bool reads, bool writes,
-			  uint64_t *elem_flags)
+			  uint64_t allowed, uint64_t *elem_flags)
 {
 	int err;
 
@@ -285,7 +346,7 @@ static int batch_prologue(struct bpfmap *map, const uint32_t *count,
 		return -EINVAL;
 	if ((reads && !can_read(map)) || (writes && !can_write(map)))
 		return -EPERM;
-	err = check_batch_opts(map, opts, reads, elem_flags);
+	err = check_batch_opts(map, opts, reads, allowed, elem_flags);
 	if (err)
 		return err;
 	return *count ? 1 : 0;
@@ -300,11 +361,15 @@ static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, 
 
 	if (!out_batch)
 		return map_fail(-EINVAL);
-	err = batch_prologue(map, count, opts, true, do_delete, &elem_flags);
+	err = batch_prologue(map, count, opts, true, do_delete,
+			     do_delete ? BPFMAP_F_LOCK : BPFMAP_F_LOCK | BPFMAP_F_CPU, &elem_flags);
 	if (err <= 0)
 		return map_result(err);
 	if (!keys || !values)
 		return map_fail(-EINVAL);
+	if (elem_flags & BPFMAP_F_CPU)
+		return map_answer(percpu_lookup_batch_cpu(map, in_batch, out_batch, keys, values,
+							  count, percpu_flags_cpu(elem_flags)));
 	return map_answer(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
 					     elem_flags, do_delete));
 }
@@ -329,22 +394,23 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 		       uint32_t *count, const struct bpfmap_batch_opts *opts)
 {
 	uint64_t elem_flags = 0;
-	uint32_t n, done;
+	uint32_t n, done, stride;
 	int err;
 
-	err = batch_prologue(map, count, opts, false, true, &elem_flags);
+	err = batch_prologue(map, count, opts, false, true,
+			     values ? BPFMAP_F_LOCK | PERCPU_FLAGS : BPFMAP_F_LOCK, &elem_flags);
 	if (err <= 0)
 		return map_result(err);
 	if (!keys)
 		return map_fail(-EINVAL);
 	n = *count;
+	stride = percpu_buffer_size(map, elem_flags);
 	for (done = 0; done < n; done++) {
 		const char *k = (const char *)keys + (size_t)done * map->key_size;
 
 		if (values)
-			err = map->ops->update_elem(map, k,
-						    (const char *)values + (size_t)done * map->value_size,
-						    elem_flags);
+			err = percpu_update(map, k, (const char *)values + (size_t)done * stride,
+					    elem_flags);
 		else
 			err = map->ops->delete_elem(map, k);
 		if (err)

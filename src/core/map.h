@@ -16,6 +16,7 @@
 #include <bpfmap.h>
 
 #include "util/compiler.h"
+#include "util/cpu.h"
 
 /* Validated creation parameters, as the map types receive them. */
 struct map_params {
@@ -27,7 +28,19 @@ struct map_params {
 	int32_t lock_off; /* -1: no spin lock in the value */
 	uint64_t map_extra;
 	char name[BPFMAP_OBJ_NAME_LEN];
+	/* What the type asks of its table: per-CPU values (the number of
+	 * slots, one per possible CPU; 0 for one shared value), and eviction
+	 * of an old element instead of -E2BIG when the map is full (LRU). */
+	uint32_t cpus;
+	bool evict;
 };
+
+/* The bytes of one value as the syscall view copies it and the table
+ * stores it: value_size, or a round_up(value_size, 8) slot per CPU. */
+static inline uint32_t map_params_value_bytes(const struct map_params *p)
+{
+	return p->cpus ? ROUND_UP(p->value_size, 8) * p->cpus : p->value_size;
+}
 
 struct bpfmap;
 
@@ -79,6 +92,14 @@ struct map_ops {
 	int (*update_elem)(struct bpfmap *map, const void *key, const void *value,
 			   uint64_t flags);
 	int (*delete_elem)(struct bpfmap *map, const void *key);
+	/* Store @len bytes of @src at @off + i * @step of the value, i < @n,
+	 * the rest of a new element's value zeroed (per-CPU slots: the program
+	 * view's update, BPFMAP_F_CPU and BPFMAP_F_ALL_CPUS); mode is
+	 * BPFMAP_ANY, NOEXIST or EXIST. */
+	/* Per-CPU maps: the program view of CPU @cpu's slot (< cpus). */
+	void *(*lookup_percpu)(struct bpfmap *map, const void *key, uint32_t cpu);
+	int (*update_part)(struct bpfmap *map, const void *key, const void *src, uint32_t len,
+			   uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
 	int (*lookup_and_delete_elem)(struct bpfmap *map, const void *key, void *value);
 	int (*get_next_key)(struct bpfmap *map, const void *key, void *next_key);
 	/* The kernel's bucket-cursor batch protocol; elem_flags validated. */
@@ -98,18 +119,42 @@ struct bpfmap {
 	map_copy_fn copy; /* beside it: the copy-out's hot path */
 	const struct map_ops *ops;
 	uint32_t key_size;
+	/* Bytes per value in the syscall view, as the table stores it (per-CPU
+	 * maps: cpus slots of cpu_stride bytes). */
 	uint32_t value_size;
+	/* The value_size the map was created with: what a program sees. */
+	uint32_t prog_value_size;
+	uint16_t cpus;       /* per-CPU slots; 0: one shared value */
+	uint16_t cpu_stride; /* round_up(prog_value_size, 8) when per-CPU */
 	uint32_t max_entries;
 	uint32_t map_flags;
 	int32_t lock_off;
 	enum bpfmap_type type;
-	uint64_t map_extra;
 	char name[BPFMAP_OBJ_NAME_LEN];
+	/* 72 bytes: the flat table's hot fields fill the line after the first
+	 * (tables/flat.h). */
 };
 
 /* Fill the generic part of a freshly allocated map. */
 void map_init_common(struct bpfmap *map, const struct map_params *p,
 		     const struct map_ops *ops, map_lookup_fn lookup);
+
+static inline bool map_is_percpu(const struct bpfmap *map)
+{
+	return map->cpus != 0;
+}
+
+/* The calling CPU's slot in a per-CPU value: any answer is correct (a
+ * thread may move on at once), so a CPU number past the possible ones
+ * (none should be) only wraps. */
+static ALWAYS_INLINE size_t map_cpu_offset(const struct bpfmap *map)
+{
+	uint32_t cpu = cpu_current();
+
+	if (unlikely(cpu >= map->cpus))
+		cpu %= map->cpus;
+	return (size_t)cpu * map->cpu_stride;
+}
 
 static inline bool map_has_lock(const struct bpfmap *map)
 {

@@ -45,13 +45,15 @@ void map_init_common(struct bpfmap *map, const struct map_params *p,
 	map->copy = map_copy_generic;
 	map->ops = ops;
 	map->key_size = p->key_size;
-	map->value_size = p->value_size;
+	map->value_size = map_params_value_bytes(p);
+	map->prog_value_size = p->value_size;
+	map->cpus = (uint16_t)p->cpus;
+	map->cpu_stride = (uint16_t)(p->cpus ? ROUND_UP(p->value_size, 8) : 0);
+	memcpy(map->name, p->name, sizeof(map->name));
 	map->max_entries = p->max_entries;
 	map->map_flags = p->map_flags;
 	map->lock_off = p->lock_off;
 	map->type = p->type;
-	map->map_extra = p->map_extra;
-	memcpy(map->name, p->name, sizeof(map->name));
 }
 
 int map_value_word_out_short(const struct bpfmap *map, void *dst, uint64_t w)

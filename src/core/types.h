@@ -6,3 +6,6 @@
  * line here and one file in maps/ (docs/ARCHITECTURE.md).
  */
 MAP_TYPE(BPFMAP_TYPE_HASH, hash_map_type)
+MAP_TYPE(BPFMAP_TYPE_PERCPU_HASH, percpu_hash_map_type)
+MAP_TYPE(BPFMAP_TYPE_LRU_HASH, lru_hash_map_type)
+MAP_TYPE(BPFMAP_TYPE_LRU_PERCPU_HASH, lru_percpu_hash_map_type)

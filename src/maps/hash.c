@@ -22,7 +22,7 @@
 
 static int hash_alloc_check(const struct map_params *p)
 {
-	return hash_family_check(p, false);
+	return hash_family_check(p, false, false);
 }
 
 static struct bpfmap *hash_alloc(const struct map_params *p, int *err)

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "util/compiler.h"
+
 #include "maps/hash_family.h"
 
 /* Flags a hash-family map accepts at creation (the kernel's mask). */
@@ -19,7 +21,10 @@
  */
 #define HASH_MAX_ENTRIES BPFMAP_HTAB_MAX_ENTRIES
 
-int hash_family_check(const struct map_params *p, bool lru)
+/* The kernel's PCPU_MIN_UNIT_SIZE: the largest per-CPU value slot. */
+#define PERCPU_SLOT_MAX (32U << 10)
+
+int hash_family_check(const struct map_params *p, bool lru, bool percpu)
 {
 	if (p->map_extra)
 		return -EINVAL;
@@ -33,6 +38,8 @@ int hash_family_check(const struct map_params *p, bool lru)
 		return -EINVAL;
 	if ((uint64_t)p->key_size + p->value_size >= BPFMAP_MAX_ELEM_BYTES)
 		return -E2BIG;
+	if (percpu && ROUND_UP((uint64_t)p->value_size, 8) > PERCPU_SLOT_MAX)
+		return -E2BIG;
 	if (p->max_entries > MAP_MAX_ENTRIES)
 		return -E2BIG;
 	if (p->max_entries > HASH_MAX_ENTRIES)
@@ -40,5 +47,20 @@ int hash_family_check(const struct map_params *p, bool lru)
 	if (p->lock_off < -1 || (p->lock_off >= 0 && ((p->lock_off & 3) ||
 	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)))
 		return -EINVAL;
+	/* The kernel allows a bpf_spin_lock only in HASH of this family
+	 * (map_check_btf): EOPNOTSUPP. */
+	if (p->lock_off >= 0 && (lru || percpu))
+		return -EOPNOTSUPP;
 	return 0;
+}
+
+uint32_t hash_family_cpus(int *err)
+{
+	int n = bpfmap_num_possible_cpus();
+
+	if (n <= 0) {
+		*err = n < 0 ? n : -ENODEV;
+		return 0;
+	}
+	return (uint32_t)n;
 }

@@ -10,8 +10,12 @@
 
 #include "core/map.h"
 
-/* The checks for a hash map (@lru: of an LRU type); 0 or -errno, in the
- * kernel's order. */
-int hash_family_check(const struct map_params *p, bool lru);
+/* The checks for a hash map (@lru: of an LRU type; @percpu: of a per-CPU
+ * one); 0 or -errno, in the kernel's order. */
+int hash_family_check(const struct map_params *p, bool lru, bool percpu);
+
+/* The number of per-CPU slots: the possible CPUs; 0 with *err set if they
+ * cannot be read. */
+uint32_t hash_family_cpus(int *err);
 
 #endif

@@ -49,6 +49,12 @@ static ALWAYS_INLINE void seq_spin_lock(uint32_t *word)
 	seq_spin_lock_slow(word);
 }
 
+/* The lock if it is free, without waiting: true when taken. */
+static ALWAYS_INLINE bool seq_spin_trylock(uint32_t *word)
+{
+	return !(__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1);
+}
+
 static ALWAYS_INLINE void seq_spin_unlock(uint32_t *word)
 {
 	/* Only the holder writes the word while it is odd. */

@@ -4,6 +4,7 @@
  * and the copy-out lookup.  The design is in tables/chain.h.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "hash/sized_hash.h"
 #include "util/big_alloc.h"
 #include "tables/chain.h"
+#include "tables/chain_lru.h"
 #include "tables/value.h"
 #include "sync/seqcount.h"
 #include "util/shared_copy.h"
@@ -26,19 +28,38 @@ static ALWAYS_INLINE void chain_store_value_word(const struct chain *c, struct c
 			 __ATOMIC_RELEASE);
 }
 
-/* Overwrite a reachable element's value in place; bucket lock held.  The spin
- * lock word is skipped: other threads may hold it. */
-static void chain_write_value_locked(struct chain *c, struct chain_elem *e, const void *value)
+/*
+ * Part of a value, as update_part stores it: @len bytes of @src at @off +
+ * i * @step, i < @n (per-CPU slots).  NULL where the whole value is stored.
+ */
+struct chain_part {
+	const void *src;
+	uint32_t len, off, step, n;
+};
+
+static void chain_part_copy_in(void *dst, const struct chain_part *part)
+{
+	for (uint32_t i = 0; i < part->n; i++)
+		shared_copy_in(dst, part->off + (size_t)i * part->step, part->src, part->len);
+}
+
+/* Overwrite a reachable element's value in place (@part of it, or all of
+ * @value); bucket lock held.  The spin lock word is skipped: other threads
+ * may hold it. */
+static void chain_write_value_locked(struct chain *c, struct chain_elem *e, const void *value,
+				     const struct chain_part *part)
 {
 	const struct bpfmap *map = &c->map;
 	void *dst = elem_value(c, e);
 
-	if (c->value_word) {
+	if (c->value_word) { /* never with parts: per-CPU maps are not value_word */
 		chain_store_value_word(c, e, value);
 		return;
 	}
 	seqcount_write_begin(&e->seq);
-	if (map_has_lock(map)) {
+	if (part) {
+		chain_part_copy_in(dst, part);
+	} else if (map_has_lock(map)) {
 		struct bpfmap_spin_lock *l = value_lock(map, dst);
 
 		/* Hold the value's lock so BPFMAP_F_LOCK readers never see a mix. */
@@ -51,9 +72,9 @@ static void chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	seqcount_write_end(&e->seq);
 }
 
-/* Fill an unpublished element. */
+/* Fill an unpublished element: @value, or zeros and @part. */
 static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash,
-			   const void *key, const void *value)
+			   const void *key, const void *value, const struct chain_part *part)
 {
 	const struct bpfmap *map = &c->map;
 	char *v = elem_value(c, e);
@@ -62,8 +83,13 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 	e->seq = 0;
 	e->owner = c;
 	memcpy(elem_key(e), key, map->key_size);
-	memcpy(v, value, map->value_size);
-	value_clear_lock(map, v);
+	if (part) {
+		memset(v, 0, map->value_size);
+		chain_part_copy_in(v, part);
+	} else {
+		memcpy(v, value, map->value_size);
+		value_clear_lock(map, v);
+	}
 }
 
 /*
@@ -73,25 +99,37 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
  * on the map's hash kind.
  */
 
-/* Insert an absent key into its locked bucket. */
+/* chain_insert_locked's answer when a full evicting map found no victim:
+ * drop the bucket lock and try again. */
+#define CHAIN_RETRY 2
+
+/* Insert an absent key into its locked bucket; a full evicting map makes
+ * room first. */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
-			      const void *key, const void *value)
+			      const void *key, const void *value, const struct chain_part *part)
 {
 	uint32_t ticket = count_insert_begin(&c->count);
 	struct chain_elem *e;
 
-	if (ticket == COUNT_FULL)
-		return -E2BIG;
+	if (ticket == COUNT_FULL) {
+		if (!c->evict)
+			return -E2BIG;
+		ticket = chain_lru_make_room(c, b);
+		if (ticket == COUNT_FULL)
+			return CHAIN_RETRY;
+	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, c);
 	e = chain_elem_alloc(c);
 	if (!e) {
 		count_insert_end(&c->count, ticket, false);
 		return -ENOMEM;
 	}
-	chain_elem_init(c, e, hash, key, value);
+	chain_elem_init(c, e, hash, key, value, part);
 	/* Atomic: a section-free copy-out may still walk through @e, reused. */
 	__atomic_store_n(&e->next, b->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
+	if (c->evict)
+		chain_lru_add(c, e);
 	count_insert_end(&c->count, ticket, true);
 	return 0;
 }
@@ -137,7 +175,8 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
 	}
 	if (mode == BPFMAP_EXIST)
 		return -ENOENT;
-	if (count_full_quiescent(&c->count) && seq_spin_read_valid(&b->lock, version))
+	if (count_full_quiescent(&c->count) && !c->evict &&
+	    seq_spin_read_valid(&b->lock, version))
 		return -E2BIG;
 	return CHAIN_TAKE_LOCK;
 }
@@ -164,24 +203,32 @@ void chain_stop_lockfree_stores(struct chain *c)
 
 static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucket *b,
 					    const struct chain_key *k, const void *value,
-					    uint64_t mode, uint32_t key_size, enum hash_kind kind)
+					    const struct chain_part *part, uint64_t mode,
+					    uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_elem *e;
-	int ret = 0;
+	int ret;
 
-	chain_bucket_lock(b);
-	e = chain_walk(b, k, key_size, kind, NULL);
-	if (e) {
-		if (mode == BPFMAP_NOEXIST)
-			ret = -EEXIST;
-		else
-			chain_write_value_locked(c, e, value);
-	} else if (mode == BPFMAP_EXIST) {
-		ret = -ENOENT;
-	} else {
-		ret = chain_insert_locked(c, b, k->hash, k->key, value);
-	}
-	chain_bucket_unlock(b);
+	do {
+		ret = 0;
+		chain_bucket_lock(b);
+		e = chain_walk(b, k, key_size, kind, NULL);
+		if (e) {
+			if (mode == BPFMAP_NOEXIST)
+				ret = -EEXIST;
+			else
+				chain_write_value_locked(c, e, value, part);
+		} else if (mode == BPFMAP_EXIST) {
+			ret = -ENOENT;
+		} else {
+			ret = chain_insert_locked(c, b, k->hash, k->key, value, part);
+		}
+		chain_bucket_unlock(b);
+		if (unlikely(ret == CHAIN_RETRY))
+			sched_yield(); /* a victim's bucket holder may be preempted */
+	} while (unlikely(ret == CHAIN_RETRY));
+	if (c->evict && !e && !ret)
+		chain_reclaim_throttle(c); /* the victims */
 	return ret;
 }
 
@@ -191,7 +238,7 @@ static __attribute__((noinline)) int chain_update_locked_u32(struct chain *c,
 							     const struct chain_key *k,
 							     const void *value, uint64_t mode)
 {
-	return chain_update_locked(c, b, k, value, mode, 4, HASH_U32);
+	return chain_update_locked(c, b, k, value, NULL, mode, 4, HASH_U32);
 }
 
 static __attribute__((noinline)) int chain_update_locked_u64(struct chain *c,
@@ -199,7 +246,7 @@ static __attribute__((noinline)) int chain_update_locked_u64(struct chain *c,
 							     const struct chain_key *k,
 							     const void *value, uint64_t mode)
 {
-	return chain_update_locked(c, b, k, value, mode, 8, HASH_U64);
+	return chain_update_locked(c, b, k, value, NULL, mode, 8, HASH_U64);
 }
 
 static __attribute__((noinline)) int chain_update_locked_any(struct chain *c,
@@ -207,7 +254,8 @@ static __attribute__((noinline)) int chain_update_locked_any(struct chain *c,
 							     const struct chain_key *k,
 							     const void *value, uint64_t mode)
 {
-	return chain_update_locked(c, b, k, value, mode, c->map.key_size, CHAIN_GENERIC);
+	return chain_update_locked(c, b, k, value, NULL, mode, c->map.key_size,
+				   CHAIN_GENERIC);
 }
 
 static ALWAYS_INLINE int chain_update_sized(struct chain *c, const void *key, const void *value,
@@ -249,6 +297,19 @@ static __attribute__((noinline)) int chain_update_any(struct chain *c, const voi
 	return chain_update_sized(c, key, value, flags, c->map.key_size, CHAIN_GENERIC);
 }
 
+/* Parts of a value are rare (per-CPU maps' program view and F_CPU updates):
+ * always under the lock, with the generic key compare. */
+int chain_update_part(struct bpfmap *map, const void *key, const void *src, uint32_t len,
+		      uint32_t off, uint32_t step, uint32_t n, uint64_t mode)
+{
+	struct chain *c = to_chain(map);
+	struct chain_key k = chain_key_of(c, key, CHAIN_GENERIC);
+	struct chain_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
+
+	return chain_update_locked(c, chain_bucket(c, k.hash), &k, NULL, &part, mode,
+				   map->key_size, CHAIN_GENERIC);
+}
+
 int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
 			    uint64_t flags)
 {
@@ -273,7 +334,7 @@ static ALWAYS_INLINE int chain_remove_sized(struct chain *c, const void *key, vo
 	if (e) {
 		if (value)
 			chain_copy_value_out(c, e, value, false);
-		chain_unlink_locked(c, link, e);
+		chain_unlink_elem(c, link, e);
 	}
 	chain_bucket_unlock(b);
 	if (!e)

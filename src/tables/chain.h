@@ -46,12 +46,20 @@ struct chain_elem {
 	uint32_t hash;          /* the top 32 bits of the key's hash */
 	uint32_t seq;           /* sync/seqcount.h: value updates; retired when unlinked */
 	struct chain *owner;     /* for reclamation callbacks */
-	union {                 /* once unlinked (readers never look here): */
+	union {
+		/* While linked, in an evicting map: its place in an LRU list
+		 * (tables/chain_lru.h; readers never look here). */
+		struct {
+			struct chain_elem *prev, *next;
+		} lru;
+		/* Once unlinked: */
 		struct rcu_head rcu;                /* a reclamation callback's */
 		struct chain_elem *reclaim_next;     /* or a reclamation batch's link */
 	};
 	uint64_t data[];        /* key, padded to 8; then value, padded to 8 */
 };
+
+struct chain_lru_list;
 
 struct chain_bucket {
 	struct chain_elem *head; /* atomic */
@@ -76,9 +84,11 @@ struct chain {
 	uint32_t shift;     /* 32 - log2(n_buckets): a hash's bucket is its top bits */
 	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
 	hash_fn hash;
-	uint32_t elem_size;  /* header + padded key + padded value */
+	uint32_t elem_size;  /* header + padded key + padded value (+ LRU tag) */
 	uint32_t value_off;  /* offset of the value in data[] */
+	uint32_t lru_off;    /* evicting maps: offset of the LRU tag in data[] */
 	bool prealloc;
+	bool evict;          /* LRU: a full map evicts (tables/chain_lru.h) */
 	/* Values of at most 8 bytes and no spin lock: written with one atomic
 	 * store, so never torn and without the seqcount. */
 	bool value_word;
@@ -118,6 +128,9 @@ struct chain {
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see chain_unlink_locked). */
 	struct chain_pending pending[CHAIN_PENDING_SHARDS];
+	struct chain_lru_list *lru;  /* evicting maps: n_lru lists */
+	uint32_t n_lru;
+	uint32_t lru_rr;             /* atomic: which other list an eviction looks at */
 	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };
 
@@ -324,11 +337,14 @@ void chain_stop_lockfree_stores(struct chain *c);
  * would wait for itself). */
 void chain_reclaim_throttle(struct chain *c);
 
-/* The program-view lookup for a map of @kind and @key_size, and its
- * copy-out (map->copy; NULL: the general one). */
-map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size);
+/* The program-view lookup for a map of @kind and @key_size (@this_cpu: a
+ * per-CPU map's, returning the calling CPU's slot, else the value or CPU
+ * 0's slot; @lru: marking the element used), and its copy-out (map->copy;
+ * NULL: the general one). */
+map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru);
 map_copy_fn chain_copy_for(const struct chain *c);
 int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
+void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
 
 int chain_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
@@ -337,6 +353,8 @@ int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch
 
 /* The per-key operations (chain.c). */
 int chain_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
+int chain_update_part(struct bpfmap *map, const void *key, const void *src, uint32_t len,
+		      uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
 int chain_delete_elem(struct bpfmap *map, const void *key);
 int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value);
 int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tables/chain.h"
+#include "tables/chain_lru.h"
 
 static uint32_t bucket_len_locked(const struct chain_bucket *b)
 {
@@ -34,7 +35,7 @@ static uint32_t copy_bucket_locked(struct chain *c, struct chain_bucket *b, char
 		chain_copy_value_out(c, e, values + (size_t)n * map->value_size, with_lock);
 		n++;
 		if (do_delete)
-			chain_unlink_locked(c, link, e); /* *link now holds e's successor */
+			chain_unlink_elem(c, link, e); /* *link now holds e's successor */
 		else
 			link = &e->next;
 	}

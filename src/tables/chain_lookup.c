@@ -9,6 +9,7 @@
 
 #include "sync/rcu.h"
 #include "tables/chain.h"
+#include "tables/chain_lru.h"
 
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
@@ -16,36 +17,109 @@
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
-static void *chain_lookup(struct bpfmap *map, const void *key)
+/*
+ * What a program-view lookup returns for element @e, by view (a constant in
+ * each instantiation): its value; CPU 0's slot or the calling CPU's in a
+ * per-CPU map; and in an evicting map the lookup marks @e as used.
+ */
+enum chain_view {
+	CHAIN_VIEW_PLAIN = 0,
+	CHAIN_VIEW_CPU = 1, /* the calling CPU's slot */
+	CHAIN_VIEW_LRU = 2, /* mark the element used */
+	CHAIN_VIEW_LRU_CPU = 3,
+};
+
+static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, unsigned int view)
+{
+	char *v;
+
+	if (!e)
+		return map_lookup_miss();
+	if (view & CHAIN_VIEW_LRU)
+		chain_lru_touch(c, e);
+	v = elem_value(c, e);
+	if (view & CHAIN_VIEW_CPU)
+		v += map_cpu_offset(&c->map);
+	return v;
+}
+
+static ALWAYS_INLINE void *chain_lookup_view(struct bpfmap *map, const void *key,
+					    unsigned int view)
 {
 	struct chain *c = to_chain(map);
 	uint32_t hash = chain_hash(c, key);
-	struct chain_elem *e = chain_find(c, chain_bucket(c, hash), hash, key);
 
-	return e ? elem_value(c, e) : map_lookup_miss();
+	return chain_view(c, chain_find(c, chain_bucket(c, hash), hash, key), view);
 }
 
 /* Program-view lookups for word-sized keys (chain_key_of: the hash inlined,
  * the key compared as one word).  Chosen at creation by chain_lookup_for(). */
 static ALWAYS_INLINE void *chain_lookup_word(struct bpfmap *map, const void *key,
-					    uint32_t key_size, enum hash_kind kind)
+					    uint32_t key_size, enum hash_kind kind,
+					    unsigned int view)
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = chain_key_of(c, key, kind);
 	struct chain_elem *e = chain_walk(chain_bucket(c, k.hash), &k, key_size, kind, NULL);
 
-	return e ? elem_value(c, e) : map_lookup_miss();
+	return chain_view(c, e, view);
 }
 
-static void *chain_lookup_u32(struct bpfmap *map, const void *key)
+/* Common longer key sizes: the hash (hash/sized_hash.h, the map's own
+ * coefficients) and the compare inline (loads instead of calls); chosen only
+ * for maps whose hash that is. */
+static ALWAYS_INLINE void *chain_lookup_sized(struct bpfmap *map, const void *key,
+					     uint32_t key_size, unsigned int view)
 {
-	return chain_lookup_word(map, key, 4, HASH_U32);
+	struct chain *c = to_chain(map);
+	uint32_t hash = chain_top(hash_sized(key, key_size, &c->hp));
+	struct chain_elem *e = chain_find_sized(chain_bucket(c, hash), hash, key, key_size);
+
+	return chain_view(c, e, view);
 }
 
-static void *chain_lookup_u64(struct bpfmap *map, const void *key)
-{
-	return chain_lookup_word(map, key, 8, HASH_U64);
-}
+#define CHAIN_LOOKUPS(suffix, view)                                                                \
+	static void *chain_lookup_any##suffix(struct bpfmap *map, const void *key)                 \
+	{                                                                                          \
+		return chain_lookup_view(map, key, view);                                          \
+	}                                                                                          \
+	static void *chain_lookup_u32##suffix(struct bpfmap *map, const void *key)                 \
+	{                                                                                          \
+		return chain_lookup_word(map, key, 4, HASH_U32, view);                             \
+	}                                                                                          \
+	static void *chain_lookup_u64##suffix(struct bpfmap *map, const void *key)                 \
+	{                                                                                          \
+		return chain_lookup_word(map, key, 8, HASH_U64, view);                             \
+	}                                                                                          \
+	static void *chain_lookup_k16##suffix(struct bpfmap *map, const void *key)                 \
+	{                                                                                          \
+		return chain_lookup_sized(map, key, 16, view);                                     \
+	}                                                                                          \
+	static void *chain_lookup_k32##suffix(struct bpfmap *map, const void *key)                 \
+	{                                                                                          \
+		return chain_lookup_sized(map, key, 32, view);                                     \
+	}                                                                                          \
+	static void *chain_lookup_k64##suffix(struct bpfmap *map, const void *key)                 \
+	{                                                                                          \
+		return chain_lookup_sized(map, key, 64, view);                                     \
+	}                                                                                          \
+	static void *chain_lookup_k128##suffix(struct bpfmap *map, const void *key)                \
+	{                                                                                          \
+		return chain_lookup_sized(map, key, 128, view);                                    \
+	}                                                                                          \
+	static void *chain_lookup_k256##suffix(struct bpfmap *map, const void *key)                \
+	{                                                                                          \
+		return chain_lookup_sized(map, key, 256, view);                                    \
+	}                                                                                          \
+	static const map_lookup_fn chain_lookups##suffix[] = {                                     \
+		chain_lookup_any##suffix, chain_lookup_u32##suffix, chain_lookup_u64##suffix,      \
+		chain_lookup_k16##suffix, chain_lookup_k32##suffix, chain_lookup_k64##suffix,      \
+		chain_lookup_k128##suffix, chain_lookup_k256##suffix,                              \
+	};
+CHAIN_LOOKUPS(, CHAIN_VIEW_PLAIN)
+CHAIN_LOOKUPS(_cpu, CHAIN_VIEW_CPU)
+CHAIN_LOOKUPS(_lru, CHAIN_VIEW_LRU)
+CHAIN_LOOKUPS(_lru_cpu, CHAIN_VIEW_LRU_CPU)
 
 /*
  * Bulk lookups in chunks: hash every key and prefetch its bucket, then load
@@ -99,50 +173,51 @@ int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **v
 	}
 }
 
-/* Common longer key sizes: the hash (hash/sized_hash.h, the map's own
- * coefficients) and the compare inline (loads instead of calls); chosen only
- * for maps whose hash that is. */
-#define CHAIN_LOOKUP_SIZED(n)                                                                      \
-	static void *chain_lookup_k##n(struct bpfmap *map, const void *key)                        \
-	{                                                                                          \
-		struct chain *c = to_chain(map);                                                   \
-		uint32_t hash = chain_top(hash_sized(key, n, &c->hp));                             \
-		struct chain_elem *e = chain_find_sized(chain_bucket(c, hash), hash, key, n);      \
-                                                                                                   \
-		return e ? elem_value(c, e) : map_lookup_miss();                                   \
-	}
-CHAIN_LOOKUP_SIZED(16)
-CHAIN_LOOKUP_SIZED(32)
-CHAIN_LOOKUP_SIZED(64)
-CHAIN_LOOKUP_SIZED(128)
-CHAIN_LOOKUP_SIZED(256)
+void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
+{
+	struct chain *c = to_chain(map);
+	char *v = c->evict ? chain_lookup_view(map, key, CHAIN_VIEW_LRU)
+			   : chain_lookup_view(map, key, CHAIN_VIEW_PLAIN);
 
-map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size)
+	return v ? v + (size_t)cpu * map->cpu_stride : NULL;
+}
+
+/* The index in chain_lookups* of a map's key kind and size. */
+static unsigned int chain_lookup_index(enum hash_kind kind, uint32_t key_size)
 {
 	switch (kind) {
 	case HASH_U32:
-		return chain_lookup_u32;
+		return 1;
 	case HASH_U64:
-		return chain_lookup_u64;
+		return 2;
 	default:
 		break;
 	}
 	if (!hash_sized_covers(kind))
-		return chain_lookup;
+		return 0;
 	switch (key_size) {
 	case 16:
-		return chain_lookup_k16;
+		return 3;
 	case 32:
-		return chain_lookup_k32;
+		return 4;
 	case 64:
-		return chain_lookup_k64;
+		return 5;
 	case 128:
-		return chain_lookup_k128;
+		return 6;
 	case 256:
-		return chain_lookup_k256;
+		return 7;
 	default:
-		return chain_lookup;
+		return 0;
 	}
+}
+
+map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru)
+{
+	unsigned int i = chain_lookup_index(kind, key_size);
+
+	if (lru)
+		return this_cpu ? chain_lookups_lru_cpu[i] : chain_lookups_lru[i];
+	return this_cpu ? chain_lookups_cpu[i] : chain_lookups[i];
 }
 
 /* The copy-out of key @k (its hash computed): in a read-side section, as

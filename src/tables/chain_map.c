@@ -9,13 +9,14 @@
 
 #include "hash/hash_params.h"
 #include "tables/chain.h"
+#include "tables/chain_lru.h"
 #include "util/big_alloc.h"
 
 static size_t chain_mem_usage(const struct bpfmap *map)
 {
 	const struct chain *c = to_chain(map);
 	size_t bytes = sizeof(*c) + (size_t)c->n_buckets * sizeof(*c->buckets) +
-		       count_mem(&c->count);
+		       count_mem(&c->count) + (size_t)c->n_lru * sizeof(*c->lru);
 
 	size_t heap;
 
@@ -35,17 +36,26 @@ static size_t chain_mem_usage(const struct bpfmap *map)
 	return bytes;
 }
 
+static const struct map_ops chain_view_ops;
+
 struct bpfmap *chain_create(const struct map_params *p, int *err)
 {
 	struct chain *c = calloc(1, sizeof(*c));
+	uint32_t value_bytes = map_params_value_bytes(p);
 	size_t key_pad = ROUND_UP((size_t)p->key_size, 8);
-	size_t elem_size = chain_header_size() + key_pad + ROUND_UP((size_t)p->value_size, 8);
+	size_t value_pad = ROUND_UP((size_t)value_bytes, 8);
+	size_t elem_size = chain_header_size() + key_pad + value_pad;
 	map_copy_fn copy;
 
+	if (p->evict)
+		elem_size += sizeof(struct chain_lru_tag);
 	if (!c || elem_size > UINT32_MAX)
 		goto nomem;
 	c->hash_kind = hash_kind_for_key_size(p->key_size);
-	map_init_common(&c->map, p, &chain_ops, chain_lookup_for(c->hash_kind, p->key_size));
+	/* Per-CPU and evicting maps: their program view is not a bare value,
+	 * so they have no bulk lookup of their own (core loops map->lookup). */
+	map_init_common(&c->map, p, p->cpus || p->evict ? &chain_view_ops : &chain_ops,
+			chain_lookup_for(c->hash_kind, p->key_size, p->cpus, p->evict));
 	c->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	c->shift = 32 - (uint32_t)__builtin_ctz(c->n_buckets);
 	c->hash = hash_fn_for_kind(c->hash_kind);
@@ -54,8 +64,12 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	c->fin = c->hp.fin;
 	c->elem_size = (uint32_t)elem_size;
 	c->value_off = (uint32_t)key_pad;
+	c->lru_off = (uint32_t)(key_pad + value_pad);
 	c->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
-	c->value_word = p->value_size <= 8 && p->lock_off < 0;
+	c->evict = p->evict;
+	/* Parts of a per-CPU value are stored under the lock (update_part),
+	 * which one-word stores without it would race with. */
+	c->value_word = value_bytes <= 8 && p->lock_off < 0 && !p->cpus;
 	c->lockfree_store = c->value_word ? STORES_ON : STORES_OFF;
 	copy = chain_copy_for(c);
 	if (copy)
@@ -69,15 +83,18 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 		goto nomem;
 	if (c->prealloc && chain_prealloc(c))
 		goto nomem;
+	if (c->evict && chain_lru_init(c))
+		goto nomem;
 	return &c->map;
 
 nomem:
 	if (c) {
 		freelist_destroy(&c->free_slots);
 		count_destroy(&c->count);
+		chain_lru_destroy(c);
 		big_free(c->pool);
 		big_free(c->buckets);
-			free(c);
+		free(c);
 	}
 	*err = -ENOMEM;
 	return NULL;
@@ -88,9 +105,23 @@ const struct map_ops chain_ops = {
 	.lookup_elem = chain_lookup_elem,
 	.update_elem = chain_update_elem,
 	.delete_elem = chain_delete_elem,
+	.update_part = chain_update_part,
 	.lookup_and_delete_elem = chain_lookup_and_delete_elem,
 	.get_next_key = chain_get_next_key,
 	.lookup_batch = chain_lookup_batch,
 	.mem_usage = chain_mem_usage,
 	.lookup_bulk = chain_lookup_bulk,
+};
+
+static const struct map_ops chain_view_ops = {
+	.free = chain_free,
+	.lookup_elem = chain_lookup_elem,
+	.update_elem = chain_update_elem,
+	.delete_elem = chain_delete_elem,
+	.update_part = chain_update_part,
+	.lookup_percpu = chain_lookup_percpu,
+	.lookup_and_delete_elem = chain_lookup_and_delete_elem,
+	.get_next_key = chain_get_next_key,
+	.lookup_batch = chain_lookup_batch,
+	.mem_usage = chain_mem_usage,
 };

@@ -131,6 +131,7 @@ static void chain_teardown(struct chain *c)
 	count_destroy(&c->count);
 	big_free(c->pool);
 	big_free(c->buckets);
+	free(c->lru);
 	free(c);
 }
 

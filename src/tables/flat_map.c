@@ -89,6 +89,7 @@ static size_t flat_mem_usage(const struct bpfmap *map)
 struct bpfmap *flat_create(const struct map_params *p, int *err)
 {
 	struct flat *f = big_zalloc(sizeof(*f)); /* 64-byte aligned: aligned members */
+	map_lookup_fn lookup;
 	map_copy_fn copy;
 	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
 	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
@@ -172,9 +173,9 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	if ((f->hash_kind == HASH_U32 || f->hash_kind == HASH_U64) &&
 	    f->n_homes >= FLAT_MATCH_BY_KEY_MIN)
 		flat_init_dead_words(f, p->key_size);
-	map_init_common(&f->map, p, &flat_ops,
-			flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
-					f->match_by_key && !f->elems));
+	lookup = flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
+				 f->match_by_key && !f->elems);
+	map_init_common(&f->map, p, &flat_ops, lookup);
 	copy = flat_copy_for(f);
 	if (copy)
 		f->map.copy = copy;

@@ -17,6 +17,7 @@ enum test_hook_point {
 	HOOK_INSERT_RESERVED,	 /* an insert: room reserved, key not yet visible */
 	HOOK_CHAIN_STEP,	 /* a chain walk: about to read the node it reached (obj) */
 	HOOK_CHAIN_COPY,	 /* a section-free copy-out: value read, not yet validated */
+	HOOK_LRU_VICTIM,	 /* an eviction: victim (obj) off its list, still linked */
 };
 
 #ifdef BPFMAP_TEST_HOOKS

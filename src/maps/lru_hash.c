@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_LRU_HASH and BPFMAP_TYPE_LRU_PERCPU_HASH: preallocated hash
+ * maps that evict an old element instead of answering -E2BIG.  The chained
+ * table's eviction (tables/chain_lru.h) is the policy; BPFMAP_F_NO_COMMON_LRU
+ * only rounds max_entries up to a multiple of the CPU count, as the kernel
+ * does: the lists are per CPU either way, and eviction looks beyond its own
+ * CPU's, so that no CPU evicts early while another holds room.
+ */
+#include "core/map.h"
+#include "maps/hash_family.h"
+#include "tables/chain.h"
+
+static int lru_hash_alloc_check(const struct map_params *p)
+{
+	return hash_family_check(p, true, false);
+}
+
+static int lru_percpu_hash_alloc_check(const struct map_params *p)
+{
+	return hash_family_check(p, true, true);
+}
+
+static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *err)
+{
+	struct map_params tp = *p;
+
+	tp.evict = true;
+	if (percpu || (p->map_flags & BPFMAP_F_NO_COMMON_LRU)) {
+		uint32_t cpus = hash_family_cpus(err);
+
+		if (!cpus)
+			return NULL;
+		if (percpu)
+			tp.cpus = cpus;
+		if (p->map_flags & BPFMAP_F_NO_COMMON_LRU) {
+			/* The kernel's rounding: up, or down where up overflows. */
+			uint64_t up = ((uint64_t)p->max_entries + cpus - 1) / cpus * cpus;
+
+			tp.max_entries = up <= UINT32_MAX ? (uint32_t)up
+							  : p->max_entries / cpus * cpus;
+		}
+	}
+	return chain_create(&tp, err);
+}
+
+static struct bpfmap *lru_hash_alloc(const struct map_params *p, int *err)
+{
+	return lru_alloc(p, false, err);
+}
+
+static struct bpfmap *lru_percpu_hash_alloc(const struct map_params *p, int *err)
+{
+	return lru_alloc(p, true, err);
+}
+
+const struct map_type lru_hash_map_type = {
+	.alloc_check = lru_hash_alloc_check,
+	.alloc = lru_hash_alloc,
+};
+
+const struct map_type lru_percpu_hash_map_type = {
+	.alloc_check = lru_percpu_hash_alloc_check,
+	.alloc = lru_percpu_hash_alloc,
+};

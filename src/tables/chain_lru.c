@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The chained table's eviction: the LRU lists of an evicting map and the
+ * choice of a victim.  The design is in tables/chain_lru.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sync/count.h"
+#include "sync/spin_lock.h"
+#include "tables/chain_lru.h"
+#include "util/clock.h"
+#include "util/cpu.h"
+#include "util/test_hook.h"
+
+/* At most this many lists: beyond, CPUs share them. */
+#define CHAIN_LRU_LISTS_MAX 1024U
+
+int chain_lru_init(struct chain *c)
+{
+	int cpus = bpfmap_num_possible_cpus();
+	uint32_t n = cpus > 0 ? (uint32_t)cpus : 1;
+
+	if (n > CHAIN_LRU_LISTS_MAX)
+		n = CHAIN_LRU_LISTS_MAX;
+	c->lru = calloc(n, sizeof(*c->lru));
+	if (!c->lru)
+		return -ENOMEM;
+	c->n_lru = n;
+	return 0;
+}
+
+void chain_lru_destroy(struct chain *c)
+{
+	free(c->lru);
+	c->lru = NULL;
+}
+
+/* List operations, under the list's lock. */
+static void lru_append(struct chain_lru_list *l, struct chain_elem *e)
+{
+	struct chain_elem *h = l->head;
+
+	if (!h) {
+		e->lru.prev = e->lru.next = e;
+		__atomic_store_n(&l->head, e, __ATOMIC_RELEASE);
+	} else {
+		e->lru.next = h;
+		e->lru.prev = h->lru.prev;
+		h->lru.prev->lru.next = e;
+		h->lru.prev = e;
+	}
+	l->n++;
+}
+
+static void lru_remove(struct chain_lru_list *l, struct chain_elem *e)
+{
+	if (e->lru.next == e) {
+		__atomic_store_n(&l->head, NULL, __ATOMIC_RELAXED);
+	} else {
+		e->lru.prev->lru.next = e->lru.next;
+		e->lru.next->lru.prev = e->lru.prev;
+		if (l->head == e)
+			__atomic_store_n(&l->head, e->lru.next, __ATOMIC_RELEASE);
+	}
+	l->n--;
+}
+
+void chain_lru_add(struct chain *c, struct chain_elem *e)
+{
+	uint32_t i = cpu_current() % c->n_lru;
+	struct chain_lru_tag *t = chain_lru_tag(c, e);
+	struct chain_lru_list *l = &c->lru[i];
+
+	t->list = (uint16_t)i;
+	__atomic_store_n(&t->ref, 0, __ATOMIC_RELAXED);
+	spin_lock_word(&l->lock);
+	__atomic_store_n(&t->stamp, coarse_ticks(), __ATOMIC_RELAXED);
+	lru_append(l, e);
+	spin_unlock_word(&l->lock);
+}
+
+void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_elem *e)
+{
+	if (c->evict) {
+		struct chain_lru_list *l = &c->lru[chain_lru_tag(c, e)->list];
+
+		spin_lock_word(&l->lock);
+		lru_remove(l, e);
+		spin_unlock_word(&l->lock);
+	}
+	chain_unlink_locked(c, link, e);
+}
+
+/* The link that points at @e in bucket @b, which is locked and holds it. */
+static struct chain_elem **link_to(struct chain_bucket *b, const struct chain_elem *e)
+{
+	struct chain_elem **link = &b->head;
+
+	while (*link != e)
+		link = &(*link)->next;
+	return link;
+}
+
+/* The age of list @l's oldest element, for choosing where to evict: read
+ * without its lock (a stale answer only picks the other list). */
+static bool lru_older(const struct chain *c, const struct chain_lru_list *a,
+		      const struct chain_lru_list *b)
+{
+	const struct chain_elem *ha = __atomic_load_n(&a->head, __ATOMIC_ACQUIRE);
+	const struct chain_elem *hb = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+
+	if (!ha || !hb)
+		return ha != NULL;
+	return coarse_before(__atomic_load_n(&chain_lru_tag(c, ha)->stamp, __ATOMIC_RELAXED),
+			     __atomic_load_n(&chain_lru_tag(c, hb)->stamp, __ATOMIC_RELAXED));
+}
+
+/* Evict one element of list @l (see chain_lru.h); true if one went. */
+static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct chain_bucket *held)
+{
+	struct chain_elem *e;
+
+	spin_lock_word(&l->lock);
+	for (uint32_t i = 0; i < CHAIN_LRU_SCAN && (e = l->head); i++) {
+		struct chain_lru_tag *t = chain_lru_tag(c, e);
+		uint8_t ref = __atomic_load_n(&t->ref, __ATOMIC_RELAXED);
+		struct chain_bucket *b;
+
+		if (ref && i + 1 < CHAIN_LRU_SCAN) {
+			__atomic_store_n(&t->ref, (uint8_t)(ref - 1), __ATOMIC_RELAXED);
+			goto back;
+		}
+		/* On a list, so linked: its hash is its bucket's. */
+		b = chain_bucket(c, e->hash);
+		if (b != held && !seq_spin_trylock(&b->lock))
+			goto back;
+		lru_remove(l, e);
+		spin_unlock_word(&l->lock);
+		TEST_HOOK(HOOK_LRU_VICTIM, e);
+		chain_unlink_locked(c, link_to(b, e), e);
+		if (b != held)
+			chain_bucket_unlock(b);
+		return true;
+back:
+		__atomic_store_n(&t->stamp, coarse_ticks(), __ATOMIC_RELAXED);
+		__atomic_store_n(&l->head, e->lru.next, __ATOMIC_RELEASE);
+	}
+	spin_unlock_word(&l->lock);
+	return false;
+}
+
+/* One eviction: the older of the caller's CPU's list and another's, then
+ * every list in turn if that found nothing. */
+static bool lru_evict(struct chain *c, struct chain_bucket *held)
+{
+	uint32_t n = c->n_lru, own = cpu_current() % n, other = own;
+	struct chain_lru_list *l = &c->lru[own];
+
+	if (n > 1) {
+		uint32_t rr = __atomic_fetch_add(&c->lru_rr, 1, __ATOMIC_RELAXED);
+
+		other = (own + 1 + rr % (n - 1)) % n;
+		if (lru_older(c, &c->lru[other], l))
+			l = &c->lru[other];
+	}
+	if (lru_evict_from(c, l, held))
+		return true;
+	for (uint32_t i = 0; i < n; i++) {
+		if (&c->lru[i] != l && __atomic_load_n(&c->lru[i].head, __ATOMIC_RELAXED) &&
+		    lru_evict_from(c, &c->lru[i], held))
+			return true;
+	}
+	return false;
+}
+
+/* Evictions per attempt before the caller drops its bucket lock: other
+ * inserts may take the room each one makes. */
+#define CHAIN_LRU_TRIES 8
+
+uint32_t chain_lru_make_room(struct chain *c, struct chain_bucket *held)
+{
+	for (uint32_t i = 0; i < CHAIN_LRU_TRIES; i++) {
+		uint32_t ticket;
+
+		if (!lru_evict(c, held))
+			break;
+		ticket = count_insert_begin(&c->count);
+		if (ticket != COUNT_FULL)
+			return ticket;
+	}
+	return COUNT_FULL;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Eviction for the chained table (LRU_HASH, LRU_PERCPU_HASH): which element
+ * a full map gives up for a new key.
+ *
+ * Every linked element of an evicting map is on one LRU list: a FIFO, in
+ * the order its elements were inserted, one list per CPU (the inserting
+ * thread's), each with its own lock, so that inserts on different CPUs
+ * never share a lock or a line.  A program-view lookup raises the
+ * element's reference count (saturating at CHAIN_LRU_REF_MAX, one relaxed
+ * store, and none once saturated); syscall lookups leave it alone, as the
+ * kernel's do.
+ *
+ * An insert into a full map (the exact count says so, sync/count.h; a map
+ * with room never evicts) evicts one element: it takes the list whose
+ * oldest element is older, of its own CPU's and one other (round robin),
+ * and walks that list from its oldest: an element with a reference count
+ * goes to the back with its count lowered by one (a second chance, and a
+ * third for one referenced often: CLOCK with a counter), the first without
+ * one is the victim.  At most CHAIN_LRU_SCAN elements are looked at, so a
+ * victim is found in bounded time whatever the map holds.  That is an LRU
+ * that stays LRU across CPUs: the lists' heads are compared by the time of
+ * their last insert or second chance (util/clock.h), so one CPU's stale
+ * entries do not outlive another's fresh ones, and no CPU holds free room
+ * the others cannot use (the kernel's per-CPU free lists evict early).
+ *
+ * Locks: bucket lock, then list lock.  The evicting insert holds its own
+ * bucket's lock and the list's, so it only tries the victim's bucket lock;
+ * a victim whose bucket is busy goes to the back, as a referenced one does.
+ */
+#ifndef BPFMAP_TABLES_CHAIN_LRU_H
+#define BPFMAP_TABLES_CHAIN_LRU_H
+
+#include <stdint.h>
+
+#include "tables/chain.h"
+
+#define CHAIN_LRU_REF_MAX 3
+#define CHAIN_LRU_SCAN 64
+
+/* An evicting map's per-element record, after the value. */
+struct chain_lru_tag {
+	uint32_t stamp; /* coarse_ticks() of its insert or last second chance */
+	uint16_t list;  /* the LRU list it is on */
+	uint8_t ref;    /* atomic: raised by program-view lookups */
+	uint8_t pad_;
+};
+
+struct chain_lru_list {
+	uint32_t lock;
+	uint32_t n;
+	struct chain_elem *head; /* the oldest; circular through lru.prev/next */
+	char pad_[48];
+};
+
+static ALWAYS_INLINE struct chain_lru_tag *chain_lru_tag(const struct chain *c,
+							 const struct chain_elem *e)
+{
+	return (struct chain_lru_tag *)(void *)((char *)e->data + c->lru_off);
+}
+
+/* A program-view lookup's mark. */
+static ALWAYS_INLINE void chain_lru_touch(const struct chain *c, const struct chain_elem *e)
+{
+	struct chain_lru_tag *t = chain_lru_tag(c, e);
+	uint8_t r = __atomic_load_n(&t->ref, __ATOMIC_RELAXED);
+
+	if (r < CHAIN_LRU_REF_MAX)
+		__atomic_store_n(&t->ref, (uint8_t)(r + 1), __ATOMIC_RELAXED);
+}
+
+/* The lists of an evicting map; 0 or -ENOMEM. */
+int chain_lru_init(struct chain *c);
+void chain_lru_destroy(struct chain *c);
+
+/* A freshly linked element joins the calling CPU's list (bucket lock held). */
+void chain_lru_add(struct chain *c, struct chain_elem *e);
+
+/* Unlink @e (predecessor link @link) from its locked bucket: off its LRU
+ * list first in an evicting map, then chain_unlink_locked. */
+void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_elem *e);
+
+/* An insert's ticket in a full evicting map (bucket @held locked): evicts
+ * until count_insert_begin() gives one; COUNT_FULL when no victim could be
+ * taken (every candidate's bucket busy, or the lists empty while inserts are
+ * in flight): the caller drops its lock and tries again. */
+uint32_t chain_lru_make_room(struct chain *c, struct chain_bucket *held);
+
+#endif
