@@ -108,15 +108,17 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
 			      const void *key, const void *value, const struct chain_part *part)
 {
-	uint32_t ticket = count_insert_begin(&c->count);
+	uint32_t ticket, list = 0;
 	struct chain_elem *e;
 
-	if (ticket == COUNT_FULL) {
-		if (!c->evict)
-			return -E2BIG;
-		ticket = chain_lru_make_room(c, b);
+	if (c->evict) {
+		ticket = chain_lru_reserve(c, b, &list);
 		if (ticket == COUNT_FULL)
 			return CHAIN_RETRY;
+	} else {
+		ticket = count_insert_begin(&c->count);
+		if (ticket == COUNT_FULL)
+			return -E2BIG;
 	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, c);
 	e = chain_elem_alloc(c);
@@ -129,7 +131,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	__atomic_store_n(&e->next, b->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
 	if (c->evict)
-		chain_lru_add(c, e);
+		chain_lru_add(c, e, list);
 	count_insert_end(&c->count, ticket, true);
 	return 0;
 }

@@ -130,6 +130,7 @@ struct chain {
 	struct chain_pending pending[CHAIN_PENDING_SHARDS];
 	struct chain_lru_list *lru;  /* evicting maps: n_lru lists */
 	uint32_t n_lru;
+	uint32_t lru_cap;            /* per-CPU lists (NO_COMMON_LRU): each one's most */
 	uint32_t lru_rr;             /* atomic: which other list an eviction looks at */
 	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };

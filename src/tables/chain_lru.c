@@ -16,7 +16,7 @@
 /* At most this many lists: beyond, CPUs share them. */
 #define CHAIN_LRU_LISTS_MAX 1024U
 
-int chain_lru_init(struct chain *c)
+int chain_lru_init(struct chain *c, bool per_cpu)
 {
 	int cpus = bpfmap_num_possible_cpus();
 	uint32_t n = cpus > 0 ? (uint32_t)cpus : 1;
@@ -27,6 +27,11 @@ int chain_lru_init(struct chain *c)
 	if (!c->lru)
 		return -ENOMEM;
 	c->n_lru = n;
+	if (per_cpu) {
+		c->lru_cap = c->map.max_entries / n;
+		if (!c->lru_cap)
+			c->lru_cap = 1;
+	}
 	return 0;
 }
 
@@ -50,7 +55,7 @@ static void lru_append(struct chain_lru_list *l, struct chain_elem *e)
 		h->lru.prev->lru.next = e;
 		h->lru.prev = e;
 	}
-	l->n++;
+	__atomic_store_n(&l->n, l->n + 1, __ATOMIC_RELAXED);
 }
 
 static void lru_remove(struct chain_lru_list *l, struct chain_elem *e)
@@ -63,12 +68,11 @@ static void lru_remove(struct chain_lru_list *l, struct chain_elem *e)
 		if (l->head == e)
 			__atomic_store_n(&l->head, e->lru.next, __ATOMIC_RELEASE);
 	}
-	l->n--;
+	__atomic_store_n(&l->n, l->n - 1, __ATOMIC_RELAXED);
 }
 
-void chain_lru_add(struct chain *c, struct chain_elem *e)
+void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t i)
 {
-	uint32_t i = cpu_current() % c->n_lru;
 	struct chain_lru_tag *t = chain_lru_tag(c, e);
 	struct chain_lru_list *l = &c->lru[i];
 
@@ -150,17 +154,18 @@ back:
 	return false;
 }
 
-/* One eviction: the older of the caller's CPU's list and another's, then
- * every list in turn if that found nothing. */
-static bool lru_evict(struct chain *c, struct chain_bucket *held)
+/* One eviction: the older of the caller's CPU's list (@own) and another's,
+ * (per-CPU lists: the own list only), then every list in turn if that found
+ * nothing. */
+static bool lru_evict(struct chain *c, struct chain_bucket *held, uint32_t own)
 {
-	uint32_t n = c->n_lru, own = cpu_current() % n, other = own;
+	uint32_t n = c->n_lru;
 	struct chain_lru_list *l = &c->lru[own];
 
-	if (n > 1) {
+	if (n > 1 && !c->lru_cap) {
 		uint32_t rr = __atomic_fetch_add(&c->lru_rr, 1, __ATOMIC_RELAXED);
+		uint32_t other = (own + 1 + rr % (n - 1)) % n;
 
-		other = (own + 1 + rr % (n - 1)) % n;
 		if (lru_older(c, &c->lru[other], l))
 			l = &c->lru[other];
 	}
@@ -178,16 +183,24 @@ static bool lru_evict(struct chain *c, struct chain_bucket *held)
  * inserts may take the room each one makes. */
 #define CHAIN_LRU_TRIES 8
 
-uint32_t chain_lru_make_room(struct chain *c, struct chain_bucket *held)
+uint32_t chain_lru_reserve(struct chain *c, struct chain_bucket *held, uint32_t *list)
 {
-	for (uint32_t i = 0; i < CHAIN_LRU_TRIES; i++) {
-		uint32_t ticket;
+	uint32_t own = cpu_current() % c->n_lru, ticket;
 
-		if (!lru_evict(c, held))
+	*list = own;
+	/* Per-CPU lists: a full own list evicts, whatever the others hold. */
+	if (c->lru_cap) {
+		struct chain_lru_list *l = &c->lru[own];
+
+		for (uint32_t i = 0; __atomic_load_n(&l->n, __ATOMIC_RELAXED) >= c->lru_cap; i++)
+			if (i == CHAIN_LRU_TRIES || !lru_evict_from(c, l, held))
+				return COUNT_FULL;
+	}
+	ticket = count_insert_begin(&c->count);
+	for (uint32_t i = 0; ticket == COUNT_FULL && i < CHAIN_LRU_TRIES; i++) {
+		if (!lru_evict(c, held, own))
 			break;
 		ticket = count_insert_begin(&c->count);
-		if (ticket != COUNT_FULL)
-			return ticket;
 	}
-	return COUNT_FULL;
+	return ticket;
 }

@@ -24,6 +24,11 @@
  * entries do not outlive another's fresh ones, and no CPU holds free room
  * the others cannot use (the kernel's per-CPU free lists evict early).
  *
+ * BPFMAP_F_NO_COMMON_LRU asks for the kernel's per-CPU lists: each CPU's
+ * list then holds at most max_entries / CPUs elements, and an insert whose
+ * CPU's list is full evicts from that list, as the kernel's do, even while
+ * other CPUs' lists have room.
+ *
  * Locks: bucket lock, then list lock.  The evicting insert holds its own
  * bucket's lock and the list's, so it only tries the victim's bucket lock;
  * a victim whose bucket is busy goes to the back, as a referenced one does.
@@ -36,7 +41,7 @@
 #include "tables/chain.h"
 
 #define CHAIN_LRU_REF_MAX 3
-#define CHAIN_LRU_SCAN 64
+#define CHAIN_LRU_SCAN 256
 
 /* An evicting map's per-element record, after the value. */
 struct chain_lru_tag {
@@ -69,21 +74,25 @@ static ALWAYS_INLINE void chain_lru_touch(const struct chain *c, const struct ch
 		__atomic_store_n(&t->ref, (uint8_t)(r + 1), __ATOMIC_RELAXED);
 }
 
-/* The lists of an evicting map; 0 or -ENOMEM. */
-int chain_lru_init(struct chain *c);
+/* The lists of an evicting map (@per_cpu: BPFMAP_F_NO_COMMON_LRU, each
+ * CPU's list holding at most max_entries / CPUs); 0 or -ENOMEM. */
+int chain_lru_init(struct chain *c, bool per_cpu);
 void chain_lru_destroy(struct chain *c);
 
-/* A freshly linked element joins the calling CPU's list (bucket lock held). */
-void chain_lru_add(struct chain *c, struct chain_elem *e);
+/* A freshly linked element joins list @list, the one chain_lru_reserve
+ * chose (bucket lock held). */
+void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t list);
 
 /* Unlink @e (predecessor link @link) from its locked bucket: off its LRU
  * list first in an evicting map, then chain_unlink_locked. */
 void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_elem *e);
 
-/* An insert's ticket in a full evicting map (bucket @held locked): evicts
- * until count_insert_begin() gives one; COUNT_FULL when no victim could be
- * taken (every candidate's bucket busy, or the lists empty while inserts are
- * in flight): the caller drops its lock and tries again. */
-uint32_t chain_lru_make_room(struct chain *c, struct chain_bucket *held);
+/* An insert's ticket (count_insert_begin) in an evicting map, bucket @held
+ * locked, and in *@list the list the element will join (the calling CPU's):
+ * evicts while the map (per-CPU lists: that list) is full.  COUNT_FULL when
+ * no victim could be taken (every candidate's bucket busy, or the lists
+ * empty while inserts are in flight): the caller drops its lock and tries
+ * again. */
+uint32_t chain_lru_reserve(struct chain *c, struct chain_bucket *held, uint32_t *list);
 
 #endif

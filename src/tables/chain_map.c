@@ -83,7 +83,7 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 		goto nomem;
 	if (c->prealloc && chain_prealloc(c))
 		goto nomem;
-	if (c->evict && chain_lru_init(c))
+	if (c->evict && chain_lru_init(c, p->map_flags & BPFMAP_F_NO_COMMON_LRU))
 		goto nomem;
 	return &c->map;
 
