@@ -79,7 +79,7 @@ void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t i)
 	t->list = (uint16_t)i;
 	__atomic_store_n(&t->ref, 0, __ATOMIC_RELAXED);
 	spin_lock_word(&l->lock);
-	__atomic_store_n(&t->stamp, coarse_ticks(), __ATOMIC_RELAXED);
+	__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
 	lru_append(l, e);
 	spin_unlock_word(&l->lock);
 }
@@ -106,32 +106,41 @@ static struct chain_elem **link_to(struct chain_bucket *b, const struct chain_el
 	return link;
 }
 
-/* The age of list @l's oldest element, for choosing where to evict: read
- * without its lock (a stale answer only picks the other list). */
+/* Whether list @a's oldest element is older than @b's (a tie: @a is the
+ * longer), for choosing where to evict: read without the lists' locks (a
+ * stale answer only picks the other list). */
 static bool lru_older(const struct chain *c, const struct chain_lru_list *a,
 		      const struct chain_lru_list *b)
 {
 	const struct chain_elem *ha = __atomic_load_n(&a->head, __ATOMIC_ACQUIRE);
 	const struct chain_elem *hb = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	uint64_t sa, sb;
 
 	if (!ha || !hb)
 		return ha != NULL;
-	return coarse_before(__atomic_load_n(&chain_lru_tag(c, ha)->stamp, __ATOMIC_RELAXED),
-			     __atomic_load_n(&chain_lru_tag(c, hb)->stamp, __ATOMIC_RELAXED));
+	sa = __atomic_load_n(&chain_lru_tag(c, ha)->stamp, __ATOMIC_RELAXED);
+	sb = __atomic_load_n(&chain_lru_tag(c, hb)->stamp, __ATOMIC_RELAXED);
+	if (sa != sb)
+		return sa < sb;
+	return __atomic_load_n(&a->n, __ATOMIC_RELAXED) > __atomic_load_n(&b->n, __ATOMIC_RELAXED);
 }
 
-/* Evict one element of list @l (see chain_lru.h); true if one went. */
-static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct chain_bucket *held)
+/* Evict one element of list @l (see chain_lru.h); true if one went.
+ * @force: the oldest whose bucket can be locked, whatever its count. */
+static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct chain_bucket *held,
+			   bool force)
 {
 	struct chain_elem *e;
+	uint32_t scan;
 
 	spin_lock_word(&l->lock);
-	for (uint32_t i = 0; i < CHAIN_LRU_SCAN && (e = l->head); i++) {
+	scan = l->n < CHAIN_LRU_SCAN ? l->n : CHAIN_LRU_SCAN;
+	for (uint32_t i = 0; i < scan && (e = l->head); i++) {
 		struct chain_lru_tag *t = chain_lru_tag(c, e);
 		uint8_t ref = __atomic_load_n(&t->ref, __ATOMIC_RELAXED);
 		struct chain_bucket *b;
 
-		if (ref && i + 1 < CHAIN_LRU_SCAN) {
+		if (ref && !force) {
 			__atomic_store_n(&t->ref, (uint8_t)(ref - 1), __ATOMIC_RELAXED);
 			goto back;
 		}
@@ -147,16 +156,16 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct cha
 			chain_bucket_unlock(b);
 		return true;
 back:
-		__atomic_store_n(&t->stamp, coarse_ticks(), __ATOMIC_RELAXED);
+		__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
 		__atomic_store_n(&l->head, e->lru.next, __ATOMIC_RELEASE);
 	}
 	spin_unlock_word(&l->lock);
 	return false;
 }
 
-/* One eviction: the older of the caller's CPU's list (@own) and another's,
- * (per-CPU lists: the own list only), then every list in turn if that found
- * nothing. */
+/* One eviction: the older of the caller's CPU's list (@own) and another's
+ * (per-CPU lists: the own list only), then every list in turn, then the
+ * same forced (see chain_lru.h). */
 static bool lru_evict(struct chain *c, struct chain_bucket *held, uint32_t own)
 {
 	uint32_t n = c->n_lru;
@@ -169,12 +178,16 @@ static bool lru_evict(struct chain *c, struct chain_bucket *held, uint32_t own)
 		if (lru_older(c, &c->lru[other], l))
 			l = &c->lru[other];
 	}
-	if (lru_evict_from(c, l, held))
-		return true;
-	for (uint32_t i = 0; i < n; i++) {
-		if (&c->lru[i] != l && __atomic_load_n(&c->lru[i].head, __ATOMIC_RELAXED) &&
-		    lru_evict_from(c, &c->lru[i], held))
+	for (int force = 0; force < 2; force++) {
+		if (lru_evict_from(c, l, held, force))
 			return true;
+		for (uint32_t i = 0; i < n; i++) {
+			struct chain_lru_list *o = &c->lru[i];
+
+			if (o != l && __atomic_load_n(&o->head, __ATOMIC_RELAXED) &&
+			    lru_evict_from(c, o, held, force))
+				return true;
+		}
 	}
 	return false;
 }
@@ -193,7 +206,8 @@ uint32_t chain_lru_reserve(struct chain *c, struct chain_bucket *held, uint32_t 
 		struct chain_lru_list *l = &c->lru[own];
 
 		for (uint32_t i = 0; __atomic_load_n(&l->n, __ATOMIC_RELAXED) >= c->lru_cap; i++)
-			if (i == CHAIN_LRU_TRIES || !lru_evict_from(c, l, held))
+			if (i == CHAIN_LRU_TRIES ||
+			    (!lru_evict_from(c, l, held, false) && !lru_evict_from(c, l, held, true)))
 				return COUNT_FULL;
 	}
 	ticket = count_insert_begin(&c->count);

@@ -17,10 +17,15 @@
  * and walks that list from its oldest: an element with a reference count
  * goes to the back with its count lowered by one (a second chance, and a
  * third for one referenced often: CLOCK with a counter), the first without
- * one is the victim.  At most CHAIN_LRU_SCAN elements are looked at, so a
- * victim is found in bounded time whatever the map holds.  That is an LRU
+ * one is the victim.  One walk looks at each element once at most (a short
+ * list of hot keys must not be turned over until their counts run out) and
+ * at CHAIN_LRU_SCAN elements; a walk that finds nothing tries the other
+ * lists, and only when every list is hot does a last walk take the oldest
+ * element whatever its count.  So a victim is found in bounded time
+ * whatever the map holds.  That is an LRU
  * that stays LRU across CPUs: the lists' heads are compared by the time of
- * their last insert or second chance (util/clock.h), so one CPU's stale
+ * their last insert or second chance (util/clock.h; a tie goes to the
+ * longer list), so one CPU's stale
  * entries do not outlive another's fresh ones, and no CPU holds free room
  * the others cannot use (the kernel's per-CPU free lists evict early).
  *
@@ -45,10 +50,10 @@
 
 /* An evicting map's per-element record, after the value. */
 struct chain_lru_tag {
-	uint32_t stamp; /* coarse_ticks() of its insert or last second chance */
+	uint64_t stamp; /* atomic: clock_ticks() of its insert or last second chance */
 	uint16_t list;  /* the LRU list it is on */
 	uint8_t ref;    /* atomic: raised by program-view lookups */
-	uint8_t pad_;
+	uint8_t pad_[5];
 };
 
 struct chain_lru_list {

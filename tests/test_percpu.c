@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * PERCPU_HASH and LRU_PERCPU_HASH: the per-CPU value layout of the syscall
+ * view, the program view (lookup, update, delete, lookup_percpu), the
+ * BPFMAP_F_CPU and BPFMAP_F_ALL_CPUS flags with every rule of their
+ * checks, and the batch operations in the per-CPU layout.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static uint32_t nr_cpus;
+
+static const enum bpfmap_type percpu_types[] = { BPFMAP_TYPE_PERCPU_HASH,
+						 BPFMAP_TYPE_LRU_PERCPU_HASH };
+
+static enum bpfmap_type type_of(void **state)
+{
+	return *(const enum bpfmap_type *)*state;
+}
+
+static void pin_to(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+static void unpin(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (unsigned int i = 0; i < nr_cpus && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* A per-CPU buffer of value_size-byte values: slot i at i * round_up(vs, 8),
+ * each byte of slot i set to (seed + i + byte index), padding included. */
+static void *fill_slots(uint32_t vs, uint8_t seed)
+{
+	uint32_t stride = (vs + 7) / 8 * 8;
+	uint8_t *buf = malloc((size_t)stride * nr_cpus);
+
+	assert_non_null(buf);
+	for (uint32_t i = 0; i < nr_cpus; i++)
+		for (uint32_t b = 0; b < stride; b++)
+			buf[(size_t)i * stride + b] = (uint8_t)(seed + i * 31 + b);
+	return buf;
+}
+
+static void test_create_checks(void **state)
+{
+	BPFMAP_CREATE_OPTS(lock, .lock_off = 0);
+	enum bpfmap_type t = type_of(state);
+	struct bpfmap *map;
+
+	/* A slot of at most 32 KiB (round_up(value_size, 8)). */
+	map = bpfmap_create(t, NULL, 4, 32768, 4, NULL);
+	assert_non_null(map);
+	bpfmap_free(map);
+	errno = 0;
+	assert_null(bpfmap_create(t, NULL, 4, 32769, 4, NULL));
+	assert_int_equal(errno, E2BIG);
+	/* No spin lock in a per-CPU value, as the kernel's map_check_btf. */
+	errno = 0;
+	assert_null(bpfmap_create(t, NULL, 4, 8, 4, &lock));
+	assert_int_equal(errno, EOPNOTSUPP);
+	if (t == BPFMAP_TYPE_PERCPU_HASH) {
+		BPFMAP_CREATE_OPTS(lru_flag, .map_flags = BPFMAP_F_NO_COMMON_LRU);
+
+		errno = 0;
+		assert_null(bpfmap_create(t, NULL, 4, 8, 4, &lru_flag));
+		assert_int_equal(errno, EINVAL);
+	}
+}
+
+/* The syscall view copies every slot in and out, padding included. */
+static void test_syscall_layout(void **state)
+{
+	static const uint32_t sizes[] = { 1, 4, 8, 12, 16, 60, 100 };
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t vs = sizes[s], stride = (vs + 7) / 8 * 8;
+		struct bpfmap *map = must_create(type_of(state), 8, vs, 64, 0);
+		uint8_t *in = fill_slots(vs, 1), *in2 = fill_slots(vs, 77);
+		uint8_t *out = calloc(nr_cpus, stride);
+		uint64_t key = 42;
+
+		assert_int_equal(bpfmap_update_elem(map, &key, in, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
+		assert_memory_equal(out, in, (size_t)stride * nr_cpus);
+		/* An update of a present key is in place: the program view's
+		 * pointer sees the new bytes. */
+		bpfmap_read_lock();
+		pin_to(0);
+		uint8_t *p = bpfmap_lookup_percpu(map, &key, 0);
+		assert_non_null(p);
+		assert_int_equal(bpfmap_update_elem(map, &key, in2, BPFMAP_EXIST), 0);
+		assert_memory_equal(p, in2, vs);
+		bpfmap_read_unlock();
+		memset(out, 0, (size_t)stride * nr_cpus);
+		assert_int_equal(bpfmap_lookup_and_delete_elem(map, &key, out), 0);
+		assert_memory_equal(out, in2, (size_t)stride * nr_cpus);
+		assert_errno(bpfmap_lookup_elem(map, &key, out), ENOENT);
+		free(in);
+		free(in2);
+		free(out);
+		bpfmap_free(map);
+	}
+	unpin();
+}
+
+/* The program view: the calling CPU's slot; lookup_percpu any CPU's. */
+static void test_program_view(void **state)
+{
+	enum bpfmap_type t = type_of(state);
+	struct bpfmap *map = must_create(t, 4, 8, 16, 0), *hash;
+	uint64_t *in = fill_slots(8, 3), out[1024], one = 0x1111, two = 0x2222;
+	uint32_t key = 7, absent = 8;
+
+	assert_true(nr_cpus <= 1024);
+	assert_int_equal(bpfmap_update_elem(map, &key, in, BPFMAP_ANY), 0);
+	bpfmap_read_lock();
+	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+		uint64_t *p, *q;
+
+		pin_to(cpu);
+		p = bpfmap_lookup(map, &key);
+		q = bpfmap_lookup_percpu(map, &key, cpu);
+		assert_non_null(p);
+		assert_ptr_equal(p, q);
+		assert_int_equal(*p, in[cpu]);
+		assert_ptr_equal(bpfmap_lookup_func(map)(map, &key), p);
+		__atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+	}
+	errno = 0;
+	assert_null(bpfmap_lookup_percpu(map, &key, nr_cpus));
+	assert_int_equal(errno, ERANGE);
+	errno = 0;
+	assert_null(bpfmap_lookup_percpu(map, &absent, 0));
+	assert_int_equal(errno, ENOENT);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
+	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++)
+		assert_int_equal(out[cpu], in[cpu] + 1);
+
+	/* A program's update: its own CPU's slot; a new element's others 0. */
+	pin_to(nr_cpus - 1);
+	assert_int_equal(bpfmap_update(map, &key, &one, BPFMAP_EXIST), 0);
+	assert_int_equal(bpfmap_update(map, &absent, &two, BPFMAP_NOEXIST), 0);
+	assert_errno(bpfmap_update(map, &absent, &two, BPFMAP_NOEXIST), EEXIST);
+	assert_errno(bpfmap_update(map, &key, &two, BPFMAP_F_LOCK), EINVAL);
+	assert_errno(bpfmap_update(map, &key, &two, BPFMAP_F_CPU), EINVAL);
+	assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
+	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++)
+		assert_int_equal(out[cpu], cpu == nr_cpus - 1 ? one : in[cpu] + 1);
+	assert_int_equal(bpfmap_lookup_elem(map, &absent, out), 0);
+	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++)
+		assert_int_equal(out[cpu], cpu == nr_cpus - 1 ? two : 0);
+	assert_int_equal(bpfmap_delete(map, &absent), 0);
+	assert_errno(bpfmap_delete(map, &absent), ENOENT);
+	unpin();
+	bpfmap_free(map);
+
+	/* lookup_percpu is for per-CPU maps only. */
+	hash = must_create(BPFMAP_TYPE_HASH, 4, 8, 16, 0);
+	assert_int_equal(bpfmap_update_elem(hash, &key, &one, 0), 0);
+	errno = 0;
+	assert_null(bpfmap_lookup_percpu(hash, &key, 0));
+	assert_int_equal(errno, EINVAL);
+	/* On HASH the program view's update and delete are the syscall's. */
+	assert_int_equal(bpfmap_update(hash, &key, &two, BPFMAP_EXIST), 0);
+	assert_int_equal(bpfmap_lookup_elem(hash, &key, out), 0);
+	assert_int_equal(out[0], two);
+	assert_int_equal(bpfmap_delete(hash, &key), 0);
+	assert_errno(bpfmap_delete(hash, &key), ENOENT);
+	bpfmap_free(hash);
+	free(in);
+}
+
+/* BPFMAP_F_RDONLY_PROG refuses the program view's writes, BPFMAP_F_RDONLY
+ * the syscall view's only; WRONLY_PROG refuses its reads. */
+static void test_program_view_rights(void **state)
+{
+	enum bpfmap_type t = type_of(state);
+	struct bpfmap *ro_prog = must_create(t, 4, 8, 16, BPFMAP_F_RDONLY_PROG);
+	struct bpfmap *ro = must_create(t, 4, 8, 16, BPFMAP_F_RDONLY);
+	struct bpfmap *wo_prog = must_create(t, 4, 8, 16, BPFMAP_F_WRONLY_PROG);
+	uint64_t *v = fill_slots(8, 9);
+	uint32_t key = 1;
+
+	assert_int_equal(bpfmap_update_elem(ro_prog, &key, v, 0), 0);
+	assert_errno(bpfmap_update(ro_prog, &key, v, 0), EPERM);
+	assert_errno(bpfmap_delete(ro_prog, &key), EPERM);
+	assert_errno(bpfmap_update_elem(ro, &key, v, 0), EPERM);
+	assert_int_equal(bpfmap_update(ro, &key, v, 0), 0);
+	assert_int_equal(bpfmap_delete(ro, &key), 0);
+	assert_int_equal(bpfmap_update_elem(wo_prog, &key, v, 0), 0);
+	errno = 0;
+	assert_null(bpfmap_lookup_percpu(wo_prog, &key, 0));
+	assert_int_equal(errno, EPERM);
+	bpfmap_free(ro_prog);
+	bpfmap_free(ro);
+	bpfmap_free(wo_prog);
+	free(v);
+}
+
+#define CPU_FLAG(cpu) (BPFMAP_F_CPU | (uint64_t)(cpu) << 32)
+
+/* BPFMAP_F_CPU and BPFMAP_F_ALL_CPUS on single elements. */
+static void test_cpu_flags(void **state)
+{
+	enum bpfmap_type t = type_of(state);
+	struct bpfmap *map = must_create(t, 4, 12, 16, 0), *hash;
+	uint8_t *all = fill_slots(12, 5), *out = calloc(nr_cpus, 16);
+	uint8_t slot[12], got[12];
+	uint32_t key = 3, fresh = 4, cpu = nr_cpus - 1;
+
+	memset(slot, 0xab, sizeof(slot));
+	assert_int_equal(bpfmap_update_elem(map, &key, all, 0), 0);
+	/* F_CPU lookup: that CPU's value_size bytes. */
+	for (uint32_t c = 0; c < nr_cpus; c++) {
+		assert_int_equal(bpfmap_lookup_elem_flags(map, &key, got, CPU_FLAG(c)), 0);
+		assert_memory_equal(got, all + (size_t)c * 16, 12);
+	}
+	/* F_CPU update of a present key: that slot only. */
+	assert_int_equal(bpfmap_update_elem(map, &key, slot, CPU_FLAG(cpu) | BPFMAP_EXIST), 0);
+	assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		assert_memory_equal(out + (size_t)c * 16, c == cpu ? slot : all + (size_t)c * 16, 12);
+	/* F_CPU update of an absent key: the other slots zero. */
+	assert_int_equal(bpfmap_update_elem(map, &fresh, slot, CPU_FLAG(0)), 0);
+	assert_int_equal(bpfmap_lookup_elem(map, &fresh, out), 0);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		for (uint32_t b = 0; b < 12; b++)
+			assert_int_equal(out[(size_t)c * 16 + b], c == 0 ? 0xab : 0);
+	/* F_ALL_CPUS: the value into every slot. */
+	memset(slot, 0x5c, sizeof(slot));
+	assert_int_equal(bpfmap_update_elem(map, &fresh, slot, BPFMAP_F_ALL_CPUS), 0);
+	assert_int_equal(bpfmap_lookup_elem(map, &fresh, out), 0);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		assert_memory_equal(out + (size_t)c * 16, slot, 12);
+	assert_errno(bpfmap_update_elem(map, &fresh, slot, BPFMAP_F_ALL_CPUS | BPFMAP_NOEXIST),
+		     EEXIST);
+	{
+		uint32_t absent = 99;
+
+		assert_errno(bpfmap_update_elem(map, &absent, slot,
+						BPFMAP_F_ALL_CPUS | BPFMAP_EXIST), ENOENT);
+		assert_errno(bpfmap_lookup_elem_flags(map, &absent, got, CPU_FLAG(0)), ENOENT);
+	}
+
+	/* The checks: both flags, CPU bits without F_CPU, no such CPU, a flag
+	 * an operation does not take, F_LOCK without a lock. */
+	assert_errno(bpfmap_update_elem(map, &key, slot, BPFMAP_F_CPU | BPFMAP_F_ALL_CPUS),
+		     EINVAL);
+	assert_errno(bpfmap_update_elem(map, &key, slot, (uint64_t)1 << 32), EINVAL);
+	assert_errno(bpfmap_update_elem(map, &key, slot, BPFMAP_F_ALL_CPUS | (uint64_t)1 << 32),
+		     EINVAL);
+	assert_errno(bpfmap_update_elem(map, &key, slot, CPU_FLAG(nr_cpus)), ERANGE);
+	assert_errno(bpfmap_lookup_elem_flags(map, &key, got, CPU_FLAG(nr_cpus)), ERANGE);
+	assert_errno(bpfmap_lookup_elem_flags(map, &key, got, BPFMAP_F_ALL_CPUS), EINVAL);
+	assert_errno(bpfmap_lookup_elem_flags(map, &key, got, (uint64_t)1 << 32), EINVAL);
+	assert_errno(bpfmap_lookup_elem_flags(map, &key, got, BPFMAP_F_LOCK), EINVAL);
+	assert_errno(bpfmap_update_elem(map, &key, slot, BPFMAP_F_LOCK), EINVAL);
+	assert_errno(bpfmap_update_elem(map, &key, slot, CPU_FLAG(0) | 3), EINVAL);
+	bpfmap_free(map);
+
+	/* Only per-CPU maps take them. */
+	hash = must_create(BPFMAP_TYPE_HASH, 4, 12, 16, 0);
+	assert_int_equal(bpfmap_update_elem(hash, &key, slot, 0), 0);
+	assert_errno(bpfmap_update_elem(hash, &key, slot, CPU_FLAG(0)), EINVAL);
+	assert_errno(bpfmap_update_elem(hash, &key, slot, BPFMAP_F_ALL_CPUS), EINVAL);
+	assert_errno(bpfmap_lookup_elem_flags(hash, &key, got, CPU_FLAG(0)), EINVAL);
+	bpfmap_free(hash);
+	free(all);
+	free(out);
+}
+
+/* Batches: whole per-CPU values, or one CPU's slot with F_CPU. */
+static void test_batches(void **state)
+{
+	enum bpfmap_type t = type_of(state);
+	const uint32_t n = 40, vs = 4, stride = 8;
+	struct bpfmap *map = must_create(t, 4, vs, 64, 0);
+	uint32_t keys[40], out_keys[64], cursor = 0, count;
+	uint8_t *values = calloc(n, (size_t)stride * nr_cpus);
+	uint8_t *out = calloc(64, (size_t)stride * nr_cpus);
+	uint32_t slots[40], got_slots[64];
+	BPFMAP_BATCH_OPTS(cpu_opts, .elem_flags = CPU_FLAG(nr_cpus - 1));
+	BPFMAP_BATCH_OPTS(all_opts, .elem_flags = BPFMAP_F_ALL_CPUS);
+	BPFMAP_BATCH_OPTS(bad_cpu, .elem_flags = CPU_FLAG(nr_cpus));
+	int ret;
+
+	for (uint32_t i = 0; i < n; i++) {
+		keys[i] = i * 7 + 1;
+		slots[i] = 0xc0de0000u + i;
+		for (uint32_t b = 0; b < stride * nr_cpus; b++)
+			values[(size_t)i * stride * nr_cpus + b] = (uint8_t)(i + b);
+	}
+	count = n;
+	assert_int_equal(bpfmap_update_batch(map, keys, values, &count, NULL), 0);
+	assert_int_equal(count, n);
+	/* Whole values come back as they went in. */
+	count = 64;
+	ret = bpfmap_lookup_batch(map, NULL, &cursor, out_keys, out, &count, NULL);
+	assert_true(ret == 0 || ret == -ENOENT);
+	assert_int_equal(count, n);
+	for (uint32_t j = 0; j < count; j++) {
+		uint32_t i = (out_keys[j] - 1) / 7;
+
+		assert_memory_equal(out + (size_t)j * stride * nr_cpus,
+				    values + (size_t)i * stride * nr_cpus, (size_t)stride * nr_cpus);
+	}
+	/* F_CPU update batch: that CPU's slot of each, value_size apart. */
+	count = n;
+	assert_int_equal(bpfmap_update_batch(map, keys, slots, &count, &cpu_opts), 0);
+	count = 64;
+	ret = bpfmap_lookup_batch(map, NULL, &cursor, out_keys, got_slots, &count, &cpu_opts);
+	assert_true(ret == 0 || ret == -ENOENT);
+	assert_int_equal(count, n);
+	for (uint32_t j = 0; j < count; j++)
+		assert_int_equal(got_slots[j], 0xc0de0000u + (out_keys[j] - 1) / 7);
+	/* F_ALL_CPUS update batch. */
+	count = n;
+	assert_int_equal(bpfmap_update_batch(map, keys, slots, &count, &all_opts), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(bpfmap_lookup_elem(map, &keys[i], out), 0);
+		for (uint32_t c = 0; c < nr_cpus; c++)
+			assert_memory_equal(out + (size_t)c * stride, &slots[i], vs);
+	}
+	/* The checks: lookup batches take no F_ALL_CPUS, lookup-and-delete
+	 * batches no per-CPU flag, and no CPU past the last. */
+	count = 64;
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, out_keys, out, &count, &all_opts),
+		     EINVAL);
+	count = 64;
+	assert_errno(bpfmap_lookup_and_delete_batch(map, NULL, &cursor, out_keys, out, &count,
+						    &cpu_opts), EINVAL);
+	count = 64;
+	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, out_keys, out, &count, &bad_cpu),
+		     ERANGE);
+	count = n;
+	assert_errno(bpfmap_delete_batch(map, keys, &count, &cpu_opts), EINVAL);
+	/* Lookup-and-delete batch: whole values, and the map empties. */
+	count = 64;
+	ret = bpfmap_lookup_and_delete_batch(map, NULL, &cursor, out_keys, out, &count, NULL);
+	assert_true(ret == 0 || ret == -ENOENT);
+	assert_int_equal(count, n);
+	assert_int_equal(walk_count(map, 4), 0);
+	free(values);
+	free(out);
+	bpfmap_free(map);
+}
+
+#define EACH(fn)                                                                                   \
+	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL,                     \
+						 (void *)&percpu_types[0]),                         \
+		cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL,             \
+							 (void *)&percpu_types[1])
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		EACH(test_create_checks), EACH(test_syscall_layout), EACH(test_program_view),
+		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
+	};
+	int n = bpfmap_num_possible_cpus();
+
+	if (n <= 0)
+		return 1;
+	nr_cpus = (uint32_t)n;
+	return run_test_group(tests);
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * PERCPU_HASH and the LRU maps under threads (also run under TSan): per-CPU
+ * counters incremented through the program view lose nothing, evicting
+ * inserts from two threads keep the map at capacity without an error, keys
+ * in use survive, and updates of present keys never evict.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static uint32_t nr_cpus;
+
+#ifdef BPFMAP_TSAN
+#define SCALE 10
+#else
+#define SCALE 1
+#endif
+
+static void pin_self(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu % nr_cpus, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+struct counter_arg {
+	struct bpfmap *map;
+	unsigned int cpu; /* UINT32_MAX: not pinned, so the thread migrates */
+	uint32_t keys, rounds;
+};
+
+static void *count_thread(void *p)
+{
+	struct counter_arg *a = p;
+
+	if (a->cpu != UINT32_MAX)
+		pin_self(a->cpu);
+	for (uint32_t r = 0; r < a->rounds; r++) {
+		for (uint32_t k = 0; k < a->keys; k++) {
+			uint64_t *v;
+
+			bpfmap_read_lock();
+			v = bpfmap_lookup(a->map, &k);
+			if (v)
+				__atomic_fetch_add(v, 1, __ATOMIC_RELAXED);
+			bpfmap_read_unlock();
+			if (!v)
+				return (void *)1;
+		}
+	}
+	return NULL;
+}
+
+/* Two threads increment every key's counter through the program view;
+ * the slots add up to every increment, pinned or migrating. */
+static void counters(enum bpfmap_type type, bool pinned)
+{
+	const uint32_t keys = 64, rounds = 20000 / SCALE;
+	struct bpfmap *map = must_create(type, 4, 8, keys, 0);
+	uint64_t *zero = calloc(nr_cpus, 8), *out = calloc(nr_cpus, 8);
+	struct counter_arg a[2];
+	pthread_t th[2];
+
+	for (uint32_t k = 0; k < keys; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, zero, BPFMAP_NOEXIST), 0);
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct counter_arg){ map, pinned ? (unsigned int)i : UINT32_MAX, keys,
+					     rounds };
+		assert_int_equal(pthread_create(&th[i], NULL, count_thread, &a[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		void *ret;
+
+		pthread_join(th[i], &ret);
+		assert_null(ret);
+	}
+	for (uint32_t k = 0; k < keys; k++) {
+		uint64_t sum = 0;
+
+		assert_int_equal(bpfmap_lookup_elem(map, &k, out), 0);
+		for (uint32_t c = 0; c < nr_cpus; c++)
+			sum += out[c];
+		assert_int_equal(sum, 2ULL * rounds);
+	}
+	free(zero);
+	free(out);
+	bpfmap_free(map);
+}
+
+static void test_percpu_counters_pinned(void **state)
+{
+	(void)state;
+	counters(BPFMAP_TYPE_PERCPU_HASH, true);
+	counters(BPFMAP_TYPE_LRU_PERCPU_HASH, true);
+}
+
+static void test_percpu_counters_migrating(void **state)
+{
+	(void)state;
+	counters(BPFMAP_TYPE_PERCPU_HASH, false);
+	counters(BPFMAP_TYPE_LRU_PERCPU_HASH, false);
+}
+
+struct churn_arg {
+	struct bpfmap *map;
+	unsigned int id;
+	uint64_t inserts, hot;
+	int bad;
+};
+
+/* New keys (each insert evicts once the map is full), with the hot keys
+ * looked up through the program view between them. */
+static void *churn_thread(void *p)
+{
+	struct churn_arg *a = p;
+	uint64_t value[1024] = { 0 };
+
+	pin_self(a->id);
+	for (uint64_t i = 0; i < a->inserts; i++) {
+		uint64_t key = (uint64_t)(a->id + 1) << 40 | i;
+		int ret = bpfmap_update_elem(a->map, &key, value, BPFMAP_NOEXIST);
+
+		if (ret) {
+			a->bad = ret;
+			return NULL;
+		}
+		for (uint64_t h = 0; h < a->hot; h++) {
+			bpfmap_read_lock();
+			if (!bpfmap_lookup(a->map, &h))
+				a->bad = -1000 - (int)h;
+			bpfmap_read_unlock();
+		}
+		/* A present key's update in a full map evicts nothing. */
+		if (bpfmap_update_elem(a->map, &key, value, BPFMAP_EXIST))
+			a->bad = -2000;
+	}
+	return NULL;
+}
+
+static void churn(enum bpfmap_type type, uint32_t flags)
+{
+	const uint32_t max = 1024, hot = 16;
+	struct bpfmap *map = must_create(type, 8, 8, max, flags);
+	uint64_t value[1024] = { 0 };
+	struct churn_arg a[2];
+	pthread_t th[2];
+
+	assert_true(nr_cpus <= 1024);
+	for (uint64_t h = 0; h < hot; h++)
+		assert_int_equal(bpfmap_update_elem(map, &h, value, BPFMAP_NOEXIST), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		a[i] = (struct churn_arg){ map, i, 20000 / SCALE, hot, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, churn_thread, &a[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(a[i].bad, 0);
+	}
+	assert_int_equal(walk_count(map, 8), max);
+	for (uint64_t h = 0; h < hot; h++)
+		assert_int_equal(bpfmap_lookup_elem(map, &h, value), 0);
+	bpfmap_free(map);
+}
+
+static void test_lru_churn(void **state)
+{
+	(void)state;
+	churn(BPFMAP_TYPE_LRU_HASH, 0);
+	churn(BPFMAP_TYPE_LRU_PERCPU_HASH, 0);
+}
+
+/* Per-CPU lists: each thread's own list holds max / CPUs. */
+static void test_lru_churn_per_cpu_lists(void **state)
+{
+	(void)state;
+	churn(BPFMAP_TYPE_LRU_HASH, BPFMAP_F_NO_COMMON_LRU);
+}
+
+/* Updates of present keys of a full map, from two threads, evict nothing,
+ * and deletes meanwhile make room that no insert needs to evict for. */
+struct overwrite_arg {
+	struct bpfmap *map;
+	unsigned int id;
+	uint32_t keys, rounds;
+	int bad;
+};
+
+static void *overwrite_thread(void *p)
+{
+	struct overwrite_arg *a = p;
+
+	pin_self(a->id);
+	for (uint32_t r = 0; r < a->rounds; r++) {
+		for (uint32_t k = a->id; k < a->keys; k += 2) {
+			uint64_t v = r;
+
+			if (bpfmap_update(a->map, &k, &v, r & 1 ? BPFMAP_EXIST : BPFMAP_ANY))
+				a->bad = 1;
+		}
+	}
+	return NULL;
+}
+
+static void test_lru_overwrites_keep_keys(void **state)
+{
+	const uint32_t max = 512;
+	struct bpfmap *map = must_create(BPFMAP_TYPE_LRU_HASH, 4, 8, max, 0);
+	struct overwrite_arg a[2];
+	pthread_t th[2];
+	uint64_t v = 0;
+
+	(void)state;
+	for (uint32_t k = 0; k < max; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		a[i] = (struct overwrite_arg){ map, i, max, 200 / SCALE, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, overwrite_thread, &a[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(a[i].bad, 0);
+	}
+	for (uint32_t k = 0; k < max; k++)
+		assert_int_equal(bpfmap_lookup_elem(map, &k, &v), 0);
+	assert_int_equal(walk_count(map, 4), max);
+	bpfmap_free(map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		test_entry(test_percpu_counters_pinned),
+		test_entry(test_percpu_counters_migrating),
+		test_entry(test_lru_churn),
+		test_entry(test_lru_churn_per_cpu_lists),
+		test_entry(test_lru_overwrites_keep_keys),
+	};
+	int n = bpfmap_num_possible_cpus();
+
+	if (n <= 0)
+		return 1;
+	nr_cpus = (uint32_t)n;
+	return run_test_group(tests);
+}
