@@ -137,7 +137,9 @@ static void *churn_thread(void *p)
 				a->bad = -1000 - (int)h;
 			bpfmap_read_unlock();
 		}
-		/* A present key's update in a full map evicts nothing. */
+		/* A present key's update in a full map evicts nothing (and
+		 * the hot keys are present). */
+		key = i % a->hot;
 		if (bpfmap_update_elem(a->map, &key, value, BPFMAP_EXIST))
 			a->bad = -2000;
 	}

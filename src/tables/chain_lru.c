@@ -106,29 +106,21 @@ static struct chain_elem **link_to(struct chain_bucket *b, const struct chain_el
 	return link;
 }
 
-/* Whether list @a's oldest element is older than @b's (a tie: @a is the
- * longer), for choosing where to evict: read without the lists' locks (a
- * stale answer only picks the other list). */
-static bool lru_older(const struct chain *c, const struct chain_lru_list *a,
-		      const struct chain_lru_list *b)
+/* The time of list @l's oldest element, UINT64_MAX for an empty list: read
+ * without the list's lock (a stale answer only picks the other list). */
+static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_list *l)
 {
-	const struct chain_elem *ha = __atomic_load_n(&a->head, __ATOMIC_ACQUIRE);
-	const struct chain_elem *hb = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
-	uint64_t sa, sb;
+	const struct chain_elem *h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
 
-	if (!ha || !hb)
-		return ha != NULL;
-	sa = __atomic_load_n(&chain_lru_tag(c, ha)->stamp, __ATOMIC_RELAXED);
-	sb = __atomic_load_n(&chain_lru_tag(c, hb)->stamp, __ATOMIC_RELAXED);
-	if (sa != sb)
-		return sa < sb;
-	return __atomic_load_n(&a->n, __ATOMIC_RELAXED) > __atomic_load_n(&b->n, __ATOMIC_RELAXED);
+	return h ? __atomic_load_n(&chain_lru_tag(c, h)->stamp, __ATOMIC_RELAXED) : UINT64_MAX;
 }
 
-/* Evict one element of list @l (see chain_lru.h); true if one went.
- * @force: the oldest whose bucket can be locked, whatever its count. */
+/* Evict one element of list @l (see chain_lru.h); true if one went.  The
+ * walk stops at an element younger than @limit, the other list's oldest:
+ * the two lists are one queue merged by age.  @force: the oldest whose
+ * bucket can be locked, whatever its count or age. */
 static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct chain_bucket *held,
-			   bool force)
+			   uint64_t limit, bool force)
 {
 	struct chain_elem *e;
 	uint32_t scan;
@@ -140,6 +132,8 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct cha
 		uint8_t ref = __atomic_load_n(&t->ref, __ATOMIC_RELAXED);
 		struct chain_bucket *b;
 
+		if (!force && __atomic_load_n(&t->stamp, __ATOMIC_RELAXED) > limit)
+			break;
 		if (ref && !force) {
 			__atomic_store_n(&t->ref, (uint8_t)(ref - 1), __ATOMIC_RELAXED);
 			goto back;
@@ -163,29 +157,40 @@ back:
 	return false;
 }
 
-/* One eviction: the older of the caller's CPU's list (@own) and another's
- * (per-CPU lists: the own list only), then every list in turn, then the
- * same forced (see chain_lru.h). */
+/* One eviction: the older of the caller's CPU's list (@own) and another's,
+ * walked as one queue (per-CPU lists: the own list only), then every list
+ * in turn, then the same forced (see chain_lru.h). */
 static bool lru_evict(struct chain *c, struct chain_bucket *held, uint32_t own)
 {
 	uint32_t n = c->n_lru;
-	struct chain_lru_list *l = &c->lru[own];
+	struct chain_lru_list *l = &c->lru[own], *o = NULL;
 
 	if (n > 1 && !c->lru_cap) {
 		uint32_t rr = __atomic_fetch_add(&c->lru_rr, 1, __ATOMIC_RELAXED);
-		uint32_t other = (own + 1 + rr % (n - 1)) % n;
+		uint64_t sl = lru_head_stamp(c, l), so;
 
-		if (lru_older(c, &c->lru[other], l))
-			l = &c->lru[other];
+		o = &c->lru[(own + 1 + rr % (n - 1)) % n];
+		so = lru_head_stamp(c, o);
+		if (so < sl || (so == sl && __atomic_load_n(&o->n, __ATOMIC_RELAXED) >
+						 __atomic_load_n(&l->n, __ATOMIC_RELAXED))) {
+			struct chain_lru_list *t = l;
+
+			l = o;
+			o = t;
+			so = sl;
+		}
+		if (lru_evict_from(c, l, held, so, false))
+			return true;
+		if (lru_evict_from(c, o, held, UINT64_MAX, false))
+			return true;
 	}
 	for (int force = 0; force < 2; force++) {
-		if (lru_evict_from(c, l, held, force))
-			return true;
 		for (uint32_t i = 0; i < n; i++) {
-			struct chain_lru_list *o = &c->lru[i];
+			struct chain_lru_list *x = &c->lru[i];
 
-			if (o != l && __atomic_load_n(&o->head, __ATOMIC_RELAXED) &&
-			    lru_evict_from(c, o, held, force))
+			if ((force || (x != l && x != o)) &&
+			    __atomic_load_n(&x->head, __ATOMIC_RELAXED) &&
+			    lru_evict_from(c, x, held, UINT64_MAX, force))
 				return true;
 		}
 	}
@@ -207,7 +212,8 @@ uint32_t chain_lru_reserve(struct chain *c, struct chain_bucket *held, uint32_t 
 
 		for (uint32_t i = 0; __atomic_load_n(&l->n, __ATOMIC_RELAXED) >= c->lru_cap; i++)
 			if (i == CHAIN_LRU_TRIES ||
-			    (!lru_evict_from(c, l, held, false) && !lru_evict_from(c, l, held, true)))
+			    (!lru_evict_from(c, l, held, UINT64_MAX, false) &&
+			     !lru_evict_from(c, l, held, UINT64_MAX, true)))
 				return COUNT_FULL;
 	}
 	ticket = count_insert_begin(&c->count);
