@@ -34,6 +34,10 @@ int hash_family_check(const struct map_params *p, bool lru, bool percpu)
 		return -EINVAL;
 	if (lru && (p->map_flags & BPFMAP_F_NO_PREALLOC))
 		return -BPFMAP_ENOTSUPP;
+	/* A NUMA node for per-CPU memory or per-CPU lists: the kernel's EINVAL. */
+	if ((p->map_flags & BPFMAP_F_NUMA_NODE) &&
+	    (percpu || (p->map_flags & BPFMAP_F_NO_COMMON_LRU)))
+		return -EINVAL;
 	if (!p->max_entries || !p->key_size || !p->value_size)
 		return -EINVAL;
 	if ((uint64_t)p->key_size + p->value_size >= BPFMAP_MAX_ELEM_BYTES)

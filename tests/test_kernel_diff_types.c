@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Kernel-differential test of PERCPU_HASH, LRU_HASH and LRU_PERCPU_HASH:
+ * creation checks case by case against the running kernel, random syscall
+ * operations on PERCPU_HASH compared return code by return code and byte by
+ * byte (the per-CPU layout included), and the LRU maps compared in
+ * aggregate, since their victims differ by design: neither answers -E2BIG,
+ * bpfmap's count stays exactly at capacity where the kernel's may fall
+ * below it, the most recently inserted keys survive in both, and every key
+ * present in either holds the value last written.  BPFMAP_F_CPU and
+ * BPFMAP_F_ALL_CPUS are left out: Linux 6.18 lacks them.  Skips (exit 77,
+ * with the reason) where BPF maps cannot be created.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <bpfmap.h>
+
+static unsigned long g_mismatches, g_checks;
+static uint64_t g_rng = 0x9e3779b97f4a7c15ULL;
+static uint32_t g_cpus;
+
+static uint64_t rnd64(void)
+{
+	g_rng ^= g_rng << 13;
+	g_rng ^= g_rng >> 7;
+	g_rng ^= g_rng << 17;
+	return g_rng;
+}
+
+static uint32_t rn(uint32_t n)
+{
+	return (uint32_t)(rnd64() % n);
+}
+
+#define CHECK(cond, ...)                                         \
+	do {                                                     \
+		g_checks++;                                      \
+		if (!(cond)) {                                   \
+			g_mismatches++;                          \
+			if (g_mismatches < 30) {                 \
+				fprintf(stderr, "MISMATCH: ");  \
+				fprintf(stderr, __VA_ARGS__);    \
+				fprintf(stderr, "\n");           \
+			}                                        \
+		}                                                \
+	} while (0)
+
+static int kernel_create(int type, uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
+	int fd = bpf_map_create(type, NULL, ks, vs, me, &o);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static struct bpfmap *ours_create(int type, uint32_t ks, uint32_t vs, uint32_t me,
+				  uint32_t flags, int *err)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = flags);
+	struct bpfmap *m = bpfmap_create(type, NULL, ks, vs, me, &o);
+
+	*err = m ? 0 : -errno;
+	return m;
+}
+
+static const int types[] = { BPF_MAP_TYPE_PERCPU_HASH, BPF_MAP_TYPE_LRU_HASH,
+			     BPF_MAP_TYPE_LRU_PERCPU_HASH };
+
+static void run_create(void)
+{
+	static const struct {
+		uint32_t ks, vs, me, flags;
+	} cases[] = {
+		{ 4, 8, 16, 0 },
+		{ 4, 8, 16, BPF_F_NO_PREALLOC },
+		{ 4, 8, 16, BPF_F_NO_COMMON_LRU },
+		{ 4, 8, 16, BPF_F_NO_COMMON_LRU | BPF_F_NO_PREALLOC },
+		{ 4, 8, 7, BPF_F_NO_COMMON_LRU },
+		{ 4, 8, 16, BPF_F_ZERO_SEED },
+		{ 4, 8, 16, BPF_F_NUMA_NODE },
+		{ 4, 8, 16, BPF_F_NUMA_NODE | BPF_F_NO_COMMON_LRU },
+		{ 4, 8, 16, BPF_F_RDONLY | BPF_F_WRONLY },
+		{ 4, 8, 16, BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG },
+		{ 4, 8, 16, 1U << 5 },
+		{ 4, 8, 16, 1U << 12 },
+		{ 0, 8, 16, 0 },
+		{ 4, 0, 16, 0 },
+		{ 4, 8, 0, 0 },
+		{ 4, 32768, 4, 0 },
+		{ 4, 32769, 4, 0 },
+		{ 4, 40000, 4, BPF_F_NO_PREALLOC },
+		{ 64, 1, 4, 0 },
+		{ 1000, 8, 4, BPF_F_NO_PREALLOC },
+	};
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			int rk = kernel_create(types[t], cases[i].ks, cases[i].vs, cases[i].me,
+					       cases[i].flags), rb;
+			struct bpfmap *m = ours_create(types[t], cases[i].ks, cases[i].vs,
+						       cases[i].me, cases[i].flags, &rb);
+
+			if (rk >= 0) {
+				close(rk);
+				rk = 0;
+			}
+			bpfmap_free(m);
+			CHECK(rk == rb || rk == -ENOMEM || rb == -ENOMEM,
+			      "create type %d ks=%u vs=%u me=%u flags=%#x: kernel %d, bpfmap %d",
+			      types[t], cases[i].ks, cases[i].vs, cases[i].me, cases[i].flags, rk,
+			      rb);
+		}
+	}
+}
+
+/* PERCPU_HASH: random operations, every answer and byte compared. */
+static void run_percpu(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags, uint32_t ops)
+{
+	uint32_t stride = (vs + 7) / 8 * 8, bytes = stride * g_cpus, npool = me * 2;
+	int fd = kernel_create(BPF_MAP_TYPE_PERCPU_HASH, ks, vs, me, flags), err;
+	struct bpfmap *m = ours_create(BPF_MAP_TYPE_PERCPU_HASH, ks, vs, me, flags, &err);
+	uint8_t *keys = malloc((size_t)npool * ks), *v = malloc(bytes);
+	uint8_t *ok = malloc(bytes), *ob = malloc(bytes), *nk = malloc(ks), *nb = malloc(ks);
+
+	if (fd < 0 || !m) {
+		CHECK(0, "percpu map ks=%u vs=%u me=%u: kernel %d, bpfmap %d", ks, vs, me, fd, err);
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)npool * ks; i++)
+		keys[i] = (uint8_t)rnd64();
+	for (uint32_t op = 0; op < ops; op++) {
+		const uint8_t *k = keys + (size_t)rn(npool) * ks;
+		int rk, rb;
+
+		switch (rn(5)) {
+		case 0:
+		case 1: {
+			uint64_t f = rn(3); /* ANY, NOEXIST, EXIST */
+
+			for (uint32_t b = 0; b < bytes; b++)
+				v[b] = (uint8_t)rnd64();
+			rk = bpf_map_update_elem(fd, k, v, f) ? -errno : 0;
+			rb = bpfmap_update_elem(m, k, v, f);
+			CHECK(rk == rb, "update flags %llu: kernel %d, bpfmap %d",
+			      (unsigned long long)f, rk, rb);
+			break;
+		}
+		case 2:
+			memset(ok, 0, bytes);
+			memset(ob, 0, bytes);
+			rk = bpf_map_lookup_elem(fd, k, ok) ? -errno : 0;
+			rb = bpfmap_lookup_elem(m, k, ob);
+			CHECK(rk == rb, "lookup: kernel %d, bpfmap %d", rk, rb);
+			if (!rk && !rb)
+				CHECK(!memcmp(ok, ob, bytes), "lookup: values differ");
+			break;
+		case 3:
+			rk = bpf_map_delete_elem(fd, k) ? -errno : 0;
+			rb = bpfmap_delete_elem(m, k);
+			CHECK(rk == rb, "delete: kernel %d, bpfmap %d", rk, rb);
+			break;
+		default:
+			memset(ok, 0, bytes);
+			memset(ob, 0, bytes);
+			rk = bpf_map_lookup_and_delete_elem(fd, k, ok) ? -errno : 0;
+			rb = bpfmap_lookup_and_delete_elem(m, k, ob);
+			CHECK(rk == rb, "lookup_and_delete: kernel %d, bpfmap %d", rk, rb);
+			if (!rk && !rb)
+				CHECK(!memcmp(ok, ob, bytes), "lookup_and_delete: values differ");
+			break;
+		}
+		/* A lock flag is EINVAL on both (no spin lock in per-CPU values). */
+		if (op % 97 == 0) {
+			rk = bpf_map_update_elem(fd, k, v, BPF_F_LOCK) ? -errno : 0;
+			rb = bpfmap_update_elem(m, k, v, BPFMAP_F_LOCK);
+			CHECK(rk == rb, "update F_LOCK: kernel %d, bpfmap %d", rk, rb);
+			rk = bpf_map_lookup_elem_flags(fd, k, ok, BPF_F_LOCK) ? -errno : 0;
+			rb = bpfmap_lookup_elem_flags(m, k, ob, BPFMAP_F_LOCK);
+			CHECK(rk == rb, "lookup F_LOCK: kernel %d, bpfmap %d", rk, rb);
+		}
+	}
+	/* Both hold the same keys: every key bpfmap walks, the kernel has. */
+	{
+		uint32_t nk_count = 0, nb_count = 0;
+		const void *prev = NULL;
+
+		while (!bpf_map_get_next_key(fd, prev, nk)) {
+			nk_count++;
+			memcpy(nb, nk, ks);
+			prev = nb;
+		}
+		prev = NULL;
+		while (!bpfmap_get_next_key(m, prev, nk)) {
+			nb_count++;
+			CHECK(!bpf_map_lookup_elem(fd, nk, ok), "walked key absent in the kernel");
+			memcpy(nb, nk, ks);
+			prev = nb;
+		}
+		CHECK(nk_count == nb_count, "walks: kernel %u keys, bpfmap %u", nk_count, nb_count);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	bpfmap_free(m);
+	free(keys);
+	free(v);
+	free(ok);
+	free(ob);
+	free(nk);
+	free(nb);
+}
+
+/* The LRU maps in aggregate: fill to three times the size, then check. */
+static void run_lru(int type, uint32_t me, uint32_t flags)
+{
+	uint32_t bytes = type == BPF_MAP_TYPE_LRU_PERCPU_HASH ? 8 * g_cpus : 8;
+	int fd = kernel_create(type, 8, 8, me, flags), err;
+	struct bpfmap *m = ours_create(type, 8, 8, me, flags, &err);
+	uint64_t *v = calloc(g_cpus, 8), *ok = calloc(g_cpus, 8), *ob = calloc(g_cpus, 8);
+	uint64_t n = 3ULL * me, key, cursor;
+	uint32_t count_k = 0, count_b = 0, recent = me / 8;
+	/* Per-CPU lists: all inserts come from one CPU, whose list holds
+	 * max_entries / CPUs, in both. */
+	uint32_t cap = flags & BPF_F_NO_COMMON_LRU ? me / g_cpus : me;
+
+	if (fd < 0 || !m) {
+		CHECK(0, "lru type %d me=%u: kernel %d, bpfmap %d", type, me, fd, err);
+		goto out;
+	}
+	for (key = 1; key <= n; key++) {
+		int rk, rb;
+
+		for (uint32_t c = 0; c < bytes / 8; c++)
+			v[c] = key * 1000 + c;
+		rk = bpf_map_update_elem(fd, &key, v, BPF_NOEXIST) ? -errno : 0;
+		rb = bpfmap_update_elem(m, &key, v, BPFMAP_NOEXIST);
+		CHECK(rk == 0 && rb == 0, "lru insert %llu: kernel %d, bpfmap %d",
+		      (unsigned long long)key, rk, rb);
+		/* An update of a present key: both succeed. */
+		if (key % 7 == 0) {
+			v[0] += 1;
+			rk = bpf_map_update_elem(fd, &key, v, BPF_EXIST) ? -errno : 0;
+			rb = bpfmap_update_elem(m, &key, v, BPFMAP_EXIST);
+			CHECK(rb == 0, "lru overwrite %llu: bpfmap %d (kernel %d)",
+			      (unsigned long long)key, rb, rk);
+		}
+	}
+	for (key = 1; key <= n; key++) {
+		int rk = bpf_map_lookup_elem(fd, &key, ok) ? -errno : 0;
+		int rb = bpfmap_lookup_elem(m, &key, ob);
+
+		count_k += rk == 0;
+		count_b += rb == 0;
+		for (uint32_t c = 0; c < bytes / 8; c++) {
+			uint64_t want = key * 1000 + c + (c == 0 && key % 7 == 0);
+
+			if (!rk)
+				CHECK(ok[c] == want, "kernel value of %llu", (unsigned long long)key);
+			if (!rb)
+				CHECK(ob[c] == want, "bpfmap value of %llu", (unsigned long long)key);
+		}
+		if (key > n - recent)
+			CHECK(rk == 0 && rb == 0, "recent key %llu: kernel %d, bpfmap %d",
+			      (unsigned long long)key, rk, rb);
+	}
+	CHECK(count_b == cap && count_k <= cap, "lru count: kernel %u, bpfmap %u, capacity %u",
+	      count_k, count_b, cap);
+	/* The same through the batch: bpfmap holds exactly max_entries. */
+	{
+		uint64_t *keys = calloc(me, 8), *vals = calloc(me, bytes);
+		uint32_t cnt = me;
+		int ret = bpfmap_lookup_batch(m, NULL, &cursor, keys, vals, &cnt, NULL);
+
+		CHECK((ret == 0 || ret == -ENOENT) && cnt == cap, "lru batch: %d, %u", ret, cnt);
+		free(keys);
+		free(vals);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	bpfmap_free(m);
+	free(v);
+	free(ok);
+	free(ob);
+}
+
+int main(void)
+{
+	cpu_set_t set;
+	int fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, NULL, 4, 4, 4, NULL);
+	int n = libbpf_num_possible_cpus();
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (fd < 0) {
+		printf("SKIP: BPF maps cannot be created here: %s\n", strerror(errno));
+		return 77;
+	}
+	close(fd);
+	if (n <= 0 || n != bpfmap_num_possible_cpus()) {
+		printf("possible CPUs: libbpf %d, bpfmap %d\n", n, bpfmap_num_possible_cpus());
+		return 1;
+	}
+	g_cpus = (uint32_t)n;
+	/* One CPU: the kernel's per-CPU LRU lists are then those of one CPU. */
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	g_rng ^= (uint64_t)getpid() << 20;
+	printf("seed %#llx, %u possible CPUs\n", (unsigned long long)g_rng, g_cpus);
+
+	run_create();
+	run_percpu(4, 8, 16, 0, 4000);
+	run_percpu(8, 4, 64, BPF_F_NO_PREALLOC, 4000);
+	run_percpu(13, 12, 32, 0, 4000);
+	run_percpu(8, 100, 8, BPF_F_ZERO_SEED, 2000);
+	run_lru(BPF_MAP_TYPE_LRU_HASH, 1000, 0);
+	run_lru(BPF_MAP_TYPE_LRU_PERCPU_HASH, 1000, 0);
+	run_lru(BPF_MAP_TYPE_LRU_HASH, 1024, BPF_F_NO_COMMON_LRU);
+	run_lru(BPF_MAP_TYPE_LRU_PERCPU_HASH, 1024, BPF_F_NO_COMMON_LRU);
+	printf("summary: %lu checks, %lu mismatches\n", g_checks, g_mismatches);
+	printf("%s\n", g_mismatches ? "FAIL" : "PASS");
+	return g_mismatches ? 1 : 0;
+}
