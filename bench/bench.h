@@ -61,7 +61,7 @@ struct bench_args {
 	uint32_t bulk;        /* lookup, bpfmap side: keys per bpfmap_lookup_bulk(), 0 = single */
 	bool writer;          /* lookup: one more thread overwrites present keys non-stop */
 	char tag[32];         /* the report: what the cell is for, in its JSON ("" none) */
-	bool overwrite;       /* update cells: overwrite present keys, not full update */
+	int update_mode;      /* update cells: enum update_mode (bpf/bench_shared.h) */
 	bool preallocated;    /* htab-mem: preallocate (default NO_PREALLOC) */
 	char use_case[32];    /* htab-mem use case */
 	char hash[16];        /* hash bench: the function measured */
@@ -150,7 +150,8 @@ int bench_spare_cpu(const struct bench_env *env);
 
 /* The benchmarks (bench_*.c) */
 extern const struct bench bench_lookup, bench_rlookup;
-extern const struct bench bench_full_update, bench_rfull_update, bench_overwrite;
+extern const struct bench bench_full_update, bench_rfull_update, bench_overwrite,
+	bench_lru_full_update;
 extern const struct bench bench_htab_mem, bench_rhtab_mem;
 extern const struct bench bench_hash, bench_churn;
 extern const struct bench bench_str_kfuncs, bench_lru_hit;
@@ -161,13 +162,19 @@ extern const struct cell_ops update_lib_ops, update_kernel_ops;
 /* Defaults and validation shared by the lookup bench and the report. */
 int lookup_args_fill(struct bench_args *a, char *err, size_t len);
 /* full update (overwrite == false) or overwrite defaults */
-int update_args_fill(struct bench_args *a, bool overwrite, char *err, size_t len);
+int update_args_fill(struct bench_args *a, int mode, char *err, size_t len);
 
 /* The lookup benchmark's keys (the selftest's pattern): lookup_key_pattern()
  * fills the fixed words (word j >= 1 = 2654435761 * j) of a LOOKUP_MAX_KEY
  * buffer, lookup_key_set() writes word 0 = i + 1 with one 4-byte store. */
 void lookup_key_pattern(uint8_t *key);
 void lookup_key_set(uint8_t *key, uint32_t i);
+
+/* The bytes of one value as the syscall view of @type copies it: a
+ * round_up(value_size, 8) slot per possible CPU for the per-CPU types. */
+uint32_t bench_value_bytes(uint32_t type, uint32_t value_size);
+/* Store @v (8 bytes) at the start of every slot of such a buffer. */
+void bench_value_fill(void *buf, uint32_t type, uint32_t value_size, uint64_t v);
 
 /* True when bpfmap_create() accepts @type; otherwise says why. */
 bool bench_map_type_available(uint32_t type, char *why, size_t len);

@@ -69,6 +69,10 @@ int lookup_args_fill(struct bench_args *a, char *err, size_t len)
 			 a->nr_entries, a->max_entries);
 		return -EINVAL;
 	}
+	if (a->writer && bench_value_bytes(a->map_type, a->value_size) != a->value_size) {
+		snprintf(err, len, "--writer takes maps without per-CPU values");
+		return -EINVAL;
+	}
 	if (a->nr_loops > LOOKUP_MAX_LOOPS) {
 		snprintf(err, len, "--nr_loops must be at most %u", LOOKUP_MAX_LOOPS);
 		return -EINVAL;
@@ -132,12 +136,12 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 	st = aligned_alloc(64, sizeof(*st));
 	if (st) /* before any goto fail, which frees st->map */
 		memset(st, 0, sizeof(*st));
-	value = calloc(1, a->value_size);
+	value = calloc(1, bench_value_bytes(a->map_type, a->value_size));
 	if (!st || !value) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
 		goto fail;
 	}
-	if (a->copy_out && a->value_size > BENCH_MAX_VALUE) {
+	if (a->copy_out && bench_value_bytes(a->map_type, a->value_size) > BENCH_MAX_VALUE) {
 		snprintf(r->error, sizeof(r->error), "--copy_out takes values up to %d bytes",
 			 BENCH_MAX_VALUE);
 		goto fail;
@@ -160,7 +164,7 @@ static void *lookup_lib_setup(const struct bench_args *a, const struct bench_env
 		int ret;
 
 		lookup_key_set(key, i);
-		memcpy(value, &v, sizeof(v));
+		bench_value_fill(value, a->map_type, a->value_size, v);
 		ret = bpfmap_update_elem(st->map, key, value, BPFMAP_ANY);
 		if (ret) {
 			snprintf(r->error, sizeof(r->error), "inserting key %u: %s", i,
@@ -387,7 +391,7 @@ static int lookup_configure(struct bpf_object *obj, void *arg, char *err, size_t
 }
 
 struct lookup_fill {
-	uint32_t key_size, value_size;
+	uint32_t map_type, key_size, value_size;
 	uint8_t key[LOOKUP_MAX_KEY]; /* the pattern, word 0 patched per key */
 };
 
@@ -400,15 +404,15 @@ static void lookup_make(void *key, void *value, uint32_t i, void *arg)
 
 	lookup_key_set(f->key, i);
 	memcpy(key, f->key, f->key_size);
-	memset(value, 0, f->value_size);
-	memcpy(value, &v, sizeof(v));
+	bench_value_fill(value, f->map_type, f->value_size, v);
 }
 
 static void *lookup_kern_setup(const struct bench_args *a, const struct bench_env *env,
 			       struct cell_result *r)
 {
 	struct lookup_kern *st = aligned_alloc(64, sizeof(*st));
-	struct lookup_fill fill = { .key_size = a->key_size, .value_size = a->value_size };
+	struct lookup_fill fill = { .map_type = a->map_type, .key_size = a->key_size,
+				    .value_size = a->value_size };
 
 	if (!st) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
@@ -432,7 +436,8 @@ static void *lookup_kern_setup(const struct bench_args *a, const struct bench_en
 		memcpy(st->s->key[c], fill.key, LOOKUP_MAX_KEY);
 
 	st->fd = kbpf_map_fd(&st->k, "hash_map");
-	if (kbpf_fill(st->fd, a->nr_entries, a->key_size, a->value_size, lookup_make, &fill,
+	if (kbpf_fill(st->fd, a->nr_entries, a->key_size,
+		      bench_value_bytes(a->map_type, a->value_size), lookup_make, &fill,
 		      r->error, sizeof(r->error)))
 		goto fail;
 	snprintf(r->note, sizeof(r->note), "%s", st->k.note);
@@ -525,6 +530,30 @@ static int rlookup_run(const struct bench *b, const struct bench_env *env, struc
 	ka.map_flags &= ~BPFMAP_F_NO_PREALLOC;
 	ka.full_width_keys = false;
 	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
+}
+
+static bool type_is_percpu(uint32_t type)
+{
+	return type == BPFMAP_TYPE_PERCPU_HASH || type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+}
+
+uint32_t bench_value_bytes(uint32_t type, uint32_t value_size)
+{
+	int cpus = bpfmap_num_possible_cpus();
+
+	if (!type_is_percpu(type))
+		return value_size;
+	return (value_size + 7) / 8 * 8 * (uint32_t)(cpus > 0 ? cpus : 1);
+}
+
+void bench_value_fill(void *buf, uint32_t type, uint32_t value_size, uint64_t v)
+{
+	uint32_t bytes = bench_value_bytes(type, value_size);
+	uint32_t stride = type_is_percpu(type) ? (value_size + 7) / 8 * 8 : bytes;
+
+	memset(buf, 0, bytes);
+	for (uint32_t off = 0; off < bytes; off += stride)
+		memcpy((char *)buf + off, &v, sizeof(v));
 }
 
 /* Available once bpfmap_create() accepts the type. */

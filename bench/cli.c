@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpfmap.h>
+
 #include "cli.h"
 #include "report.h"
 
@@ -39,6 +41,7 @@ enum {
 	OPT_PREALLOC,
 	OPT_HASH,
 	OPT_ISA,
+	OPT_MAP_TYPE,
 };
 
 static const struct option long_opts[] = {
@@ -73,6 +76,8 @@ static const struct option long_opts[] = {
 	{ "preallocated", no_argument, NULL, OPT_PREALLOC },
 	{ "hash", required_argument, NULL, OPT_HASH },
 	{ "isa", required_argument, NULL, OPT_ISA },
+	{ "map_type", required_argument, NULL, OPT_MAP_TYPE },
+	{ "map-type", required_argument, NULL, OPT_MAP_TYPE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -100,6 +105,8 @@ void cli_usage(FILE *f)
 		"\n"
 		"  map benchmarks:   --key_size N --value_size N --max_entries N --nr_entries N\n"
 		"                    --nr_loops N --map_flags N (e.g. 0x40 = ZERO_SEED)\n"
+		"                    --map_type hash|percpu_hash|lru_hash|lru_percpu_hash\n"
+		"                    (lookup, full-update, overwrite, lru-full-update)\n"
 		"                    --full_width_keys (lookup, bpfmap side: write the key with\n"
 		"                    full-width stores instead of the selftest's 4-byte patch)\n"
 		"                    --bulk N (lookup, bpfmap side: N keys per\n"
@@ -314,6 +321,21 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			if (parse_u32("--map_flags", optarg, &a->map_flags))
 				return 2;
 			a->map_flags_set = true;
+			break;
+		case OPT_MAP_TYPE:
+			if (!strcmp(optarg, "hash"))
+				a->map_type = BPFMAP_TYPE_HASH;
+			else if (!strcmp(optarg, "percpu_hash"))
+				a->map_type = BPFMAP_TYPE_PERCPU_HASH;
+			else if (!strcmp(optarg, "lru_hash"))
+				a->map_type = BPFMAP_TYPE_LRU_HASH;
+			else if (!strcmp(optarg, "lru_percpu_hash"))
+				a->map_type = BPFMAP_TYPE_LRU_PERCPU_HASH;
+			else {
+				fprintf(stderr, "bpfmap-bench: --map_type: hash, percpu_hash, "
+						"lru_hash or lru_percpu_hash\n");
+				return 2;
+			}
 			break;
 		case OPT_FULL_WIDTH: a->full_width_keys = true; break;
 		case OPT_VIA_LOOKUP: a->via_lookup = true; break;

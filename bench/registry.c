@@ -39,6 +39,7 @@ const struct bench *const bench_registry[] = {
 	&bench_lookup,
 	&bench_rlookup,
 	&bench_full_update,
+	&bench_lru_full_update,
 	&bench_rfull_update,
 	&bench_overwrite,
 	&bench_htab_mem,

@@ -410,7 +410,7 @@ static void round_update(struct report *rp, int round, bool overwrite)
 	struct bench_env env = rp->cenv;
 
 	env.producers = 1;
-	update_args_fill(&a, overwrite, err, sizeof(err));
+	update_args_fill(&a, overwrite ? UPDATE_OVERWRITE : UPDATE_FULL, err, sizeof(err));
 	run_rounds_pair(rp, round, &env, bench, what, &update_lib_ops, &a, &update_kernel_ops, &a,
 			overwrite ? &rp->ovw : &rp->upd);
 }

@@ -50,7 +50,14 @@ struct lookup_state {
 enum update_mode {
 	UPDATE_FULL = 0,      /* absent key into a full map: every update fails */
 	UPDATE_OVERWRITE = 1, /* present keys, BPF_ANY: every update succeeds */
+	UPDATE_EVICT = 2,     /* new keys into a full LRU map: every update evicts */
 };
+
+/* UPDATE_EVICT: producer p's n-th key, never present before (the map is
+ * filled with keys 0 .. max_entries - 1, below 1 << UPDATE_EVICT_BITS). */
+#define UPDATE_EVICT_BITS 24
+#define UPDATE_EVICT_KEY(p, n) \
+	((((__u32)(p) + 1) << UPDATE_EVICT_BITS) | ((n) & ((1u << UPDATE_EVICT_BITS) - 1)))
 
 struct update_state {
 	struct bench_gate gate;
@@ -59,6 +66,7 @@ struct update_state {
 	__u32 max_entries; /* keys 0 .. max_entries - 1 are present */
 	__u32 pad;
 	struct bench_cpu_stats cpu[BENCH_MAX_CPUS];
+	__u32 evict_next[BENCH_MAX_CPUS]; /* UPDATE_EVICT: each CPU's next n */
 };
 
 /* htab-mem: one batch of HTAB_MEM_BATCH operations per trigger. */

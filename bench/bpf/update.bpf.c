@@ -6,7 +6,9 @@
  *  - full update: the key is cpu + max_entries, absent from the full map, so
  *    every update fails with -E2BIG (the selftest's workload);
  *  - overwrite: keys cycle over the present keys 0 .. max_entries - 1, so
- *    every update replaces a value.
+ *    every update replaces a value;
+ *  - evict (LRU maps): each update inserts a key never seen before, so
+ *    every update evicts one.
  */
 #include "bench_bpf.h"
 
@@ -26,6 +28,7 @@ struct update_state state;
 /* The error count is in .bss, not here: see lookup.bpf.c. */
 struct update_ctx {
 	__u32 key;
+	__u32 slot, n;
 	__u32 max_entries;
 	volatile __u64 *errors;
 };
@@ -50,6 +53,17 @@ static int update_present(__u32 i, struct update_ctx *c)
 	return 0;
 }
 
+static int update_new(__u32 i, struct update_ctx *c)
+{
+	__u64 v = i;
+	__u32 key = UPDATE_EVICT_KEY(c->slot, c->n);
+
+	c->n++;
+	if (bpf_map_update_elem(&hash_map, &key, &v, BPF_ANY))
+		*c->errors += 1;
+	return 0;
+}
+
 static __always_inline void update_body(void)
 {
 	__u32 slot = bench_cpu_slot();
@@ -64,6 +78,11 @@ static __always_inline void update_body(void)
 	if (state.mode == UPDATE_FULL) {
 		c.key = slot + c.max_entries;
 		bpf_loop(n, update_absent, &c, 0);
+	} else if (state.mode == UPDATE_EVICT) {
+		c.slot = slot;
+		c.n = state.evict_next[slot & (BENCH_MAX_CPUS - 1)];
+		bpf_loop(n, update_new, &c, 0);
+		state.evict_next[slot & (BENCH_MAX_CPUS - 1)] = c.n;
 	} else {
 		/* Producers start at different keys to spread over buckets. */
 		c.key = (slot * 97) % c.max_entries;

@@ -99,12 +99,12 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
  * on the map's hash kind.
  */
 
-/* chain_insert_locked's answer when a full evicting map found no victim:
- * drop the bucket lock and try again. */
-#define CHAIN_RETRY 2
+/* chain_insert_locked's answer in a full evicting map: drop the bucket
+ * lock, evict, and try again. */
+#define CHAIN_EVICT 2
 
-/* Insert an absent key into its locked bucket; a full evicting map makes
- * room first. */
+/* Insert an absent key into its locked bucket (a full evicting map:
+ * CHAIN_EVICT). */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
 			      const void *key, const void *value, const struct chain_part *part)
 {
@@ -112,9 +112,9 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	struct chain_elem *e;
 
 	if (c->evict) {
-		ticket = chain_lru_reserve(c, b, &list);
+		ticket = chain_lru_reserve(c, &list);
 		if (ticket == COUNT_FULL)
-			return CHAIN_RETRY;
+			return CHAIN_EVICT;
 	} else {
 		ticket = count_insert_begin(&c->count);
 		if (ticket == COUNT_FULL)
@@ -209,6 +209,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 					    uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_elem *e;
+	bool evicted = false;
 	int ret;
 
 	do {
@@ -226,10 +227,14 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			ret = chain_insert_locked(c, b, k->hash, k->key, value, part);
 		}
 		chain_bucket_unlock(b);
-		if (unlikely(ret == CHAIN_RETRY))
-			sched_yield(); /* a victim's bucket holder may be preempted */
-	} while (unlikely(ret == CHAIN_RETRY));
-	if (c->evict && !e && !ret)
+		if (unlikely(ret == CHAIN_EVICT)) {
+			if (chain_lru_evict(c))
+				evicted = true;
+			else
+				sched_yield(); /* a victim's bucket holder may be preempted */
+		}
+	} while (unlikely(ret == CHAIN_EVICT));
+	if (evicted)
 		chain_reclaim_throttle(c); /* the victims */
 	return ret;
 }

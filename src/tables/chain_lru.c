@@ -106,6 +106,16 @@ static struct chain_elem **link_to(struct chain_bucket *b, const struct chain_el
 	return link;
 }
 
+/* Which other list an eviction compares with its own: round robin per
+ * thread (a shared counter would be one more line every evicting thread
+ * writes). */
+static uint32_t lru_next_other(void)
+{
+	static __thread uint32_t rr;
+
+	return rr++;
+}
+
 /* The time of list @l's oldest element, UINT64_MAX for an empty list: read
  * without the list's lock (a stale answer only picks the other list). */
 static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_list *l)
@@ -119,8 +129,7 @@ static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_lis
  * walk stops at an element younger than @limit, the other list's oldest:
  * the two lists are one queue merged by age.  @force: the oldest whose
  * bucket can be locked, whatever its count or age. */
-static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct chain_bucket *held,
-			   uint64_t limit, bool force)
+static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t limit, bool force)
 {
 	struct chain_elem *e;
 	uint32_t scan;
@@ -140,14 +149,13 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, struct cha
 		}
 		/* On a list, so linked: its hash is its bucket's. */
 		b = chain_bucket(c, e->hash);
-		if (b != held && !seq_spin_trylock(&b->lock))
+		if (!seq_spin_trylock(&b->lock))
 			goto back;
 		lru_remove(l, e);
 		spin_unlock_word(&l->lock);
 		TEST_HOOK(HOOK_LRU_VICTIM, e);
 		chain_unlink_locked(c, link_to(b, e), e);
-		if (b != held)
-			chain_bucket_unlock(b);
+		chain_bucket_unlock(b);
 		return true;
 back:
 		__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
@@ -160,16 +168,18 @@ back:
 /* One eviction: the older of the caller's CPU's list (@own) and another's,
  * walked as one queue (per-CPU lists: the own list only), then every list
  * in turn, then the same forced (see chain_lru.h). */
-static bool lru_evict(struct chain *c, struct chain_bucket *held, uint32_t own)
+bool chain_lru_evict(struct chain *c)
 {
-	uint32_t n = c->n_lru;
+	uint32_t n = c->n_lru, own = cpu_current() % n;
 	struct chain_lru_list *l = &c->lru[own], *o = NULL;
 
-	if (n > 1 && !c->lru_cap) {
-		uint32_t rr = __atomic_fetch_add(&c->lru_rr, 1, __ATOMIC_RELAXED);
+	if (c->lru_cap) /* per-CPU lists: a full own list evicts from itself */
+		return lru_evict_from(c, l, UINT64_MAX, false) ||
+		       lru_evict_from(c, l, UINT64_MAX, true);
+	if (n > 1) {
 		uint64_t sl = lru_head_stamp(c, l), so;
 
-		o = &c->lru[(own + 1 + rr % (n - 1)) % n];
+		o = &c->lru[(own + 1 + lru_next_other() % (n - 1)) % n];
 		so = lru_head_stamp(c, o);
 		if (so < sl || (so == sl && __atomic_load_n(&o->n, __ATOMIC_RELAXED) >
 						 __atomic_load_n(&l->n, __ATOMIC_RELAXED))) {
@@ -179,9 +189,9 @@ static bool lru_evict(struct chain *c, struct chain_bucket *held, uint32_t own)
 			o = t;
 			so = sl;
 		}
-		if (lru_evict_from(c, l, held, so, false))
+		if (lru_evict_from(c, l, so, false))
 			return true;
-		if (lru_evict_from(c, o, held, UINT64_MAX, false))
+		if (lru_evict_from(c, o, UINT64_MAX, false))
 			return true;
 	}
 	for (int force = 0; force < 2; force++) {
@@ -190,37 +200,19 @@ static bool lru_evict(struct chain *c, struct chain_bucket *held, uint32_t own)
 
 			if ((force || (x != l && x != o)) &&
 			    __atomic_load_n(&x->head, __ATOMIC_RELAXED) &&
-			    lru_evict_from(c, x, held, UINT64_MAX, force))
+			    lru_evict_from(c, x, UINT64_MAX, force))
 				return true;
 		}
 	}
 	return false;
 }
 
-/* Evictions per attempt before the caller drops its bucket lock: other
- * inserts may take the room each one makes. */
-#define CHAIN_LRU_TRIES 8
-
-uint32_t chain_lru_reserve(struct chain *c, struct chain_bucket *held, uint32_t *list)
+uint32_t chain_lru_reserve(struct chain *c, uint32_t *list)
 {
-	uint32_t own = cpu_current() % c->n_lru, ticket;
+	uint32_t own = cpu_current() % c->n_lru;
 
 	*list = own;
-	/* Per-CPU lists: a full own list evicts, whatever the others hold. */
-	if (c->lru_cap) {
-		struct chain_lru_list *l = &c->lru[own];
-
-		for (uint32_t i = 0; __atomic_load_n(&l->n, __ATOMIC_RELAXED) >= c->lru_cap; i++)
-			if (i == CHAIN_LRU_TRIES ||
-			    (!lru_evict_from(c, l, held, UINT64_MAX, false) &&
-			     !lru_evict_from(c, l, held, UINT64_MAX, true)))
-				return COUNT_FULL;
-	}
-	ticket = count_insert_begin(&c->count);
-	for (uint32_t i = 0; ticket == COUNT_FULL && i < CHAIN_LRU_TRIES; i++) {
-		if (!lru_evict(c, held, own))
-			break;
-		ticket = count_insert_begin(&c->count);
-	}
-	return ticket;
+	if (c->lru_cap && __atomic_load_n(&c->lru[own].n, __ATOMIC_RELAXED) >= c->lru_cap)
+		return COUNT_FULL;
+	return count_insert_begin(&c->count);
 }

@@ -34,13 +34,16 @@
  * CPU's list is full evicts from that list, as the kernel's do, even while
  * other CPUs' lists have room.
  *
- * Locks: bucket lock, then list lock.  The evicting insert holds its own
- * bucket's lock and the list's, so it only tries the victim's bucket lock;
- * a victim whose bucket is busy goes to the back, as a referenced one does.
+ * Locks: bucket lock, then list lock.  An insert that finds the map full
+ * drops its bucket's lock and evicts before it tries again (the kernel too
+ * takes its node before the bucket lock); the eviction holds the list's
+ * lock, so it only tries the victim's bucket lock, and a victim whose
+ * bucket is busy goes to the back, as a referenced one does.
  */
 #ifndef BPFMAP_TABLES_CHAIN_LRU_H
 #define BPFMAP_TABLES_CHAIN_LRU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tables/chain.h"
@@ -92,12 +95,15 @@ void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t list);
  * list first in an evicting map, then chain_unlink_locked. */
 void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_elem *e);
 
-/* An insert's ticket (count_insert_begin) in an evicting map, bucket @held
- * locked, and in *@list the list the element will join (the calling CPU's):
- * evicts while the map (per-CPU lists: that list) is full.  COUNT_FULL when
- * no victim could be taken (every candidate's bucket busy, or the lists
- * empty while inserts are in flight): the caller drops its lock and tries
- * again. */
-uint32_t chain_lru_reserve(struct chain *c, struct chain_bucket *held, uint32_t *list);
+/* An insert's ticket (count_insert_begin) in an evicting map, its bucket
+ * locked, and in *@list the list the element will join (the calling CPU's);
+ * COUNT_FULL when the map (per-CPU lists: that list) is full: the caller
+ * drops its lock, evicts (chain_lru_evict) and tries again. */
+uint32_t chain_lru_reserve(struct chain *c, uint32_t *list);
+
+/* Evict one element, no bucket lock held (the victim's is only tried: the
+ * list lock is held then); false when none could be taken (every
+ * candidate's bucket busy, or the lists empty while inserts are in flight). */
+bool chain_lru_evict(struct chain *c);
 
 #endif
