@@ -176,6 +176,18 @@ uint32_t bench_value_bytes(uint32_t type, uint32_t value_size);
 /* Store @v (8 bytes) at the start of every slot of such a buffer. */
 void bench_value_fill(void *buf, uint32_t type, uint32_t value_size, uint64_t v);
 
+/* lru-hit (bench_lru_hit.c), for the report: one stream's hit ratios. */
+struct lru_hit_row {
+	double exact;          /* an exact LRU's */
+	bool lib_ok, kern_ok;
+	double lib, kern;      /* hit ratios */
+	double lib_mops, kern_mops;
+	char lib_error[160], kern_error[160];
+};
+void lru_hit_args_fill(struct bench_args *a);
+int lru_hit_measure(const struct bench_env *env, const struct bench_args *a, bool scan,
+		    struct lru_hit_row *row);
+
 /* True when bpfmap_create() accepts @type; otherwise says why. */
 bool bench_map_type_available(uint32_t type, char *why, size_t len);
 /* The same for BPFMAP_TYPE_RHASH: the .available hook of the RHASH benchmarks. */

@@ -10,31 +10,6 @@
 
 #include "bench.h"
 
-static int not_available_run(const struct bench *b, const struct bench_env *env,
-			     struct bench_args *a)
-{
-	(void)env;
-	(void)a;
-	fprintf(stdout, "%s: not available yet\n", b->name);
-	return 0;
-}
-
-static bool lru_hit_available(char *why, size_t len)
-{
-	if (!bench_map_type_available(BPFMAP_TYPE_LRU_HASH, why, len))
-		return false;
-	snprintf(why, len, "LRU_HASH exists, but the lru-hit benchmark (Zipf trace, hit "
-			   "ratio) is not written yet");
-	return false;
-}
-
-const struct bench bench_lru_hit = {
-	.name = "lru-hit",
-	.summary = "LRU maps on a Zipf key stream: hit ratio and M ops/s",
-	.run = not_available_run,
-	.available = lru_hit_available,
-};
-
 const struct bench *const bench_registry[] = {
 	&bench_lookup,
 	&bench_rlookup,

@@ -66,6 +66,13 @@ for n, line in enumerate(open(sys.argv[1]), 1):
             assert k in obj, f"line {n} lacks {k}"
         assert obj["churned"] > 0, f"line {n}: a wrong answer"
         continue
+    if obj.get("bench") == "lru-hit":
+        # hit ratios of a replayed Zipf stream, beside an exact LRU's
+        for k in ("backend", "stream", "map_type", "exact_lru"):
+            assert k in obj, f"line {n} lacks {k}"
+        assert 0 < obj["exact_lru"] < 1, f"line {n}: exact LRU ratio out of range"
+        assert "error" in obj or 0 < obj["hit_ratio"] < 1, f"line {n}: no hit ratio"
+        continue
     if obj.get("bench") == "str-kfuncs":
         # ns per call per (function, scenario) cell
         for k in ("backend", "function", "table", "kfunc", "scenario", "bytes", "producers"):

@@ -69,6 +69,19 @@ struct update_state {
 	__u32 evict_next[BENCH_MAX_CPUS]; /* UPDATE_EVICT: each CPU's next n */
 };
 
+/* lru-hit: the trace's keys; a scan key (never seen again) has this bit. */
+#define LRU_HIT_SCAN_BIT 0x80000000u
+
+struct lru_hit_state {
+	struct bench_gate gate;
+	__u32 n;      /* trace entries to replay per trigger */
+	__u32 done;   /* triggers completed */
+	__u64 hits;   /* lookups of non-scan keys that hit */
+	__u64 misses; /* lookups of non-scan keys that missed (then inserted) */
+	__u64 errors; /* failed inserts */
+	__u64 ns;     /* the last replay's time */
+};
+
 /* htab-mem: one batch of HTAB_MEM_BATCH operations per trigger. */
 #define HTAB_MEM_BATCH 64
 #define HTAB_MEM_MAX_SLOTS 64

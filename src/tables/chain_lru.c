@@ -41,34 +41,55 @@ void chain_lru_destroy(struct chain *c)
 	c->lru = NULL;
 }
 
-/* List operations, under the list's lock. */
-static void lru_append(struct chain_lru_list *l, struct chain_elem *e)
+/* Queue operations, under the list's lock.  Each queue is circular through
+ * lru.prev/next, its head the oldest. */
+static void lru_append(struct chain_lru_list *l, struct chain_elem *e, unsigned int q)
 {
-	struct chain_elem *h = l->head;
+	struct chain_elem *h = l->head[q];
 
 	if (!h) {
 		e->lru.prev = e->lru.next = e;
-		__atomic_store_n(&l->head, e, __ATOMIC_RELEASE);
+		__atomic_store_n(&l->head[q], e, __ATOMIC_RELEASE);
 	} else {
 		e->lru.next = h;
 		e->lru.prev = h->lru.prev;
 		h->lru.prev->lru.next = e;
 		h->lru.prev = e;
 	}
-	__atomic_store_n(&l->n, l->n + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->n[q], l->n[q] + 1, __ATOMIC_RELAXED);
 }
 
-static void lru_remove(struct chain_lru_list *l, struct chain_elem *e)
+static void lru_remove(struct chain_lru_list *l, struct chain_elem *e, unsigned int q)
 {
 	if (e->lru.next == e) {
-		__atomic_store_n(&l->head, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->head[q], NULL, __ATOMIC_RELAXED);
 	} else {
 		e->lru.prev->lru.next = e->lru.next;
 		e->lru.next->lru.prev = e->lru.prev;
-		if (l->head == e)
-			__atomic_store_n(&l->head, e->lru.next, __ATOMIC_RELEASE);
+		if (l->head[q] == e)
+			__atomic_store_n(&l->head[q], e->lru.next, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&l->n, l->n - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->n[q], l->n[q] - 1, __ATOMIC_RELAXED);
+}
+
+static uint32_t lru_len(const struct chain_lru_list *l)
+{
+	return __atomic_load_n(&l->n[CHAIN_LRU_NEW], __ATOMIC_RELAXED) +
+	       __atomic_load_n(&l->n[CHAIN_LRU_MAIN], __ATOMIC_RELAXED);
+}
+
+/* The queue an eviction of list @l takes from: the new elements' while
+ * they are more than CHAIN_LRU_NEW_PERCENT of the list (or the main queue
+ * is empty), else the main one. */
+static unsigned int lru_victim_queue(const struct chain_lru_list *l)
+{
+	uint32_t fresh = __atomic_load_n(&l->n[CHAIN_LRU_NEW], __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&l->head[CHAIN_LRU_MAIN], __ATOMIC_RELAXED))
+		return CHAIN_LRU_NEW;
+	return (uint64_t)fresh * 100 > (uint64_t)lru_len(l) * CHAIN_LRU_NEW_PERCENT
+		       ? CHAIN_LRU_NEW
+		       : CHAIN_LRU_MAIN;
 }
 
 void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t i)
@@ -77,20 +98,22 @@ void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t i)
 	struct chain_lru_list *l = &c->lru[i];
 
 	t->list = (uint16_t)i;
+	t->queue = CHAIN_LRU_NEW;
 	__atomic_store_n(&t->ref, 0, __ATOMIC_RELAXED);
 	spin_lock_word(&l->lock);
 	__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
-	lru_append(l, e);
+	lru_append(l, e, CHAIN_LRU_NEW);
 	spin_unlock_word(&l->lock);
 }
 
 void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_elem *e)
 {
 	if (c->evict) {
-		struct chain_lru_list *l = &c->lru[chain_lru_tag(c, e)->list];
+		struct chain_lru_tag *t = chain_lru_tag(c, e);
+		struct chain_lru_list *l = &c->lru[t->list];
 
 		spin_lock_word(&l->lock);
-		lru_remove(l, e);
+		lru_remove(l, e, t->queue);
 		spin_unlock_word(&l->lock);
 	}
 	chain_unlink_locked(c, link, e);
@@ -116,11 +139,13 @@ static uint32_t lru_next_other(void)
 	return rr++;
 }
 
-/* The time of list @l's oldest element, UINT64_MAX for an empty list: read
- * without the list's lock (a stale answer only picks the other list). */
+/* The time of the oldest element list @l would evict from, UINT64_MAX for
+ * an empty list: read without the list's lock (a stale answer only picks the
+ * other list). */
 static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_list *l)
 {
-	const struct chain_elem *h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+	const struct chain_elem *h = __atomic_load_n(&l->head[lru_victim_queue(l)],
+						     __ATOMIC_ACQUIRE);
 
 	return h ? __atomic_load_n(&chain_lru_tag(c, h)->stamp, __ATOMIC_RELAXED) : UINT64_MAX;
 }
@@ -131,35 +156,50 @@ static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_lis
  * bucket can be locked, whatever its count or age. */
 static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t limit, bool force)
 {
-	struct chain_elem *e;
 	uint32_t scan;
 
 	spin_lock_word(&l->lock);
-	scan = l->n < CHAIN_LRU_SCAN ? l->n : CHAIN_LRU_SCAN;
-	for (uint32_t i = 0; i < scan && (e = l->head); i++) {
-		struct chain_lru_tag *t = chain_lru_tag(c, e);
-		uint8_t ref = __atomic_load_n(&t->ref, __ATOMIC_RELAXED);
+	scan = lru_len(l) < CHAIN_LRU_SCAN ? lru_len(l) : CHAIN_LRU_SCAN;
+	for (uint32_t i = 0; i < scan; i++) {
+		unsigned int q = lru_victim_queue(l);
+		struct chain_elem *e = l->head[q];
+		struct chain_lru_tag *t;
 		struct chain_bucket *b;
+		uint8_t ref;
 
+		if (!e)
+			break;
+		t = chain_lru_tag(c, e);
+		ref = __atomic_load_n(&t->ref, __ATOMIC_RELAXED);
 		if (!force && __atomic_load_n(&t->stamp, __ATOMIC_RELAXED) > limit)
 			break;
 		if (ref && !force) {
+			/* Used: a new element joins the main queue, a main one
+			 * goes round again; either spends one count. */
 			__atomic_store_n(&t->ref, (uint8_t)(ref - 1), __ATOMIC_RELAXED);
-			goto back;
+			__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
+			if (q == CHAIN_LRU_NEW) {
+				lru_remove(l, e, q);
+				t->queue = CHAIN_LRU_MAIN;
+				lru_append(l, e, CHAIN_LRU_MAIN);
+			} else {
+				__atomic_store_n(&l->head[q], e->lru.next, __ATOMIC_RELEASE);
+			}
+			continue;
 		}
 		/* On a list, so linked: its hash is its bucket's. */
 		b = chain_bucket(c, e->hash);
-		if (!seq_spin_trylock(&b->lock))
-			goto back;
-		lru_remove(l, e);
+		if (!seq_spin_trylock(&b->lock)) {
+			__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
+			__atomic_store_n(&l->head[q], e->lru.next, __ATOMIC_RELEASE);
+			continue;
+		}
+		lru_remove(l, e, q);
 		spin_unlock_word(&l->lock);
 		TEST_HOOK(HOOK_LRU_VICTIM, e);
 		chain_unlink_locked(c, link_to(b, e), e);
 		chain_bucket_unlock(b);
 		return true;
-back:
-		__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
-		__atomic_store_n(&l->head, e->lru.next, __ATOMIC_RELEASE);
 	}
 	spin_unlock_word(&l->lock);
 	return false;
@@ -181,8 +221,7 @@ bool chain_lru_evict(struct chain *c)
 
 		o = &c->lru[(own + 1 + lru_next_other() % (n - 1)) % n];
 		so = lru_head_stamp(c, o);
-		if (so < sl || (so == sl && __atomic_load_n(&o->n, __ATOMIC_RELAXED) >
-						 __atomic_load_n(&l->n, __ATOMIC_RELAXED))) {
+		if (so < sl || (so == sl && lru_len(o) > lru_len(l))) {
 			struct chain_lru_list *t = l;
 
 			l = o;
@@ -199,7 +238,7 @@ bool chain_lru_evict(struct chain *c)
 			struct chain_lru_list *x = &c->lru[i];
 
 			if ((force || (x != l && x != o)) &&
-			    __atomic_load_n(&x->head, __ATOMIC_RELAXED) &&
+			    lru_len(x) &&
 			    lru_evict_from(c, x, UINT64_MAX, force))
 				return true;
 		}
@@ -212,7 +251,7 @@ uint32_t chain_lru_reserve(struct chain *c, uint32_t *list)
 	uint32_t own = cpu_current() % c->n_lru;
 
 	*list = own;
-	if (c->lru_cap && __atomic_load_n(&c->lru[own].n, __ATOMIC_RELAXED) >= c->lru_cap)
+	if (c->lru_cap && lru_len(&c->lru[own]) >= c->lru_cap)
 		return COUNT_FULL;
 	return count_insert_begin(&c->count);
 }
