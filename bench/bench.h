@@ -154,9 +154,10 @@ extern const struct bench bench_full_update, bench_rfull_update, bench_overwrite
 	bench_lru_full_update;
 extern const struct bench bench_htab_mem, bench_rhtab_mem;
 extern const struct bench bench_hash, bench_churn;
-extern const struct bench bench_str_kfuncs, bench_lru_hit;
+extern const struct bench bench_str_kfuncs, bench_lru_hit, bench_percpu_count;
 
 /* Cell ops the report reuses. */
+extern const struct cell_ops percpu_count_lib_ops;
 extern const struct cell_ops lookup_lib_ops, lookup_kernel_ops;
 extern const struct cell_ops update_lib_ops, update_kernel_ops;
 /* Defaults and validation shared by the lookup bench and the report. */

@@ -23,6 +23,7 @@ const struct bench *const bench_registry[] = {
 	&bench_churn,
 	&bench_str_kfuncs,
 	&bench_lru_hit,
+	&bench_percpu_count,
 	NULL,
 };
 

@@ -59,13 +59,8 @@
 #include "report.h"
 #include "report_int.h"
 
-struct preset {
-	const char *name;
-	uint32_t max_entries, nr_entries, nr_loops;
-};
-
 /* The u32/u64 seed's workloads. */
-static const struct preset presets[] = {
+const struct preset presets[] = {
 	{ "small", 512, 256, 8388608 },
 	{ "medium", 10000, 5000, 8000000 },
 	{ "large", 100000, 50000, 8000000 },
@@ -109,7 +104,7 @@ _Static_assert(N(presets) == REPORT_PRESETS, "struct report's lookup rounds hold
 
 /* Notes a cell that did not run, once however many rounds it failed in
  * (the first error says why); NULL when the list is full. */
-static struct failure *failed(struct report *rp, const char *what, const char *backend,
+struct failure *failed(struct report *rp, const char *what, const char *backend,
 			      const char *error)
 {
 	struct failure *f;
@@ -131,7 +126,7 @@ static struct failure *failed(struct report *rp, const char *what, const char *b
 	return f;
 }
 
-static void progress(struct report *rp, const char *what, const char *backend)
+void progress(struct report *rp, const char *what, const char *backend)
 {
 	rp->cell++;
 	if (rp->env->progress) {
@@ -146,9 +141,9 @@ static void progress(struct report *rp, const char *what, const char *backend)
 
 /* Runs one cell on one backend with @env; returns its mops, NAN when it did
  * not run.  @out (optional) receives the whole result. */
-static double run_env(struct report *rp, const struct bench_env *env, const char *bench,
-		      const char *what, const struct cell_ops *ops, const struct bench_args *a,
-		      struct cell_result *out)
+double run_env(struct report *rp, const struct bench_env *env, const char *bench,
+	       const char *what, const struct cell_ops *ops, const struct bench_args *a,
+	       struct cell_result *out)
 {
 	struct cell_result r;
 
@@ -201,7 +196,7 @@ static void run_rounds_sides(struct report *rp, int round, const struct bench_en
 }
 
 /* Round @round of one row: bpfmap and the kernel. */
-static void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
+void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
 			    const char *bench, const char *what, const struct cell_ops *lib,
 			    const struct bench_args *la, const struct cell_ops *kern,
 			    const struct bench_args *ka, struct rounds *s)
@@ -213,8 +208,8 @@ static void run_rounds_pair(struct report *rp, int round, const struct bench_env
 }
 
 /* The lookup cell's arguments for a map of @max/@nr entries. */
-static int lookup_args(struct report *rp, struct bench_args *a, uint32_t key_size, uint32_t max,
-		       uint32_t nr, uint32_t nr_loops)
+int lookup_args(struct report *rp, struct bench_args *a, uint32_t key_size, uint32_t max,
+		uint32_t nr, uint32_t nr_loops)
 {
 	char err[160];
 
@@ -235,7 +230,7 @@ static int lookup_args(struct report *rp, struct bench_args *a, uint32_t key_siz
 }
 
 /* Quick runs are ~256K lookups, at least one pass over the keys. */
-static uint32_t preset_loops(const struct report *rp, const struct preset *ps)
+uint32_t preset_loops(const struct report *rp, const struct preset *ps)
 {
 	uint32_t n;
 
@@ -247,7 +242,7 @@ static uint32_t preset_loops(const struct report *rp, const struct preset *ps)
 
 /* The kernel program always patches the key with the selftest's 4-byte
  * store. */
-static struct bench_args kernel_args(const struct bench_args *a)
+struct bench_args kernel_args(const struct bench_args *a)
 {
 	struct bench_args ka = *a;
 
@@ -417,6 +412,11 @@ static void round_update(struct report *rp, int round, bool overwrite)
 
 /* ---- bytes per element ---- */
 
+static uint32_t mem_type(const struct mem_row *m)
+{
+	return m->type ? m->type : BPFMAP_TYPE_HASH;
+}
+
 static void mem_json(struct report *rp, const char *backend, const struct mem_row *m, double bpe,
 		     const char *error)
 {
@@ -427,7 +427,7 @@ static void mem_json(struct report *rp, const char *backend, const struct mem_ro
 	jw_begin(&w, stdout);
 	jw_str(&w, "bench", "mem-per-elem");
 	jw_str(&w, "backend", backend);
-	jw_str(&w, "map_type", map_type_name(BPFMAP_TYPE_HASH));
+	jw_str(&w, "map_type", map_type_name(mem_type(m)));
 	jw_u64(&w, "key_size", m->key_size);
 	jw_u64(&w, "value_size", m->value_size);
 	jw_u64(&w, "max_entries", m->entries);
@@ -444,6 +444,7 @@ static void mem_json(struct report *rp, const char *backend, const struct mem_ro
 }
 
 /* Key i: i's low bytes (4 or more hold a million), the rest zero; value i. */
+
 static void mem_make(void *key, void *value, uint32_t i, void *arg)
 {
 	const struct mem_row *m = arg;
@@ -451,21 +452,22 @@ static void mem_make(void *key, void *value, uint32_t i, void *arg)
 
 	memset(key, 0, m->key_size);
 	memcpy(key, &v, m->key_size < sizeof(v) ? m->key_size : sizeof(v));
-	memset(value, 0, m->value_size);
+	memset(value, 0, bench_value_bytes(mem_type(m), m->value_size));
 	memcpy(value, &v, m->value_size < sizeof(v) ? m->value_size : sizeof(v));
 }
 
-static double mem_lib(struct report *rp, const struct mem_row *m, const char *what)
+double mem_lib(struct report *rp, const struct mem_row *m, const char *what)
 {
-	uint8_t *key = calloc(1, m->key_size), *value = calloc(1, m->value_size);
+	uint8_t *key = calloc(1, m->key_size);
+	uint8_t *value = calloc(1, bench_value_bytes(mem_type(m), m->value_size));
 	struct bpfmap *map = NULL;
 	double bpe = NAN;
 	char err[160] = "";
 
 	progress(rp, what, "lib");
 	if (key && value)
-		map = bpfmap_create(BPFMAP_TYPE_HASH, "mem", m->key_size, m->value_size,
-				    m->entries, NULL);
+		map = bpfmap_create(mem_type(m), "mem", m->key_size, m->value_size, m->entries,
+				    NULL);
 	if (!map) {
 		snprintf(err, sizeof(err), "bpfmap_create: %s", strerror(errno));
 	} else {
@@ -491,19 +493,20 @@ static double mem_lib(struct report *rp, const struct mem_row *m, const char *wh
 	return bpe;
 }
 
-static double mem_kernel(struct report *rp, const struct mem_row *m, const char *what)
+double mem_kernel(struct report *rp, const struct mem_row *m, const char *what)
 {
 	double bpe = NAN;
 	char err[160] = "";
 	int fd;
 
 	progress(rp, what, "kernel");
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "bench_mem", m->key_size, m->value_size,
-			    m->entries, NULL);
+	fd = bpf_map_create(mem_type(m), "bench_mem", m->key_size, m->value_size, m->entries,
+			    NULL);
 	if (fd < 0) {
 		snprintf(err, sizeof(err), "bpf_map_create: %s", strerror(errno));
-	} else if (!kbpf_fill(fd, m->entries, m->key_size, m->value_size, mem_make,
-			      (void *)m, err, sizeof(err))) {
+	} else if (!kbpf_fill(fd, m->entries, m->key_size,
+			      bench_value_bytes(mem_type(m), m->value_size), mem_make, (void *)m,
+			      err, sizeof(err))) {
 		long long b = kbpf_memlock(fd);
 
 		if (b < 0)
@@ -728,7 +731,8 @@ static int count_cells(const struct report *rp)
 		    (lib ? nbig : 0) +
 		    (lib && !rp->user->via_lookup ? 2 * (int)N(presets) * nkeys : 0);
 
-	return rp->rounds * round + nb * nmem + (lib ? REPORT_MAX_CHURN : 0);
+	return rp->rounds * (round + types_cells(rp, true)) + nb * nmem +
+	       (lib ? REPORT_MAX_CHURN : 0) + types_cells(rp, false);
 }
 
 int report_run(struct bench_env *env, const struct bench_args *a, bool full, int rounds)
@@ -770,14 +774,17 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 	grid_init(&rp->copy_ratio, "bpfmap copy-out (bpfmap_lookup_elem) / bpfmap_lookup():",
 		  "key size (bytes)");
 	report_setup(rp);
+	types_setup(rp);
 	for (int r = 0; r < rp->rounds; r++) {
 		round_lookups(rp, r);
 		round_big(rp, r);
 		round_update(rp, r, false);
 		round_update(rp, r, true);
 		round_conc(rp, r);
+		types_round(rp, r);
 	}
 	report_mem(rp);
+	types_once(rp);
 	report_churn(rp);
 	report_slots_json(rp);
 	finish_lookups(rp);

@@ -6,6 +6,8 @@
 #ifndef BPFMAP_BENCH_REPORT_INT_H
 #define BPFMAP_BENCH_REPORT_INT_H
 
+#include <bpfmap.h>
+
 #include "bench.h"
 #include "bench_churn.h"
 #include "report.h"
@@ -63,6 +65,7 @@ struct big_row {
 
 /* Bytes per element of a full preallocated map of @entries. */
 struct mem_row {
+	uint32_t type; /* 0: HASH */
 	uint32_t key_size, value_size, entries;
 	double lib, kern;
 	double target; /* the issue's bound for bpfmap */
@@ -112,6 +115,25 @@ struct report_slot {
 	int n;
 };
 
+/*
+ * Issue 16's rows: lookups on the three newer types over the presets and
+ * four key sizes, evicting inserts by 1 and 2 producers, the lru-hit
+ * streams, per-CPU counter increments by 1 and 2 threads, and bytes per
+ * element (report_types.c).
+ */
+#define TYPES_N 3    /* PERCPU_HASH, LRU_HASH, LRU_PERCPU_HASH */
+#define TYPES_KEYS 4 /* 4, 8, 32, 256 */
+struct types_rows {
+	struct rounds look[TYPES_N][REPORT_PRESETS][TYPES_KEYS];
+	struct rounds evict1, evict2; /* per producer; 2: their total */
+	struct rounds count1, count2; /* bpfmap alone (kern NaN); 2: the total */
+	uint64_t count_errors;        /* increments lost, every round */
+	struct lru_hit_row hit[2];    /* zipf, zipf + scan */
+	struct mem_row mem[2];        /* LRU_HASH 8 + 8, PERCPU_HASH 8 + 8 */
+};
+extern const enum bpfmap_type types_of_rows[TYPES_N];
+extern const uint32_t types_keys[TYPES_KEYS];
+
 struct report {
 	struct bench_env *env; /* the user's flags (out, json, backends) */
 	struct bench_env cenv; /* what each cell runs with */
@@ -145,12 +167,45 @@ struct report {
 	bool conc_two; /* the 2-producer cells ran (2 CPUs or more) */
 	struct churn_result churn[REPORT_MAX_CHURN]; /* bpfmap's own, fresh against churned */
 	int nchurn;
+	struct types_rows types;
 };
+
 
 static inline bool report_want(const struct report *rp, enum backend b)
 {
 	return rp->env->backends & b;
 }
+
+/* report.c, for report_types.c */
+struct preset {
+	const char *name;
+	uint32_t max_entries, nr_entries, nr_loops;
+};
+extern const struct preset presets[REPORT_PRESETS];
+struct failure *failed(struct report *rp, const char *what, const char *backend,
+		       const char *error);
+void progress(struct report *rp, const char *what, const char *backend);
+double run_env(struct report *rp, const struct bench_env *env, const char *bench,
+	       const char *what, const struct cell_ops *ops, const struct bench_args *a,
+	       struct cell_result *out);
+void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
+		     const char *bench, const char *what, const struct cell_ops *lib,
+		     const struct bench_args *la, const struct cell_ops *kern,
+		     const struct bench_args *ka, struct rounds *s);
+int lookup_args(struct report *rp, struct bench_args *a, uint32_t key_size, uint32_t max,
+		uint32_t nr, uint32_t nr_loops);
+uint32_t preset_loops(const struct report *rp, const struct preset *ps);
+struct bench_args kernel_args(const struct bench_args *a);
+double mem_lib(struct report *rp, const struct mem_row *m, const char *what);
+double mem_kernel(struct report *rp, const struct mem_row *m, const char *what);
+
+/* report_types.c */
+void types_setup(struct report *rp);
+void types_round(struct report *rp, int round);
+void types_once(struct report *rp);
+int types_cells(const struct report *rp, bool per_round);
+void types_print(FILE *f, const struct report *rp);
+double types_vs_hash(const struct report *rp, int i, int p, int k);
 
 /* report_rounds.c: --json of the rounds */
 void report_slot_add(struct report *rp, const char *bench, const char *what,

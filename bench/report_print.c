@@ -442,6 +442,54 @@ static int build_targets(const struct report *rp, struct target *t)
 				tgt_add_rounds(&t[n], &rp->copy[p][k]);
 	tgt_describe(&t[n++], "x");
 
+	/* Issue 16's: the newer types. */
+	tgt_init(&t[n], "PERCPU/LRU lookups vs kernel's type, key 4-8 B", 5.0, false);
+	tgt_init(&t[n + 1], "PERCPU/LRU lookups vs kernel's type, key 32-256 B", 3.0, false);
+	tgt_init(&t[n + 2], "PERCPU/LRU lookups vs bpfmap's HASH", 0.85, false);
+	for (int i = 0; i < TYPES_N; i++)
+		for (int p = 0; p < REPORT_PRESETS; p++)
+			for (int k = 0; k < TYPES_KEYS; k++) {
+				tgt_add_rounds(&t[n + (types_keys[k] > 8)], &rp->types.look[i][p][k]);
+				tgt_add(&t[n + 2], types_vs_hash(rp, i, p, k));
+			}
+	tgt_describe(&t[n++], "x");
+	tgt_describe(&t[n++], "x");
+	tgt_describe(&t[n++], "x");
+	tgt_init(&t[n], "evicting inserts, LRU_HASH, 1 producer", 5.0, false);
+	tgt_add_rounds(&t[n], &rp->types.evict1);
+	tgt_describe(&t[n++], "x");
+	tgt_init(&t[n], "evicting inserts, 2 producers vs 1", 1.8, false);
+	tgt_add(&t[n], rounds_lib(&rp->types.evict2) / rounds_lib(&rp->types.evict1));
+	tgt_describe(&t[n++], "x");
+	for (int s = 0; s < 2; s++) {
+		const struct lru_hit_row *h = &rp->types.hit[s];
+
+		tgt_init(&t[n], s ? "lru-hit + scan: hit ratio vs exact LRU" :
+				    "lru-hit: hit ratio vs exact LRU", 1.0, false);
+		tgt_add(&t[n], h->lib_ok ? h->lib / h->exact : NAN);
+		tgt_describe(&t[n++], "x");
+		tgt_init(&t[n], s ? "lru-hit + scan: hit ratio vs kernel's" :
+				    "lru-hit: hit ratio vs kernel's", 1.0, false);
+		tgt_add(&t[n], h->lib_ok && h->kern_ok ? h->lib / h->kern : NAN);
+		tgt_describe(&t[n++], "x");
+	}
+	tgt_init(&t[n], "per-CPU increments, 2 threads vs 1", 1.9, false);
+	tgt_add(&t[n], rounds_lib(&rp->types.count2) / rounds_lib(&rp->types.count1));
+	tgt_describe(&t[n++], "x");
+	for (int i = 0; i < 2; i++) {
+		const struct mem_row *m = &rp->types.mem[i];
+		char row[56];
+
+		snprintf(row, sizeof(row), "bytes/elem, %s 8 + 8", map_type_name(m->type));
+		tgt_init(&t[n], row, m->target, true);
+		tgt_add(&t[n], m->lib);
+		if (t[n].total)
+			snprintf(t[n].measured, sizeof(t[n].measured), "%.1f B", m->lib);
+		else
+			tgt_describe(&t[n], " B");
+		n++;
+	}
+
 	/* Issue 14's: churned against fresh, bpfmap's own. */
 	tgt_churn(&t[n++], rp, "churn: present lookups, churned vs fresh", CHURN_PRESENT,
 		  CHURN_PRESENT + 1, CHURN_PRESENT_BOUND);
@@ -480,7 +528,7 @@ static void targets_json(const struct report *rp, const struct target *t, int n)
 
 static void print_targets(FILE *f, const struct report *rp)
 {
-	struct target t[20 + REPORT_MAX_MEM];
+	struct target t[40 + REPORT_MAX_MEM];
 	int n = build_targets(rp, t), met = 0, measured = 0;
 
 	fprintf(f, "\nTargets (issues #4, #14 and #15; ratios bpfmap / kernel from this run: medians of the "
@@ -511,6 +559,7 @@ void report_print(struct report *rp, double load0, double load1, double wall_s)
 	print_mem(f, rp);
 	print_conc(f, rp);
 	print_churn(f, rp);
+	types_print(f, rp);
 	print_targets(f, rp);
 	print_failures(f, rp);
 	fprintf(f, "\nwall time %.0f s\n", wall_s);
