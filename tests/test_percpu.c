@@ -360,6 +360,59 @@ static void test_batches(void **state)
 	bpfmap_free(map);
 }
 
+/* Churn: elements deleted and inserted again get their slots back, zeroed
+ * or written whole, in preallocated and NO_PREALLOC maps (whose elements'
+ * slot indices are handed out and returned). */
+static void test_churn_slots(void **state)
+{
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_PREALLOC };
+
+	/* LRU maps are always preallocated. */
+	size_t nf = type_of(state) == BPFMAP_TYPE_PERCPU_HASH ? 2 : 1;
+
+	for (size_t f = 0; f < nf; f++) {
+		struct bpfmap *map = must_create(type_of(state), 4, 8, 64, flags[f]);
+		uint64_t *in = calloc(nr_cpus, 8), *out = calloc(nr_cpus, 8), one = 7;
+
+		for (uint32_t round = 0; round < 3000; round++) {
+			uint32_t key = round % 80;
+
+			for (uint32_t c = 0; c < nr_cpus; c++)
+				in[c] = (uint64_t)round << 8 | c;
+			if (round % 3 == 0) {
+				/* a program-view insert: the other slots zeroed */
+				uint32_t ones = 0;
+				int ret;
+
+				bpfmap_delete_elem(map, &key);
+				ret = bpfmap_update(map, &key, &one, BPFMAP_NOEXIST);
+				assert_true(ret == 0 || ret == -E2BIG); /* 80 keys, 64 entries */
+				if (ret)
+					continue;
+				assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
+				for (uint32_t c = 0; c < nr_cpus; c++) {
+					assert_true(out[c] == 0 || out[c] == one);
+					ones += out[c] == one;
+				}
+				assert_int_equal(ones, 1);
+			} else {
+				int ret = bpfmap_update_elem(map, &key, in, BPFMAP_ANY);
+
+				assert_true(ret == 0 || ret == -E2BIG);
+				if (!ret) {
+					assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
+					assert_memory_equal(out, in, (size_t)nr_cpus * 8);
+				}
+			}
+			if (round % 5 == 0)
+				bpfmap_delete_elem(map, &key);
+		}
+		free(in);
+		free(out);
+		bpfmap_free(map);
+	}
+}
+
 #define EACH(fn)                                                                                   \
 	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL,                     \
 						 (void *)&percpu_types[0]),                         \
@@ -371,6 +424,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		EACH(test_create_checks), EACH(test_syscall_layout), EACH(test_program_view),
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
+		EACH(test_churn_slots),
 	};
 	int n = bpfmap_num_possible_cpus();
 

@@ -268,7 +268,8 @@ int bpfmap_update(struct bpfmap *map, const void *key, const void *value, uint64
 	/* A program writes its own CPU's slot; a new element's others are 0. */
 	if (map_is_percpu(map))
 		return map_answer(map->ops->update_part(map, key, value, map->prog_value_size,
-							(uint32_t)map_cpu_offset(map), 0, 1, flags));
+							map_cpu_current(map) * map->cpu_stride, 0, 1,
+							flags));
 	return map_answer(map->ops->update_elem(map, key, value, flags));
 }
 

@@ -144,16 +144,16 @@ static inline bool map_is_percpu(const struct bpfmap *map)
 	return map->cpus != 0;
 }
 
-/* The calling CPU's slot in a per-CPU value: any answer is correct (a
- * thread may move on at once), so a CPU number past the possible ones
+/* The calling CPU, for its slot in a per-CPU value: any answer is correct
+ * (a thread may move on at once), so a CPU number past the possible ones
  * (none should be) only wraps. */
-static ALWAYS_INLINE size_t map_cpu_offset(const struct bpfmap *map)
+static ALWAYS_INLINE uint32_t map_cpu_current(const struct bpfmap *map)
 {
 	uint32_t cpu = cpu_current();
 
 	if (unlikely(cpu >= map->cpus))
 		cpu %= map->cpus;
-	return (size_t)cpu * map->cpu_stride;
+	return cpu;
 }
 
 static inline bool map_has_lock(const struct bpfmap *map)

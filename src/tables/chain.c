@@ -43,6 +43,27 @@ static void chain_part_copy_in(void *dst, const struct chain_part *part)
 		shared_copy_in(dst, part->off + (size_t)i * part->step, part->src, part->len);
 }
 
+/* A per-CPU value's bytes into its slots: the whole value (@value, in the
+ * syscall layout) or @part of it (whose offsets are in that layout too). */
+static void chain_pcpu_copy_in(const struct chain *c, const struct chain_elem *e,
+			       const void *value, const struct chain_part *part)
+{
+	uint32_t stride = c->map.cpu_stride;
+
+	if (!part) {
+		for (uint32_t cpu = 0; cpu < c->map.cpus; cpu++)
+			shared_copy_in(chain_pcpu_slot(c, e, cpu), 0,
+				       (const char *)value + (size_t)cpu * stride, stride);
+		return;
+	}
+	for (uint32_t i = 0; i < part->n; i++) {
+		size_t at = part->off + (size_t)i * part->step;
+
+		shared_copy_in(chain_pcpu_slot(c, e, (uint32_t)(at / stride)), at % stride,
+			       part->src, part->len);
+	}
+}
+
 /* Overwrite a reachable element's value in place (@part of it, or all of
  * @value); bucket lock held.  The spin lock word is skipped: other threads
  * may hold it. */
@@ -57,7 +78,9 @@ static void chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 		return;
 	}
 	seqcount_write_begin(&e->seq);
-	if (part) {
+	if (c->pcpu) {
+		chain_pcpu_copy_in(c, e, value, part);
+	} else if (part) {
 		chain_part_copy_in(dst, part);
 	} else if (map_has_lock(map)) {
 		struct bpfmap_spin_lock *l = value_lock(map, dst);
@@ -83,7 +106,12 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 	e->seq = 0;
 	e->owner = c;
 	memcpy(elem_key(e), key, map->key_size);
-	if (part) {
+	if (c->pcpu) { /* v holds the slots' index, set when @e was made */
+		if (part)
+			for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
+				memset(chain_pcpu_slot(c, e, cpu), 0, map->cpu_stride);
+		chain_pcpu_copy_in(c, e, value, part);
+	} else if (part) {
 		memset(v, 0, map->value_size);
 		chain_part_copy_in(v, part);
 	} else {

@@ -128,6 +128,14 @@ struct chain {
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see chain_unlink_locked). */
 	struct chain_pending pending[CHAIN_PENDING_SHARDS];
+	/* Per-CPU maps: the slots live apart from the elements, one region per
+	 * CPU (CPU c's slot of the element of index i at (c * pcpu_cap + i) *
+	 * cpu_stride), so that two CPUs' counters never share a line; an
+	 * element's value area holds its index: its pool index, or past the
+	 * pool one from pcpu_free (heap elements). */
+	char *pcpu;
+	uint32_t pcpu_cap;     /* indices: the pool's, then the heap's */
+	struct freelist pcpu_free; /* heap indices free, less pool_size */
 	struct chain_lru_list *lru;  /* evicting maps: n_lru lists */
 	uint32_t n_lru;
 	uint32_t lru_cap;            /* per-CPU lists (NO_COMMON_LRU): each one's most */
@@ -154,6 +162,19 @@ static ALWAYS_INLINE void *elem_key(const struct chain_elem *e)
 static ALWAYS_INLINE void *elem_value(const struct chain *c, const struct chain_elem *e)
 {
 	return (char *)e->data + c->value_off;
+}
+
+/* A per-CPU map's element's index into its slots (see struct chain). */
+static ALWAYS_INLINE uint32_t chain_pcpu_index(const struct chain *c, const struct chain_elem *e)
+{
+	return *(const uint32_t *)elem_value(c, e);
+}
+
+/* CPU @cpu's slot of element @e of a per-CPU map. */
+static ALWAYS_INLINE void *chain_pcpu_slot(const struct chain *c, const struct chain_elem *e,
+					   uint32_t cpu)
+{
+	return c->pcpu + ((size_t)cpu * c->pcpu_cap + chain_pcpu_index(c, e)) * c->map.cpu_stride;
 }
 
 /* A hash's bucket: the top bits of its top half, where every hash here is
@@ -305,7 +326,12 @@ static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chai
 			 * have been written after the key left the map. */
 			if (unlikely(seqcount_is_retired(s)))
 				return -ENOENT;
-			shared_copy_out(dst, src, map->value_size);
+			if (c->pcpu) /* the slots, gathered in the syscall layout */
+				for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
+					shared_copy_out((char *)dst + (size_t)cpu * map->cpu_stride,
+							chain_pcpu_slot(c, e, cpu), map->cpu_stride);
+			else
+				shared_copy_out(dst, src, map->value_size);
 		} while (seqcount_read_retry(&e->seq, s));
 	}
 	value_clear_lock(map, dst);
@@ -365,6 +391,7 @@ int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t
  * the reclamation limits for a map of @max_entries, and the free. */
 struct chain_elem *chain_elem_alloc(struct chain *c);
 int chain_prealloc(struct chain *c);
+int chain_pcpu_init(struct chain *c);
 uint32_t chain_reclaim_batch(uint32_t max_entries);
 uint32_t chain_deferred_limit(uint32_t max_entries);
 void chain_free(struct bpfmap *map);

@@ -37,9 +37,9 @@ static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, uns
 		return map_lookup_miss();
 	if (view & CHAIN_VIEW_LRU)
 		chain_lru_touch(c, e);
-	v = elem_value(c, e);
 	if (view & CHAIN_VIEW_CPU)
-		v += map_cpu_offset(&c->map);
+		return chain_pcpu_slot(c, e, map_cpu_current(&c->map));
+	v = elem_value(c, e);
 	return v;
 }
 
@@ -176,10 +176,14 @@ int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **v
 void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 {
 	struct chain *c = to_chain(map);
-	char *v = c->evict ? chain_lookup_view(map, key, CHAIN_VIEW_LRU)
-			   : chain_lookup_view(map, key, CHAIN_VIEW_PLAIN);
+	uint32_t hash = chain_hash(c, key);
+	struct chain_elem *e = chain_find(c, chain_bucket(c, hash), hash, key);
 
-	return v ? v + (size_t)cpu * map->cpu_stride : NULL;
+	if (!e)
+		return map_lookup_miss();
+	if (c->evict)
+		chain_lru_touch(c, e);
+	return chain_pcpu_slot(c, e, cpu);
 }
 
 /* The index in chain_lookups* of a map's key kind and size. */
@@ -380,7 +384,7 @@ map_copy_fn chain_copy_for(const struct chain *c)
 		{ 256, chain_copy_k256, chain_copy_k256_word, chain_copy_k256_small },
 	};
 	bool stable = c->prealloc && !map_has_lock(&c->map) &&
-		      c->map.value_size <= CHAIN_STABLE_VALUE_MAX;
+		      c->map.value_size <= CHAIN_STABLE_VALUE_MAX && !c->map.cpus;
 
 	/* HASH_U32 and HASH_U64 are the 4- and 8-byte keys' kinds. */
 	if (c->hash_kind != HASH_U32 && c->hash_kind != HASH_U64 &&

@@ -33,6 +33,9 @@ static size_t chain_mem_usage(const struct bpfmap *map)
 			heap += __atomic_load_n(&c->pending[i].n, __ATOMIC_RELAXED);
 	}
 	bytes += heap * c->elem_size;
+	if (c->pcpu) /* the pool's slots and the heap elements' */
+		bytes += ((size_t)c->pool_size + heap) * map->cpus * map->cpu_stride +
+			 freelist_mem_usage(&c->pcpu_free);
 	return bytes;
 }
 
@@ -43,7 +46,9 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	struct chain *c = calloc(1, sizeof(*c));
 	uint32_t value_bytes = map_params_value_bytes(p);
 	size_t key_pad = ROUND_UP((size_t)p->key_size, 8);
-	size_t value_pad = ROUND_UP((size_t)value_bytes, 8);
+	/* Per-CPU maps keep their slots apart (struct chain): the element
+	 * holds their index. */
+	size_t value_pad = p->cpus ? 8 : ROUND_UP((size_t)value_bytes, 8);
 	size_t elem_size = chain_header_size() + key_pad + value_pad;
 	map_copy_fn copy;
 
@@ -83,6 +88,8 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 		goto nomem;
 	if (c->prealloc && chain_prealloc(c))
 		goto nomem;
+	if (p->cpus && chain_pcpu_init(c))
+		goto nomem;
 	if (c->evict && chain_lru_init(c, p->map_flags & BPFMAP_F_NO_COMMON_LRU))
 		goto nomem;
 	return &c->map;
@@ -92,6 +99,8 @@ nomem:
 		freelist_destroy(&c->free_slots);
 		count_destroy(&c->count);
 		chain_lru_destroy(c);
+		freelist_destroy(&c->pcpu_free);
+		big_free(c->pcpu);
 		big_free(c->pool);
 		big_free(c->buckets);
 		free(c);

@@ -45,6 +45,28 @@ static uint32_t pool_index(const struct chain *c, const struct chain_elem *e)
 /* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
  * enforced by the caller through c->count, so the pool's emptiness only means
  * that reclamation lags behind; the heap covers that gap. */
+/* The per-CPU slots of a per-CPU map: the pool's indices, then room for
+ * heap elements (the preallocated map's overflow while reclamation lags,
+ * bounded by the deleters' throttle; every element of a NO_PREALLOC map). */
+int chain_pcpu_init(struct chain *c)
+{
+	uint64_t heap = (uint64_t)chain_deferred_limit(c->map.max_entries) + 1024;
+	uint64_t cap;
+
+	if (!c->prealloc)
+		heap += c->map.max_entries;
+	cap = (uint64_t)c->pool_size + heap;
+	if (cap > UINT32_MAX - 1)
+		return -ENOMEM;
+	c->pcpu_cap = (uint32_t)cap;
+	c->pcpu = big_zalloc((size_t)cap * c->map.cpus * c->map.cpu_stride);
+	if (!c->pcpu || freelist_init(&c->pcpu_free, (uint32_t)heap))
+		return -ENOMEM;
+	for (uint32_t i = (uint32_t)heap; i-- > 0;)
+		freelist_push(&c->pcpu_free, i);
+	return 0;
+}
+
 struct chain_elem *chain_elem_alloc(struct chain *c)
 {
 	struct chain_elem *e;
@@ -67,6 +89,15 @@ struct chain_elem *chain_elem_alloc(struct chain *c)
 	e = malloc(c->elem_size);
 	if (!e)
 		return NULL;
+	if (c->pcpu) { /* per-CPU slots: an index past the pool's */
+		uint32_t i = freelist_pop(&c->pcpu_free);
+
+		if (i == FREELIST_EMPTY) {
+			free(e);
+			return NULL;
+		}
+		*(uint32_t *)elem_value(c, e) = c->pool_size + i;
+	}
 	e->owner = c;
 	if (c->prealloc) /* NO_PREALLOC maps count theirs from count (mem_usage) */
 		__atomic_fetch_add(&c->heap_elems, 1, __ATOMIC_RELAXED);
@@ -88,6 +119,8 @@ static void chain_elem_release(struct chain *c, struct chain_elem *e)
 		spin_unlock_word(&c->spare_lock);
 		return;
 	}
+	if (c->pcpu)
+		freelist_push(&c->pcpu_free, chain_pcpu_index(c, e) - c->pool_size);
 	free(e);
 }
 
@@ -128,9 +161,11 @@ static void chain_teardown(struct chain *c)
 		c->spare = next;
 	}
 	freelist_destroy(&c->free_slots);
+	freelist_destroy(&c->pcpu_free);
 	count_destroy(&c->count);
 	big_free(c->pool);
 	big_free(c->buckets);
+	big_free(c->pcpu);
 	free(c->lru);
 	free(c);
 }
@@ -348,6 +383,8 @@ int chain_prealloc(struct chain *c)
 		return -ENOMEM;
 	for (uint32_t i = c->pool_size; i-- > 0;) {
 		pool_elem(c, i)->owner = c;
+		if (c->map.cpus) /* per-CPU slots: the pool's indices first */
+			*(uint32_t *)elem_value(c, pool_elem(c, i)) = i;
 		freelist_push(&c->free_slots, i);
 	}
 	return 0;
