@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * BPFMAP_TYPE_PERCPU_HASH: a value slot per possible CPU.  The table stores
- * the slots side by side, as the syscall view copies them (CPU i at i x
- * round_up(value_size, 8)), so a copy in or out is one copy of the whole
- * value, and the program view adds the calling CPU's offset.  The chained
- * table holds every such map: its updates write parts of a value in place
- * (update_part), which the flat table does not offer.
+ * BPFMAP_TYPE_PERCPU_HASH: a value slot per possible CPU.  The type asks its
+ * table for per-CPU values (map_params.cpus); the syscall view copies them
+ * as the kernel lays them out (CPU i at i x round_up(value_size, 8)), the
+ * program view sees the calling CPU's slot.  The chained table holds every
+ * such map: it keeps the slots in per-CPU regions and writes parts of a
+ * value in place (update_part), which the flat table does not offer yet.
  */
 #include "core/map.h"
 #include "maps/hash_family.h"
