@@ -84,6 +84,14 @@ struct chain {
 	uint32_t shift;     /* 32 - log2(n_buckets): a hash's bucket is its top bits */
 	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
 	hash_fn hash;
+	/* Per-CPU maps: the slots live apart from the elements, one region per
+	 * CPU (CPU c's slot of the element of index i at (c * pcpu_cap + i) *
+	 * cpu_stride), so that two CPUs' counters never share a line; an
+	 * element's value area holds its index: its pool index, or past the
+	 * pool one from pcpu_free (heap elements).  Beside the lookups' other
+	 * fields. */
+	char *pcpu;
+	uint32_t pcpu_cap;   /* indices: the pool's, then the heap's */
 	uint32_t elem_size;  /* header + padded key + padded value (+ LRU tag) */
 	uint32_t value_off;  /* offset of the value in data[] */
 	uint32_t lru_off;    /* evicting maps: offset of the LRU tag in data[] */
@@ -128,14 +136,7 @@ struct chain {
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see chain_unlink_locked). */
 	struct chain_pending pending[CHAIN_PENDING_SHARDS];
-	/* Per-CPU maps: the slots live apart from the elements, one region per
-	 * CPU (CPU c's slot of the element of index i at (c * pcpu_cap + i) *
-	 * cpu_stride), so that two CPUs' counters never share a line; an
-	 * element's value area holds its index: its pool index, or past the
-	 * pool one from pcpu_free (heap elements). */
-	char *pcpu;
-	uint32_t pcpu_cap;     /* indices: the pool's, then the heap's */
-	struct freelist pcpu_free; /* heap indices free, less pool_size */
+	struct freelist pcpu_free; /* per-CPU maps: heap slot indices free, less pool_size */
 	struct chain_lru_list *lru;  /* evicting maps: n_lru lists */
 	uint32_t n_lru;
 	uint32_t lru_cap;            /* per-CPU lists (NO_COMMON_LRU): each one's most */
