@@ -134,13 +134,14 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 /* Insert an absent key into its locked bucket (a full evicting map:
  * CHAIN_EVICT). */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
-			      const void *key, const void *value, const struct chain_part *part)
+			      const void *key, const void *value, const struct chain_part *part,
+			      bool *credit)
 {
 	uint32_t ticket, list = 0;
 	struct chain_elem *e;
 
 	if (c->evict) {
-		ticket = chain_lru_reserve(c, &list);
+		ticket = chain_lru_reserve(c, credit, &list);
 		if (ticket == COUNT_FULL)
 			return CHAIN_EVICT;
 	} else {
@@ -151,7 +152,10 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	TEST_HOOK(HOOK_INSERT_RESERVED, c);
 	e = chain_elem_alloc(c);
 	if (!e) {
-		count_insert_end(&c->count, ticket, false);
+		if (ticket == CHAIN_LRU_CREDIT)
+			chain_lru_give_back(c);
+		else
+			count_insert_end(&c->count, ticket, false);
 		return -ENOMEM;
 	}
 	chain_elem_init(c, e, hash, key, value, part);
@@ -160,7 +164,8 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
 	if (c->evict)
 		chain_lru_add(c, e, list);
-	count_insert_end(&c->count, ticket, true);
+	if (ticket != CHAIN_LRU_CREDIT)
+		count_insert_end(&c->count, ticket, true);
 	return 0;
 }
 
@@ -237,7 +242,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 					    uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_elem *e;
-	bool evicted = false;
+	bool evicted = false, credit = false;
 	int ret;
 
 	do {
@@ -252,16 +257,18 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		} else if (mode == BPFMAP_EXIST) {
 			ret = -ENOENT;
 		} else {
-			ret = chain_insert_locked(c, b, k->hash, k->key, value, part);
+			ret = chain_insert_locked(c, b, k->hash, k->key, value, part, &credit);
 		}
 		chain_bucket_unlock(b);
 		if (unlikely(ret == CHAIN_EVICT)) {
 			if (chain_lru_evict(c))
-				evicted = true;
+				evicted = credit = true;
 			else
 				sched_yield(); /* a victim's bucket holder may be preempted */
 		}
 	} while (unlikely(ret == CHAIN_EVICT));
+	if (unlikely(credit)) /* the key turned up while this evicted */
+		chain_lru_give_back(c);
 	if (evicted)
 		chain_reclaim_throttle(c); /* the victims */
 	return ret;

@@ -354,6 +354,9 @@ static ALWAYS_INLINE void chain_bucket_unlock(struct chain_bucket *b)
 /* Unlink @e, whose predecessor link is @link, from its locked bucket, and
  * add it to the map's pending reclamation batch. */
 void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain_elem *e);
+/* The same, the count left alone: an eviction hands the victim's room to
+ * the insert it makes room for (tables/chain_lru.h). */
+void chain_unlink_keep_count(struct chain *c, struct chain_elem **link, struct chain_elem *e);
 
 /* Called by the lookup-and-delete paths before they take a bucket lock: see
  * chain.c. */

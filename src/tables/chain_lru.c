@@ -197,7 +197,7 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 		lru_remove(l, e, q);
 		spin_unlock_word(&l->lock);
 		TEST_HOOK(HOOK_LRU_VICTIM, e);
-		chain_unlink_locked(c, link_to(b, e), e);
+		chain_unlink_keep_count(c, link_to(b, e), e);
 		chain_bucket_unlock(b);
 		return true;
 	}
@@ -205,30 +205,43 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 	return false;
 }
 
-/* One eviction: the older of the caller's CPU's list (@own) and another's,
- * walked as one queue (per-CPU lists: the own list only), then every list
- * in turn, then the same forced (see chain_lru.h). */
+/* How often an eviction compares its CPU's list with another's: every
+ * CHAIN_LRU_LOOK_EVERY-th.  Reading another list's head on every eviction
+ * passes its lines between the CPUs as fast as they insert. */
+#define CHAIN_LRU_LOOK_EVERY 8
+
+/* One eviction: from the caller's CPU's list (@own), unless it is empty or,
+ * every CHAIN_LRU_LOOK_EVERY-th time, another list's oldest element is half
+ * as old again as this one's: then from that one, walked as one queue with
+ * the own list (per-CPU lists: the own list only).  Then every list in turn,
+ * then the same forced (see chain_lru.h). */
 bool chain_lru_evict(struct chain *c)
 {
 	uint32_t n = c->n_lru, own = cpu_current() % n;
 	struct chain_lru_list *l = &c->lru[own], *o = NULL;
+	uint64_t limit = UINT64_MAX;
 
 	if (c->lru_cap) /* per-CPU lists: a full own list evicts from itself */
 		return lru_evict_from(c, l, UINT64_MAX, false) ||
 		       lru_evict_from(c, l, UINT64_MAX, true);
 	if (n > 1) {
-		uint64_t sl = lru_head_stamp(c, l), so;
+		uint32_t rr = lru_next_other();
 
-		o = &c->lru[(own + 1 + lru_next_other() % (n - 1)) % n];
-		so = lru_head_stamp(c, o);
-		if (so < sl || (so == sl && lru_len(o) > lru_len(l))) {
-			struct chain_lru_list *t = l;
+		o = &c->lru[(own + 1 + rr / CHAIN_LRU_LOOK_EVERY % (n - 1)) % n];
+		if (!lru_len(l) || rr % CHAIN_LRU_LOOK_EVERY == 0) {
+			uint64_t sl = lru_head_stamp(c, l), so = lru_head_stamp(c, o);
+			uint64_t now = clock_ticks();
 
-			l = o;
-			o = t;
-			so = sl;
+			/* ages now - so > 1.5 x (now - sl); an empty list's stamp is
+			 * UINT64_MAX, never older */
+			if (so != UINT64_MAX &&
+			    (sl == UINT64_MAX || (sl > so && (now - so) / 3 > (now - sl) / 2))) {
+				l = o;
+				o = &c->lru[own];
+				limit = sl;
+			}
 		}
-		if (lru_evict_from(c, l, so, false))
+		if (lru_evict_from(c, l, limit, false))
 			return true;
 		if (lru_evict_from(c, o, UINT64_MAX, false))
 			return true;
@@ -237,8 +250,7 @@ bool chain_lru_evict(struct chain *c)
 		for (uint32_t i = 0; i < n; i++) {
 			struct chain_lru_list *x = &c->lru[i];
 
-			if ((force || (x != l && x != o)) &&
-			    lru_len(x) &&
+			if ((force || (x != l && x != o)) && lru_len(x) &&
 			    lru_evict_from(c, x, UINT64_MAX, force))
 				return true;
 		}
@@ -246,12 +258,21 @@ bool chain_lru_evict(struct chain *c)
 	return false;
 }
 
-uint32_t chain_lru_reserve(struct chain *c, uint32_t *list)
+uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list)
 {
 	uint32_t own = cpu_current() % c->n_lru;
 
 	*list = own;
+	if (*credit) { /* an eviction's room, counted still */
+		*credit = false;
+		return CHAIN_LRU_CREDIT;
+	}
 	if (c->lru_cap && lru_len(&c->lru[own]) >= c->lru_cap)
 		return COUNT_FULL;
 	return count_insert_begin(&c->count);
+}
+
+void chain_lru_give_back(struct chain *c)
+{
+	count_delete_end(&c->count, count_delete_begin(&c->count));
 }

@@ -50,6 +50,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sync/count.h"
 #include "tables/chain.h"
 
 #define CHAIN_LRU_REF_MAX 3
@@ -109,12 +110,21 @@ void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_e
 /* An insert's ticket (count_insert_begin) in an evicting map, its bucket
  * locked, and in *@list the list the element will join (the calling CPU's);
  * COUNT_FULL when the map (per-CPU lists: that list) is full: the caller
- * drops its lock, evicts (chain_lru_evict) and tries again. */
-uint32_t chain_lru_reserve(struct chain *c, uint32_t *list);
+ * drops its lock, evicts (chain_lru_evict) and tries again.  With *@credit
+ * (an eviction's room, which the count still counts: the victim left
+ * without a decrement) CHAIN_LRU_CREDIT, *@credit cleared: the insert
+ * then takes no ticket and ends none, and the count stays as it was. */
+#define CHAIN_LRU_CREDIT (COUNT_GLOBAL - 1)
+uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list);
+
+/* A credit the insert did not use (its key turned up meanwhile). */
+void chain_lru_give_back(struct chain *c);
 
 /* Evict one element, no bucket lock held (the victim's is only tried: the
- * list lock is held then); false when none could be taken (every
- * candidate's bucket busy, or the lists empty while inserts are in flight). */
+ * list lock is held then); true when one went, and the caller then holds
+ * its room as a credit (the count was not decremented); false when none
+ * could be taken (every candidate's bucket busy, or the lists empty while
+ * inserts are in flight). */
 bool chain_lru_evict(struct chain *c);
 
 #endif

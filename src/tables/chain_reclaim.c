@@ -301,15 +301,22 @@ static void chain_flush_pending(struct rcu_head *head)
 
 void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain_elem *e)
 {
+	uint32_t ticket = count_delete_begin(&c->count); /* busy before the key goes */
+
+	chain_unlink_keep_count(c, link, e);
+	count_delete_end(&c->count, ticket);
+}
+
+void chain_unlink_keep_count(struct chain *c, struct chain_elem **link, struct chain_elem *e)
+{
 	struct chain_pending *p = chain_my_pending(c);
-	uint32_t n, ticket = count_delete_begin(&c->count); /* busy before the key goes */
+	uint32_t n;
 
 	/* Retired before unlinked: lock-free writers and copy-out readers that
 	 * still hold @e see that the key left the map (chain_update_lockfree). */
 	seqcount_retire(&e->seq);
 	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
 	TEST_HOOK(HOOK_DELETE_HIDDEN, c);
-	count_delete_end(&c->count, ticket);
 
 	spin_lock_word(&p->lock);
 	e->reclaim_next = p->head;
