@@ -301,7 +301,8 @@ static void tgt_init(struct target *t, const char *row, double goal, bool lower)
 	if (lower)
 		snprintf(t->bound, sizeof(t->bound), "<= %g B", goal);
 	else
-		snprintf(t->bound, sizeof(t->bound), ">= %.1fx", goal);
+		snprintf(t->bound, sizeof(t->bound), ">= %.*fx", goal * 10 == (int)(goal * 10) ? 1 : 2,
+			 goal);
 }
 
 /* Adds one measured cell (NAN: not measured), whose rounds ranged @lo-@hi. */
@@ -443,8 +444,8 @@ static int build_targets(const struct report *rp, struct target *t)
 	tgt_describe(&t[n++], "x");
 
 	/* Issue 16's: the newer types. */
-	tgt_init(&t[n], "PERCPU/LRU lookups vs kernel's type, key 4-8 B", 5.0, false);
-	tgt_init(&t[n + 1], "PERCPU/LRU lookups vs kernel's type, key 32-256 B", 3.0, false);
+	tgt_init(&t[n], "PERCPU/LRU lookups vs kernel's, key 4-8 B", 5.0, false);
+	tgt_init(&t[n + 1], "PERCPU/LRU lookups vs kernel's, key 32-256 B", 3.0, false);
 	tgt_init(&t[n + 2], "PERCPU/LRU lookups vs bpfmap's HASH", 0.85, false);
 	for (int i = 0; i < TYPES_N; i++)
 		for (int p = 0; p < REPORT_PRESETS; p++)
@@ -531,7 +532,7 @@ static void print_targets(FILE *f, const struct report *rp)
 	struct target t[40 + REPORT_MAX_MEM];
 	int n = build_targets(rp, t), met = 0, measured = 0;
 
-	fprintf(f, "\nTargets (issues #4, #14 and #15; ratios bpfmap / kernel from this run: medians of the "
+	fprintf(f, "\nTargets (issues #4, #14, #15 and #16; ratios bpfmap / kernel from this run: medians of the "
 		   "per-round ratios, in brackets\nthe checked cell's lowest and highest round; "
 		   "memory, concurrency, copy-out and churn bpfmap's own):\n");
 	fprintf(f, "    %-44s %-46s %-10s %s\n", "row", "measured", "target", "");
