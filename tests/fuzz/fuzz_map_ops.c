@@ -25,8 +25,10 @@
  * tests/fuzz/replay.c, as a ctest that replays tests/fuzz/corpus/.
  * FUZZ_TRACE=1 in the environment prints every operation (for reproducers).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -95,7 +97,11 @@ struct model {
 
 struct fuzz {
 	struct bpfmap *map;
-	uint32_t ks, vs, max_entries, flags;
+	/* vs: the syscall view's bytes per value; pvs: the program view's
+	 * (PERCPU_HASH maps: one slot of the ncpus; the fuzzer runs on CPU 0,
+	 * so its program view is slot 0, the model's first pvs bytes). */
+	uint32_t ks, vs, pvs, max_entries, flags;
+	bool percpu;
 	int32_t lock_off;
 	uint8_t *key[NKEYS]; /* ks bytes each, separately allocated (ASan bounds) */
 	uint8_t *vbuf;       /* value_size bytes */
@@ -133,10 +139,11 @@ static void mismatch(const char *fmt, ...)
 	va_end(ap);
 	if (f)
 		fprintf(stderr,
-			"\n  map: HASH%s key_size %u value_size %u lock_off %d max_entries %u "
+			"\n  map: %s%s key_size %u value_size %u lock_off %d max_entries %u "
 			"map_flags %#x; model holds %u; operation #%u\n"
 			"  (rerun the input with FUZZ_TRACE=1 for the operation log)\n",
-			f->flat ? " (flat layout)" : "", f->ks, f->vs, f->lock_off,
+			f->percpu ? "PERCPU_HASH" : "HASH", f->flat ? " (flat layout)" : "", f->ks,
+			f->pvs, f->lock_off,
 			f->max_entries, f->flags, f->m.count, f->op_index);
 	else
 		fputc('\n', stderr);
@@ -296,6 +303,18 @@ static void model_store(struct fuzz *f, unsigned id, const uint8_t *value)
 	clear_lock(f, f->m.val[id]);
 }
 
+/* A per-CPU value's CPU 0 slot (pvs bytes) from @v; an element it creates
+ * has every other byte zero. */
+static void model_store_slot0(struct fuzz *f, unsigned id, const uint8_t *v)
+{
+	if (!f->m.present[id]) {
+		f->m.present[id] = true;
+		f->m.count++;
+		memset(f->m.val[id], 0, f->vs);
+	}
+	memcpy(f->m.val[id], v, f->pvs);
+}
+
 static void model_remove(struct fuzz *f, unsigned id)
 {
 	if (f->m.present[id]) {
@@ -324,7 +343,8 @@ static void check_value_in_place(const struct fuzz *f, unsigned id, const uint8_
 
 	if ((uintptr_t)p % 8)
 		mismatch("%s: value of key %u at %p is not 8-byte aligned", what, id, (void *)p);
-	memcpy(copy, p, f->vs);
+	memcpy(copy, f->m.val[id], f->vs); /* per-CPU: the other slots as the model's */
+	memcpy(copy, p, f->pvs);
 	clear_lock(f, copy);
 	check_value(f, id, copy, what);
 }
@@ -333,6 +353,7 @@ static void check_value_in_place(const struct fuzz *f, unsigned id, const uint8_
 
 struct upd_flags {
 	uint64_t flags;
+	bool cpu_slot; /* BPFMAP_F_CPU, CPU 0: the value is one slot */
 	bool bad;  /* EINVAL by the flags alone */
 	unsigned mode;
 };
@@ -347,6 +368,12 @@ static struct upd_flags decode_update_flags(const struct fuzz *f, uint8_t b)
 	if ((b & 0xc0) == 0xc0) /* an unknown bit: F_CPU, F_ALL_CPUS, ... bit 63 */
 		u.flags |= 1ULL << (3 + (b >> 3 & 7) * 8 % 61);
 	u.bad = (u.flags & ~BPFMAP_F_LOCK) > BPFMAP_EXIST;
+	/* Per-CPU maps take BPFMAP_F_CPU: here CPU 0's slot (no CPU bits). */
+	if (f->percpu && (u.flags & ~(BPFMAP_F_LOCK | 3ULL)) == BPFMAP_F_CPU &&
+	    u.mode <= BPFMAP_EXIST) {
+		u.bad = false;
+		u.cpu_slot = true;
+	}
 	if ((u.flags & BPFMAP_F_LOCK) && !has_lock(f))
 		u.bad = true;
 	return u;
@@ -382,7 +409,9 @@ static void op_update(struct fuzz *f, struct input *in)
 	else
 		want = f->m.count >= f->max_entries ? -E2BIG : 0;
 	expect_ret("update_elem", ret, e, want);
-	if (!want)
+	if (!want && u.cpu_slot) /* CPU 0's slot; a new element's others zero */
+		model_store_slot0(f, id, v);
+	else if (!want)
 		model_store(f, id, v);
 }
 
@@ -402,7 +431,7 @@ static void op_lookup(struct fuzz *f, struct input *in)
 	else
 		ret = bpfmap_lookup_elem_flags(f->map, f->key[id], f->vbuf, flags);
 	e = errno;
-	if (flags & ~BPFMAP_F_LOCK)
+	if (flags & ~BPFMAP_F_LOCK && !(f->percpu && flags == BPFMAP_F_CPU))
 		errs |= ERR(EINVAL);
 	if ((flags & BPFMAP_F_LOCK) && !has_lock(f))
 		errs |= ERR(EINVAL);
@@ -413,8 +442,12 @@ static void op_lookup(struct fuzz *f, struct input *in)
 		return;
 	}
 	expect_ret("lookup_elem", ret, e, f->m.present[id] ? 0 : -ENOENT);
-	if (!ret)
+	if (!ret && flags == BPFMAP_F_CPU) { /* CPU 0's slot only */
+		if (memcmp(f->vbuf, f->m.val[id], f->pvs))
+			mismatch("lookup_elem F_CPU: key %u's slot 0 differs", id);
+	} else if (!ret) {
 		check_value(f, id, f->vbuf, "lookup_elem");
+	}
 }
 
 static void op_delete(struct fuzz *f, struct input *in, bool with_lookup)
@@ -904,14 +937,17 @@ static void prog_write(struct fuzz *f, unsigned id, uint8_t *p, uint16_t seed, b
 	gen_value(f, v, seed);
 	if (locked && l)
 		bpfmap_spin_lock(l);
-	for (uint32_t i = 0; i < f->vs; i++) {
+	for (uint32_t i = 0; i < f->pvs; i++) {
 		if (l && i >= (uint32_t)f->lock_off && i < f->lock_off + sizeof(*l))
 			continue;
 		p[i] = v[i];
 	}
 	if (locked && l)
 		bpfmap_spin_unlock(l);
-	model_store(f, id, v);
+	if (f->percpu)
+		model_store_slot0(f, id, v);
+	else
+		model_store(f, id, v);
 }
 
 static void op_prog_view(struct fuzz *f, struct input *in)
@@ -998,10 +1034,10 @@ static void op_prog_view(struct fuzz *f, struct input *in)
 
 			if (!copy)
 				abort();
-			memcpy(copy, p, f->vs);
+			memcpy(copy, p, f->pvs);
 			clear_lock(f, copy);
-			if (memcmp(copy, old, f->vs) &&
-			    !(f->m.present[id] && !memcmp(copy, f->m.val[id], f->vs)))
+			if (memcmp(copy, old, f->pvs) &&
+			    !(f->m.present[id] && !memcmp(copy, f->m.val[id], f->pvs)))
 				mismatch("a deleted key's program-view value changed inside the "
 					 "read-side section (memory reused under a reader)");
 			free(copy);
@@ -1257,14 +1293,29 @@ void fuzz_map_ops_flush(void)
 	pthread_mutex_unlock(&freeq.lock);
 }
 
+/* This thread on CPU 0, so that its program view is CPU 0's slot. */
+static bool pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return !sched_setaffinity(0, sizeof(set), &set) && sched_getcpu() == 0;
+}
+
 static bool setup(struct fuzz *f, struct input *in)
 {
 	uint8_t b0 = u8(in), b1 = u8(in), b2 = u8(in), b3 = u8(in), b4 = u8(in);
 	const struct value_cfg *vc = &value_cfgs[b1 % (sizeof(value_cfgs) / sizeof(*value_cfgs))];
 
 	f->ks = key_sizes[b0 % (sizeof(key_sizes) / sizeof(*key_sizes))];
-	f->vs = vc->size;
+	f->vs = f->pvs = vc->size;
 	f->lock_off = vc->lock_off;
+	/* One map in eight without a spin lock: PERCPU_HASH, its syscall
+	 * values a slot per CPU, this thread pinned to CPU 0. */
+	f->percpu = (b3 & 0x1c) == 0x0c && f->lock_off < 0 && pin_cpu0();
+	if (f->percpu)
+		f->vs = (f->pvs + 7) / 8 * 8 * (uint32_t)bpfmap_num_possible_cpus();
 	f->max_entries = 1 + b2 % 64;
 	f->flags = 0;
 	if (b3 & 1)
@@ -1293,11 +1344,11 @@ static bool setup(struct fuzz *f, struct input *in)
 	const char *name = map_names[(b4 >> 2) % (sizeof(map_names) / sizeof(*map_names))];
 
 #ifdef FUZZ_FLAT
-	f->flat = (b3 & 0x80) && !(f->flags & BPFMAP_F_NO_PREALLOC);
+	f->flat = (b3 & 0x80) && !(f->flags & BPFMAP_F_NO_PREALLOC) && !f->percpu;
 #endif
-	trace("create HASH%s key_size %u value_size %u lock_off %d max_entries %u flags %#x",
-	      f->flat ? " (flat layout)" : "", f->ks, f->vs, f->lock_off, f->max_entries,
-	      f->flags);
+	trace("create %s%s key_size %u value_size %u lock_off %d max_entries %u flags %#x",
+	      f->percpu ? "PERCPU_HASH" : "HASH", f->flat ? " (flat layout)" : "", f->ks, f->pvs,
+	      f->lock_off, f->max_entries, f->flags);
 #ifdef FUZZ_FLAT
 	if (f->flat) {
 		struct map_params p = {
@@ -1314,7 +1365,8 @@ static bool setup(struct fuzz *f, struct input *in)
 		errno = -err;
 	} else
 #endif
-		f->map = bpfmap_create(BPFMAP_TYPE_HASH, name, f->ks, f->vs, f->max_entries, &o);
+		f->map = bpfmap_create(f->percpu ? BPFMAP_TYPE_PERCPU_HASH : BPFMAP_TYPE_HASH, name,
+				       f->ks, f->pvs, f->max_entries, &o);
 	if (!f->map)
 		mismatch("bpfmap_create of a valid map failed: errno %d", errno);
 #ifdef FUZZ_FLAT
