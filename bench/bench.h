@@ -56,6 +56,7 @@ struct bench_args {
 	bool map_flags_set;
 	bool full_width_keys; /* write the key with full-width stores (see lookup) */
 	bool via_lookup;      /* lookup, bpfmap side: bpfmap_lookup(), not the map's function */
+	bool percpu_add;      /* percpu-count: bpfmap_percpu_add(), not lookup + atomic add */
 	bool copy_out;        /* lookup, bpfmap side: bpfmap_lookup_elem() into a buffer */
 #define BENCH_MAX_VALUE 4096  /* --copy_out's buffer */
 	uint32_t bulk;        /* lookup, bpfmap side: keys per bpfmap_lookup_bulk(), 0 = single */

@@ -6,7 +6,9 @@
  * thread may move to another CPU between the lookup and the add, so a plain
  * increment could lose counts; see README, "Per-CPU maps").  M increments/s
  * per producer; after the run the slots must add up to every increment made,
- * or the cell counts the difference as errors.  bpfmap only: the kernel's
+ * or the cell counts the difference as errors.  --percpu_add increments with
+ * bpfmap_percpu_add() instead (the key looked up and its slot added to in
+ * a restartable sequence, no locked instruction).  bpfmap only: the kernel's
  * programs increment per-CPU values with preemption off, a guarantee user
  * space does not have, so no kernel column would measure the same thing.
  */
@@ -26,6 +28,7 @@
 struct count_lib {
 	struct bpfmap *map;
 	bpfmap_lookup_fn lookup;
+	bool add; /* --percpu_add */
 	uint64_t done[BENCH_MAX_PRODUCERS]; /* atomic: increments made, warm-up too */
 	struct bench_cpu_stats stats[BENCH_MAX_PRODUCERS];
 };
@@ -36,7 +39,6 @@ static void *count_setup(const struct bench_args *a, const struct bench_env *env
 	struct count_lib *st = aligned_alloc(64, sizeof(*st));
 	uint64_t *zero = calloc(1, bench_value_bytes(BPFMAP_TYPE_PERCPU_HASH, 8));
 
-	(void)a;
 	(void)env;
 	if (!st || !zero) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
@@ -56,6 +58,7 @@ static void *count_setup(const struct bench_args *a, const struct bench_env *env
 			goto fail;
 		}
 	st->lookup = bpfmap_lookup_func(st->map);
+	st->add = a->percpu_add;
 	free(zero);
 	return st;
 fail:
@@ -72,7 +75,10 @@ static void count_producer(void *arg, int idx, int nr, atomic_bool *stop)
 	do {
 		uint64_t t0 = thread_cpu_ns(), misses = 0;
 
-		for (uint32_t p = 0; p < COUNT_PASSES; p++) {
+		for (uint32_t p = 0; p < COUNT_PASSES && st->add; p++)
+			for (uint32_t k = 0; k < COUNT_KEYS; k++)
+				misses += bpfmap_percpu_add(st->map, &k, 1) != 0;
+		for (uint32_t p = 0; p < COUNT_PASSES && !st->add; p++) {
 			bpfmap_read_lock();
 			for (uint32_t k = 0; k < COUNT_KEYS; k++) {
 				uint64_t *v = st->lookup(st->map, &k);
@@ -146,8 +152,10 @@ static int count_run(const struct bench *b, const struct bench_env *env, struct 
 	a->key_size = 4;
 	a->value_size = 8;
 	a->max_entries = COUNT_KEYS;
-	fprintf(env->out, "%s: PERCPU_HASH, %u keys; %d producer%s%s\n", b->name, COUNT_KEYS,
-		env->producers, env->producers > 1 ? "s" : "", env->affinity ? " (pinned)" : "");
+	fprintf(env->out, "%s: PERCPU_HASH, %u keys, %s; %d producer%s%s\n", b->name, COUNT_KEYS,
+		a->percpu_add ? "bpfmap_percpu_add()" : "lookup + atomic add", env->producers,
+		env->producers > 1 ? "s" : "", env->affinity ? " (pinned)" : "");
+	snprintf(a->tag, sizeof(a->tag), "%s", a->percpu_add ? "percpu_add" : "atomic");
 	cell_run(&percpu_count_lib_ops, a, env, "increment", &r);
 	print_cell(env->out, "lib", "increment", &r);
 	json_cell(env, b->name, "lib", a, &r);

@@ -42,6 +42,7 @@ enum {
 	OPT_HASH,
 	OPT_ISA,
 	OPT_MAP_TYPE,
+	OPT_PERCPU_ADD,
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +78,7 @@ static const struct option long_opts[] = {
 	{ "hash", required_argument, NULL, OPT_HASH },
 	{ "isa", required_argument, NULL, OPT_ISA },
 	{ "map_type", required_argument, NULL, OPT_MAP_TYPE },
+	{ "percpu_add", no_argument, NULL, OPT_PERCPU_ADD },
 	{ "map-type", required_argument, NULL, OPT_MAP_TYPE },
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,6 +109,8 @@ void cli_usage(FILE *f)
 		"                    --nr_loops N --map_flags N (e.g. 0x40 = ZERO_SEED)\n"
 		"                    --map_type hash|percpu_hash|lru_hash|lru_percpu_hash\n"
 		"                    (lookup, full-update, overwrite, lru-full-update)\n"
+		"                    --percpu_add (percpu-count: bpfmap_percpu_add(), restartable\n"
+		"                    sequences, instead of the pointer's atomic add)\n"
 		"                    --full_width_keys (lookup, bpfmap side: write the key with\n"
 		"                    full-width stores instead of the selftest's 4-byte patch)\n"
 		"                    --bulk N (lookup, bpfmap side: N keys per\n"
@@ -337,6 +341,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				return 2;
 			}
 			break;
+		case OPT_PERCPU_ADD: a->percpu_add = true; break;
 		case OPT_FULL_WIDTH: a->full_width_keys = true; break;
 		case OPT_VIA_LOOKUP: a->via_lookup = true; break;
 		case OPT_COPY_OUT: a->copy_out = true; break;

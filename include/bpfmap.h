@@ -379,6 +379,24 @@ BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
 BPFMAP_API void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
 
 /*
+ * bpfmap_percpu_add - add @delta to the calling CPU's counter of @key in a
+ * per-CPU map: the first 8 bytes of its slot, as a uint64_t.  Exact without
+ * a locked instruction where the kernel and glibc provide restartable
+ * sequences (x86-64, glibc 2.35 and later): the add is restarted if the
+ * thread is preempted or moves to another CPU before it lands, so it lands
+ * once, in the slot of the CPU it ran on, and never races with another
+ * thread's add.  Elsewhere it is an atomic add.  The slots add up to every
+ * delta added, however threads move.  It is not ordered against writes of
+ * the same slot from the syscall view (an update of the key), as the
+ * kernel's programs' per-CPU increments are not.
+ * Returns 0, or -EINVAL (NULL arguments, a map that is not per-CPU or whose
+ * value_size is below 8), -EPERM (BPFMAP_F_RDONLY_PROG), -ENOENT.
+ * Concurrency: lock-free; callable inside or outside a read-side section.
+ * On an LRU map it marks the element used.
+ */
+BPFMAP_API int bpfmap_percpu_add(struct bpfmap *map, const void *key, uint64_t delta);
+
+/*
  * bpfmap_update - program view of an update (bpf_map_update_elem() called
  * from a BPF program): as bpfmap_update_elem(), with @value value_size
  * bytes.  In a per-CPU map it stores the calling CPU's slot only; an element

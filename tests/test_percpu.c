@@ -185,6 +185,49 @@ static void test_program_view(void **state)
 	free(in);
 }
 
+/* bpfmap_percpu_add: the calling CPU's counter, and its checks. */
+static void test_percpu_add(void **state)
+{
+	enum bpfmap_type t = type_of(state);
+	struct bpfmap *map = must_create(t, 4, 12, 16, 0), *small, *hash, *ro;
+	uint8_t *zero = calloc(nr_cpus, 16), *out = calloc(nr_cpus, 16);
+	uint32_t key = 5, absent = 6;
+
+	assert_int_equal(bpfmap_update_elem(map, &key, zero, 0), 0);
+	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+		pin_to(cpu);
+		for (uint32_t i = 0; i <= cpu; i++)
+			assert_int_equal(bpfmap_percpu_add(map, &key, 1000 + cpu), 0);
+	}
+	unpin();
+	assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
+	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+		uint64_t v;
+
+		memcpy(&v, out + (size_t)cpu * 16, 8);
+		assert_int_equal(v, (uint64_t)(cpu + 1) * (1000 + cpu));
+		for (uint32_t b = 8; b < 16; b++) /* the rest of the slot untouched */
+			assert_int_equal(out[(size_t)cpu * 16 + b], 0);
+	}
+	assert_errno(bpfmap_percpu_add(map, &absent, 1), ENOENT);
+	assert_errno(bpfmap_percpu_add(NULL, &key, 1), EINVAL);
+	assert_errno(bpfmap_percpu_add(map, NULL, 1), EINVAL);
+	small = must_create(t, 4, 4, 16, 0);
+	assert_errno(bpfmap_percpu_add(small, &key, 1), EINVAL);
+	hash = must_create(BPFMAP_TYPE_HASH, 4, 8, 16, 0);
+	assert_int_equal(bpfmap_update_elem(hash, &key, zero, 0), 0);
+	assert_errno(bpfmap_percpu_add(hash, &key, 1), EINVAL);
+	ro = must_create(t, 4, 8, 16, BPFMAP_F_RDONLY_PROG);
+	assert_int_equal(bpfmap_update_elem(ro, &key, zero, 0), 0);
+	assert_errno(bpfmap_percpu_add(ro, &key, 1), EPERM);
+	bpfmap_free(small);
+	bpfmap_free(hash);
+	bpfmap_free(ro);
+	bpfmap_free(map);
+	free(zero);
+	free(out);
+}
+
 /* BPFMAP_F_RDONLY_PROG refuses the program view's writes, BPFMAP_F_RDONLY
  * the syscall view's only; WRONLY_PROG refuses its reads. */
 static void test_program_view_rights(void **state)
@@ -424,7 +467,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		EACH(test_create_checks), EACH(test_syscall_layout), EACH(test_program_view),
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
-		EACH(test_churn_slots),
+		EACH(test_churn_slots),	    EACH(test_percpu_add),
 	};
 	int n = bpfmap_num_possible_cpus();
 

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@ struct counter_arg {
 	struct bpfmap *map;
 	unsigned int cpu; /* UINT32_MAX: not pinned, so the thread migrates */
 	uint32_t keys, rounds;
+	bool add;         /* bpfmap_percpu_add() rather than the pointer's atomic */
 };
 
 static void *count_thread(void *p)
@@ -46,6 +48,11 @@ static void *count_thread(void *p)
 		for (uint32_t k = 0; k < a->keys; k++) {
 			uint64_t *v;
 
+			if (a->add) {
+				if (bpfmap_percpu_add(a->map, &k, 1))
+					return (void *)1;
+				continue;
+			}
 			bpfmap_read_lock();
 			v = bpfmap_lookup(a->map, &k);
 			if (v)
@@ -60,7 +67,7 @@ static void *count_thread(void *p)
 
 /* Two threads increment every key's counter through the program view;
  * the slots add up to every increment, pinned or migrating. */
-static void counters(enum bpfmap_type type, bool pinned)
+static void counters(enum bpfmap_type type, bool pinned, bool add)
 {
 	const uint32_t keys = 64, rounds = 20000 / SCALE;
 	struct bpfmap *map = must_create(type, 4, 8, keys, 0);
@@ -72,7 +79,7 @@ static void counters(enum bpfmap_type type, bool pinned)
 		assert_int_equal(bpfmap_update_elem(map, &k, zero, BPFMAP_NOEXIST), 0);
 	for (int i = 0; i < 2; i++) {
 		a[i] = (struct counter_arg){ map, pinned ? (unsigned int)i : UINT32_MAX, keys,
-					     rounds };
+					     rounds, add };
 		assert_int_equal(pthread_create(&th[i], NULL, count_thread, &a[i]), 0);
 	}
 	for (int i = 0; i < 2; i++) {
@@ -97,15 +104,92 @@ static void counters(enum bpfmap_type type, bool pinned)
 static void test_percpu_counters_pinned(void **state)
 {
 	(void)state;
-	counters(BPFMAP_TYPE_PERCPU_HASH, true);
-	counters(BPFMAP_TYPE_LRU_PERCPU_HASH, true);
+	counters(BPFMAP_TYPE_PERCPU_HASH, true, false);
+	counters(BPFMAP_TYPE_LRU_PERCPU_HASH, true, false);
+	counters(BPFMAP_TYPE_PERCPU_HASH, true, true);
 }
 
 static void test_percpu_counters_migrating(void **state)
 {
 	(void)state;
-	counters(BPFMAP_TYPE_PERCPU_HASH, false);
-	counters(BPFMAP_TYPE_LRU_PERCPU_HASH, false);
+	counters(BPFMAP_TYPE_PERCPU_HASH, false, false);
+	counters(BPFMAP_TYPE_LRU_PERCPU_HASH, false, false);
+	/* bpfmap_percpu_add: restartable sequences, no locked instruction,
+	 * exact for threads that move between CPUs and share them. */
+	counters(BPFMAP_TYPE_PERCPU_HASH, false, true);
+	counters(BPFMAP_TYPE_LRU_PERCPU_HASH, false, true);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+struct storm_arg {
+	pthread_t *targets;
+	int n;
+	bool stop; /* atomic */
+	unsigned long sent;
+};
+
+/* Signals to the adders, non-stop: a signal delivered inside a restartable
+ * sequence aborts it, so the abort path runs thousands of times. */
+static void *storm_thread(void *p)
+{
+	struct storm_arg *s = p;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
+		for (int i = 0; i < s->n; i++, s->sent++)
+			pthread_kill(s->targets[i], SIGUSR1);
+	return NULL;
+}
+
+/* Four threads on two CPUs, unpinned, under a storm of signals: they share
+ * CPUs and are interrupted inside bpfmap_percpu_add's sequence; no add is
+ * lost or doubled (an abort path that gave up instead of restarting fails
+ * this). */
+static void test_percpu_add_oversubscribed(void **state)
+{
+	const uint32_t keys = 8, rounds = 40000 / SCALE;
+	struct bpfmap *map = must_create(BPFMAP_TYPE_PERCPU_HASH, 4, 8, keys, 0);
+	uint64_t *zero = calloc(nr_cpus, 8), *out = calloc(nr_cpus, 8);
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	struct storm_arg storm = { 0 };
+	struct counter_arg a[4];
+	pthread_t th[4], stormer;
+
+	(void)state;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	for (uint32_t k = 0; k < keys; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, zero, BPFMAP_NOEXIST), 0);
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct counter_arg){ map, UINT32_MAX, keys, rounds, true };
+		assert_int_equal(pthread_create(&th[i], NULL, count_thread, &a[i]), 0);
+	}
+	storm.targets = th;
+	storm.n = 4;
+	assert_int_equal(pthread_create(&stormer, NULL, storm_thread, &storm), 0);
+	for (int i = 0; i < 4; i++) {
+		void *ret;
+
+		pthread_join(th[i], &ret);
+		assert_null(ret);
+	}
+	__atomic_store_n(&storm.stop, true, __ATOMIC_RELAXED);
+	pthread_join(stormer, NULL);
+	print_message("%lu signals sent to the adders\n", storm.sent);
+	for (uint32_t k = 0; k < keys; k++) {
+		uint64_t sum = 0;
+
+		assert_int_equal(bpfmap_lookup_elem(map, &k, out), 0);
+		for (uint32_t c = 0; c < nr_cpus; c++)
+			sum += out[c];
+		assert_int_equal(sum, 4ULL * rounds);
+	}
+	free(zero);
+	free(out);
+	bpfmap_free(map);
 }
 
 struct churn_arg {
@@ -240,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		test_entry(test_percpu_counters_pinned),
 		test_entry(test_percpu_counters_migrating),
+		test_entry(test_percpu_add_oversubscribed),
 		test_entry(test_lru_churn),
 		test_entry(test_lru_churn_per_cpu_lists),
 		test_entry(test_lru_overwrites_keep_keys),

@@ -273,6 +273,15 @@ int bpfmap_update(struct bpfmap *map, const void *key, const void *value, uint64
 	return map_answer(map->ops->update_elem(map, key, value, flags));
 }
 
+int bpfmap_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
+{
+	if (unlikely(!map || !key || !map_is_percpu(map) || map->prog_value_size < 8))
+		return map_fail(-EINVAL);
+	if (unlikely(!prog_can_write(map)))
+		return map_fail(-EPERM);
+	return map_answer(map->ops->percpu_add(map, key, delta));
+}
+
 int bpfmap_delete(struct bpfmap *map, const void *key)
 {
 	if (unlikely(!map || !key))

@@ -96,8 +96,10 @@ struct map_ops {
 	 * the rest of a new element's value zeroed (per-CPU slots: the program
 	 * view's update, BPFMAP_F_CPU and BPFMAP_F_ALL_CPUS); mode is
 	 * BPFMAP_ANY, NOEXIST or EXIST. */
-	/* Per-CPU maps: the program view of CPU @cpu's slot (< cpus). */
+	/* Per-CPU maps: the program view of CPU @cpu's slot (< cpus), and
+	 * bpfmap_percpu_add's work (0 or -ENOENT). */
 	void *(*lookup_percpu)(struct bpfmap *map, const void *key, uint32_t cpu);
+	int (*percpu_add)(struct bpfmap *map, const void *key, uint64_t delta);
 	int (*update_part)(struct bpfmap *map, const void *key, const void *src, uint32_t len,
 			   uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
 	int (*lookup_and_delete_elem)(struct bpfmap *map, const void *key, void *value);

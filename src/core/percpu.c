@@ -77,3 +77,4 @@ int percpu_lookup_batch_cpu(struct bpfmap *map, const void *in_batch, void *out_
 	free(buf);
 	return ret;
 }
+

@@ -376,6 +376,7 @@ map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this
 map_copy_fn chain_copy_for(const struct chain *c);
 int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
+int chain_percpu_add(struct bpfmap *map, const void *key, uint64_t delta);
 
 int chain_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,

@@ -14,6 +14,7 @@
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
 #include "sync/spin_lock.h"
+#include "util/rseq_add.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
@@ -184,6 +185,49 @@ void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 	if (c->evict)
 		chain_lru_touch(c, e);
 	return chain_pcpu_slot(c, e, cpu);
+}
+
+/* An add into the calling CPU's counter of element @e (read-side section
+ * held): a restartable sequence where there is one, else an atomic add. */
+static ALWAYS_INLINE void chain_pcpu_add(struct chain *c, struct chain_elem *e, uint64_t delta)
+{
+	if (c->evict)
+		chain_lru_touch(c, e);
+#ifdef RSEQ_ADD
+	if (likely(rseq_add_u64(chain_pcpu_slot(c, e, 0),
+				(uint64_t)c->pcpu_cap * c->map.cpu_stride, delta)))
+		return;
+#endif
+	__atomic_fetch_add((uint64_t *)chain_pcpu_slot(c, e, map_cpu_current(&c->map)), delta,
+			   __ATOMIC_RELAXED);
+}
+
+static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key, uint64_t delta,
+					       uint32_t key_size, enum hash_kind kind)
+{
+	struct chain_key k = chain_key_of(c, key, kind);
+	struct chain_elem *e;
+
+	rcu_lock();
+	e = chain_walk(chain_bucket(c, k.hash), &k, key_size, kind, NULL);
+	if (e)
+		chain_pcpu_add(c, e, delta);
+	rcu_unlock();
+	return e ? 0 : -ENOENT;
+}
+
+int chain_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
+{
+	struct chain *c = to_chain(map);
+
+	switch (c->hash_kind) {
+	case HASH_U32:
+		return chain_percpu_add_sized(c, key, delta, 4, HASH_U32);
+	case HASH_U64:
+		return chain_percpu_add_sized(c, key, delta, 8, HASH_U64);
+	default:
+		return chain_percpu_add_sized(c, key, delta, map->key_size, CHAIN_GENERIC);
+	}
 }
 
 /* The index in chain_lookups* of a map's key kind and size. */

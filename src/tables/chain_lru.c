@@ -158,17 +158,32 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 {
 	uint32_t scan;
 
+	uint32_t left[2];
+	unsigned int q;
+
 	spin_lock_word(&l->lock);
 	scan = lru_len(l) < CHAIN_LRU_SCAN ? lru_len(l) : CHAIN_LRU_SCAN;
+	left[CHAIN_LRU_NEW] = l->n[CHAIN_LRU_NEW];
+	left[CHAIN_LRU_MAIN] = l->n[CHAIN_LRU_MAIN];
+	/* Forced: the new elements' queue first, whose heads were not used. */
+	q = force && l->head[CHAIN_LRU_NEW] ? CHAIN_LRU_NEW : lru_victim_queue(l);
 	for (uint32_t i = 0; i < scan; i++) {
-		unsigned int q = lru_victim_queue(l);
-		struct chain_elem *e = l->head[q];
+		struct chain_elem *e;
 		struct chain_lru_tag *t;
 		struct chain_bucket *b;
 		uint8_t ref;
 
-		if (!e)
-			break;
+		/* Each element once per walk, counted against the queue it was
+		 * in when the walk began: a queue gone round goes on in the
+		 * other (a main queue of hot keys must not be turned over until
+		 * their counts run out while new ones wait in probation). */
+		if (!left[q]) {
+			q ^= 1;
+			if (!left[q])
+				break;
+		}
+		left[q]--;
+		e = l->head[q];
 		t = chain_lru_tag(c, e);
 		ref = __atomic_load_n(&t->ref, __ATOMIC_RELAXED);
 		if (!force && __atomic_load_n(&t->stamp, __ATOMIC_RELAXED) > limit)
@@ -246,12 +261,13 @@ bool chain_lru_evict(struct chain *c)
 		if (lru_evict_from(c, o, UINT64_MAX, false))
 			return true;
 	}
-	for (int force = 0; force < 2; force++) {
+	/* Every list, twice (the first walks lowered the counts), and only
+	 * then forced. */
+	for (int pass = 0; pass < 3; pass++) {
 		for (uint32_t i = 0; i < n; i++) {
 			struct chain_lru_list *x = &c->lru[i];
 
-			if ((force || (x != l && x != o)) && lru_len(x) &&
-			    lru_evict_from(c, x, UINT64_MAX, force))
+			if (lru_len(x) && lru_evict_from(c, x, UINT64_MAX, pass == 2))
 				return true;
 		}
 	}

@@ -129,6 +129,7 @@ static const struct map_ops chain_view_ops = {
 	.delete_elem = chain_delete_elem,
 	.update_part = chain_update_part,
 	.lookup_percpu = chain_lookup_percpu,
+	.percpu_add = chain_percpu_add,
 	.lookup_and_delete_elem = chain_lookup_and_delete_elem,
 	.get_next_key = chain_get_next_key,
 	.lookup_batch = chain_lookup_batch,
