@@ -161,11 +161,14 @@ int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value)
 
 /* The update flags: a mode (ANY, NOEXIST, EXIST), F_LOCK, and on per-CPU
  * maps F_CPU or F_ALL_CPUS. */
-static int check_update_flags(const struct bpfmap *map, uint64_t flags)
+static ALWAYS_INLINE int check_update_flags(const struct bpfmap *map, uint64_t flags)
 {
-	int err = percpu_check_flags(map, flags, BPFMAP_NOEXIST | BPFMAP_EXIST | BPFMAP_F_LOCK |
-							 PERCPU_FLAGS);
+	int err;
 
+	if (likely(flags <= BPFMAP_EXIST)) /* the modes alone: no call */
+		return 0;
+	err = percpu_check_flags(map, flags, BPFMAP_NOEXIST | BPFMAP_EXIST | BPFMAP_F_LOCK |
+						 PERCPU_FLAGS);
 	if (err)
 		return err;
 	if (((uint32_t)flags & ~(BPFMAP_F_LOCK | PERCPU_FLAGS)) > BPFMAP_EXIST)
