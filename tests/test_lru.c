@@ -437,6 +437,81 @@ static void test_sanity8(void **state)
 	lookup_views(variant_of(state), 2, 1);
 }
 
+/* The LRU types' creation checks and flag rules, and what bpfmap's LRU
+ * guarantees beyond the kernel's (README, "LRU maps"). */
+static void test_lru_rules(void **state)
+{
+	const struct variant *v = variant_of(state);
+	BPFMAP_CREATE_OPTS(np, .map_flags = v->flags | BPFMAP_F_NO_PREALLOC);
+	BPFMAP_CREATE_OPTS(lock, .map_flags = v->flags, .lock_off = 0);
+	BPFMAP_CREATE_OPTS(numa, .map_flags = v->flags | BPFMAP_F_NUMA_NODE);
+	struct bpfmap *map;
+	uint64_t key, *buf = valbuf();
+
+	errno = 0;
+	assert_null(bpfmap_create(v->type, NULL, 8, 8, 16, &np));
+	assert_int_equal(errno, BPFMAP_ENOTSUPP);
+	errno = 0;
+	assert_null(bpfmap_create(v->type, NULL, 8, 8, 16, &lock));
+	assert_int_equal(errno, EOPNOTSUPP);
+	map = bpfmap_create(v->type, NULL, 8, 8, 16, &numa);
+	if (v->type == BPFMAP_TYPE_LRU_PERCPU_HASH || !common_lru(v)) {
+		assert_null(map);
+		assert_int_equal(errno, EINVAL);
+	} else {
+		assert_non_null(map);
+		bpfmap_free(map);
+	}
+
+	/* F_LOCK: no lock in an LRU value, EINVAL. */
+	map = lru_create(v, 16);
+	key = 1;
+	memset(buf, 0, 8 * nr_cpus);
+	assert_errno(bpfmap_update_elem(map, &key, buf, BPFMAP_F_LOCK), EINVAL);
+	assert_errno(bpfmap_lookup_elem_flags(map, &key, buf, BPFMAP_F_LOCK), EINVAL);
+	bpfmap_free(map);
+
+	/* Every key marked: an insert still finds a victim (bounded walks,
+	 * then a forced one), and the map stays at capacity. */
+	pin_to(0);
+	map = lru_create(v, common_lru(v) ? 64 : 64 * nr_cpus);
+	for (key = 1; key <= 64; key++)
+		assert_int_equal(update(map, key, key, BPFMAP_NOEXIST), 0);
+	for (int round = 0; round < 4; round++)
+		for (key = 1; key <= 64; key++)
+			assert_int_equal(prog_lookup(map, key, NULL), 0);
+	for (key = 1000; key < 1100; key++)
+		assert_int_equal(update(map, key, key, BPFMAP_NOEXIST), 0);
+	assert_int_equal(walk_count(map, 8), 64);
+	bpfmap_free(map);
+	unpin();
+}
+
+/* NO_COMMON_LRU rounds max_entries up to a multiple of the CPUs: 7 on two
+ * CPUs holds 8, four on each CPU's list. */
+static void test_no_common_rounding(void **state)
+{
+	const struct variant *v = variant_of(state);
+	uint32_t want = (7 + nr_cpus - 1) / nr_cpus * nr_cpus, per = want / nr_cpus;
+	struct bpfmap *map = lru_create(v, 7);
+	uint64_t key = 1;
+
+	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+		pin_to(cpu);
+		for (uint32_t i = 0; i < per; i++, key++)
+			assert_int_equal(update(map, key, key, BPFMAP_NOEXIST), 0);
+	}
+	assert_int_equal(walk_count(map, 8), want);
+	/* One more on CPU 0: its own list is full, so one of its keys goes. */
+	pin_to(0);
+	assert_int_equal(update(map, key, key, BPFMAP_NOEXIST), 0);
+	assert_int_equal(walk_count(map, 8), want);
+	for (uint64_t k = per + 1; k < 1 + want; k++) /* the other CPUs' stay */
+		assert_int_equal(lookup(map, k, NULL), 0);
+	bpfmap_free(map);
+	unpin();
+}
+
 #define ON(fn, i) \
 	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL, (void *)&variants[i])
 /* Both types, common and per-CPU lists; the kernel runs sanity1, 2, 3 and
@@ -451,6 +526,7 @@ int main(void)
 		SANITY(test_sanity0),	     SANITY_COMMON(test_sanity1), SANITY_COMMON(test_sanity2),
 		SANITY_COMMON(test_sanity3), SANITY(test_sanity4),	  SANITY_COMMON(test_sanity5),
 		SANITY_PERCPU(test_sanity6), SANITY(test_sanity7),	  SANITY(test_sanity8),
+		SANITY(test_lru_rules),	     SANITY_PERCPU(test_no_common_rounding),
 	};
 	int n = bpfmap_num_possible_cpus();
 
