@@ -21,17 +21,21 @@
  * than an exact LRU and than the kernel's LRU.
  *
  * An insert into a full map (the exact count says so, sync/count.h; a map
- * with room never evicts) evicts one element: it takes the list whose
- * victim queue's oldest element is older, of its own CPU's and one other
- * (round robin), and walks it.  One walk looks at CHAIN_LRU_SCAN elements
- * at most, and a walk that finds nothing tries the other lists; only when
- * every list is hot does a last walk take the oldest element whatever its
- * count.  So a victim is found in bounded time whatever the map holds.
- * The lists' ages come from one clock (util/clock.h; a tie goes to the
- * longer list), and a walk stops at an element younger than the other
- * list's oldest, so the lists behave as one queue: one CPU's stale entries
- * do not outlive another's fresh ones, and no CPU holds free room the
- * others cannot use (the kernel's per-CPU free lists evict early).
+ * with room never evicts) evicts one element, from its own CPU's list:
+ * evicting where it inserts keeps each list's lines on one CPU.  Every
+ * CHAIN_LRU_LOOK_EVERY-th eviction (or when its own list is empty) it
+ * compares with another list (round robin) and takes from that one if its
+ * oldest element is half as old again as its own list's; that walk stops
+ * at an element younger than the own list's oldest, so the two behave as
+ * one queue: entries inserted on an idle CPU age like the others, and no
+ * CPU holds free room the others cannot use (the kernel's per-CPU free
+ * lists evict early).  The ages come from one clock (util/clock.h).  A walk
+ * looks at each element once, counted against the queue it was in when the
+ * walk began, and at CHAIN_LRU_SCAN elements at most; a walk that finds
+ * nothing goes on to the other lists, every list is walked twice, and only
+ * then does a last walk take the oldest element (a new one first) whatever
+ * its count.  So a victim is found in bounded time whatever the map holds.
+ * The victim's room passes to the insert without touching the count.
  *
  * BPFMAP_F_NO_COMMON_LRU asks for the kernel's per-CPU lists: each CPU's
  * list then holds at most max_entries / CPUs elements, and an insert whose
