@@ -179,12 +179,14 @@ uint32_t bench_value_bytes(uint32_t type, uint32_t value_size);
 void bench_value_fill(void *buf, uint32_t type, uint32_t value_size, uint64_t v);
 
 /* lru-hit (bench_lru_hit.c), for the report: one stream's hit ratios. */
+struct lru_hit_side {
+	bool ok;
+	double ratio, mops; /* hit ratio, M ops/s */
+	char error[160];
+};
 struct lru_hit_row {
-	double exact;          /* an exact LRU's */
-	bool lib_ok, kern_ok;
-	double lib, kern;      /* hit ratios */
-	double lib_mops, kern_mops;
-	char lib_error[160], kern_error[160];
+	double exact; /* an exact LRU's hit ratio */
+	struct lru_hit_side lib, kern;
 };
 void lru_hit_args_fill(struct bench_args *a);
 int lru_hit_measure(const struct bench_env *env, const struct bench_args *a, bool scan,

@@ -38,11 +38,6 @@ struct trace {
 	uint32_t zipf;  /* of them the Zipf lookups, which are counted */
 };
 
-struct hit_result {
-	bool ok;
-	double ratio, mops;
-	char error[160];
-};
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -191,7 +186,7 @@ static void pin_cpu0(void)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-static void lib_replay(const struct trace *t, const struct bench_args *a, struct hit_result *res)
+static void lib_replay(const struct trace *t, const struct bench_args *a, struct lru_hit_side *res)
 {
 	BPFMAP_CREATE_OPTS(opts, .map_flags = a->map_flags);
 	struct bpfmap *map = bpfmap_create(a->map_type, "lru_hit", 4, 8, a->max_entries, &opts);
@@ -256,7 +251,7 @@ static void trace_make(void *key, void *value, uint32_t i, void *arg)
 	memcpy(value, &t->keys[i], 4);
 }
 
-static void kern_replay(const struct trace *t, const struct bench_args *a, struct hit_result *res)
+static void kern_replay(const struct trace *t, const struct bench_args *a, struct lru_hit_side *res)
 {
 	struct kern_cfg cfg = { a, t->n };
 	struct lru_hit_state *s;
@@ -290,8 +285,8 @@ out:
 	kbpf_close(&k);
 }
 
-static void print_row(FILE *f, const char *what, const struct hit_result *lib,
-		      const struct hit_result *kern, double exact)
+static void print_row(FILE *f, const char *what, const struct lru_hit_side *lib,
+		      const struct lru_hit_side *kern, double exact)
 {
 	fprintf(f, "  %-12s", what);
 	if (lib->ok)
@@ -311,7 +306,7 @@ static void print_row(FILE *f, const char *what, const struct hit_result *lib,
 
 /* One JSON cell per backend: its hit ratio, beside the exact LRU's. */
 static void hit_json(const struct bench_env *env, const struct bench_args *a, const char *stream,
-		     const char *backend, const struct hit_result *r, double exact)
+		     const char *backend, const struct lru_hit_side *r, double exact)
 {
 	struct jw w;
 
@@ -346,24 +341,10 @@ int lru_hit_measure(const struct bench_env *env, const struct bench_args *a, boo
 	if (ret)
 		return ret;
 	row->exact = exact_lru_replay(&t, a->max_entries);
-	if (env->backends & BACKEND_LIB) {
-		struct hit_result r = { 0 };
-
-		lib_replay(&t, a, &r);
-		row->lib_ok = r.ok;
-		row->lib = r.ratio;
-		row->lib_mops = r.mops;
-		snprintf(row->lib_error, sizeof(row->lib_error), "%s", r.error);
-	}
-	if (env->backends & BACKEND_KERNEL) {
-		struct hit_result r = { 0 };
-
-		kern_replay(&t, a, &r);
-		row->kern_ok = r.ok;
-		row->kern = r.ratio;
-		row->kern_mops = r.mops;
-		snprintf(row->kern_error, sizeof(row->kern_error), "%s", r.error);
-	}
+	if (env->backends & BACKEND_LIB)
+		lib_replay(&t, a, &row->lib);
+	if (env->backends & BACKEND_KERNEL)
+		kern_replay(&t, a, &row->kern);
 	free(t.keys);
 	return 0;
 }
@@ -399,21 +380,16 @@ static int lru_hit_run(const struct bench *b, const struct bench_env *env, struc
 		LRU_HIT_SCAN_EVERY);
 	for (int s = 0; s < 2; s++) {
 		struct lru_hit_row row;
-		struct hit_result lib = { 0 }, kern = { 0 };
 
 		if (lru_hit_measure(env, a, s, &row)) {
 			fprintf(stderr, "%s: out of memory\n", b->name);
 			return 1;
 		}
-		lib = (struct hit_result){ row.lib_ok, row.lib, row.lib_mops, "" };
-		kern = (struct hit_result){ row.kern_ok, row.kern, row.kern_mops, "" };
-		snprintf(lib.error, sizeof(lib.error), "%s", row.lib_error);
-		snprintf(kern.error, sizeof(kern.error), "%s", row.kern_error);
-		print_row(env->out, streams[s], &lib, &kern, row.exact);
+		print_row(env->out, streams[s], &row.lib, &row.kern, row.exact);
 		if (env->backends & BACKEND_LIB)
-			hit_json(env, a, streams[s], "lib", &lib, row.exact);
+			hit_json(env, a, streams[s], "lib", &row.lib, row.exact);
 		if (env->backends & BACKEND_KERNEL)
-			hit_json(env, a, streams[s], "kernel", &kern, row.exact);
+			hit_json(env, a, streams[s], "kernel", &row.kern, row.exact);
 	}
 	return 0;
 }

@@ -95,6 +95,12 @@ struct conc_spec {
 static const struct conc_spec quick_conc[] = { { 1, 8 } };
 static const struct conc_spec full_conc[] = { { 0, 8 }, { 1, 8 }, { 2, 8 } };
 
+size_t report_grid_keys(const struct report *rp, const uint32_t **keys)
+{
+	*keys = rp->full ? full_keys : quick_keys;
+	return rp->full ? N(full_keys) : N(quick_keys);
+}
+
 _Static_assert(N(full_keys) <= REPORT_MAX_KEYS && N(quick_keys) <= REPORT_MAX_KEYS,
 	       "struct report's lookup rounds hold every key size");
 _Static_assert(N(presets) == REPORT_PRESETS, "struct report's lookup rounds hold every preset");
@@ -279,8 +285,8 @@ static void round_copy_out(struct report *rp, int round, const struct bench_args
 
 static void round_lookups(struct report *rp, int round)
 {
-	const uint32_t *keys = rp->full ? full_keys : quick_keys;
-	size_t nkeys = rp->full ? N(full_keys) : N(quick_keys);
+	const uint32_t *keys;
+	size_t nkeys = report_grid_keys(rp, &keys);
 
 	for (size_t p = 0; p < N(presets); p++) {
 		for (size_t k = 0; k < nkeys; k++) {
@@ -320,8 +326,8 @@ static void grid_rounds(struct report *rp, const char *row, uint32_t key_size,
 
 static void finish_lookups(struct report *rp)
 {
-	const uint32_t *keys = rp->full ? full_keys : quick_keys;
-	size_t nkeys = rp->full ? N(full_keys) : N(quick_keys);
+	const uint32_t *keys;
+	size_t nkeys = report_grid_keys(rp, &keys);
 	char what[64];
 
 	for (size_t p = 0; p < N(presets); p++) {

@@ -195,6 +195,8 @@ void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
 int lookup_args(struct report *rp, struct bench_args *a, uint32_t key_size, uint32_t max,
 		uint32_t nr, uint32_t nr_loops);
 uint32_t preset_loops(const struct report *rp, const struct preset *ps);
+/* The lookup grid's key sizes (quick or --full): their number, *@keys. */
+size_t report_grid_keys(const struct report *rp, const uint32_t **keys);
 struct bench_args kernel_args(const struct bench_args *a);
 double mem_lib(struct report *rp, const struct mem_row *m, const char *what);
 double mem_kernel(struct report *rp, const struct mem_row *m, const char *what);
@@ -216,6 +218,8 @@ void report_slots_json(struct report *rp);
 void report_ratio_json(const struct report *rp, const char *what, const struct rounds *s);
 
 /* report_print.c */
+/* @v with @fmt, or "-" as wide as a figure when it is not finite. */
+void report_print_fig(FILE *f, double v, const char *fmt);
 void report_print(struct report *rp, double load0, double load1, double wall_s);
 
 #endif

@@ -18,7 +18,7 @@
 #include "output.h"
 #include "report_int.h"
 
-static void print_fig(FILE *f, double v, const char *fmt)
+void report_print_fig(FILE *f, double v, const char *fmt)
 {
 	if (isfinite(v))
 		fprintf(f, fmt, v);
@@ -33,9 +33,9 @@ static void print_rounds_row(FILE *f, const char *label, const struct rounds *s,
 
 	rounds_ratio_range(s, &lo, &hi);
 	fprintf(f, "    %-14s", label);
-	print_fig(f, rounds_lib(s), fmt);
-	print_fig(f, rounds_kern(s), fmt);
-	print_fig(f, rounds_ratio(s), "%9.2fx");
+	report_print_fig(f, rounds_lib(s), fmt);
+	report_print_fig(f, rounds_kern(s), fmt);
+	report_print_fig(f, rounds_ratio(s), "%9.2fx");
 	if (isfinite(lo) && hi > lo)
 		fprintf(f, "   %.2f-%.2fx", lo, hi);
 	fputc('\n', f);
@@ -207,9 +207,9 @@ static void print_mem(FILE *f, const struct report *rp)
 
 		snprintf(label, sizeof(label), "%u+%u", m->key_size, m->value_size);
 		fprintf(f, "    %-14s%10u", label, m->entries);
-		print_fig(f, m->lib, "%10.1f");
-		print_fig(f, m->kern, "%10.1f");
-		print_fig(f, m->lib / m->kern, "%9.2fx");
+		report_print_fig(f, m->lib, "%10.1f");
+		report_print_fig(f, m->kern, "%10.1f");
+		report_print_fig(f, m->lib / m->kern, "%9.2fx");
 		fprintf(f, "%8s%.0f\n", "<= ", m->target);
 	}
 }
@@ -228,9 +228,9 @@ static void print_churn(FILE *f, const struct report *rp)
 
 		for (int op = 0; op < CHURN_OPS; op++) {
 			fprintf(f, "    %-10u%-10s", r->max_entries, churn_op_names[op]);
-			print_fig(f, r->fresh[op], "%10.3g");
-			print_fig(f, r->churned[op], "%10.3g");
-			print_fig(f, r->churned[op] / r->fresh[op], "%9.2fx");
+			report_print_fig(f, r->fresh[op], "%10.3g");
+			report_print_fig(f, r->churned[op], "%10.3g");
+			report_print_fig(f, r->churned[op] / r->fresh[op], "%9.2fx");
 			fprintf(f, "%7s%.1fx\n", "<= ", op == CHURN_PRESENT ? CHURN_PRESENT_BOUND
 								 : CHURN_OTHER_BOUND);
 		}
@@ -260,13 +260,13 @@ static void print_conc(FILE *f, const struct report *rp)
 				continue;
 			fprintf(f, "    %-14s %-7s", k && report_want(rp, BACKEND_LIB) ? "" : c->label,
 				k ? "kernel" : "bpfmap");
-			print_fig(f, s->one, "%9.2f");
-			print_fig(f, s->one_cpu1, "%9.2f");
-			print_fig(f, s->two_total, "%9.2f");
-			print_fig(f, s->scaling, "%7.2fx");
-			print_fig(f, s->with_writer, "%9.2f");
-			print_fig(f, s->writer_ratio, "%7.2fx");
-			print_fig(f, s->writer_mops, "%11.2f");
+			report_print_fig(f, s->one, "%9.2f");
+			report_print_fig(f, s->one_cpu1, "%9.2f");
+			report_print_fig(f, s->two_total, "%9.2f");
+			report_print_fig(f, s->scaling, "%7.2fx");
+			report_print_fig(f, s->with_writer, "%9.2f");
+			report_print_fig(f, s->writer_ratio, "%7.2fx");
+			report_print_fig(f, s->writer_mops, "%11.2f");
 			if (k && s->misses)
 				fprintf(f, "  (%llu lookup%s missed a key being overwritten)",
 					(unsigned long long)s->misses, s->misses == 1 ? "" : "s");
@@ -467,11 +467,11 @@ static int build_targets(const struct report *rp, struct target *t)
 
 		tgt_init(&t[n], s ? "lru-hit + scan: hit ratio vs exact LRU" :
 				    "lru-hit: hit ratio vs exact LRU", 1.0, false);
-		tgt_add(&t[n], h->lib_ok ? h->lib / h->exact : NAN);
+		tgt_add(&t[n], h->lib.ok ? h->lib.ratio / h->exact : NAN);
 		tgt_describe(&t[n++], "x");
 		tgt_init(&t[n], s ? "lru-hit + scan: hit ratio vs kernel's" :
 				    "lru-hit: hit ratio vs kernel's", 1.0, false);
-		tgt_add(&t[n], h->lib_ok && h->kern_ok ? h->lib / h->kern : NAN);
+		tgt_add(&t[n], h->lib.ok && h->kern.ok ? h->lib.ratio / h->kern.ratio : NAN);
 		tgt_describe(&t[n++], "x");
 	}
 	tgt_init(&t[n], "per-CPU increments, 2 threads vs 1", 1.9, false);

@@ -181,14 +181,6 @@ void types_once(struct report *rp)
 	}
 }
 
-static void print_fig(FILE *f, double v, const char *fmt)
-{
-	if (isfinite(v))
-		fprintf(f, fmt, v);
-	else
-		fprintf(f, "%10s", "-");
-}
-
 void types_print(FILE *f, const struct report *rp)
 {
 	const struct types_rows *t = &rp->types;
@@ -207,8 +199,8 @@ void types_print(FILE *f, const struct report *rp)
 				const struct rounds *s = &t->look[i][p][k];
 
 				fprintf(f, "  %6.1f", rounds_lib(s));
-				print_fig(f, rounds_ratio(s), " %5.2fx");
-				print_fig(f, types_vs_hash(rp, i, p, k), " [%4.2f]");
+				report_print_fig(f, rounds_ratio(s), " %5.2fx");
+				report_print_fig(f, types_vs_hash(rp, i, p, k), " [%4.2f]");
 			}
 			fprintf(f, "\n");
 		}
@@ -226,9 +218,9 @@ void types_print(FILE *f, const struct report *rp)
 		const struct lru_hit_row *h = &t->hit[s];
 
 		fprintf(f, "  lru-hit %-12s hit ratio: bpfmap ", streams[s]);
-		print_fig(f, h->lib_ok ? h->lib : NAN, "%.4f");
+		report_print_fig(f, h->lib.ok ? h->lib.ratio : NAN, "%.4f");
 		fprintf(f, ", kernel ");
-		print_fig(f, h->kern_ok ? h->kern : NAN, "%.4f");
+		report_print_fig(f, h->kern.ok ? h->kern.ratio : NAN, "%.4f");
 		fprintf(f, ", exact LRU %.4f\n", h->exact);
 	}
 	for (int i = 0; i < 2; i++)
@@ -240,10 +232,8 @@ void types_print(FILE *f, const struct report *rp)
  * lookup grid's medians); NaN where either is missing. */
 double types_vs_hash(const struct report *rp, int i, int p, int k)
 {
-	static const uint32_t grid_keys_quick[] = { 4, 8, 16, 32, 64, 128, 256, 1024 };
-	static const uint32_t grid_keys_full[] = { 1, 4, 8, 10, 16, 32, 64, 128, 256, 1024 };
-	const uint32_t *keys = rp->full ? grid_keys_full : grid_keys_quick;
-	size_t n = rp->full ? sizeof(grid_keys_full) / 4 : sizeof(grid_keys_quick) / 4;
+	const uint32_t *keys;
+	size_t n = report_grid_keys(rp, &keys);
 
 	for (size_t j = 0; j < n; j++)
 		if (keys[j] == types_keys[k])

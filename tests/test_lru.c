@@ -48,25 +48,6 @@ static bool common_lru(const struct variant *v)
 	return !(v->flags & BPFMAP_F_NO_COMMON_LRU);
 }
 
-static void pin_to(unsigned int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
-}
-
-static void unpin(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (unsigned int i = 0; i < nr_cpus && i < CPU_SETSIZE; i++)
-		CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static struct bpfmap *lru_create(const struct variant *v, uint32_t size)
 {
 	return must_create(v->type, 8, 8, size, v->flags);
@@ -189,7 +170,7 @@ static void test_sanity0(void **state)
 	}
 	assert_map_equal(map, &m);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /* sanity1: referenced elements outlive unreferenced ones (common lists). */
@@ -215,7 +196,7 @@ static void test_sanity1(void **state)
 	}
 	assert_map_equal(map, &m);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /*
@@ -263,7 +244,7 @@ static void test_sanity2(void **state)
 	}
 	assert_map_equal(map, &m);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /* sanity3: a full map with all but the last batch referenced: new keys
@@ -294,7 +275,7 @@ static void test_sanity3(void **state)
 	}
 	assert_map_equal(map, &m);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /* sanity4: deletes, then inserts into the room they made. */
@@ -327,7 +308,7 @@ static void test_sanity4(void **state)
 	}
 	assert_map_equal(map, &m);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /* sanity5: a one-element map, used from each CPU in turn by a forked child:
@@ -367,7 +348,7 @@ static void test_sanity5(void **state)
 	}
 	assert_true(key > 0);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /* sanity6: per-CPU lists rotate: keys referenced before every insert stay. */
@@ -396,7 +377,7 @@ static void test_sanity6(void **state)
 	}
 	assert_map_equal(map, &m);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /* sanity7 and sanity8: of two keys, the one a program looked up stays and
@@ -424,7 +405,7 @@ static void lookup_views(const struct variant *v, uint64_t by_program, uint64_t 
 	assert_errno(lookup(map, by_syscall, NULL), ENOENT);
 	assert_map_equal(map, &m);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 static void test_sanity7(void **state)
@@ -484,7 +465,7 @@ static void test_lru_rules(void **state)
 		assert_int_equal(update(map, key, key, BPFMAP_NOEXIST), 0);
 	assert_int_equal(walk_count(map, 8), 64);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 /* NO_COMMON_LRU rounds max_entries up to a multiple of the CPUs: 7 on two
@@ -509,7 +490,7 @@ static void test_no_common_rounding(void **state)
 	for (uint64_t k = per + 1; k < 1 + want; k++) /* the other CPUs' stay */
 		assert_int_equal(lookup(map, k, NULL), 0);
 	bpfmap_free(map);
-	unpin();
+	test_unpin();
 }
 
 #define ON(fn, i) \

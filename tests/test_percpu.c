@@ -22,25 +22,6 @@ static enum bpfmap_type type_of(void **state)
 	return *(const enum bpfmap_type *)*state;
 }
 
-static void pin_to(unsigned int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
-}
-
-static void unpin(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (unsigned int i = 0; i < nr_cpus && i < CPU_SETSIZE; i++)
-		CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* A per-CPU buffer of value_size-byte values: slot i at i * round_up(vs, 8),
  * each byte of slot i set to (seed + i + byte index), padding included. */
 static void *fill_slots(uint32_t vs, uint8_t seed)
@@ -114,7 +95,7 @@ static void test_syscall_layout(void **state)
 		free(out);
 		bpfmap_free(map);
 	}
-	unpin();
+	test_unpin();
 }
 
 /* The program view: the calling CPU's slot; lookup_percpu any CPU's. */
@@ -166,7 +147,7 @@ static void test_program_view(void **state)
 		assert_int_equal(out[cpu], cpu == nr_cpus - 1 ? two : 0);
 	assert_int_equal(bpfmap_delete(map, &absent), 0);
 	assert_errno(bpfmap_delete(map, &absent), ENOENT);
-	unpin();
+	test_unpin();
 	bpfmap_free(map);
 
 	/* lookup_percpu is for per-CPU maps only. */
@@ -199,7 +180,7 @@ static void test_percpu_add(void **state)
 		for (uint32_t i = 0; i <= cpu; i++)
 			assert_int_equal(bpfmap_percpu_add(map, &key, 1000 + cpu), 0);
 	}
-	unpin();
+	test_unpin();
 	assert_int_equal(bpfmap_lookup_elem(map, &key, out), 0);
 	for (uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
 		uint64_t v;

@@ -22,15 +22,6 @@ static uint32_t nr_cpus;
 #define SCALE 1
 #endif
 
-static void pin_self(unsigned int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu % nr_cpus, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 struct counter_arg {
 	struct bpfmap *map;
 	unsigned int cpu; /* UINT32_MAX: not pinned, so the thread migrates */
@@ -43,7 +34,7 @@ static void *count_thread(void *p)
 	struct counter_arg *a = p;
 
 	if (a->cpu != UINT32_MAX)
-		pin_self(a->cpu);
+		test_pin_cpu(a->cpu);
 	for (uint32_t r = 0; r < a->rounds; r++) {
 		for (uint32_t k = 0; k < a->keys; k++) {
 			uint64_t *v;
@@ -65,40 +56,63 @@ static void *count_thread(void *p)
 	return NULL;
 }
 
-/* Two threads increment every key's counter through the program view;
- * the slots add up to every increment, pinned or migrating. */
-static void counters(enum bpfmap_type type, bool pinned, bool add)
+/* A per-CPU map of @keys counters, every slot zero. */
+static struct bpfmap *counter_map(enum bpfmap_type type, uint32_t keys)
 {
-	const uint32_t keys = 64, rounds = 20000 / SCALE;
 	struct bpfmap *map = must_create(type, 4, 8, keys, 0);
-	uint64_t *zero = calloc(nr_cpus, 8), *out = calloc(nr_cpus, 8);
-	struct counter_arg a[2];
-	pthread_t th[2];
+	uint64_t *zero = calloc(nr_cpus, 8);
 
+	assert_non_null(zero);
 	for (uint32_t k = 0; k < keys; k++)
 		assert_int_equal(bpfmap_update_elem(map, &k, zero, BPFMAP_NOEXIST), 0);
-	for (int i = 0; i < 2; i++) {
-		a[i] = (struct counter_arg){ map, pinned ? (unsigned int)i : UINT32_MAX, keys,
-					     rounds, add };
-		assert_int_equal(pthread_create(&th[i], NULL, count_thread, &a[i]), 0);
-	}
-	for (int i = 0; i < 2; i++) {
+	free(zero);
+	return map;
+}
+
+static void join_counters(pthread_t *th, int n)
+{
+	for (int i = 0; i < n; i++) {
 		void *ret;
 
 		pthread_join(th[i], &ret);
 		assert_null(ret);
 	}
+}
+
+/* Every key's slots add up to @want; the map is freed. */
+static void assert_counts(struct bpfmap *map, uint32_t keys, uint64_t want)
+{
+	uint64_t *out = calloc(nr_cpus, 8);
+
+	assert_non_null(out);
 	for (uint32_t k = 0; k < keys; k++) {
 		uint64_t sum = 0;
 
 		assert_int_equal(bpfmap_lookup_elem(map, &k, out), 0);
 		for (uint32_t c = 0; c < nr_cpus; c++)
 			sum += out[c];
-		assert_int_equal(sum, 2ULL * rounds);
+		assert_int_equal(sum, want);
 	}
-	free(zero);
 	free(out);
 	bpfmap_free(map);
+}
+
+/* Two threads increment every key's counter through the program view;
+ * the slots add up to every increment, pinned or migrating. */
+static void counters(enum bpfmap_type type, bool pinned, bool add)
+{
+	const uint32_t keys = 64, rounds = 20000 / SCALE;
+	struct bpfmap *map = counter_map(type, keys);
+	struct counter_arg a[2];
+	pthread_t th[2];
+
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct counter_arg){ map, pinned ? (unsigned int)i : UINT32_MAX, keys,
+					     rounds, add };
+		assert_int_equal(pthread_create(&th[i], NULL, count_thread, &a[i]), 0);
+	}
+	join_counters(th, 2);
+	assert_counts(map, keys, 2ULL * rounds);
 }
 
 static void test_percpu_counters_pinned(void **state)
@@ -151,8 +165,7 @@ static void *storm_thread(void *p)
 static void test_percpu_add_oversubscribed(void **state)
 {
 	const uint32_t keys = 8, rounds = 40000 / SCALE;
-	struct bpfmap *map = must_create(BPFMAP_TYPE_PERCPU_HASH, 4, 8, keys, 0);
-	uint64_t *zero = calloc(nr_cpus, 8), *out = calloc(nr_cpus, 8);
+	struct bpfmap *map = counter_map(BPFMAP_TYPE_PERCPU_HASH, keys);
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 	struct storm_arg storm = { 0 };
 	struct counter_arg a[4];
@@ -161,8 +174,6 @@ static void test_percpu_add_oversubscribed(void **state)
 	(void)state;
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-	for (uint32_t k = 0; k < keys; k++)
-		assert_int_equal(bpfmap_update_elem(map, &k, zero, BPFMAP_NOEXIST), 0);
 	for (int i = 0; i < 4; i++) {
 		a[i] = (struct counter_arg){ map, UINT32_MAX, keys, rounds, true };
 		assert_int_equal(pthread_create(&th[i], NULL, count_thread, &a[i]), 0);
@@ -170,26 +181,11 @@ static void test_percpu_add_oversubscribed(void **state)
 	storm.targets = th;
 	storm.n = 4;
 	assert_int_equal(pthread_create(&stormer, NULL, storm_thread, &storm), 0);
-	for (int i = 0; i < 4; i++) {
-		void *ret;
-
-		pthread_join(th[i], &ret);
-		assert_null(ret);
-	}
+	join_counters(th, 4);
 	__atomic_store_n(&storm.stop, true, __ATOMIC_RELAXED);
 	pthread_join(stormer, NULL);
 	print_message("%lu signals sent to the adders\n", storm.sent);
-	for (uint32_t k = 0; k < keys; k++) {
-		uint64_t sum = 0;
-
-		assert_int_equal(bpfmap_lookup_elem(map, &k, out), 0);
-		for (uint32_t c = 0; c < nr_cpus; c++)
-			sum += out[c];
-		assert_int_equal(sum, 4ULL * rounds);
-	}
-	free(zero);
-	free(out);
-	bpfmap_free(map);
+	assert_counts(map, keys, 4ULL * rounds);
 }
 
 struct churn_arg {
@@ -206,7 +202,7 @@ static void *churn_thread(void *p)
 	struct churn_arg *a = p;
 	uint64_t value[1024] = { 0 };
 
-	pin_self(a->id);
+	test_pin_cpu(a->id);
 	for (uint64_t i = 0; i < a->inserts; i++) {
 		uint64_t key = (uint64_t)(a->id + 1) << 40 | i;
 		int ret = bpfmap_update_elem(a->map, &key, value, BPFMAP_NOEXIST);
@@ -282,7 +278,7 @@ static void *overwrite_thread(void *p)
 {
 	struct overwrite_arg *a = p;
 
-	pin_self(a->id);
+	test_pin_cpu(a->id);
 	for (uint32_t r = 0; r < a->rounds; r++) {
 		for (uint32_t k = a->id; k < a->keys; k += 2) {
 			uint64_t v = r;

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,4 +56,25 @@ uint32_t walk_count(struct bpfmap *map, uint32_t key_size)
 	free(cur);
 	free(next);
 	return n;
+}
+
+int test_pin_cpu(unsigned int cpu)
+{
+	int n = bpfmap_num_possible_cpus();
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu % (unsigned int)(n > 0 ? n : 1), &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+void test_unpin(void)
+{
+	int n = bpfmap_num_possible_cpus();
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (int i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }

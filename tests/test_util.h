@@ -26,6 +26,13 @@ struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t va
 		assert_int_equal(errno, (err));       \
 	} while (0)
 
+/* Pin the calling thread to CPU @cpu (modulo the possible CPUs): 0 or
+ * -errno; no assertion, so threads other than cmocka's may call it.
+ * pin_to() asserts it.  test_unpin(): every possible CPU again. */
+int test_pin_cpu(unsigned int cpu);
+void test_unpin(void);
+#define pin_to(cpu) assert_int_equal(test_pin_cpu(cpu), 0)
+
 /* Number of keys a full get_next_key walk finds (each checked unique). */
 uint32_t walk_count(struct bpfmap *map, uint32_t key_size);
 

@@ -159,16 +159,16 @@ int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value)
 	return map->copy(map, key, value);
 }
 
-/* The update flags: a mode (ANY, NOEXIST, EXIST), F_LOCK, and on per-CPU
- * maps F_CPU or F_ALL_CPUS. */
-static ALWAYS_INLINE int check_update_flags(const struct bpfmap *map, uint64_t flags)
+/* The update flags: a mode (ANY, NOEXIST, EXIST) and those of @extra
+ * (F_LOCK; for the syscall view on per-CPU maps F_CPU or F_ALL_CPUS). */
+static ALWAYS_INLINE int check_update_flags(const struct bpfmap *map, uint64_t flags,
+					    uint64_t extra)
 {
 	int err;
 
 	if (likely(flags <= BPFMAP_EXIST)) /* the modes alone: no call */
 		return 0;
-	err = percpu_check_flags(map, flags, BPFMAP_NOEXIST | BPFMAP_EXIST | BPFMAP_F_LOCK |
-						 PERCPU_FLAGS);
+	err = percpu_check_flags(map, flags, BPFMAP_NOEXIST | BPFMAP_EXIST | extra);
 	if (err)
 		return err;
 	if (((uint32_t)flags & ~(BPFMAP_F_LOCK | PERCPU_FLAGS)) > BPFMAP_EXIST)
@@ -185,7 +185,7 @@ int bpfmap_update_elem(struct bpfmap *map, const void *key, const void *value,
 		return map_fail(-EINVAL);
 	if (!can_write(map))
 		return map_fail(-EPERM);
-	err = check_update_flags(map, flags);
+	err = check_update_flags(map, flags, BPFMAP_F_LOCK | PERCPU_FLAGS);
 	if (err)
 		return map_fail(err);
 	if (unlikely(flags & PERCPU_FLAGS))
@@ -263,9 +263,7 @@ int bpfmap_update(struct bpfmap *map, const void *key, const void *value, uint64
 		return map_fail(-EINVAL);
 	if (unlikely(!prog_can_write(map)))
 		return map_fail(-EPERM);
-	err = percpu_check_flags(map, flags, BPFMAP_NOEXIST | BPFMAP_EXIST | BPFMAP_F_LOCK);
-	if (!err && ((uint32_t)flags & ~BPFMAP_F_LOCK) > BPFMAP_EXIST)
-		err = -EINVAL;
+	err = check_update_flags(map, flags, BPFMAP_F_LOCK); /* no per-CPU flags: a program's */
 	if (unlikely(err))
 		return map_fail(err);
 	/* A program writes its own CPU's slot; a new element's others are 0. */

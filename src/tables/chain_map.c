@@ -109,29 +109,25 @@ nomem:
 	return NULL;
 }
 
+/* What every chained map does the same way. */
+#define CHAIN_OPS_COMMON                                          \
+	.free = chain_free, .lookup_elem = chain_lookup_elem,       \
+	.update_elem = chain_update_elem,                           \
+	.delete_elem = chain_delete_elem,                           \
+	.lookup_and_delete_elem = chain_lookup_and_delete_elem,     \
+	.get_next_key = chain_get_next_key,                         \
+	.lookup_batch = chain_lookup_batch, .mem_usage = chain_mem_usage
+
 const struct map_ops chain_ops = {
-	.free = chain_free,
-	.lookup_elem = chain_lookup_elem,
-	.update_elem = chain_update_elem,
-	.delete_elem = chain_delete_elem,
-	.update_part = chain_update_part,
-	.lookup_and_delete_elem = chain_lookup_and_delete_elem,
-	.get_next_key = chain_get_next_key,
-	.lookup_batch = chain_lookup_batch,
-	.mem_usage = chain_mem_usage,
+	CHAIN_OPS_COMMON,
 	.lookup_bulk = chain_lookup_bulk,
 };
 
+/* Per-CPU and evicting maps: their slots and part updates; no bulk lookup
+ * (their program view is not a bare value: core loops map->lookup). */
 static const struct map_ops chain_view_ops = {
-	.free = chain_free,
-	.lookup_elem = chain_lookup_elem,
-	.update_elem = chain_update_elem,
-	.delete_elem = chain_delete_elem,
+	CHAIN_OPS_COMMON,
 	.update_part = chain_update_part,
 	.lookup_percpu = chain_lookup_percpu,
 	.percpu_add = chain_percpu_add,
-	.lookup_and_delete_elem = chain_lookup_and_delete_elem,
-	.get_next_key = chain_get_next_key,
-	.lookup_batch = chain_lookup_batch,
-	.mem_usage = chain_mem_usage,
 };
