@@ -56,8 +56,9 @@ enum bpfmap_type {
 	BPFMAP_TYPE_PERCPU_HASH = 5,
 	BPFMAP_TYPE_LRU_HASH = 9,
 	BPFMAP_TYPE_LRU_PERCPU_HASH = 10,
-	/* Resizable hash; a value outside the kernel's enum. */
-	BPFMAP_TYPE_RHASH = 128,
+	/* The resizable hash, bpf-next's BPF_MAP_TYPE_RHASH (after
+	 * BPF_MAP_TYPE_INSN_ARRAY = 34); Linux 6.18 does not have it. */
+	BPFMAP_TYPE_RHASH = 35,
 };
 
 /* Map flags (bpfmap_create_opts.map_flags), the kernel's BPF_F_* values. */

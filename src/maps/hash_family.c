@@ -28,6 +28,12 @@ int hash_family_check(const struct map_params *p, bool lru, bool percpu)
 {
 	if (p->map_extra)
 		return -EINVAL;
+	return hash_family_check_common(p, lru, percpu, HASH_MAX_ENTRIES);
+}
+
+int hash_family_check_common(const struct map_params *p, bool lru, bool percpu,
+			     uint32_t max_entries_cap)
+{
 	if (p->map_flags & ~HASH_CREATE_FLAGS)
 		return -EINVAL;
 	if ((p->map_flags & BPFMAP_F_NO_COMMON_LRU) && !lru)
@@ -44,9 +50,7 @@ int hash_family_check(const struct map_params *p, bool lru, bool percpu)
 		return -E2BIG;
 	if (percpu && ROUND_UP((uint64_t)p->value_size, 8) > PERCPU_SLOT_MAX)
 		return -E2BIG;
-	if (p->max_entries > MAP_MAX_ENTRIES)
-		return -E2BIG;
-	if (p->max_entries > HASH_MAX_ENTRIES)
+	if (p->max_entries > MAP_MAX_ENTRIES || p->max_entries > max_entries_cap)
 		return -E2BIG;
 	if (p->lock_off < -1 || (p->lock_off >= 0 && ((p->lock_off & 3) ||
 	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)))

@@ -14,6 +14,11 @@
  * one); 0 or -errno, in the kernel's order. */
 int hash_family_check(const struct map_params *p, bool lru, bool percpu);
 
+/* The same without the map_extra check, with max_entries capped at
+ * @max_entries_cap (the types whose max_entries is not a bucket count). */
+int hash_family_check_common(const struct map_params *p, bool lru, bool percpu,
+			     uint32_t max_entries_cap);
+
 /* The number of per-CPU slots: the possible CPUs; 0 with *err set if they
  * cannot be read. */
 uint32_t hash_family_cpus(int *err);

@@ -69,3 +69,17 @@ void big_free(void *p)
 	else
 		free(h->base);
 }
+
+void *big_reserve(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void big_unreserve(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes);
+}

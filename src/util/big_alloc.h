@@ -29,4 +29,10 @@ void *big_zalloc(size_t bytes);
 /* Release what big_zalloc returned; NULL is a no-op. */
 void big_free(void *p);
 
+/* @bytes of address space, page-aligned, zero when first touched and
+ * costing memory only from then on (never moved: what lives there keeps
+ * its address); NULL without room. */
+void *big_reserve(size_t bytes);
+void big_unreserve(void *p, size_t bytes);
+
 #endif

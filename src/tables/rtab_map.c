@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The resizable table as a map: creation, memory use and its operations
+ * (tables/rtab.h has the design).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "tables/rtab.h"
+
+static uint32_t rtab_bits_for(uint64_t n)
+{
+	uint32_t bits = RTAB_MIN_BITS;
+
+	while (bits < RTAB_MAX_BITS && ((uint64_t)1 << bits) < n)
+		bits++;
+	return bits;
+}
+
+static size_t rtab_mem_usage(const struct bpfmap *map)
+{
+	struct rtab *r = to_rtab((struct bpfmap *)map);
+	size_t bytes = sizeof(*r) + count_mem(&r->count) + rtab_arena_mem(r);
+	struct rtab_table *t;
+
+	rcu_lock();
+	t = rtab_table_of(r);
+	bytes += rtab_table_mem(t);
+	t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
+	if (t)
+		bytes += rtab_table_mem(t);
+	rcu_unlock();
+	return bytes;
+}
+
+static void rtab_free(struct bpfmap *map)
+{
+	rtab_destroy(to_rtab(map));
+}
+
+static const struct map_ops rtab_ops = {
+	.free = rtab_free,
+	.lookup_elem = rtab_lookup_elem,
+	.update_elem = rtab_update_elem,
+	.delete_elem = rtab_delete_elem,
+	.lookup_and_delete_elem = rtab_lookup_and_delete_elem,
+	.get_next_key = rtab_get_next_key,
+	.lookup_batch = rtab_lookup_batch,
+	.mem_usage = rtab_mem_usage,
+};
+
+struct bpfmap *rtab_create(const struct map_params *p, int *err)
+{
+	struct rtab *r = aligned_alloc(64, ROUND_UP(sizeof(*r), 64));
+	uint64_t stride = 8 + ROUND_UP((uint64_t)p->key_size, 8) + ROUND_UP((uint64_t)p->value_size, 8);
+	/* map_extra: the number of elements to size the first table for. */
+	uint64_t hint = p->map_extra;
+
+	if (!r || stride > UINT32_MAX)
+		goto nomem;
+	memset(r, 0, sizeof(*r));
+	r->hash_kind = hash_kind_for_key_size(p->key_size);
+	map_init_common(&r->map, p, &rtab_ops, rtab_lookup_for(r->hash_kind, p->key_size));
+	r->map.copy = rtab_copy_for(r->hash_kind, p->key_size);
+	r->hash = hash_fn_for_kind(r->hash_kind);
+	hash_params_init(&r->hp, false);
+	r->mul = r->hp.mul;
+	r->fin = r->hp.fin;
+	r->stride = (uint32_t)stride;
+	r->value_off = 8 + (uint32_t)ROUND_UP(p->key_size, 8);
+	r->retire_batch = rtab_retire_batch_for(p->max_entries);
+	r->min_bits = RTAB_MIN_BITS;
+	r->max_bits = rtab_bits_for(p->max_entries);
+	if (count_init(&r->count, p->max_entries))
+		goto nomem;
+	if (rtab_arena_init(r, p->max_entries))
+		goto nomem;
+	r->table = rtab_table_alloc(rtab_bits_for(hint < p->max_entries ? hint : p->max_entries));
+	if (!r->table)
+		goto nomem;
+	return &r->map;
+
+nomem:
+	if (r)
+		rtab_destroy(r);
+	*err = -ENOMEM;
+	return NULL;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The resizable table's per-key operations: program-view lookups and
+ * copy-outs specialised per key size at creation, and the updates and
+ * deletes, which lock one group of buckets (tables/rtab.h).
+ */
+#include <errno.h>
+
+#include "hash/sized_hash.h"
+#include "tables/rtab.h"
+#include "tables/value.h"
+#include "util/shared_copy.h"
+
+/* The hash of a key whose size and kind are constants of the caller;
+ * sized: the common longer sizes with the hash inlined (hash/sized_hash.h). */
+static ALWAYS_INLINE uint32_t rtab_hash_of(const struct rtab *r, const void *key,
+					   uint32_t key_size, enum hash_kind kind, bool sized)
+{
+	if (sized)
+		return (uint32_t)(hash_sized(key, key_size, &r->hp) >> 32);
+	return rtab_hash(r, key, key_size, kind);
+}
+
+static ALWAYS_INLINE void *rtab_lookup_view(struct bpfmap *map, const void *key,
+					    uint32_t key_size, enum hash_kind kind, bool sized)
+{
+	struct rtab *r = to_rtab(map);
+	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
+	struct rtab_elem *e = rtab_find(r, hash, key, key_size, kind, NULL, NULL);
+
+	return e ? rtab_value(r, e) : map_lookup_miss();
+}
+
+/* A consistent copy of the value: the group's word unchanged around it. */
+static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *value,
+				       uint64_t flags, uint32_t key_size, enum hash_kind kind,
+				       bool sized)
+{
+	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
+	int ret = -ENOENT;
+
+	rcu_lock();
+	for (;;) {
+		uint32_t *lock, seq;
+		struct rtab_elem *e = rtab_find(r, hash, key, key_size, kind, &lock, &seq);
+
+		if (!e)
+			break;
+		ret = 0;
+		if (flags & BPFMAP_F_LOCK) {
+			rtab_copy_value_locked(r, e, value, true);
+			break;
+		}
+		shared_copy_out(value, rtab_value(r, e), r->map.value_size);
+		if (likely(seq_spin_read_valid(lock, seq))) {
+			value_clear_lock(&r->map, value);
+			break;
+		}
+		cpu_relax();
+	}
+	rcu_unlock();
+	return ret;
+}
+
+#define RTAB_SPECIALISED(name, key_size, kind, sized)                                        \
+	static void *rtab_lookup_##name(struct bpfmap *map, const void *key)                  \
+	{                                                                                     \
+		return rtab_lookup_view(map, key, key_size, kind, sized);                     \
+	}                                                                                     \
+	static int rtab_copy_##name(struct bpfmap *map, const void *key, void *value)         \
+	{                                                                                     \
+		return map_result(rtab_copy_key(to_rtab(map), key, value, 0, key_size, kind,  \
+						sized));                                      \
+	}
+RTAB_SPECIALISED(any, map->key_size, HASH_NH_LONG, false)
+RTAB_SPECIALISED(u32, 4, HASH_U32, false)
+RTAB_SPECIALISED(u64, 8, HASH_U64, false)
+RTAB_SPECIALISED(k16, 16, HASH_WORDS, true)
+RTAB_SPECIALISED(k32, 32, HASH_WORDS, true)
+RTAB_SPECIALISED(k64, 64, HASH_NH, true)
+RTAB_SPECIALISED(k128, 128, HASH_NH, true)
+RTAB_SPECIALISED(k256, 256, HASH_NH, true)
+
+static unsigned int rtab_specialised_index(enum hash_kind kind, uint32_t key_size)
+{
+	if (kind == HASH_U32)
+		return 1;
+	if (kind == HASH_U64)
+		return 2;
+	if (!hash_sized_covers(kind))
+		return 0;
+	switch (key_size) {
+	case 16: return 3;
+	case 32: return 4;
+	case 64: return 5;
+	case 128: return 6;
+	case 256: return 7;
+	default: return 0;
+	}
+}
+
+map_lookup_fn rtab_lookup_for(enum hash_kind kind, uint32_t key_size)
+{
+	static const map_lookup_fn fns[] = {
+		rtab_lookup_any, rtab_lookup_u32, rtab_lookup_u64, rtab_lookup_k16,
+		rtab_lookup_k32, rtab_lookup_k64, rtab_lookup_k128, rtab_lookup_k256,
+	};
+
+	return fns[rtab_specialised_index(kind, key_size)];
+}
+
+map_copy_fn rtab_copy_for(enum hash_kind kind, uint32_t key_size)
+{
+	static const map_copy_fn fns[] = {
+		rtab_copy_any, rtab_copy_u32, rtab_copy_u64, rtab_copy_k16,
+		rtab_copy_k32, rtab_copy_k64, rtab_copy_k128, rtab_copy_k256,
+	};
+
+	return fns[rtab_specialised_index(kind, key_size)];
+}
+
+static uint32_t rtab_hash_any(struct rtab *r, const void *key)
+{
+	return rtab_hash(r, key, r->map.key_size, r->hash_kind);
+}
+
+int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
+{
+	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, HASH_NH_LONG, false);
+}
+
+/* A present key's value, in place: under the group's lock, so that
+ * copy-outs see the old bytes or the new; with F_LOCK also under the
+ * value's spin lock, as programs take it. */
+static void rtab_store_locked(struct rtab *r, struct rtab_elem *e, const void *value, bool lockf)
+{
+	char *v = rtab_value(r, e);
+
+	if (lockf) {
+		struct bpfmap_spin_lock *l = value_lock(&r->map, v);
+
+		spin_lock_word(&l->val);
+		value_store(&r->map, v, value);
+		spin_unlock_word(&l->val);
+	} else {
+		value_store(&r->map, v, value);
+	}
+}
+
+/* F_LOCK on a present key: the kernel stores under the value's lock alone. */
+static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const void *key,
+					    const void *value, uint64_t mode)
+{
+	struct rtab_elem *e;
+	int ret = 1;
+
+	rcu_lock();
+	e = rtab_find(r, hash, key, r->map.key_size, HASH_NH_LONG, NULL, NULL);
+	if (e) {
+		if (mode == BPFMAP_NOEXIST) {
+			ret = -EEXIST;
+		} else {
+			struct bpfmap_spin_lock *l = value_lock(&r->map, rtab_value(r, e));
+
+			spin_lock_word(&l->val);
+			value_store(&r->map, rtab_value(r, e), value);
+			spin_unlock_word(&l->val);
+			ret = 0;
+		}
+	}
+	rcu_unlock();
+	return ret;
+}
+
+/* What an insert found: an answer, or RTAB_RETRY after it waited for the
+ * arena's retired elements to become free. */
+#define RTAB_RETRY 1
+
+static int rtab_update_once(struct rtab *r, uint32_t hash, const void *key, const void *value,
+			    uint64_t mode, bool lockf, bool may_wait)
+{
+	struct rtab_table *t;
+	struct rtab_elem *e, *ne;
+	uint32_t b, ticket, idx, *link, depth = 0;
+	int ret;
+
+	rcu_lock();
+	t = rtab_lock_bucket(r, hash, &b);
+	e = rtab_chain_find_locked(r, t, b, hash, key, &link);
+	if (e) {
+		if (mode == BPFMAP_NOEXIST) {
+			ret = -EEXIST;
+		} else {
+			rtab_store_locked(r, e, value, lockf);
+			ret = 0;
+		}
+		goto unlock;
+	}
+	ret = -ENOENT;
+	if (mode == BPFMAP_EXIST)
+		goto unlock;
+	ticket = count_insert_begin(&r->count);
+	ret = -E2BIG;
+	if (ticket == COUNT_FULL)
+		goto unlock;
+	idx = rtab_elem_alloc(r);
+	if (unlikely(idx == UINT32_MAX)) {
+		count_insert_end(&r->count, ticket, false);
+		rtab_unlock_bucket(t, b);
+		rcu_unlock();
+		if (!may_wait)
+			return -ENOMEM;
+		rtab_reclaim_wait(r);
+		return RTAB_RETRY;
+	}
+	ne = rtab_elem(r, idx);
+	ne->hash = hash;
+	memcpy(rtab_key(ne), key, r->map.key_size);
+	if (lockf || map_has_lock(&r->map))
+		memset(rtab_value(r, ne), 0, r->map.value_size);
+	value_store(&r->map, rtab_value(r, ne), value);
+	rtab_link_locked(link, ne, idx);
+	count_insert_end(&r->count, ticket, true);
+	/* A chain this deep is worth a look at the count now. */
+	for (uint32_t l = __atomic_load_n(&t->heads[b], __ATOMIC_RELAXED); l != RTAB_NONE && depth < 4;
+	     l = rtab_link_elem(r, l)->next)
+		depth++;
+	rtab_unlock_bucket(t, b);
+	rtab_resize_check(r, depth >= 4);
+	rcu_unlock();
+	return 0;
+
+unlock:
+	rtab_unlock_bucket(t, b);
+	rcu_unlock();
+	return ret;
+}
+
+int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
+{
+	struct rtab *r = to_rtab(map);
+	uint64_t mode = flags & (BPFMAP_NOEXIST | BPFMAP_EXIST);
+	bool lockf = flags & BPFMAP_F_LOCK;
+	uint32_t hash = rtab_hash_any(r, key);
+	int ret;
+
+	if (lockf) {
+		ret = rtab_update_present_locked_value(r, hash, key, value, mode);
+		if (ret <= 0)
+			return ret;
+	}
+	ret = rtab_update_once(r, hash, key, value, mode, lockf, rcu_may_wait());
+	if (ret == RTAB_RETRY)
+		ret = rtab_update_once(r, hash, key, value, mode, lockf, false);
+	return ret;
+}
+
+static int rtab_delete(struct rtab *r, const void *key, void *value)
+{
+	uint32_t hash = rtab_hash_any(r, key);
+	struct rtab_table *t;
+	struct rtab_elem *e;
+	uint32_t b, *link;
+
+	rcu_lock();
+	t = rtab_lock_bucket(r, hash, &b);
+	e = rtab_chain_find_locked(r, t, b, hash, key, &link);
+	if (e) {
+		if (value)
+			rtab_copy_value_locked(r, e, value, false);
+		rtab_delete_locked(r, link, e);
+	}
+	rtab_unlock_bucket(t, b);
+	if (e) {
+		rtab_elem_retire(r, (uint32_t)(((char *)e - r->arena) / r->stride));
+		rtab_resize_check(r, false);
+	}
+	rcu_unlock();
+	return e ? 0 : -ENOENT;
+}
+
+int rtab_delete_elem(struct bpfmap *map, const void *key)
+{
+	return rtab_delete(to_rtab(map), key, NULL);
+}
+
+int rtab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+{
+	return rtab_delete(to_rtab(map), key, value);
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * BPFMAP_TYPE_RHASH with threads (also run under TSan):
+ *  - walks by get_next_key and by batches while another thread inserts
+ *    enough to force several grows and deletes enough to force shrinks:
+ *    every element present for the whole walk comes back exactly once, and
+ *    none twice;
+ *  - a growth from empty while another thread looks up the keys inserted so
+ *    far, non-stop: no miss, and no copy-out torn by a concurrent overwrite;
+ *  - inserts from several threads into a map that fills: exactly
+ *    max_entries succeed, the rest answer -E2BIG, also with deletes mixed in.
+ * The fixed interleavings (a lookup stopped inside a chain that a resize
+ * splits, a copy-out stopped before its check) are in test_races.c.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "tables/rtab.h"
+
+#ifdef __SANITIZE_THREAD__
+#define SCALE 8
+#else
+#define SCALE 1
+#endif
+
+static struct bpfmap *rhash(uint32_t ks, uint32_t vs, uint32_t max)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, "rh", ks, vs, max, &o);
+
+	assert_non_null(m);
+	return m;
+}
+
+static uint64_t resizes(struct bpfmap *m)
+{
+	return __atomic_load_n(&to_rtab(m)->resizes, __ATOMIC_RELAXED);
+}
+
+/* ---- walks under resizes ------------------------------------------------- */
+
+#define STABLE 4000u       /* keys 0, 2, 4, ...: present for the whole test */
+#define CHURN (60000u / SCALE) /* odd keys, inserted then deleted, in rounds */
+
+struct churn {
+	struct bpfmap *m;
+	int stop; /* atomic */
+	uint64_t rounds;
+};
+
+static void *churn_thread(void *arg)
+{
+	struct churn *c = arg;
+	uint64_t v = 1;
+
+	test_pin_cpu(1);
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		for (uint64_t i = 0; i < CHURN; i++) {
+			uint64_t k = 2 * i + 1;
+
+			assert_int_equal(bpfmap_update_elem(c->m, &k, &v, BPFMAP_NOEXIST), 0);
+		}
+		for (uint64_t i = 0; i < CHURN; i++) {
+			uint64_t k = 2 * i + 1;
+
+			assert_int_equal(bpfmap_delete_elem(c->m, &k), 0);
+		}
+		__atomic_fetch_add(&c->rounds, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* One walk's keys: each stable key once, no key twice. */
+struct seen {
+	uint8_t *mark;
+	uint32_t stable;
+};
+
+static void seen_add(struct seen *s, uint64_t k)
+{
+	assert_true(k < 2 * (uint64_t)CHURN + 2 * STABLE);
+	assert_int_equal(s->mark[k], 0);
+	s->mark[k] = 1;
+	if (!(k & 1))
+		s->stable++;
+}
+
+static void walk_by_next_key(struct bpfmap *m, struct seen *s)
+{
+	uint64_t k, next;
+	int ret = bpfmap_get_next_key(m, NULL, &k);
+
+	while (ret == 0) {
+		seen_add(s, k);
+		ret = bpfmap_get_next_key(m, &k, &next);
+		k = next;
+	}
+	assert_int_equal(ret, -ENOENT);
+}
+
+static void walk_by_batches(struct bpfmap *m, struct seen *s, uint32_t chunk)
+{
+	uint64_t keys[64], vals[64], cursor;
+	uint64_t *in = NULL;
+	int ret;
+
+	do {
+		uint32_t count = chunk;
+
+		ret = bpfmap_lookup_batch(m, in, &cursor, keys, vals, &count, NULL);
+		assert_true(ret == 0 || ret == -ENOENT);
+		for (uint32_t i = 0; i < count; i++) {
+			seen_add(s, keys[i]);
+			/* Values as stored: the stable keys' are the key. */
+			if (!(keys[i] & 1))
+				assert_int_equal(vals[i], keys[i]);
+		}
+		in = &cursor;
+	} while (ret == 0);
+}
+
+static void test_walks_under_resizes(void **state)
+{
+	struct bpfmap *m = rhash(8, 8, 1u << 20);
+	struct churn c = { .m = m };
+	size_t span = 2 * (size_t)CHURN + 2 * STABLE;
+	uint64_t before;
+	pthread_t t;
+	int walks = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < STABLE; i++) {
+		uint64_t k = 2 * i;
+
+		assert_int_equal(bpfmap_update_elem(m, &k, &k, BPFMAP_NOEXIST), 0);
+	}
+	before = resizes(m);
+	test_pin_cpu(0);
+	assert_int_equal(pthread_create(&t, NULL, churn_thread, &c), 0);
+	/* Walk until the churn has run two full rounds (each round grows the
+	 * table several times and shrinks it back) and resizes happened. */
+	while (__atomic_load_n(&c.rounds, __ATOMIC_ACQUIRE) < 2 || walks < 4) {
+		struct seen s = { calloc(span, 1), 0 };
+
+		assert_non_null(s.mark);
+		if (walks % 2)
+			walk_by_batches(m, &s, 1 + (uint32_t)walks % 64);
+		else
+			walk_by_next_key(m, &s);
+		assert_int_equal(s.stable, STABLE);
+		free(s.mark);
+		walks++;
+	}
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	test_unpin();
+	/* 4000 -> 64000 elements and back: at least four grows and four
+	 * shrinks a round. */
+	assert_true(resizes(m) - before >= 16);
+	print_message("%d walks over %lu churn rounds, %lu resizes\n", walks,
+		      (unsigned long)c.rounds, (unsigned long)(resizes(m) - before));
+	bpfmap_free(m);
+}
+
+/* ---- lookups during growth ----------------------------------------------- */
+
+struct grow {
+	struct bpfmap *m;
+	uint64_t n;    /* atomic: keys 0 .. n - 1 are in */
+	uint64_t goal;
+	int done;      /* atomic */
+};
+
+/* Values [x, ~x]: a torn copy shows the two halves disagree. */
+static void *grow_thread(void *arg)
+{
+	struct grow *g = arg;
+
+	test_pin_cpu(1);
+	for (uint64_t k = 0; k < g->goal; k++) {
+		uint64_t v[2] = { k, ~k };
+
+		assert_int_equal(bpfmap_update_elem(g->m, &k, v, BPFMAP_NOEXIST), 0);
+		__atomic_store_n(&g->n, k + 1, __ATOMIC_RELEASE);
+		/* Overwrite an older key in place now and then. */
+		if (k % 7 == 0) {
+			uint64_t o = k / 2, w[2] = { o + k, ~(o + k) };
+
+			assert_int_equal(bpfmap_update_elem(g->m, &o, w, BPFMAP_EXIST), 0);
+		}
+	}
+	__atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_lookups_during_growth(void **state)
+{
+	struct grow g = { .m = rhash(8, 16, 1u << 20), .goal = 400000 / SCALE };
+	uint64_t x = 0x9e3779b97f4a7c15ULL, lookups = 0, before = resizes(g.m);
+	pthread_t t;
+
+	(void)state;
+	test_pin_cpu(0);
+	assert_int_equal(pthread_create(&t, NULL, grow_thread, &g), 0);
+	while (!__atomic_load_n(&g.done, __ATOMIC_ACQUIRE)) {
+		uint64_t n = __atomic_load_n(&g.n, __ATOMIC_ACQUIRE), v[2], *p;
+
+		if (!n)
+			continue;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t k = x % n;
+
+		assert_int_equal(bpfmap_lookup_elem(g.m, &k, v), 0);
+		assert_int_equal(v[0], ~v[1]);
+		bpfmap_read_lock();
+		p = bpfmap_lookup(g.m, &k);
+		assert_non_null(p);
+		bpfmap_read_unlock();
+		lookups++;
+	}
+	pthread_join(t, NULL);
+	test_unpin();
+	assert_true(resizes(g.m) - before >= 10);
+	print_message("%lu lookups, no miss, over %lu resizes\n", (unsigned long)lookups,
+		      (unsigned long)(resizes(g.m) - before));
+	bpfmap_free(g.m);
+}
+
+/* ---- exact -E2BIG ---------------------------------------------------------- */
+
+#define FILL_MAX 2000u
+
+struct filler {
+	struct bpfmap *m;
+	uint64_t base;
+	uint32_t ok, full;
+	bool churn; /* delete and reinsert own keys on the way */
+};
+
+static void *fill_thread(void *arg)
+{
+	struct filler *f = arg;
+	uint64_t v = 0;
+
+	for (uint64_t i = 0; i < FILL_MAX; i++) {
+		uint64_t k = f->base + i;
+		int ret = bpfmap_update_elem(f->m, &k, &v, BPFMAP_NOEXIST);
+
+		if (ret == 0) {
+			f->ok++;
+			if (f->churn && i % 3 == 0) {
+				/* The room may go to the other thread meanwhile. */
+				assert_int_equal(bpfmap_delete_elem(f->m, &k), 0);
+				ret = bpfmap_update_elem(f->m, &k, &v, BPFMAP_NOEXIST);
+				if (ret) {
+					assert_int_equal(ret, -E2BIG);
+					f->ok--;
+				}
+			}
+		} else {
+			assert_int_equal(ret, -E2BIG);
+			f->full++;
+		}
+	}
+	return NULL;
+}
+
+static void check_exact_full(bool churn)
+{
+	for (int round = 0; round < 20 / SCALE + 1; round++) {
+		struct bpfmap *m = rhash(8, 8, FILL_MAX);
+		struct filler f[2] = { { m, 0, 0, 0, churn }, { m, 1u << 20, 0, 0, churn } };
+		pthread_t t[2];
+
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(pthread_create(&t[i], NULL, fill_thread, &f[i]), 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		/* Full at the end: a delete's room is refilled by its own
+		 * reinsert or by the other thread's insert. */
+		assert_int_equal(f[0].ok + f[1].ok, FILL_MAX);
+		assert_int_equal(walk_count(m, 8), FILL_MAX);
+		bpfmap_free(m);
+	}
+}
+
+static void test_exact_full(void **state)
+{
+	(void)state;
+	check_exact_full(false);
+	check_exact_full(true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		test_entry(test_walks_under_resizes),
+		test_entry(test_lookups_during_growth),
+		test_entry(test_exact_full),
+	};
+
+	return run_test_group(tests);
+}
