@@ -23,6 +23,11 @@
  * reused for another key before it validated, and a walk that reached an
  * element just before it was reused in another bucket; and keys deeper than
  * such a walk goes.
+ * And RHASH's (tables/rtab.h): a lookup stopped on the element just before
+ * the point where a resize then cuts its chain in two, which would miss
+ * the key past the cut without its check of the group's word; and a
+ * copy-out stopped between its copy and that check while the value is
+ * overwritten in place.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -38,6 +43,7 @@
 #include "test_util.h"
 #include "tables/flat.h"
 #include "tables/chain.h"
+#include "tables/rtab.h"
 #include "util/test_hook.h"
 
 /* ---- stopping one thread at one hook ------------------------------------- */
@@ -618,6 +624,75 @@ static void test_chain_copy_deep(void **state)
 	bpfmap_free(m);
 }
 
+/* ---- RHASH: a chain split under a walker, an overwrite under a copy ------ */
+
+static struct bpfmap *rhash_map(uint32_t vs)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 8, vs, 1u << 16, &o);
+
+	assert_non_null(m);
+	return m;
+}
+
+static uint32_t rhash_hash(struct bpfmap *m, uint64_t k)
+{
+	return rtab_hash(to_rtab(m), &k, 8, HASH_U64);
+}
+
+static void test_rhash_walk_split(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_map(8);
+	struct rtab *r = to_rtab(m);
+	uint32_t bits = 32 - r->table->shift, b;
+	uint64_t a = 0, z, filler = 1u << 20, v = 1;
+
+	/* A and Z share a bucket of the first table, and its first grow puts
+	 * A in the lower half, Z in the upper: A comes first in the chain,
+	 * and the split cuts right after it. */
+	while (rhash_hash(m, a) >> (31 - bits) & 1)
+		a++;
+	b = rhash_hash(m, a) >> (32 - bits);
+	for (z = a + 1; (rhash_hash(m, z) >> (32 - bits)) != b ||
+			!(rhash_hash(m, z) >> (31 - bits) & 1); z++)
+		;
+	assert_int_equal(bpfmap_update_elem(m, &a, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, &z, &v, BPFMAP_NOEXIST), 0);
+
+	struct op look = { .m = m, .key = z, .look = true, .cpu = -1 };
+
+	op_start_stopped(&look, HOOK_RTAB_STEP, 0);
+	assert_ptr_equal(stop.obj, rtab_link_elem(r, r->table->heads[b]));
+	/* Grow (several times) with keys of other buckets, until no resize
+	 * is in flight: A's chain has been cut after A. */
+	while (32 - rtab_table_of(r)->shift <= bits + 1 || rtab_table_of(r)->next) {
+		if ((rhash_hash(m, filler) >> (32 - bits)) != b)
+			assert_int_equal(bpfmap_update_elem(m, &filler, &v, BPFMAP_NOEXIST), 0);
+		filler++;
+	}
+	op_release();
+	assert_int_equal(op_join(&look), 0);
+	bpfmap_free(m);
+}
+
+static void test_rhash_copy_overwritten(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_map(8);
+	uint64_t k = 5, v = 1, w = 2;
+	struct op copy = { .m = m, .key = k, .copy = true, .cpu = -1 };
+
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&copy, HOOK_RTAB_COPY, 0);
+	assert_int_equal(bpfmap_update_elem(m, &k, &w, BPFMAP_EXIST), 0);
+	op_release();
+	assert_int_equal(op_join(&copy), 0);
+	/* The copy read 1, then saw the group's word move: it copies again. */
+	assert_int_equal(copy.out, 2);
+	bpfmap_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +705,8 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
+		cmocka_unit_test_setup(test_rhash_walk_split, setup_hook),
+		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 	};
 	return run_test_group(tests);
 }

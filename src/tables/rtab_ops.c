@@ -52,6 +52,7 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 			break;
 		}
 		shared_copy_out(value, rtab_value(r, e), r->map.value_size);
+		TEST_HOOK(HOOK_RTAB_COPY, e);
 		if (likely(seq_spin_read_valid(lock, seq))) {
 			value_clear_lock(&r->map, value);
 			break;
