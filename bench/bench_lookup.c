@@ -572,7 +572,15 @@ bool bench_map_type_available(uint32_t type, char *why, size_t len)
 
 bool bench_rhash_available(char *why, size_t len)
 {
-	return bench_map_type_available(BPFMAP_TYPE_RHASH, why, len);
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 4, 8, 16, &o);
+
+	if (m) {
+		bpfmap_free(m);
+		return true;
+	}
+	snprintf(why, len, "bpfmap has no RHASH map (bpfmap_create: %s)", strerror(errno));
+	return false;
 }
 
 const struct bench bench_lookup = {

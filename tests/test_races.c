@@ -645,7 +645,7 @@ static void test_rhash_walk_split(void **state)
 	(void)state;
 	struct bpfmap *m = rhash_map(8);
 	struct rtab *r = to_rtab(m);
-	uint32_t bits = 32 - r->table->shift, b;
+	uint32_t bits = 32 - rtab_table_of(r)->shift, b;
 	uint64_t a = 0, z, filler = 1u << 20, v = 1;
 
 	/* A and Z share a bucket of the first table, and its first grow puts
@@ -663,7 +663,7 @@ static void test_rhash_walk_split(void **state)
 	struct op look = { .m = m, .key = z, .look = true, .cpu = -1 };
 
 	op_start_stopped(&look, HOOK_RTAB_STEP, 0);
-	assert_ptr_equal(stop.obj, rtab_link_elem(r, r->table->heads[b]));
+	assert_ptr_equal(stop.obj, rtab_link_elem(r, rtab_table_of(r)->heads[b]));
 	/* Grow (several times) with keys of other buckets, until no resize
 	 * is in flight: A's chain has been cut after A. */
 	while (32 - rtab_table_of(r)->shift <= bits + 1 || rtab_table_of(r)->next) {

@@ -80,11 +80,11 @@ uint32_t rtab_elem_alloc(struct rtab *r)
 		}
 		spin_unlock_word(&r->free_lock);
 		if (top != RTAB_NONE)
-			return top - 1;
+			return top;
 	}
 	fresh = __atomic_load_n(&r->fresh, __ATOMIC_RELAXED);
 	do {
-		if (fresh >= r->cap)
+		if (fresh > r->cap)
 			return UINT32_MAX;
 	} while (!__atomic_compare_exchange_n(&r->fresh, &fresh, fresh + 1, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
@@ -103,19 +103,19 @@ static void rtab_free_push(struct rtab *r, uint32_t first, struct rtab_elem *las
 
 void rtab_elem_unused(struct rtab *r, uint32_t idx)
 {
-	rtab_free_push(r, idx + 1, rtab_elem(r, idx), 1);
+	rtab_free_push(r, idx, rtab_elem(r, idx), 1);
 }
 
 static void rtab_teardown(struct rtab *r)
 {
-	struct rtab_table *t = r->table;
+	struct rtab_table *t = rtab_word_table(r->table);
 
 	if (t) {
 		rtab_table_free(t->next);
 		rtab_table_free(t);
 	}
 	if (r->arena)
-		big_unreserve(r->arena, (size_t)r->cap * r->stride);
+		big_unreserve(r->arena, ((size_t)r->cap + 1) * r->stride);
 	count_destroy(&r->count);
 	free(r);
 }
@@ -171,7 +171,7 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 	__atomic_fetch_add(&r->retired_n, 1, __ATOMIC_RELAXED);
 	spin_lock_word(&r->retire_lock);
 	rtab_set_retired_link(rtab_elem(r, idx), r->retiring);
-	r->retiring = idx + 1;
+	r->retiring = idx;
 	if (++r->retiring_n >= r->retire_batch)
 		rtab_retire_flush_locked(r);
 	spin_unlock_word(&r->retire_lock);
@@ -233,7 +233,7 @@ struct rtab_elem *rtab_chain_find_locked(struct rtab *r, struct rtab_table *t, u
 void rtab_link_locked(uint32_t *link, struct rtab_elem *e, uint32_t idx)
 {
 	e->next = __atomic_load_n(link, __ATOMIC_RELAXED);
-	__atomic_store_n(link, idx + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(link, idx, __ATOMIC_RELEASE);
 }
 
 void rtab_unlink_locked(uint32_t *link, struct rtab_elem *e)
@@ -252,7 +252,8 @@ int rtab_arena_init(struct rtab *r, uint32_t max_entries)
 									  : max_entries + spare);
 	/* Reserved, not committed: pages cost memory once an element uses
 	 * them, and they never move, so neither do the elements. */
-	r->arena = big_reserve((size_t)r->cap * r->stride);
+	r->arena = big_reserve(((size_t)r->cap + 1) * r->stride);
+	r->fresh = 1; /* element 0: the sentinel that link 0 names */
 	return r->arena ? 0 : -ENOMEM;
 }
 

@@ -68,11 +68,11 @@ struct rtab_table {
 	uint32_t claimed; /* atomic: groups handed to movers */
 	uint32_t moved;   /* atomic: groups moved */
 	struct rcu_head rcu;
-	uint32_t heads[]; /* atomic: element index + 1, RTAB_NONE or RTAB_MOVED */
+	uint32_t heads[]; /* atomic: an element index, RTAB_NONE or RTAB_MOVED */
 };
 
 struct rtab_elem {
-	uint32_t next; /* atomic: the next element's index + 1 */
+	uint32_t next; /* atomic: the next element's index (RTAB_NONE: none) */
 	uint32_t hash; /* the key's top 32 hash bits */
 	uint64_t data[]; /* key padded to 8, then the value */
 };
@@ -80,15 +80,15 @@ struct rtab_elem {
 struct rtab {
 	struct bpfmap map;
 	/* Hot: what lookups read. */
-	struct rtab_table *table; /* atomic */
-	char *arena;
+	uintptr_t table;    /* atomic: the current table | its shift (rtab_table_word) */
+	char *arena;        /* element i at i * stride; 0 is a sentinel, never used */
 	uint32_t stride;    /* bytes per element */
 	uint32_t value_off; /* offset of the value from the element */
 	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
 	hash_fn hash;
 	enum hash_kind hash_kind;
 	struct hash_params hp;
-	/* The arena: cap slots reserved; the first `fresh` have been used. */
+	/* The arena: elements 1 .. cap reserved; those below `fresh` used. */
 	uint32_t cap;
 	char pad_[64];
 	uint32_t fresh;      /* atomic */
@@ -99,7 +99,7 @@ struct rtab {
 	/* Deleted elements waiting to be queued for their grace period, linked
 	 * through their hash words (tables/rtab.c says why that is safe). */
 	uint32_t retire_lock;
-	uint32_t retiring;   /* index + 1 of the last one retired */
+	uint32_t retiring;   /* the last one retired */
 	uint32_t retiring_n;
 	uint32_t retire_batch;
 	uint32_t retired_n;  /* atomic: retired, not yet free again */
@@ -125,10 +125,12 @@ static ALWAYS_INLINE struct rtab_elem *rtab_elem(const struct rtab *r, uint32_t 
 	return (struct rtab_elem *)(void *)(r->arena + (size_t)idx * r->stride);
 }
 
-/* The element a link or head names (not RTAB_NONE or RTAB_MOVED). */
+/* The element a link or head names: a link is the element's index, and
+ * RTAB_NONE names the sentinel, element 0, whose zero bytes a walk may
+ * read without a branch (it matches nothing: see rtab_find). */
 static ALWAYS_INLINE struct rtab_elem *rtab_link_elem(const struct rtab *r, uint32_t link)
 {
-	return rtab_elem(r, link - 1);
+	return rtab_elem(r, link);
 }
 
 static ALWAYS_INLINE char *rtab_key(struct rtab_elem *e)
@@ -146,9 +148,21 @@ static ALWAYS_INLINE uint32_t rtab_load_link(const uint32_t *link)
 	return __atomic_load_n(link, __ATOMIC_ACQUIRE);
 }
 
+/* The map's table and its shift in one word (tables are 64-byte aligned,
+ * a shift is below 64): a lookup's bucket then takes one load less. */
+static ALWAYS_INLINE uintptr_t rtab_table_word(const struct rtab_table *t)
+{
+	return (uintptr_t)t | t->shift;
+}
+
+static ALWAYS_INLINE struct rtab_table *rtab_word_table(uintptr_t w)
+{
+	return (struct rtab_table *)(w & ~(uintptr_t)63);
+}
+
 static ALWAYS_INLINE struct rtab_table *rtab_table_of(struct rtab *r)
 {
-	return __atomic_load_n(&r->table, __ATOMIC_ACQUIRE);
+	return rtab_word_table(__atomic_load_n(&r->table, __ATOMIC_ACQUIRE));
 }
 
 static ALWAYS_INLINE uint32_t rtab_bucket(const struct rtab_table *t, uint32_t hash)
@@ -199,15 +213,40 @@ static ALWAYS_INLINE int rtab_order(struct rtab_elem *e, uint32_t hash, const vo
 	return memcmp(key, rtab_key(e), key_size);
 }
 
+/* A walk of one chain from @link for (hash, key): the element, or NULL. */
+static ALWAYS_INLINE struct rtab_elem *rtab_walk(const struct rtab *r, uint32_t link,
+						 uint32_t hash, const void *key,
+						 uint32_t key_size, enum hash_kind kind)
+{
+	while (link != RTAB_NONE) {
+		struct rtab_elem *e = rtab_link_elem(r, link);
+		uint32_t eh;
+
+		TEST_HOOK(HOOK_RTAB_STEP, e);
+		/* Word keys: the key first; the hash only for the order. */
+		if ((kind == HASH_U32 || kind == HASH_U64) && rtab_key_equal(e, key, key_size, kind))
+			return e;
+		eh = __atomic_load_n(&e->hash, __ATOMIC_RELAXED);
+		if (kind != HASH_U32 && kind != HASH_U64 && eh == hash &&
+		    rtab_key_equal(e, key, key_size, kind))
+			return e;
+		if (eh > hash)
+			break; /* sorted: it is not further on */
+		link = rtab_load_link(&e->next);
+	}
+	return NULL;
+}
+
 /*
- * The element of (hash, key), lock-free, in a read-side section: NULL for a
- * miss only when no writer changed the group meanwhile.  *lock_out and
- * *seq_out (when asked for) say which group's word validates a copy of the
- * element's value, and its value before the walk.
+ * The element of (hash, key), lock-free, in a read-side section, with the
+ * check a miss needs: NULL only when no writer changed the group meanwhile.
+ * *lock_out and *seq_out (when asked for) say which group's word validates
+ * a copy of the element's value, and its value before the walk.
  */
-static ALWAYS_INLINE struct rtab_elem *rtab_find(struct rtab *r, uint32_t hash, const void *key,
-						 uint32_t key_size, enum hash_kind kind,
-						 uint32_t **lock_out, uint32_t *seq_out)
+static ALWAYS_INLINE struct rtab_elem *rtab_find_checked(struct rtab *r, uint32_t hash,
+							 const void *key, uint32_t key_size,
+							 enum hash_kind kind, uint32_t **lock_out,
+							 uint32_t *seq_out)
 {
 	struct rtab_table *t = rtab_table_of(r);
 
@@ -216,32 +255,46 @@ static ALWAYS_INLINE struct rtab_elem *rtab_find(struct rtab *r, uint32_t hash, 
 		uint32_t *lock = rtab_lock_of(t, b);
 		uint32_t seq = seq_spin_read_begin(lock);
 		uint32_t link = rtab_load_link(&t->heads[b]);
+		struct rtab_elem *e;
 
 		if (unlikely(link == RTAB_MOVED)) {
 			t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
 			continue;
 		}
-		while (link != RTAB_NONE) {
-			struct rtab_elem *e = rtab_link_elem(r, link);
-			uint32_t eh;
-
-			TEST_HOOK(HOOK_RTAB_STEP, e);
-			eh = __atomic_load_n(&e->hash, __ATOMIC_RELAXED);
-			if (eh == hash && rtab_key_equal(e, key, key_size, kind)) {
-				if (lock_out) {
-					*lock_out = lock;
-					*seq_out = seq;
-				}
-				return e;
+		e = rtab_walk(r, link, hash, key, key_size, kind);
+		if (e) {
+			if (lock_out) {
+				*lock_out = lock;
+				*seq_out = seq;
 			}
-			if (eh > hash)
-				break; /* sorted: it is not further on */
-			link = rtab_load_link(&e->next);
+			return e;
 		}
 		if (likely(seq_spin_read_valid(lock, seq)))
 			return NULL;
 		cpu_relax();
 	}
+}
+
+/*
+ * The same for the program view: a hit needs no check (keys never change
+ * while linked, elements are reused only after a grace period), so the
+ * first walk reads no lock word; only a miss, or a moved bucket, walks
+ * again with the check.
+ */
+static ALWAYS_INLINE struct rtab_elem *rtab_find(struct rtab *r, uint32_t hash, const void *key,
+						 uint32_t key_size, enum hash_kind kind)
+{
+	uintptr_t w = __atomic_load_n(&r->table, __ATOMIC_ACQUIRE);
+	struct rtab_table *t = rtab_word_table(w);
+	uint32_t link = rtab_load_link(&t->heads[(uint64_t)hash >> (w & 63)]);
+
+	if (likely(link != RTAB_MOVED)) {
+		struct rtab_elem *e = rtab_walk(r, link, hash, key, key_size, kind);
+
+		if (likely(e))
+			return e;
+	}
+	return rtab_find_checked(r, hash, key, key_size, kind, NULL, NULL);
 }
 
 /* tables/rtab.c: the bucket arrays, the arena, reclamation, chain edits. */

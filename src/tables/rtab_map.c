@@ -55,6 +55,7 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	uint64_t stride = 8 + ROUND_UP((uint64_t)p->key_size, 8) + ROUND_UP((uint64_t)p->value_size, 8);
 	/* map_extra: the number of elements to size the first table for. */
 	uint64_t hint = p->map_extra;
+	struct rtab_table *t;
 
 	if (!r || stride > UINT32_MAX)
 		goto nomem;
@@ -75,9 +76,10 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 		goto nomem;
 	if (rtab_arena_init(r, p->max_entries))
 		goto nomem;
-	r->table = rtab_table_alloc(rtab_bits_for(hint < p->max_entries ? hint : p->max_entries));
-	if (!r->table)
+	t = rtab_table_alloc(rtab_bits_for(hint < p->max_entries ? hint : p->max_entries));
+	if (!t)
 		goto nomem;
+	r->table = rtab_table_word(t);
 	return &r->map;
 
 nomem:

@@ -26,7 +26,7 @@ static ALWAYS_INLINE void *rtab_lookup_view(struct bpfmap *map, const void *key,
 {
 	struct rtab *r = to_rtab(map);
 	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
-	struct rtab_elem *e = rtab_find(r, hash, key, key_size, kind, NULL, NULL);
+	struct rtab_elem *e = rtab_find(r, hash, key, key_size, kind);
 
 	return e ? rtab_value(r, e) : map_lookup_miss();
 }
@@ -42,7 +42,7 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 	rcu_lock();
 	for (;;) {
 		uint32_t *lock, seq;
-		struct rtab_elem *e = rtab_find(r, hash, key, key_size, kind, &lock, &seq);
+		struct rtab_elem *e = rtab_find_checked(r, hash, key, key_size, kind, &lock, &seq);
 
 		if (!e)
 			break;
@@ -156,7 +156,7 @@ static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const
 	int ret = 1;
 
 	rcu_lock();
-	e = rtab_find(r, hash, key, r->map.key_size, HASH_NH_LONG, NULL, NULL);
+	e = rtab_find(r, hash, key, r->map.key_size, HASH_NH_LONG);
 	if (e) {
 		if (mode == BPFMAP_NOEXIST) {
 			ret = -EEXIST;

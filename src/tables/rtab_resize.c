@@ -98,7 +98,7 @@ static void rtab_move_group(struct rtab *r, struct rtab_table *t, struct rtab_ta
  * reader can be in it. */
 static void rtab_finish(struct rtab *r, struct rtab_table *t, struct rtab_table *nt)
 {
-	__atomic_store_n(&r->table, nt, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->table, rtab_table_word(nt), __ATOMIC_RELEASE);
 	rcu_defer(&t->rcu, rtab_table_free_cb);
 }
 

@@ -75,7 +75,10 @@ void *big_reserve(size_t bytes)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
 }
 
 void big_unreserve(void *p, size_t bytes)
