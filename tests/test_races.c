@@ -23,11 +23,11 @@
  * reused for another key before it validated, and a walk that reached an
  * element just before it was reused in another bucket; and keys deeper than
  * such a walk goes.
- * And RHASH's (tables/rtab.h): a lookup stopped on the element just before
- * the point where a resize then cuts its chain in two, which would miss
- * the key past the cut without its check of the group's word; and a
- * copy-out stopped between its copy and that check while the value is
- * overwritten in place.
+ * And RHASH's (tables/rtab.h): a copy-out stopped between a slot's hash
+ * match and its link while the key is deleted and inserted again into a
+ * slot it has passed, which would miss the key without its check of the
+ * bucket's lock word; and a copy-out stopped between its copy and that
+ * check while the value is overwritten in place.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -640,39 +640,38 @@ static uint32_t rhash_hash(struct bpfmap *m, uint64_t k)
 	return rtab_hash(to_rtab(m), &k, 8, HASH_U64);
 }
 
-static void test_rhash_walk_split(void **state)
+static void test_rhash_slot_reused(void **state)
 {
 	(void)state;
 	struct bpfmap *m = rhash_map(8);
 	struct rtab *r = to_rtab(m);
-	uint32_t bits = 32 - rtab_table_of(r)->shift, b;
-	uint64_t a = 0, z, filler = 1u << 20, v = 1;
+	struct rtab_table *t = rtab_table_of(r);
+	uint64_t keys[6], v = 1, w = 2;
+	uint32_t n = 0, b = rtab_bucket(t, rhash_hash(m, 0));
 
-	/* A and Z share a bucket of the first table, and its first grow puts
-	 * A in the lower half, Z in the upper: A comes first in the chain,
-	 * and the split cuts right after it. */
-	while (rhash_hash(m, a) >> (31 - bits) & 1)
-		a++;
-	b = rhash_hash(m, a) >> (32 - bits);
-	for (z = a + 1; (rhash_hash(m, z) >> (32 - bits)) != b ||
-			!(rhash_hash(m, z) >> (31 - bits) & 1); z++)
-		;
-	assert_int_equal(bpfmap_update_elem(m, &a, &v, BPFMAP_NOEXIST), 0);
-	assert_int_equal(bpfmap_update_elem(m, &z, &v, BPFMAP_NOEXIST), 0);
-
-	struct op look = { .m = m, .key = z, .look = true, .cpu = -1 };
-
-	op_start_stopped(&look, HOOK_RTAB_STEP, 0);
-	assert_ptr_equal(stop.obj, rtab_link_elem(r, rtab_table_of(r)->heads[b]));
-	/* Grow (several times) with keys of other buckets, until no resize
-	 * is in flight: A's chain has been cut after A. */
-	while (32 - rtab_table_of(r)->shift <= bits + 1 || rtab_table_of(r)->next) {
-		if ((rhash_hash(m, filler) >> (32 - bits)) != b)
-			assert_int_equal(bpfmap_update_elem(m, &filler, &v, BPFMAP_NOEXIST), 0);
-		filler++;
+	/* Six keys of one bucket: slots 0-5, the last one K. */
+	for (uint64_t k = 0; n < 6; k++) {
+		if (rtab_bucket(t, rhash_hash(m, k)) != b)
+			continue;
+		keys[n++] = k;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
 	}
+	assert_int_equal(t->groups[b].hash[5], rhash_hash(m, keys[5]));
+	assert_int_equal(bpfmap_delete_elem(m, &keys[2]), 0); /* slot 2 free */
+
+	struct op copy = { .m = m, .key = keys[5], .copy = true, .cpu = -1 };
+
+	/* The copy-out matched K's hash in slot 5 and stops before its link. */
+	op_start_stopped(&copy, HOOK_RTAB_STEP, 0);
+	assert_ptr_equal(stop.obj, &t->groups[b].link[5]);
+	/* K deleted and inserted again: into slot 2, which the copy passed. */
+	assert_int_equal(bpfmap_delete_elem(m, &keys[5]), 0);
+	assert_int_equal(bpfmap_update_elem(m, &keys[5], &w, BPFMAP_NOEXIST), 0);
+	assert_int_equal(t->groups[b].hash[2], rhash_hash(m, keys[5]));
 	op_release();
-	assert_int_equal(op_join(&look), 0);
+	/* Its miss is checked against the bucket's lock word: it scans again. */
+	assert_int_equal(op_join(&copy), 0);
+	assert_int_equal(copy.out, 2);
 	bpfmap_free(m);
 }
 
@@ -705,7 +704,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
-		cmocka_unit_test_setup(test_rhash_walk_split, setup_hook),
+		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 	};
 	return run_test_group(tests);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The resizable table's storage: its bucket arrays, its element arena, the
- * elements' reclamation after a grace period, and the chain operations that
- * a group's lock holder performs.  The design is in tables/rtab.h.
+ * The resizable table's storage: its bucket arrays, its two arenas
+ * (elements and overflow groups), their reclamation after a grace period,
+ * and the edits of one bucket that its lock holder makes.  The design is in
+ * tables/rtab.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,24 +11,26 @@
 #include "sync/handoff.h"
 #include "tables/rtab.h"
 #include "tables/value.h"
-#include "util/shared_copy.h"
 #include "util/big_alloc.h"
+#include "util/shared_copy.h"
 
-/* Deleted elements wait for one grace period together, this many at most. */
-#define RTAB_RETIRE_BATCH 256u
+/* Unlinked elements and groups wait for one grace period together. */
+#define RTAB_RETIRE_BATCH 254u
 
 struct rtab_retired {
 	struct rcu_head rcu;
 	struct rtab *r;
-	uint32_t first; /* index + 1, linked through the elements' hash words */
 	uint32_t n;
+	uint32_t idx[RTAB_RETIRE_BATCH]; /* elements, and groups | RTAB_OGROUP */
 };
+
+#define RTAB_OGROUP 0x80000000u
 
 static size_t rtab_table_bytes(uint32_t bits)
 {
 	size_t n = (size_t)1 << bits;
 
-	return sizeof(struct rtab_table) + n * sizeof(uint32_t) + (n >> RTAB_STRIPE_SHIFT) * 4;
+	return sizeof(struct rtab_table) + n * sizeof(struct rtab_group) + (n >> RTAB_RUN_SHIFT);
 }
 
 struct rtab_table *rtab_table_alloc(uint32_t bits)
@@ -38,7 +41,7 @@ struct rtab_table *rtab_table_alloc(uint32_t bits)
 		return NULL;
 	t->n = 1u << bits;
 	t->shift = 32 - bits;
-	t->locks = t->heads + t->n;
+	t->runs = (uint8_t *)&t->groups[t->n];
 	return t;
 }
 
@@ -52,58 +55,70 @@ size_t rtab_table_mem(const struct rtab_table *t)
 	return rtab_table_bytes(32 - t->shift);
 }
 
-/*
- * The free stack and the retired lists are linked through the elements
- * themselves.  A free element is unreachable, so its link word is free to
- * use.  A retired one may still be walked by a reader that reached it
- * before its unlink, so only its hash word is reused: such a reader follows
- * its intact link, and whatever it concludes from the hash is checked,
- * since the unlink changed the group's word after the reader first read it
- * (a miss is validated, a copy-out too, and a program-view hit compares the
- * unchanged key as well).
- */
-static ALWAYS_INLINE void rtab_set_retired_link(struct rtab_elem *e, uint32_t link)
+/* Free elements link through their first word, free groups through next:
+ * nothing reaches either any more. */
+static ALWAYS_INLINE uint32_t *rtab_free_link(struct rtab *r, uint32_t idx, bool group)
 {
-	__atomic_store_n(&e->hash, link, __ATOMIC_RELAXED);
+	return group ? &rtab_ogroup(r, idx)->next : (uint32_t *)(void *)rtab_elem(r, idx);
 }
 
-uint32_t rtab_elem_alloc(struct rtab *r)
+static uint32_t rtab_pop(struct rtab *r, bool group)
 {
-	uint32_t top, fresh;
+	uint32_t *head = group ? &r->ofree_head : &r->free_head;
+	uint32_t *n = group ? &r->ofree_n : &r->free_n;
+	uint32_t *fresh = group ? &r->ofresh : &r->fresh;
+	uint32_t cap = group ? r->ocap : r->cap;
+	uint32_t top = RTAB_NONE, f;
 
-	if (__atomic_load_n(&r->free_n, __ATOMIC_RELAXED)) {
+	if (__atomic_load_n(n, __ATOMIC_RELAXED)) {
 		spin_lock_word(&r->free_lock);
-		top = r->free_head;
+		top = *head;
 		if (top != RTAB_NONE) {
-			r->free_head = rtab_link_elem(r, top)->next;
-			__atomic_store_n(&r->free_n, r->free_n - 1, __ATOMIC_RELAXED);
+			*head = *rtab_free_link(r, top, group);
+			__atomic_store_n(n, *n - 1, __ATOMIC_RELAXED);
 		}
 		spin_unlock_word(&r->free_lock);
 		if (top != RTAB_NONE)
 			return top;
 	}
-	fresh = __atomic_load_n(&r->fresh, __ATOMIC_RELAXED);
+	f = __atomic_load_n(fresh, __ATOMIC_RELAXED);
 	do {
-		if (fresh > r->cap)
-			return UINT32_MAX;
-	} while (!__atomic_compare_exchange_n(&r->fresh, &fresh, fresh + 1, true, __ATOMIC_RELAXED,
+		if (f > cap)
+			return RTAB_NONE;
+	} while (!__atomic_compare_exchange_n(fresh, &f, f + 1, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
-	return fresh;
+	return f;
 }
 
-/* Push the chain first..last (@n elements, linked by next) on the free stack. */
-static void rtab_free_push(struct rtab *r, uint32_t first, struct rtab_elem *last, uint32_t n)
+uint32_t rtab_elem_alloc(struct rtab *r)
 {
+	return rtab_pop(r, false);
+}
+
+uint32_t rtab_ogroup_alloc(struct rtab *r)
+{
+	uint32_t idx = rtab_pop(r, true);
+
+	if (idx != RTAB_NONE)
+		memset(rtab_ogroup(r, idx), 0, sizeof(struct rtab_group));
+	return idx;
+}
+
+static void rtab_push(struct rtab *r, uint32_t idx, bool group)
+{
+	uint32_t *head = group ? &r->ofree_head : &r->free_head;
+	uint32_t *n = group ? &r->ofree_n : &r->free_n;
+
 	spin_lock_word(&r->free_lock);
-	last->next = r->free_head;
-	r->free_head = first;
-	__atomic_store_n(&r->free_n, r->free_n + n, __ATOMIC_RELAXED);
+	*rtab_free_link(r, idx, group) = *head;
+	*head = idx;
+	__atomic_store_n(n, *n + 1, __ATOMIC_RELAXED);
 	spin_unlock_word(&r->free_lock);
 }
 
 void rtab_elem_unused(struct rtab *r, uint32_t idx)
 {
-	rtab_free_push(r, idx, rtab_elem(r, idx), 1);
+	rtab_push(r, idx, false);
 }
 
 static void rtab_teardown(struct rtab *r)
@@ -114,164 +129,224 @@ static void rtab_teardown(struct rtab *r)
 		rtab_table_free(t->next);
 		rtab_table_free(t);
 	}
-	if (r->arena)
-		big_unreserve(r->arena, ((size_t)r->cap + 1) * r->stride);
+	free(r->retiring);
+	big_unreserve(r->arena, ((size_t)r->cap + 1) * r->stride);
+	big_unreserve(r->ogroups, ((size_t)r->ocap + 1) * sizeof(struct rtab_group));
 	count_destroy(&r->count);
 	free(r);
 }
 
+static void rtab_release(struct rtab *r, const struct rtab_retired *batch)
+{
+	for (uint32_t i = 0; i < batch->n; i++)
+		rtab_push(r, batch->idx[i] & ~RTAB_OGROUP, batch->idx[i] & RTAB_OGROUP);
+	__atomic_fetch_sub(&r->retired_n, batch->n, __ATOMIC_RELAXED);
+}
+
 static void rtab_retired_cb(struct rcu_head *head)
 {
-	struct rtab_retired *batch = caa_container_of(head, struct rtab_retired, rcu);
-	struct rtab *r = batch->r;
+	struct rtab_retired *batch;
+	struct rtab *r;
 
 	rcu_deferred_enter();
-	if (!handoff_freed(&r->callbacks)) {
-		struct rtab_elem *e = rtab_link_elem(r, batch->first);
-
-		/* Relink by next: readers are gone, so the link words are free. */
-		for (uint32_t i = 1; i < batch->n; i++) {
-			uint32_t link = e->hash;
-
-			e->next = link;
-			e = rtab_link_elem(r, link);
-		}
-		rtab_free_push(r, batch->first, e, batch->n);
-		__atomic_fetch_sub(&r->retired_n, batch->n, __ATOMIC_RELAXED);
-	}
+	batch = caa_container_of(head, struct rtab_retired, rcu);
+	r = batch->r;
+	if (!handoff_freed(&r->callbacks))
+		rtab_release(r, batch);
 	free(batch);
 	if (handoff_put(&r->callbacks))
 		rtab_teardown(r);
 	rcu_deferred_exit();
 }
 
-/* Queue the retired list for its grace period; with the retire lock held.
- * Without memory for the batch the list stays, and the next retire tries
- * again: nothing is lost. */
+/* Queue the retiring batch for its grace period (the retire lock held). */
 static void rtab_retire_flush_locked(struct rtab *r)
 {
-	struct rtab_retired *batch;
+	struct rtab_retired *batch = r->retiring;
 
-	if (!r->retiring_n)
+	if (!batch || !batch->n)
 		return;
-	batch = malloc(sizeof(*batch));
-	if (!batch)
-		return;
-	batch->r = r;
-	batch->first = r->retiring;
-	batch->n = r->retiring_n;
-	r->retiring = RTAB_NONE;
-	r->retiring_n = 0;
+	r->retiring = NULL;
 	handoff_get(&r->callbacks, 1);
 	rcu_defer(&batch->rcu, rtab_retired_cb);
 }
 
-void rtab_elem_retire(struct rtab *r, uint32_t idx)
+/*
+ * Without memory for a batch (malloc fails) the one retired is lost to the
+ * arena, counted in r->lost and still in bpfmap_mem_usage: a slot of
+ * capacity, never a key or a value, and only while malloc fails.
+ */
+static void rtab_retire(struct rtab *r, uint32_t tagged)
 {
 	__atomic_fetch_add(&r->retired_n, 1, __ATOMIC_RELAXED);
 	spin_lock_word(&r->retire_lock);
-	rtab_set_retired_link(rtab_elem(r, idx), r->retiring);
-	r->retiring = idx;
-	if (++r->retiring_n >= r->retire_batch)
+	if (!r->retiring) {
+		r->retiring = malloc(sizeof(*r->retiring));
+		if (!r->retiring) {
+			spin_unlock_word(&r->retire_lock);
+			__atomic_fetch_add(&r->lost, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		r->retiring->r = r;
+		r->retiring->n = 0;
+	}
+	r->retiring->idx[r->retiring->n++] = tagged;
+	if (r->retiring->n == RTAB_RETIRE_BATCH)
 		rtab_retire_flush_locked(r);
+	spin_unlock_word(&r->retire_lock);
+}
+
+void rtab_elem_retire(struct rtab *r, uint32_t idx)
+{
+	rtab_retire(r, idx);
+}
+
+void rtab_ogroup_retire(struct rtab *r, uint32_t idx)
+{
+	rtab_retire(r, idx | RTAB_OGROUP);
+}
+
+void rtab_retire_flush(struct rtab *r)
+{
+	spin_lock_word(&r->retire_lock);
+	rtab_retire_flush_locked(r);
 	spin_unlock_word(&r->retire_lock);
 }
 
 void rtab_reclaim_wait(struct rtab *r)
 {
-	spin_lock_word(&r->retire_lock);
-	rtab_retire_flush_locked(r);
-	spin_unlock_word(&r->retire_lock);
+	rtab_retire_flush(r);
 	rcu_wait_deferred();
 }
 
-uint32_t rtab_retire_batch_for(uint32_t max_entries)
-{
-	uint32_t b = max_entries / 64;
-
-	return b < 16 ? 16 : b > RTAB_RETIRE_BATCH ? RTAB_RETIRE_BATCH : b;
-}
-
-struct rtab_table *rtab_lock_bucket(struct rtab *r, uint32_t hash, uint32_t *b_out)
+struct rtab_group *rtab_lock_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out)
 {
 	struct rtab_table *t = rtab_table_of(r);
 
 	for (;;) {
-		uint32_t b = rtab_bucket(t, hash);
-		uint32_t *lock = rtab_lock_of(t, b);
+		struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
 
-		seq_spin_lock(lock);
-		if (likely(__atomic_load_n(&t->heads[b], __ATOMIC_RELAXED) != RTAB_MOVED)) {
-			*b_out = b;
-			return t;
+		seq_spin_lock(&g->lock);
+		if (likely(__atomic_load_n(&g->next, __ATOMIC_RELAXED) != RTAB_MOVED)) {
+			if (t_out)
+				*t_out = t;
+			return g;
 		}
-		seq_spin_unlock(lock);
+		seq_spin_unlock(&g->lock);
 		t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
 	}
 }
 
-struct rtab_elem *rtab_chain_find_locked(struct rtab *r, struct rtab_table *t, uint32_t b,
-					 uint32_t hash, const void *key, uint32_t **link_out)
+static ALWAYS_INLINE struct rtab_group *rtab_next_group(struct rtab *r, struct rtab_group *g)
 {
-	uint32_t *link = &t->heads[b];
-	uint32_t l;
+	uint32_t next = __atomic_load_n(&g->next, __ATOMIC_RELAXED);
 
-	while ((l = __atomic_load_n(link, __ATOMIC_RELAXED)) != RTAB_NONE) {
-		struct rtab_elem *e = rtab_link_elem(r, l);
-		int c = rtab_order(e, hash, key, r->map.key_size);
+	return next == RTAB_NONE ? NULL : rtab_ogroup(r, next);
+}
 
-		if (c <= 0) {
-			*link_out = link;
-			return c ? NULL : e;
+bool rtab_find_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, const void *key,
+		      struct rtab_slot *out)
+{
+	for (; g; g = rtab_next_group(r, g)) {
+		for (int i = 0; i < RTAB_SLOTS; i++) {
+			uint32_t link = __atomic_load_n(&g->link[i], __ATOMIC_RELAXED);
+
+			if (link != RTAB_NONE && g->hash[i] == hash &&
+			    !memcmp(rtab_elem(r, link), key, r->map.key_size)) {
+				out->g = g;
+				out->i = i;
+				return true;
+			}
 		}
-		link = &e->next;
 	}
-	*link_out = link;
-	return NULL;
+	return false;
 }
 
-void rtab_link_locked(uint32_t *link, struct rtab_elem *e, uint32_t idx)
+bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32_t idx)
 {
-	e->next = __atomic_load_n(link, __ATOMIC_RELAXED);
-	__atomic_store_n(link, idx, __ATOMIC_RELEASE);
+	struct rtab_group *last = g;
+	uint32_t og;
+
+	for (; g; last = g, g = rtab_next_group(r, g)) {
+		for (int i = 0; i < RTAB_SLOTS; i++) {
+			if (__atomic_load_n(&g->link[i], __ATOMIC_RELAXED) != RTAB_NONE)
+				continue;
+			/* The element, then the hash that lets readers find it. */
+			__atomic_store_n(&g->link[i], idx, __ATOMIC_RELEASE);
+			__atomic_store_n(&g->hash[i], hash, __ATOMIC_RELEASE);
+			return true;
+		}
+	}
+	og = rtab_ogroup_alloc(r);
+	if (og == RTAB_NONE)
+		return false;
+	g = rtab_ogroup(r, og);
+	g->link[0] = idx;
+	g->hash[0] = hash;
+	__atomic_store_n(&last->next, og, __ATOMIC_RELEASE);
+	return true;
 }
 
-void rtab_unlink_locked(uint32_t *link, struct rtab_elem *e)
+void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s)
 {
-	__atomic_store_n(link, __atomic_load_n(&e->next, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	struct rtab_group *prev = NULL;
+
+	__atomic_store_n(&s.g->link[s.i], RTAB_NONE, __ATOMIC_RELEASE);
+	if (s.g == g)
+		return;
+	for (int i = 0; i < RTAB_SLOTS; i++)
+		if (__atomic_load_n(&s.g->link[i], __ATOMIC_RELAXED) != RTAB_NONE)
+			return;
+	/* An empty overflow group: unlinked (readers on it go on by its
+	 * next) and reused after a grace period. */
+	for (prev = g; rtab_next_group(r, prev) != s.g; prev = rtab_next_group(r, prev))
+		;
+	__atomic_store_n(&prev->next, __atomic_load_n(&s.g->next, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
+	rtab_ogroup_retire(r, (uint32_t)(s.g - r->ogroups));
 }
 
-int rtab_arena_init(struct rtab *r, uint32_t max_entries)
+/* Where (hash, key) falls against element @e of hash @eh: < 0 before it,
+ * 0 the same key, > 0 after it. */
+static int rtab_order(const struct rtab *r, uint32_t eh, const char *e, uint32_t hash,
+		      const void *key)
 {
-	/* Room beyond max_entries for deleted elements in their grace
-	 * period: inserts go on meanwhile instead of waiting for one. */
-	uint32_t spare = max_entries / 4;
-
-	spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
-	r->cap = (uint32_t)((uint64_t)max_entries + spare > UINT32_MAX - 2 ? UINT32_MAX - 2
-									  : max_entries + spare);
-	/* Reserved, not committed: pages cost memory once an element uses
-	 * them, and they never move, so neither do the elements. */
-	r->arena = big_reserve(((size_t)r->cap + 1) * r->stride);
-	r->fresh = 1; /* element 0: the sentinel that link 0 names */
-	return r->arena ? 0 : -ENOMEM;
+	if (hash != eh)
+		return hash < eh ? -1 : 1;
+	return memcmp(key, e, r->map.key_size);
 }
 
-size_t rtab_arena_mem(const struct rtab *r)
+bool rtab_first_after_locked(struct rtab *r, struct rtab_group *g, const struct rtab_cursor *c,
+			     struct rtab_slot *out)
 {
-	size_t page = 4096;
-	size_t used = (size_t)__atomic_load_n(&r->fresh, __ATOMIC_RELAXED) * r->stride;
+	bool found = false;
+	uint32_t best_hash = 0;
+	const char *best = NULL;
 
-	return (used + page - 1) & ~(page - 1);
+	for (; g; g = rtab_next_group(r, g)) {
+		for (int i = 0; i < RTAB_SLOTS; i++) {
+			uint32_t link = __atomic_load_n(&g->link[i], __ATOMIC_RELAXED);
+			const char *e;
+
+			if (link == RTAB_NONE)
+				continue;
+			e = rtab_elem(r, link);
+			if (c->key ? rtab_order(r, g->hash[i], e, c->hash, c->key) >= 0
+				   : g->hash[i] < c->hash)
+				continue;
+			if (found && rtab_order(r, g->hash[i], e, best_hash, best) < 0)
+				continue; /* the best so far comes before it */
+			found = true;
+			best = e;
+			best_hash = g->hash[i];
+			out->g = g;
+			out->i = i;
+		}
+	}
+	return found;
 }
 
-void rtab_destroy(struct rtab *r)
-{
-	if (handoff_free(&r->callbacks))
-		rtab_teardown(r);
-}
-
-void rtab_copy_value_locked(struct rtab *r, struct rtab_elem *e, void *dst, bool lockf)
+void rtab_copy_value_locked(struct rtab *r, char *e, void *dst, bool lockf)
 {
 	if (lockf)
 		value_copy_out_locked(&r->map, dst, rtab_value(r, e));
@@ -280,10 +355,38 @@ void rtab_copy_value_locked(struct rtab *r, struct rtab_elem *e, void *dst, bool
 	value_clear_lock(&r->map, dst);
 }
 
-void rtab_delete_locked(struct rtab *r, uint32_t *link, struct rtab_elem *e)
+int rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 {
-	uint32_t ticket = count_delete_begin(&r->count);
+	/* Room beyond max_entries for elements waiting for their grace
+	 * period, so that inserts go on meanwhile instead of waiting. */
+	uint64_t spare = max_entries / 4;
 
-	rtab_unlink_locked(link, e);
-	count_delete_end(&r->count, ticket);
+	spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
+	r->cap = (uint32_t)(max_entries + spare > RTAB_OGROUP - 1 ? RTAB_OGROUP - 1
+								  : max_entries + spare);
+	/* A group in use holds an element; a resize holds two tables'. */
+	r->ocap = (uint32_t)(2 * (uint64_t)r->cap + 1024 > RTAB_OGROUP - 1 ? RTAB_OGROUP - 1
+									     : 2 * (uint64_t)r->cap + 1024);
+	/* Reserved, not committed: pages cost memory once used, and never
+	 * move, so neither do the elements. */
+	r->arena = big_reserve(((size_t)r->cap + 1) * r->stride);
+	r->ogroups = big_reserve(((size_t)r->ocap + 1) * sizeof(struct rtab_group));
+	/* Index 0 of each is the "none" link, never handed out. */
+	r->fresh = 1;
+	r->ofresh = 1;
+	return r->arena && r->ogroups ? 0 : -ENOMEM;
+}
+
+size_t rtab_arenas_mem(const struct rtab *r)
+{
+	return big_reserve_used(r->arena, (size_t)__atomic_load_n(&r->fresh, __ATOMIC_RELAXED) *
+						  r->stride) +
+	       big_reserve_used(r->ogroups, (size_t)__atomic_load_n(&r->ofresh, __ATOMIC_RELAXED) *
+						    sizeof(struct rtab_group));
+}
+
+void rtab_destroy(struct rtab *r)
+{
+	if (handoff_free(&r->callbacks))
+		rtab_teardown(r);
 }

@@ -1,37 +1,43 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * BPFMAP_TYPE_RHASH: a chained table that grows and shrinks online, whose
- * chains are kept in hash order so that iteration never skips or repeats.
- * docs/RHASH.md has the design at length; the invariants:
+ * BPFMAP_TYPE_RHASH: a table that grows and shrinks online, over elements
+ * that never move, whose walks follow the hash order so that they never
+ * skip or repeat.  docs/RHASH.md has the design at length; the invariants:
  *
- * Order.  Every element has a place in one total order, (hash, key bytes),
- * where hash is the top 32 bits of the key's 64-bit keyed hash.  A table of
- * 2^bits buckets puts a hash in bucket hash >> (32 - bits): bucket b holds
- * one contiguous range of that order at every size, and a chain is sorted in
- * it.  So growing splits a chain into two chains at one point, shrinking
- * concatenates two, and a walk that resumes "after (hash, key)" finds its
- * place in whichever table is current.
+ * Elements.  One arena of fixed-stride slots reserved at creation (virtual
+ * memory, touched as it is used), named by a 32-bit index: the key, padded
+ * to 8, then the value.  An element never moves while its key is in the
+ * map, so a program-view pointer stays with its key; values change in place.
  *
- * Elements never move.  They live in one arena of fixed-stride slots reserved
- * at creation (virtual memory, touched as it is used), named by a 32-bit
- * index: next link, hash, key, value.  A program-view pointer stays with its
- * key for as long as the key is in the map; values change in place.
+ * Buckets.  A table of 2^bits buckets puts a key in bucket hash >> (32 -
+ * bits), hash being the top 32 bits of its 64-bit keyed hash.  A bucket is
+ * a 64-byte group of seven slots, each a (hash, element index) pair, with
+ * overflow groups linked from it (an arena of groups, like the elements').
+ * A lookup compares the seven hashes at once and reads only the elements
+ * whose hash matches: one line and, for a hit, the element.
  *
- * Locks.  Each group of RTAB_STRIPE buckets of a table has one seq_spin_lock
- * word (sync/spin_lock.h), odd while a writer holds it.  Writers (insert,
- * delete, in-place value store, a resize moving the group) hold it; readers
- * take no lock: a miss, and a copy-out, count only if the group's word was
- * even and unchanged around them.  A hit needs no check: keys never change
- * while linked, and unlinked elements are reused only after a grace period.
+ * Order.  Every element has one place in a total order, (hash, key bytes).
+ * Bucket b holds one contiguous range of it at every table size (b's range
+ * in a table twice as large is buckets 2b and 2b + 1), so a walk that
+ * resumes "after (hash, key)" finds its place in whichever table is current.
+ *
+ * Locks.  A bucket's first group holds its seq_spin_lock word
+ * (sync/spin_lock.h), odd while a writer holds it: inserts, deletes,
+ * in-place value stores, a resize moving the bucket.  Readers take none: a
+ * miss, and a copy-out, count only if the word was even and unchanged
+ * around them.  A hit needs no check: a slot's element holds that key for
+ * as long as a reader can reach it (elements are reused only after a grace
+ * period).  A slot is filled element first, then hash; emptied by its link.
  *
  * Resize.  A table's `next` is the table a resize moves into.  The moving
  * is shared out: each insert and delete that sees one in progress moves a
- * few groups (rtab_resize_help), under the old group's lock, and leaves the
- * old heads RTAB_MOVED, so that readers and writers there go on to `next`.
- * A new bucket is reachable only through a moved old one, so nothing else
- * writes it before the move.  When the last group has moved, `next` becomes
- * the map's table and the old one is freed after a grace period.  Nobody
- * waits for a resize: a lookup at worst retries one group.
+ * few runs of buckets (tables/rtab_resize.c), each under its lock, building
+ * the new buckets and then marking the old one RTAB_MOVED, so that readers
+ * and writers there go on to `next`.  A new bucket is reachable only
+ * through moved old ones, so nothing else writes it before.  When the last
+ * run has moved, `next` becomes the map's table and the old one is freed
+ * after a grace period.  Nobody waits for a resize: a lookup at worst
+ * retries one bucket.
  */
 #ifndef BPFMAP_TABLES_RTAB_H
 #define BPFMAP_TABLES_RTAB_H
@@ -53,61 +59,88 @@
 #include "util/load.h"
 #include "util/test_hook.h"
 
-#define RTAB_NONE 0u          /* a link or head: the end of the chain */
-#define RTAB_MOVED UINT32_MAX /* a head: the bucket's chain is in the next table */
-#define RTAB_STRIPE_SHIFT 3   /* buckets per lock word: 8 */
-#define RTAB_STRIPE (1u << RTAB_STRIPE_SHIFT)
-#define RTAB_MIN_BITS 3       /* the smallest table: one group */
+#if defined(__SSE2__) && !defined(BPFMAP_TSAN)
+/* TSan builds compare slot by slot: the vector loads read slots being
+ * filled, which only atomic loads may. */
+#include <emmintrin.h>
+#define RTAB_SIMD 1
+#else
+#define RTAB_SIMD 0
+#endif
+
+#define RTAB_SLOTS 7
+#define RTAB_NONE 0u          /* a slot's or next link's "nothing" */
+#define RTAB_MOVED UINT32_MAX /* a first group's next: the bucket is in the next table */
+#define RTAB_MIN_BITS 3       /* the smallest table: one run of buckets */
 #define RTAB_MAX_BITS 31
+#define RTAB_RUN_SHIFT 3      /* a resize moves runs of 8 buckets */
+#define RTAB_RUN (1u << RTAB_RUN_SHIFT)
+#define RTAB_RUN_IDLE 0
+#define RTAB_RUN_BUSY 1
+#define RTAB_RUN_DONE 2
+/* A table grows above this many elements a bucket and shrinks below a
+ * quarter of it: at 8, 1M elements of 8 + 8 bytes need 2^17 buckets, 8 MiB. */
+#define RTAB_GROW_LOAD 8
+#define RTAB_FLOOR_ELEMS 2048
+
+struct rtab_group {
+	uint32_t hash[RTAB_SLOTS]; /* atomic */
+	uint32_t lock;             /* first groups: the bucket's seq_spin_lock */
+	uint32_t link[RTAB_SLOTS]; /* atomic: element index; RTAB_NONE: free */
+	uint32_t next;             /* atomic: overflow group index, RTAB_NONE, RTAB_MOVED */
+};
+
+_Static_assert(sizeof(struct rtab_group) == 64, "a group is one cache line");
+
+struct rtab;
 
 struct rtab_table {
 	uint32_t shift;   /* 32 - bits */
 	uint32_t n;       /* buckets: 1 << bits */
-	uint32_t *locks;  /* n / RTAB_STRIPE seq_spin_lock words */
 	struct rtab_table *next; /* atomic: the table a resize moves into */
-	uint32_t claimed; /* atomic: groups handed to movers */
-	uint32_t moved;   /* atomic: groups moved */
+	uint32_t claimed; /* atomic: where movers look for the next run */
+	uint32_t moved;   /* atomic: runs moved */
+	uint8_t *runs;    /* atomic: each run's RTAB_RUN_* (after the groups) */
 	struct rcu_head rcu;
-	uint32_t heads[]; /* atomic: an element index, RTAB_NONE or RTAB_MOVED */
+	char pad_[64 - 32 - sizeof(struct rcu_head)];
+	struct rtab_group groups[]; /* the buckets' first groups */
 };
 
-struct rtab_elem {
-	uint32_t next; /* atomic: the next element's index (RTAB_NONE: none) */
-	uint32_t hash; /* the key's top 32 hash bits */
-	uint64_t data[]; /* key padded to 8, then the value */
-};
+_Static_assert(offsetof(struct rtab_table, groups) == 64, "groups are line-aligned");
+
+struct rtab_retired;
 
 struct rtab {
 	struct bpfmap map;
 	/* Hot: what lookups read. */
 	uintptr_t table;    /* atomic: the current table | its shift (rtab_table_word) */
-	char *arena;        /* element i at i * stride; 0 is a sentinel, never used */
+	char *arena;        /* element i at i * stride; 0 is never used */
+	struct rtab_group *ogroups; /* overflow group i; 0 is never used */
 	uint32_t stride;    /* bytes per element */
-	uint32_t value_off; /* offset of the value from the element */
+	uint32_t value_off; /* offset of the value in an element */
 	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
 	hash_fn hash;
 	enum hash_kind hash_kind;
 	struct hash_params hp;
-	/* The arena: elements 1 .. cap reserved; those below `fresh` used. */
-	uint32_t cap;
 	char pad_[64];
-	uint32_t fresh;      /* atomic */
-	uint32_t free_lock;  /* spin_lock_word: the free stack */
-	uint32_t free_head;  /* index + 1 of the top of the free stack */
-	uint32_t free_n;
-	struct count count;  /* sync/count.h: exact -E2BIG */
-	/* Deleted elements waiting to be queued for their grace period, linked
-	 * through their hash words (tables/rtab.c says why that is safe). */
+	/* The arenas: elements (overflow groups) 1 .. cap (ocap) reserved,
+	 * those below fresh (ofresh) used at least once. */
+	uint32_t cap, ocap;
+	uint32_t fresh, ofresh; /* atomic */
+	uint32_t free_lock;     /* spin_lock_word: both free stacks */
+	uint32_t free_head, ofree_head; /* linked through the free ones */
+	uint32_t free_n, ofree_n;       /* atomic */
+	struct count count;     /* sync/count.h: exact -E2BIG */
+	/* Elements and overflow groups unlinked, waiting to be queued for
+	 * their grace period. */
 	uint32_t retire_lock;
-	uint32_t retiring;   /* the last one retired */
-	uint32_t retiring_n;
-	uint32_t retire_batch;
-	uint32_t retired_n;  /* atomic: retired, not yet free again */
-	uint64_t callbacks;  /* sync/handoff.h: retire batches and old tables in flight */
-	uint32_t resize_lock; /* trylock only: starting a resize */
-	uint64_t resizes;     /* atomic: resizes started (tests, the bench) */
-	uint32_t min_bits;
-	uint32_t max_bits;
+	struct rtab_retired *retiring;
+	uint32_t retired_n;     /* atomic: retired, not yet free again */
+	uint64_t lost;          /* atomic: retired without memory to wait in */
+	uint64_t callbacks;     /* sync/handoff.h: callbacks that touch the map */
+	uint32_t resize_lock;   /* trylock only: starting a resize */
+	uint64_t resizes;       /* atomic: resizes started (tests, the bench) */
+	uint32_t min_bits, max_bits;
 };
 
 static ALWAYS_INLINE struct rtab *to_rtab(struct bpfmap *map)
@@ -115,37 +148,29 @@ static ALWAYS_INLINE struct rtab *to_rtab(struct bpfmap *map)
 	return (struct rtab *)map;
 }
 
-static ALWAYS_INLINE const struct rtab *to_rtab_const(const struct bpfmap *map)
+static ALWAYS_INLINE char *rtab_elem(const struct rtab *r, uint32_t idx)
 {
-	return (const struct rtab *)map;
+	return r->arena + (size_t)idx * r->stride;
 }
 
-static ALWAYS_INLINE struct rtab_elem *rtab_elem(const struct rtab *r, uint32_t idx)
+static ALWAYS_INLINE uint32_t rtab_index_of(const struct rtab *r, const char *e)
 {
-	return (struct rtab_elem *)(void *)(r->arena + (size_t)idx * r->stride);
+	return (uint32_t)((size_t)(e - r->arena) / r->stride);
 }
 
-/* The element a link or head names: a link is the element's index, and
- * RTAB_NONE names the sentinel, element 0, whose zero bytes a walk may
- * read without a branch (it matches nothing: see rtab_find). */
-static ALWAYS_INLINE struct rtab_elem *rtab_link_elem(const struct rtab *r, uint32_t link)
+static ALWAYS_INLINE char *rtab_value(const struct rtab *r, char *e)
 {
-	return rtab_elem(r, link);
+	return e + r->value_off;
 }
 
-static ALWAYS_INLINE char *rtab_key(struct rtab_elem *e)
+static ALWAYS_INLINE struct rtab_group *rtab_ogroup(const struct rtab *r, uint32_t idx)
 {
-	return (char *)e->data;
+	return &r->ogroups[idx];
 }
 
-static ALWAYS_INLINE char *rtab_value(const struct rtab *r, struct rtab_elem *e)
+static ALWAYS_INLINE uint32_t rtab_load(const uint32_t *p)
 {
-	return (char *)e + r->value_off;
-}
-
-static ALWAYS_INLINE uint32_t rtab_load_link(const uint32_t *link)
-{
-	return __atomic_load_n(link, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
 /* The map's table and its shift in one word (tables are 64-byte aligned,
@@ -170,11 +195,6 @@ static ALWAYS_INLINE uint32_t rtab_bucket(const struct rtab_table *t, uint32_t h
 	return (uint32_t)((uint64_t)hash >> t->shift);
 }
 
-static ALWAYS_INLINE uint32_t *rtab_lock_of(const struct rtab_table *t, uint32_t b)
-{
-	return &t->locks[b >> RTAB_STRIPE_SHIFT];
-}
-
 /*
  * The key's hash, specialised by kind (a constant in the callers that
  * specialise): every hash here is (almost) universal over its top bits with
@@ -191,153 +211,175 @@ static ALWAYS_INLINE uint32_t rtab_hash(const struct rtab *r, const void *key, u
 	return (uint32_t)(r->hash(key, key_size, &r->hp) >> 32);
 }
 
-static ALWAYS_INLINE bool rtab_key_equal(struct rtab_elem *e, const void *key, uint32_t key_size,
+static ALWAYS_INLINE bool rtab_key_equal(const char *e, const void *key, uint32_t key_size,
 					 enum hash_kind kind)
 {
 	if (kind == HASH_U32)
-		return load_u32(e->data) == load_u32(key);
+		return load_u32(e) == load_u32(key);
 	if (kind == HASH_U64)
-		return e->data[0] == load_u64_by_halves(key);
+		return load_u64(e) == load_u64_by_halves(key);
 	if (key_size >= 8 && (!__builtin_constant_p(key_size) || key_size < 64))
-		return key_equal_long(rtab_key(e), key, key_size);
-	return !memcmp(rtab_key(e), key, key_size);
+		return key_equal_long(e, key, key_size);
+	return !memcmp(e, key, key_size);
 }
 
-/* Where (hash, key) falls against element @e in the map's order: < 0
- * before it, 0 the same key, > 0 after it. */
-static ALWAYS_INLINE int rtab_order(struct rtab_elem *e, uint32_t hash, const void *key,
-				    uint32_t key_size)
+/* The slots of @g whose hash is @hash, as bits 0..6. */
+static ALWAYS_INLINE uint32_t rtab_match(const struct rtab_group *g, uint32_t hash)
 {
-	if (hash != e->hash)
-		return hash < e->hash ? -1 : 1;
-	return memcmp(key, rtab_key(e), key_size);
+#if RTAB_SIMD
+	__m128i h = _mm_set1_epi32((int)hash);
+	__m128i lo = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(const void *)g->hash), h);
+	__m128i hi = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(const void *)&g->hash[4]), h);
+
+	return (uint32_t)(_mm_movemask_ps(_mm_castsi128_ps(lo)) |
+			  _mm_movemask_ps(_mm_castsi128_ps(hi)) << 4) & 0x7f;
+#else
+	uint32_t m = 0;
+
+	for (int i = 0; i < RTAB_SLOTS; i++)
+		m |= (uint32_t)(__atomic_load_n(&g->hash[i], __ATOMIC_RELAXED) == hash) << i;
+	return m;
+#endif
 }
 
-/* A walk of one chain from @link for (hash, key): the element, or NULL. */
-static ALWAYS_INLINE struct rtab_elem *rtab_walk(const struct rtab *r, uint32_t link,
-						 uint32_t hash, const void *key,
-						 uint32_t key_size, enum hash_kind kind)
+/* The element of (hash, key) among a bucket's groups from @g, or NULL. */
+static ALWAYS_INLINE char *rtab_scan(const struct rtab *r, const struct rtab_group *g,
+				     uint32_t hash, const void *key, uint32_t key_size,
+				     enum hash_kind kind)
 {
-	while (link != RTAB_NONE) {
-		struct rtab_elem *e = rtab_link_elem(r, link);
-		uint32_t eh;
+	for (;;) {
+		uint32_t m = rtab_match(g, hash), next;
 
-		TEST_HOOK(HOOK_RTAB_STEP, e);
-		/* Word keys: the key first; the hash only for the order. */
-		if ((kind == HASH_U32 || kind == HASH_U64) && rtab_key_equal(e, key, key_size, kind))
-			return e;
-		eh = __atomic_load_n(&e->hash, __ATOMIC_RELAXED);
-		if (kind != HASH_U32 && kind != HASH_U64 && eh == hash &&
-		    rtab_key_equal(e, key, key_size, kind))
-			return e;
-		if (eh > hash)
-			break; /* sorted: it is not further on */
-		link = rtab_load_link(&e->next);
+		while (m) {
+			uint32_t link;
+			char *e;
+
+			TEST_HOOK(HOOK_RTAB_STEP, &g->link[__builtin_ctz(m)]);
+			link = rtab_load(&g->link[__builtin_ctz(m)]);
+			e = rtab_elem(r, link);
+			if (likely(link != RTAB_NONE) && rtab_key_equal(e, key, key_size, kind))
+				return e;
+			m &= m - 1;
+		}
+		next = rtab_load(&g->next);
+		if (next == RTAB_NONE || next == RTAB_MOVED)
+			return NULL;
+		g = rtab_ogroup(r, next);
 	}
-	return NULL;
 }
 
 /*
  * The element of (hash, key), lock-free, in a read-side section, with the
- * check a miss needs: NULL only when no writer changed the group meanwhile.
- * *lock_out and *seq_out (when asked for) say which group's word validates
- * a copy of the element's value, and its value before the walk.
+ * check a miss needs: NULL only when no writer changed the bucket meanwhile.
+ * *lock_out and *seq_out (when asked for) say which lock word validates a
+ * copy of the element's value, and its value before the scan.
  */
-static ALWAYS_INLINE struct rtab_elem *rtab_find_checked(struct rtab *r, uint32_t hash,
-							 const void *key, uint32_t key_size,
-							 enum hash_kind kind, uint32_t **lock_out,
-							 uint32_t *seq_out)
+static ALWAYS_INLINE char *rtab_find_checked(struct rtab *r, uint32_t hash, const void *key,
+					     uint32_t key_size, enum hash_kind kind,
+					     uint32_t **lock_out, uint32_t *seq_out)
 {
 	struct rtab_table *t = rtab_table_of(r);
 
 	for (;;) {
-		uint32_t b = rtab_bucket(t, hash);
-		uint32_t *lock = rtab_lock_of(t, b);
-		uint32_t seq = seq_spin_read_begin(lock);
-		uint32_t link = rtab_load_link(&t->heads[b]);
-		struct rtab_elem *e;
+		struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
+		uint32_t seq = seq_spin_read_begin(&g->lock);
+		char *e;
 
-		if (unlikely(link == RTAB_MOVED)) {
+		if (unlikely(rtab_load(&g->next) == RTAB_MOVED)) {
 			t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
 			continue;
 		}
-		e = rtab_walk(r, link, hash, key, key_size, kind);
+		e = rtab_scan(r, g, hash, key, key_size, kind);
 		if (e) {
 			if (lock_out) {
-				*lock_out = lock;
+				*lock_out = &g->lock;
 				*seq_out = seq;
 			}
 			return e;
 		}
-		if (likely(seq_spin_read_valid(lock, seq)))
+		if (likely(seq_spin_read_valid(&g->lock, seq)))
 			return NULL;
 		cpu_relax();
 	}
 }
 
 /*
- * The same for the program view: a hit needs no check (keys never change
- * while linked, elements are reused only after a grace period), so the
- * first walk reads no lock word; only a miss, or a moved bucket, walks
- * again with the check.
+ * The same for the program view: a hit needs no check, so the first scan
+ * reads no lock word; a miss, or a moved bucket, scans again with it.
  */
-static ALWAYS_INLINE struct rtab_elem *rtab_find(struct rtab *r, uint32_t hash, const void *key,
-						 uint32_t key_size, enum hash_kind kind)
+static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *key,
+				     uint32_t key_size, enum hash_kind kind)
 {
 	uintptr_t w = __atomic_load_n(&r->table, __ATOMIC_ACQUIRE);
-	struct rtab_table *t = rtab_word_table(w);
-	uint32_t link = rtab_load_link(&t->heads[(uint64_t)hash >> (w & 63)]);
+	const struct rtab_group *g = &rtab_word_table(w)->groups[(uint64_t)hash >> (w & 63)];
+	char *e = rtab_scan(r, g, hash, key, key_size, kind);
 
-	if (likely(link != RTAB_MOVED)) {
-		struct rtab_elem *e = rtab_walk(r, link, hash, key, key_size, kind);
-
-		if (likely(e))
-			return e;
-	}
+	/* A moved bucket's slots are stale: its hit may be deleted since. */
+	if (likely(e) && likely(rtab_load(&g->next) != RTAB_MOVED))
+		return e;
 	return rtab_find_checked(r, hash, key, key_size, kind, NULL, NULL);
 }
 
-/* tables/rtab.c: the bucket arrays, the arena, reclamation, chain edits. */
+/* A place in the order: after (hash, key), or with no key, from hash on. */
+struct rtab_cursor {
+	uint32_t hash;
+	const void *key;
+};
+
+/* A slot, as the lock holder of its bucket finds it. */
+struct rtab_slot {
+	struct rtab_group *g;
+	int i;
+};
+
+/* tables/rtab.c: the arenas, reclamation, and a bucket's edits under its
+ * lock. */
+int rtab_arenas_init(struct rtab *r, uint32_t max_entries);
+size_t rtab_arenas_mem(const struct rtab *r);
 struct rtab_table *rtab_table_alloc(uint32_t bits);
 void rtab_table_free(struct rtab_table *t);
 size_t rtab_table_mem(const struct rtab_table *t);
-int rtab_arena_init(struct rtab *r, uint32_t max_entries);
-size_t rtab_arena_mem(const struct rtab *r);
-uint32_t rtab_retire_batch_for(uint32_t max_entries);
-/* An unused element's index, or UINT32_MAX when the arena is exhausted
- * for now (every free slot waits for its grace period). */
+/* An unused element's (group's) index, or RTAB_NONE when the arena is
+ * exhausted for now (every free one waits for its grace period). */
 uint32_t rtab_elem_alloc(struct rtab *r);
+uint32_t rtab_ogroup_alloc(struct rtab *r);
 /* An element that never became visible, back at once. */
 void rtab_elem_unused(struct rtab *r, uint32_t idx);
-/* An unlinked element, reused once no reader can hold it. */
+/* Unlinked: reused once no reader can hold it.  Any context. */
 void rtab_elem_retire(struct rtab *r, uint32_t idx);
-/* Outside any read-side section: wait until retired elements are free. */
+void rtab_ogroup_retire(struct rtab *r, uint32_t idx);
+/* Queue what is retired so far for its grace period now. */
+void rtab_retire_flush(struct rtab *r);
+/* Outside any read-side section: wait until retired ones are free. */
 void rtab_reclaim_wait(struct rtab *r);
-/* Lock the group of @hash's bucket in the table that holds it now. */
-struct rtab_table *rtab_lock_bucket(struct rtab *r, uint32_t hash, uint32_t *b_out);
-static ALWAYS_INLINE void rtab_unlock_bucket(struct rtab_table *t, uint32_t b)
+/* Lock the bucket of @hash in the table that holds it now (*t_out, when
+ * asked for). */
+struct rtab_group *rtab_lock_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out);
+static ALWAYS_INLINE void rtab_unlock_bucket(struct rtab_group *g)
 {
-	seq_spin_unlock(rtab_lock_of(t, b));
+	seq_spin_unlock(&g->lock);
 }
-/* The element of @key in bucket @b of @t (its lock held), and the link that
- * points to it; or NULL and the link before which it would go. */
-struct rtab_elem *rtab_chain_find_locked(struct rtab *r, struct rtab_table *t, uint32_t b,
-					 uint32_t hash, const void *key, uint32_t **link_out);
-/* Publish element @idx at @link; unlink @e from the @link that names it. */
-void rtab_link_locked(uint32_t *link, struct rtab_elem *e, uint32_t idx);
-void rtab_unlink_locked(uint32_t *link, struct rtab_elem *e);
-/* Copy out @e's value (its group's lock held), the lock field zeroed. */
-void rtab_copy_value_locked(struct rtab *r, struct rtab_elem *e, void *dst, bool lockf);
-/* Unlink @e at @link, counted; the caller retires it once the lock
- * is dropped. */
-void rtab_delete_locked(struct rtab *r, uint32_t *link, struct rtab_elem *e);
+/* The slot of @key in the locked bucket @g, or false. */
+bool rtab_find_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, const void *key,
+		      struct rtab_slot *out);
+/* Put element @idx of @hash in a free slot of the locked bucket @g (an
+ * overflow group added if needed): false without a group to add. */
+bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32_t idx);
+/* Empty @s of the locked bucket @g; an overflow group left empty is
+ * unlinked and retired.  The caller retires the element. */
+void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s);
+/* The first element after @c in the locked bucket @g: its slot, or false. */
+bool rtab_first_after_locked(struct rtab *r, struct rtab_group *g, const struct rtab_cursor *c,
+			     struct rtab_slot *out);
+/* Copy out the value of element @e (its bucket locked), the lock field zeroed. */
+void rtab_copy_value_locked(struct rtab *r, char *e, void *dst, bool lockf);
 /* The last reference: free the map now or when its last callback ends. */
 void rtab_destroy(struct rtab *r);
 
-/* tables/rtab_resize.c.  After an insert (@long_chain: its chain was long)
+/* tables/rtab_resize.c.  After an insert (@crowded: its bucket overflowed)
  * or a delete, in a read-side section: start the resize the element count
- * asks for, and move a few groups of one in progress. */
-void rtab_resize_check(struct rtab *r, bool long_chain);
+ * asks for, and move a few runs of one in progress. */
+void rtab_resize_check(struct rtab *r, bool crowded);
 
 /* tables/rtab_ops.c */
 map_lookup_fn rtab_lookup_for(enum hash_kind kind, uint32_t key_size);

@@ -11,37 +11,6 @@
 
 #include "tables/rtab.h"
 
-/* A place in the order: after (hash, key), or with no key, at hash. */
-struct rtab_cursor {
-	uint32_t hash;
-	const void *key;
-};
-
-static uint32_t rtab_index_of(const struct rtab *r, const struct rtab_elem *e)
-{
-	return (uint32_t)(((const char *)e - r->arena) / r->stride);
-}
-
-/* The first element after @c in bucket @b of @t (its lock held), and the
- * link that names it. */
-static struct rtab_elem *rtab_first_after(struct rtab *r, struct rtab_table *t, uint32_t b,
-					  const struct rtab_cursor *c, uint32_t **link_out)
-{
-	uint32_t *link = &t->heads[b];
-	uint32_t l;
-
-	while ((l = __atomic_load_n(link, __ATOMIC_RELAXED)) != RTAB_NONE) {
-		struct rtab_elem *e = rtab_link_elem(r, l);
-
-		if (c->key ? rtab_order(e, c->hash, c->key, r->map.key_size) < 0 : e->hash >= c->hash) {
-			*link_out = link;
-			return e;
-		}
-		link = &e->next;
-	}
-	return NULL;
-}
-
 /*
  * Copy out the first element after @c (its key to @key_out, its value to
  * @value_out when given; deleted when asked) and move @c to it: 0, or
@@ -55,32 +24,42 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 
 	rcu_lock();
 	for (;;) {
-		uint32_t b, *link;
-		struct rtab_table *t = rtab_lock_bucket(r, at.hash, &b);
-		struct rtab_elem *e = rtab_first_after(r, t, b, &at, &link);
+		struct rtab_table *t;
+		struct rtab_group *g = rtab_lock_bucket(r, at.hash, &t);
+		struct rtab_slot s;
+		uint32_t b, shift;
 
-		if (e) {
-			memcpy(key_out, rtab_key(e), r->map.key_size);
+		if (rtab_first_after_locked(r, g, &at, &s)) {
+			uint32_t idx = s.g->link[s.i];
+			char *e = rtab_elem(r, idx);
+
+			memcpy(key_out, e, r->map.key_size);
 			if (value_out)
 				rtab_copy_value_locked(r, e, value_out, lockf);
-			c->hash = e->hash;
+			c->hash = s.g->hash[s.i];
 			c->key = key_out;
-			if (do_delete)
-				rtab_delete_locked(r, link, e);
-			rtab_unlock_bucket(t, b);
 			if (do_delete) {
-				rtab_elem_retire(r, rtab_index_of(r, e));
+				uint32_t ticket = count_delete_begin(&r->count);
+
+				rtab_remove_locked(r, g, s);
+				count_delete_end(&r->count, ticket);
+			}
+			rtab_unlock_bucket(g);
+			if (do_delete) {
+				rtab_elem_retire(r, idx);
 				rtab_resize_check(r, false);
 			}
 			rcu_unlock();
 			return 0;
 		}
-		rtab_unlock_bucket(t, b);
+		shift = t->shift;
+		b = (uint32_t)(g - t->groups);
+		rtab_unlock_bucket(g);
 		if (b + 1 == t->n) {
 			rcu_unlock();
 			return -ENOENT;
 		}
-		at.hash = (uint32_t)((uint64_t)(b + 1) << t->shift);
+		at.hash = (uint32_t)((uint64_t)(b + 1) << shift);
 		at.key = NULL;
 	}
 }

@@ -20,7 +20,7 @@ static uint32_t rtab_bits_for(uint64_t n)
 static size_t rtab_mem_usage(const struct bpfmap *map)
 {
 	struct rtab *r = to_rtab((struct bpfmap *)map);
-	size_t bytes = sizeof(*r) + count_mem(&r->count) + rtab_arena_mem(r);
+	size_t bytes = sizeof(*r) + count_mem(&r->count) + rtab_arenas_mem(r);
 	struct rtab_table *t;
 
 	rcu_lock();
@@ -52,10 +52,11 @@ static const struct map_ops rtab_ops = {
 struct bpfmap *rtab_create(const struct map_params *p, int *err)
 {
 	struct rtab *r = aligned_alloc(64, ROUND_UP(sizeof(*r), 64));
-	uint64_t stride = 8 + ROUND_UP((uint64_t)p->key_size, 8) + ROUND_UP((uint64_t)p->value_size, 8);
+	uint64_t stride = ROUND_UP((uint64_t)p->key_size, 8) + ROUND_UP((uint64_t)p->value_size, 8);
 	/* map_extra: the number of elements to size the first table for. */
 	uint64_t hint = p->map_extra;
 	struct rtab_table *t;
+	uint32_t bits;
 
 	if (!r || stride > UINT32_MAX)
 		goto nomem;
@@ -68,15 +69,20 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	r->mul = r->hp.mul;
 	r->fin = r->hp.fin;
 	r->stride = (uint32_t)stride;
-	r->value_off = 8 + (uint32_t)ROUND_UP(p->key_size, 8);
-	r->retire_batch = rtab_retire_batch_for(p->max_entries);
-	r->min_bits = RTAB_MIN_BITS;
-	r->max_bits = rtab_bits_for(p->max_entries);
+	r->value_off = (uint32_t)ROUND_UP(p->key_size, 8);
+	r->max_bits = rtab_bits_for(((uint64_t)p->max_entries + RTAB_GROW_LOAD - 1) / RTAB_GROW_LOAD);
+	/* The smallest table holds RTAB_FLOOR_ELEMS (or max_entries) at the
+	 * grow load: 16 KiB, so that the first resizes, when the fixed costs
+	 * weigh most, come after 2K elements. */
+	r->min_bits = rtab_bits_for(((uint64_t)(p->max_entries < RTAB_FLOOR_ELEMS ? p->max_entries
+									      : RTAB_FLOOR_ELEMS) +
+				     RTAB_GROW_LOAD - 1) / RTAB_GROW_LOAD);
 	if (count_init(&r->count, p->max_entries))
 		goto nomem;
-	if (rtab_arena_init(r, p->max_entries))
+	if (rtab_arenas_init(r, p->max_entries))
 		goto nomem;
-	t = rtab_table_alloc(rtab_bits_for(hint < p->max_entries ? hint : p->max_entries));
+	bits = rtab_bits_for((hint + RTAB_GROW_LOAD - 1) / RTAB_GROW_LOAD);
+	t = rtab_table_alloc(bits > r->min_bits ? bits : r->min_bits);
 	if (!t)
 		goto nomem;
 	r->table = rtab_table_word(t);

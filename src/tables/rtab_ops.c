@@ -26,7 +26,7 @@ static ALWAYS_INLINE void *rtab_lookup_view(struct bpfmap *map, const void *key,
 {
 	struct rtab *r = to_rtab(map);
 	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
-	struct rtab_elem *e = rtab_find(r, hash, key, key_size, kind);
+	char *e = rtab_find(r, hash, key, key_size, kind);
 
 	return e ? rtab_value(r, e) : map_lookup_miss();
 }
@@ -42,7 +42,7 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 	rcu_lock();
 	for (;;) {
 		uint32_t *lock, seq;
-		struct rtab_elem *e = rtab_find_checked(r, hash, key, key_size, kind, &lock, &seq);
+		char *e = rtab_find_checked(r, hash, key, key_size, kind, &lock, &seq);
 
 		if (!e)
 			break;
@@ -133,7 +133,7 @@ int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
 /* A present key's value, in place: under the group's lock, so that
  * copy-outs see the old bytes or the new; with F_LOCK also under the
  * value's spin lock, as programs take it. */
-static void rtab_store_locked(struct rtab *r, struct rtab_elem *e, const void *value, bool lockf)
+static void rtab_store_locked(struct rtab *r, char *e, const void *value, bool lockf)
 {
 	char *v = rtab_value(r, e);
 
@@ -152,7 +152,7 @@ static void rtab_store_locked(struct rtab *r, struct rtab_elem *e, const void *v
 static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const void *key,
 					    const void *value, uint64_t mode)
 {
-	struct rtab_elem *e;
+	char *e;
 	int ret = 1;
 
 	rcu_lock();
@@ -174,25 +174,24 @@ static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const
 }
 
 /* What an insert found: an answer, or RTAB_RETRY after it waited for the
- * arena's retired elements to become free. */
+ * arenas' retired elements and groups to become free. */
 #define RTAB_RETRY 1
 
 static int rtab_update_once(struct rtab *r, uint32_t hash, const void *key, const void *value,
 			    uint64_t mode, bool lockf, bool may_wait)
 {
-	struct rtab_table *t;
-	struct rtab_elem *e, *ne;
-	uint32_t b, ticket, idx, *link, depth = 0;
+	struct rtab_group *g;
+	struct rtab_slot s;
+	uint32_t ticket, idx;
+	char *e;
 	int ret;
 
 	rcu_lock();
-	t = rtab_lock_bucket(r, hash, &b);
-	e = rtab_chain_find_locked(r, t, b, hash, key, &link);
-	if (e) {
-		if (mode == BPFMAP_NOEXIST) {
-			ret = -EEXIST;
-		} else {
-			rtab_store_locked(r, e, value, lockf);
+	g = rtab_lock_bucket(r, hash, NULL);
+	if (rtab_find_locked(r, g, hash, key, &s)) {
+		ret = -EEXIST;
+		if (mode != BPFMAP_NOEXIST) {
+			rtab_store_locked(r, rtab_elem(r, s.g->link[s.i]), value, lockf);
 			ret = 0;
 		}
 		goto unlock;
@@ -205,34 +204,35 @@ static int rtab_update_once(struct rtab *r, uint32_t hash, const void *key, cons
 	if (ticket == COUNT_FULL)
 		goto unlock;
 	idx = rtab_elem_alloc(r);
-	if (unlikely(idx == UINT32_MAX)) {
-		count_insert_end(&r->count, ticket, false);
-		rtab_unlock_bucket(t, b);
-		rcu_unlock();
-		if (!may_wait)
-			return -ENOMEM;
-		rtab_reclaim_wait(r);
-		return RTAB_RETRY;
+	if (likely(idx != RTAB_NONE)) {
+		e = rtab_elem(r, idx);
+		memcpy(e, key, r->map.key_size);
+		if (map_has_lock(&r->map))
+			memset(rtab_value(r, e), 0, r->map.value_size);
+		value_store(&r->map, rtab_value(r, e), value);
+		if (likely(rtab_add_locked(r, g, hash, idx))) {
+			bool crowded = g->next != RTAB_NONE;
+
+			count_insert_end(&r->count, ticket, true);
+			rtab_unlock_bucket(g);
+			rtab_resize_check(r, crowded);
+			rcu_unlock();
+			return 0;
+		}
+		rtab_elem_unused(r, idx);
 	}
-	ne = rtab_elem(r, idx);
-	ne->hash = hash;
-	memcpy(rtab_key(ne), key, r->map.key_size);
-	if (lockf || map_has_lock(&r->map))
-		memset(rtab_value(r, ne), 0, r->map.value_size);
-	value_store(&r->map, rtab_value(r, ne), value);
-	rtab_link_locked(link, ne, idx);
-	count_insert_end(&r->count, ticket, true);
-	/* A chain this deep is worth a look at the count now. */
-	for (uint32_t l = __atomic_load_n(&t->heads[b], __ATOMIC_RELAXED); l != RTAB_NONE && depth < 4;
-	     l = rtab_link_elem(r, l)->next)
-		depth++;
-	rtab_unlock_bucket(t, b);
-	rtab_resize_check(r, depth >= 4);
+	/* The arenas are exhausted for now: what waits in them for a grace
+	 * period comes back once that ends. */
+	count_insert_end(&r->count, ticket, false);
+	rtab_unlock_bucket(g);
 	rcu_unlock();
-	return 0;
+	if (!may_wait)
+		return -ENOMEM;
+	rtab_reclaim_wait(r);
+	return RTAB_RETRY;
 
 unlock:
-	rtab_unlock_bucket(t, b);
+	rtab_unlock_bucket(g);
 	rcu_unlock();
 	return ret;
 }
@@ -259,25 +259,28 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 static int rtab_delete(struct rtab *r, const void *key, void *value)
 {
 	uint32_t hash = rtab_hash_any(r, key);
-	struct rtab_table *t;
-	struct rtab_elem *e;
-	uint32_t b, *link;
+	struct rtab_group *g;
+	struct rtab_slot s;
+	uint32_t idx = RTAB_NONE;
 
 	rcu_lock();
-	t = rtab_lock_bucket(r, hash, &b);
-	e = rtab_chain_find_locked(r, t, b, hash, key, &link);
-	if (e) {
+	g = rtab_lock_bucket(r, hash, NULL);
+	if (rtab_find_locked(r, g, hash, key, &s)) {
+		uint32_t ticket = count_delete_begin(&r->count);
+
+		idx = s.g->link[s.i];
 		if (value)
-			rtab_copy_value_locked(r, e, value, false);
-		rtab_delete_locked(r, link, e);
+			rtab_copy_value_locked(r, rtab_elem(r, idx), value, false);
+		rtab_remove_locked(r, g, s);
+		count_delete_end(&r->count, ticket);
 	}
-	rtab_unlock_bucket(t, b);
-	if (e) {
-		rtab_elem_retire(r, (uint32_t)(((char *)e - r->arena) / r->stride));
+	rtab_unlock_bucket(g);
+	if (idx != RTAB_NONE) {
+		rtab_elem_retire(r, idx);
 		rtab_resize_check(r, false);
 	}
 	rcu_unlock();
-	return e ? 0 : -ENOENT;
+	return idx != RTAB_NONE ? 0 : -ENOENT;
 }
 
 int rtab_delete_elem(struct bpfmap *map, const void *key)

@@ -1,21 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The resizable table's resizes: when to start one, and the moving of lock
- * groups from a table into its next, shared out among the inserts and
+ * The resizable table's resizes: when to start one, and the moving of runs
+ * of buckets from a table into its next, shared out among the inserts and
  * deletes that come by (tables/rtab.h has the invariants).
  *
- * A table grows to twice its buckets when it holds more elements than
- * buckets (load 1: a chain of about one element, and 4 + 24 bytes an
- * element of 8 + 8 at the most crowded, tables/rtab.h), and shrinks to half
- * below a quarter, so that a shrink lands at load 1/2, away from the next
- * grow.  Each insert or delete that finds a resize in progress moves
- * RTAB_HELP_GROUPS groups of eight buckets: a resize of n buckets is done
- * after n / 32 of them, long before the count can ask for the next one.
+ * A table grows to twice its buckets above RTAB_GROW_LOAD elements a bucket
+ * and shrinks to half below a quarter of that, so that a shrink lands at
+ * half the grow point, away from the next grow.  Each insert or delete that
+ * finds a resize in progress moves RTAB_HELP_RUNS runs of eight buckets: a
+ * resize of n buckets is done after n / 32 of them, long before the count
+ * asks for the next one.
  */
 #include "tables/rtab.h"
 #include "util/test_hook.h"
 
-#define RTAB_HELP_GROUPS 4
+#define RTAB_HELP_RUNS 4
 /* Inserts and deletes per thread between two looks at the element count
  * (a look sums the count's shards). */
 #define RTAB_CHECK_EVERY 16
@@ -29,90 +28,131 @@ static void rtab_table_free_cb(struct rcu_head *head)
 	rcu_deferred_exit();
 }
 
-/* Old bucket @b's chain into new buckets 2b and 2b + 1: the chain is in
- * hash order, so the second begins at its first element with the next hash
- * bit set, and the first ends just before it.  The cut comes before the
- * MOVED mark: once a writer can reach the new buckets, only it edits them;
- * a reader still in the old chain may miss a key past the cut, and then
- * fails its validation (the group's word changed) and retries. */
-static void rtab_split(struct rtab *r, struct rtab_table *t, struct rtab_table *nt, uint32_t b)
+/* Old bucket @g's slots into the new table @nt, each by its hash: false if
+ * an overflow group could not be had. */
+static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_table *nt)
 {
-	uint32_t head = __atomic_load_n(&t->heads[b], __ATOMIC_RELAXED);
-	uint32_t hi = head;
-	struct rtab_elem *last_lo = NULL;
+	for (; g; g = g->next == RTAB_NONE ? NULL : rtab_ogroup(r, g->next)) {
+		for (int i = 0; i < RTAB_SLOTS; i++) {
+			uint32_t link = __atomic_load_n(&g->link[i], __ATOMIC_RELAXED);
 
-	while (hi != RTAB_NONE) {
-		struct rtab_elem *e = rtab_link_elem(r, hi);
-
-		if (rtab_bucket(nt, e->hash) != 2 * b)
-			break;
-		last_lo = e;
-		hi = __atomic_load_n(&e->next, __ATOMIC_RELAXED);
+			if (link != RTAB_NONE &&
+			    !rtab_add_locked(r, &nt->groups[rtab_bucket(nt, g->hash[i])], g->hash[i],
+					     link))
+				return false;
+		}
 	}
-	__atomic_store_n(&nt->heads[2 * b], last_lo ? head : RTAB_NONE, __ATOMIC_RELAXED);
-	__atomic_store_n(&nt->heads[2 * b + 1], hi, __ATOMIC_RELAXED);
-	if (last_lo)
-		__atomic_store_n(&last_lo->next, RTAB_NONE, __ATOMIC_RELEASE);
-	__atomic_store_n(&t->heads[b], RTAB_MOVED, __ATOMIC_RELEASE);
+	return true;
 }
 
-/* Old buckets 2b and 2b + 1 into new bucket b: the first chain's tail links
- * to the second's head (still in order, so a reader of the first chain only
- * walks further before it stops). */
-static void rtab_merge(struct rtab *r, struct rtab_table *t, struct rtab_table *nt, uint32_t b)
+/* New buckets [first, first + n) of @nt back to empty, their groups back
+ * to the arena at once: nobody has reached them. */
+static void rtab_unbuild(struct rtab *r, struct rtab_table *nt, uint32_t first, uint32_t n)
 {
-	uint32_t h0 = __atomic_load_n(&t->heads[2 * b], __ATOMIC_RELAXED);
-	uint32_t h1 = __atomic_load_n(&t->heads[2 * b + 1], __ATOMIC_RELAXED);
+	for (uint32_t b = first; b < first + n; b++) {
+		struct rtab_group *g = &nt->groups[b];
+		uint32_t og = g->next;
 
-	if (h0 != RTAB_NONE && h1 != RTAB_NONE) {
-		struct rtab_elem *tail = rtab_link_elem(r, h0);
-		uint32_t l;
+		while (og != RTAB_NONE) {
+			uint32_t next = rtab_ogroup(r, og)->next;
 
-		while ((l = __atomic_load_n(&tail->next, __ATOMIC_RELAXED)) != RTAB_NONE)
-			tail = rtab_link_elem(r, l);
-		__atomic_store_n(&tail->next, h1, __ATOMIC_RELEASE);
+			rtab_ogroup_retire(r, og);
+			og = next;
+		}
+		memset(g, 0, sizeof(*g));
 	}
-	__atomic_store_n(&nt->heads[b], h0 != RTAB_NONE ? h0 : h1, __ATOMIC_RELAXED);
-	__atomic_store_n(&t->heads[2 * b], RTAB_MOVED, __ATOMIC_RELEASE);
-	__atomic_store_n(&t->heads[2 * b + 1], RTAB_MOVED, __ATOMIC_RELEASE);
 }
 
-static void rtab_move_group(struct rtab *r, struct rtab_table *t, struct rtab_table *nt,
-			    uint32_t g)
+/*
+ * Move run @run of @t into @nt: lock its buckets, build their new buckets,
+ * then mark each old one moved and retire its overflow groups (readers may
+ * still scan them).  A reader in an old bucket before the mark sees its old
+ * slots, consistent and current: writers reach the new buckets only after
+ * the mark.  False, with nothing changed, when the overflow arena ran dry.
+ */
+static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_table *nt,
+			  uint32_t run)
 {
-	uint32_t *lock = &t->locks[g];
-	uint32_t first = g << RTAB_STRIPE_SHIFT;
+	uint32_t first = run << RTAB_RUN_SHIFT;
+	uint32_t nfirst = nt->n > t->n ? first * 2 : first / 2;
+	uint32_t nn = nt->n > t->n ? RTAB_RUN * 2 : RTAB_RUN / 2;
+	bool ok = true;
 
-	seq_spin_lock(lock);
+	for (uint32_t b = first; b < first + RTAB_RUN; b++)
+		seq_spin_lock(&t->groups[b].lock);
 	TEST_HOOK(HOOK_RTAB_MOVE, t);
-	if (nt->n > t->n)
-		for (uint32_t b = first; b < first + RTAB_STRIPE; b++)
-			rtab_split(r, t, nt, b);
-	else
-		for (uint32_t b = first / 2; b < (first + RTAB_STRIPE) / 2; b++)
-			rtab_merge(r, t, nt, b);
-	seq_spin_unlock(lock);
+	for (uint32_t b = first; ok && b < first + RTAB_RUN; b++)
+		ok = rtab_move_slots(r, &t->groups[b], nt);
+	if (!ok) {
+		rtab_unbuild(r, nt, nfirst, nn);
+	} else {
+		for (uint32_t b = first; b < first + RTAB_RUN; b++) {
+			struct rtab_group *g = &t->groups[b];
+			uint32_t og = g->next;
+
+			__atomic_store_n(&g->next, RTAB_MOVED, __ATOMIC_RELEASE);
+			while (og != RTAB_NONE) {
+				uint32_t next = rtab_ogroup(r, og)->next;
+
+				rtab_ogroup_retire(r, og);
+				og = next;
+			}
+		}
+	}
+	for (uint32_t b = first; b < first + RTAB_RUN; b++)
+		seq_spin_unlock(&t->groups[b].lock);
+	return ok;
 }
 
-/* The last group moved: @nt becomes the map's table, and @t goes once no
+/* The last run moved: @nt becomes the map's table, and @t goes once no
  * reader can be in it. */
 static void rtab_finish(struct rtab *r, struct rtab_table *t, struct rtab_table *nt)
 {
 	__atomic_store_n(&r->table, rtab_table_word(nt), __ATOMIC_RELEASE);
 	rcu_defer(&t->rcu, rtab_table_free_cb);
+	/* The old overflow groups too: the table that follows fills up
+	 * with them rather than with new ones. */
+	rtab_retire_flush(r);
+}
+
+/* A run nobody has taken: the next after the movers' cursor, else (runs
+ * given back by a mover that ran dry) any; or UINT32_MAX. */
+static uint32_t rtab_claim_run(struct rtab_table *t, uint32_t runs)
+{
+	uint8_t idle = RTAB_RUN_IDLE;
+	uint32_t c = __atomic_fetch_add(&t->claimed, 1, __ATOMIC_RELAXED);
+
+	if (c < runs && __atomic_compare_exchange_n(&t->runs[c], &idle, RTAB_RUN_BUSY, false,
+						    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return c;
+	if (c < runs)
+		return UINT32_MAX;
+	for (uint32_t i = 0; i < runs; i++) {
+		idle = RTAB_RUN_IDLE;
+		if (__atomic_load_n(&t->runs[i], __ATOMIC_RELAXED) == RTAB_RUN_IDLE &&
+		    __atomic_compare_exchange_n(&t->runs[i], &idle, RTAB_RUN_BUSY, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return i;
+	}
+	return UINT32_MAX;
 }
 
 static void rtab_resize_help(struct rtab *r, struct rtab_table *t, struct rtab_table *nt)
 {
-	uint32_t groups = t->n >> RTAB_STRIPE_SHIFT;
+	uint32_t runs = t->n >> RTAB_RUN_SHIFT;
 
-	for (int i = 0; i < RTAB_HELP_GROUPS; i++) {
-		uint32_t g = __atomic_fetch_add(&t->claimed, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < RTAB_HELP_RUNS; i++) {
+		uint32_t run = rtab_claim_run(t, runs);
 
-		if (g >= groups)
+		if (run == UINT32_MAX)
 			return;
-		rtab_move_group(r, t, nt, g);
-		if (__atomic_add_fetch(&t->moved, 1, __ATOMIC_ACQ_REL) == groups) {
+		if (!rtab_move_run(r, t, nt, run)) {
+			/* Another insert or delete takes it up later. */
+			__atomic_store_n(&t->runs[run], RTAB_RUN_IDLE, __ATOMIC_RELEASE);
+			return;
+		}
+		__atomic_store_n(&t->runs[run], RTAB_RUN_DONE, __ATOMIC_RELEASE);
+		if (__atomic_add_fetch(&t->moved, 1, __ATOMIC_ACQ_REL) == runs) {
 			rtab_finish(r, t, nt);
 			return;
 		}
@@ -121,7 +161,7 @@ static void rtab_resize_help(struct rtab *r, struct rtab_table *t, struct rtab_t
 
 /* A table of 2^@bits buckets to move @t into, unless another thread has
  * started a resize or finished one meanwhile.  Without memory the table
- * keeps its size: slower chains, nothing lost. */
+ * keeps its size: fuller buckets, nothing lost. */
 static void rtab_resize_start(struct rtab *r, struct rtab_table *t, uint32_t bits)
 {
 	uint32_t idle = 0;
@@ -140,23 +180,24 @@ static void rtab_resize_start(struct rtab *r, struct rtab_table *t, uint32_t bit
 	__atomic_store_n(&r->resize_lock, 0, __ATOMIC_RELEASE);
 }
 
-void rtab_resize_check(struct rtab *r, bool long_chain)
+void rtab_resize_check(struct rtab *r, bool crowded)
 {
 	struct rtab_table *t = rtab_table_of(r);
 	struct rtab_table *nt = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
-	uint32_t bits, n;
+	uint32_t bits;
+	uint64_t n;
 
 	if (nt) {
 		rtab_resize_help(r, t, nt);
 		return;
 	}
-	if (!long_chain && ++rtab_tick % RTAB_CHECK_EVERY)
+	if (!crowded && ++rtab_tick % RTAB_CHECK_EVERY)
 		return;
 	bits = 32 - t->shift;
 	n = count_elements(&r->count);
-	if (n > t->n && bits < r->max_bits)
+	if (n > (uint64_t)t->n * RTAB_GROW_LOAD && bits < r->max_bits)
 		rtab_resize_start(r, t, bits + 1);
-	else if (n < t->n / 4 && bits > r->min_bits)
+	else if (n < (uint64_t)t->n * RTAB_GROW_LOAD / 4 && bits > r->min_bits)
 		rtab_resize_start(r, t, bits - 1);
 	else
 		return;

@@ -31,8 +31,12 @@ void big_free(void *p);
 
 /* @bytes of address space, page-aligned, zero when first touched and
  * costing memory only from then on (never moved: what lives there keeps
- * its address); NULL without room. */
+ * its address); NULL without room.  Past its first 2 to 4 MiB it asks for
+ * transparent huge pages, as big_zalloc does for its large arrays. */
 void *big_reserve(size_t bytes);
+/* The memory that the first @used bytes of reservation @p take: 4 KiB
+ * pages, and 2 MiB ones where it asked for them. */
+size_t big_reserve_used(const void *p, size_t used);
 void big_unreserve(void *p, size_t bytes);
 
 #endif
