@@ -364,9 +364,12 @@ int rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 	spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
 	r->cap = (uint32_t)(max_entries + spare > RTAB_OGROUP - 1 ? RTAB_OGROUP - 1
 								  : max_entries + spare);
-	/* A group in use holds an element; a resize holds two tables'. */
-	r->ocap = (uint32_t)(2 * (uint64_t)r->cap + 1024 > RTAB_OGROUP - 1 ? RTAB_OGROUP - 1
-									     : 2 * (uint64_t)r->cap + 1024);
+	/* Overflow groups: a universal hash leaves about one bucket in two
+	 * with one at the most crowded (RTAB_GROW_LOAD), under 0.07 a key;
+	 * a third of the elements is five times that, for both tables of a
+	 * resize.  Running dry stalls a resize (its run is given back) and
+	 * fails an insert with -ENOMEM, never more. */
+	r->ocap = r->cap / 3 + 1024;
 	/* Reserved, not committed: pages cost memory once used, and never
 	 * move, so neither do the elements. */
 	r->arena = big_reserve(((size_t)r->cap + 1) * r->stride);
