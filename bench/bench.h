@@ -156,6 +156,7 @@ extern const struct bench bench_full_update, bench_rfull_update, bench_overwrite
 extern const struct bench bench_htab_mem, bench_rhtab_mem;
 extern const struct bench bench_hash, bench_churn;
 extern const struct bench bench_str_kfuncs, bench_lru_hit, bench_percpu_count;
+extern const struct bench bench_rhash_grow, bench_rhash_mem;
 
 /* Cell ops the report reuses. */
 extern const struct cell_ops percpu_count_lib_ops;
@@ -191,6 +192,25 @@ struct lru_hit_row {
 void lru_hit_args_fill(struct bench_args *a);
 int lru_hit_measure(const struct bench_env *env, const struct bench_args *a, bool scan,
 		    struct lru_hit_row *row);
+
+/* rhash-grow and rhash-mem (bench_rhash.c), for the report. */
+struct rhash_grow_side {
+	double insert_s, max_us, p99999_us;
+	uint64_t lookups, misses, insert_errors;
+};
+struct rhash_grow_row {
+	uint32_t n;
+	struct rhash_grow_side rhash, hash;
+};
+struct rhash_mem_row {
+	size_t at_1k, at_500k, back_1k;
+	double peak_per_elem, per_elem_1m;
+	uint32_t peak_at;
+};
+int rhash_grow_measure(const struct bench_env *env, uint32_t n, struct rhash_grow_row *row);
+int rhash_mem_measure(struct rhash_mem_row *row);
+void rhash_grow_print(FILE *f, const struct rhash_grow_row *row);
+void rhash_mem_print(FILE *f, const struct rhash_mem_row *row);
 
 /* True when bpfmap_create() accepts @type; otherwise says why. */
 bool bench_map_type_available(uint32_t type, char *why, size_t len);

@@ -19,6 +19,8 @@ const struct bench *const bench_registry[] = {
 	&bench_overwrite,
 	&bench_htab_mem,
 	&bench_rhtab_mem,
+	&bench_rhash_grow,
+	&bench_rhash_mem,
 	&bench_hash,
 	&bench_churn,
 	&bench_str_kfuncs,

@@ -737,8 +737,8 @@ static int count_cells(const struct report *rp)
 		    (lib ? nbig : 0) +
 		    (lib && !rp->user->via_lookup ? 2 * (int)N(presets) * nkeys : 0);
 
-	return rp->rounds * (round + types_cells(rp, true)) + nb * nmem +
-	       (lib ? REPORT_MAX_CHURN : 0) + types_cells(rp, false);
+	return rp->rounds * (round + types_cells(rp, true) + rhash_cells(rp, true)) + nb * nmem +
+	       (lib ? REPORT_MAX_CHURN : 0) + types_cells(rp, false) + rhash_cells(rp, false);
 }
 
 int report_run(struct bench_env *env, const struct bench_args *a, bool full, int rounds)
@@ -781,6 +781,7 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 		  "key size (bytes)");
 	report_setup(rp);
 	types_setup(rp);
+	rhash_setup(rp);
 	for (int r = 0; r < rp->rounds; r++) {
 		round_lookups(rp, r);
 		round_big(rp, r);
@@ -788,9 +789,11 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 		round_update(rp, r, true);
 		round_conc(rp, r);
 		types_round(rp, r);
+		rhash_round(rp, r);
 	}
 	report_mem(rp);
 	types_once(rp);
+	rhash_once(rp);
 	report_churn(rp);
 	report_slots_json(rp);
 	finish_lookups(rp);

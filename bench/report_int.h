@@ -134,6 +134,23 @@ struct types_rows {
 extern const enum bpfmap_type types_of_rows[TYPES_N];
 extern const uint32_t types_keys[TYPES_KEYS];
 
+/* RHASH (issue 17): lookups of 8-byte keys against the kernel's HASH, the
+ * grid and the update rows against bpfmap's HASH, memory and growth
+ * (report_rhash.c). */
+#define RHASH_BIG 4
+struct rhash_big {
+	uint32_t max_entries, nr_entries;
+};
+extern const struct rhash_big rhash_bigs[RHASH_BIG];
+struct rhash_rows {
+	struct rounds big[RHASH_BIG];
+	struct rounds look[REPORT_PRESETS][REPORT_MAX_KEYS]; /* bpfmap alone */
+	struct rounds upd, ovw;                               /* bpfmap alone */
+	struct rhash_mem_row mem;
+	struct rhash_grow_row grow;
+	bool mem_ok, grow_ok;
+};
+
 struct report {
 	struct bench_env *env; /* the user's flags (out, json, backends) */
 	struct bench_env cenv; /* what each cell runs with */
@@ -168,6 +185,7 @@ struct report {
 	struct churn_result churn[REPORT_MAX_CHURN]; /* bpfmap's own, fresh against churned */
 	int nchurn;
 	struct types_rows types;
+	struct rhash_rows rhash;
 };
 
 
@@ -208,6 +226,14 @@ void types_once(struct report *rp);
 int types_cells(const struct report *rp, bool per_round);
 void types_print(FILE *f, const struct report *rp);
 double types_vs_hash(const struct report *rp, int i, int p, int k);
+
+/* report_rhash.c */
+void rhash_setup(struct report *rp);
+void rhash_round(struct report *rp, int round);
+void rhash_once(struct report *rp);
+int rhash_cells(const struct report *rp, bool per_round);
+void rhash_print(FILE *f, const struct report *rp);
+double rhash_vs_hash(const struct report *rp, int p, int k);
 
 /* report_rounds.c: --json of the rounds */
 void report_slot_add(struct report *rp, const char *bench, const char *what,

@@ -384,6 +384,40 @@ static void tgt_churn(struct target *t, const struct report *rp, const char *row
 	tgt_describe(t, "x");
 }
 
+/* A bound that is a maximum in @unit (the bound's text says so). */
+static void tgt_init_max(struct target *t, const char *row, double goal, const char *unit,
+			 double v)
+{
+	tgt_init(t, row, goal, true);
+	snprintf(t->bound, sizeof(t->bound), "<= %g%s", goal, unit);
+	tgt_add(t, v);
+	tgt_describe(t, unit);
+}
+
+/* RHASH's memory and growth rows (bench_rhash.c's figures). */
+static int rhash_targets(const struct report *rp, struct target *t)
+{
+	const struct rhash_rows *h = &rp->rhash;
+	double nan = NAN;
+	int n = 0;
+
+	tgt_init_max(&t[n++], "RHASH memory, 1K of 1M max_entries", 256, " KiB",
+		     h->mem_ok ? h->mem.at_1k / 1024.0 : nan);
+	tgt_init_max(&t[n++], "RHASH memory, grown to 500K, back to 1K", 512, " KiB",
+		     h->mem_ok ? h->mem.back_1k / 1024.0 : nan);
+	tgt_init_max(&t[n++], "RHASH bytes/elem 8+8, growth 1K-1M, most", 48, " B",
+		     h->mem_ok ? h->mem.peak_per_elem : nan);
+	tgt_init_max(&t[n++], "RHASH bytes/elem 8+8 at 1M", 32, " B",
+		     h->mem_ok ? h->mem.per_elem_1m : nan);
+	tgt_init_max(&t[n++], "RHASH growth to 1M: lookups missed", 0, "",
+		     h->grow_ok ? (double)h->grow.rhash.misses : nan);
+	tgt_init_max(&t[n++], "RHASH growth to 1M: longest lookup", 50, " us",
+		     h->grow_ok ? h->grow.rhash.max_us : nan);
+	tgt_init_max(&t[n++], "RHASH growth: 1M inserts vs prealloc HASH", 1.5, "x",
+		     h->grow_ok ? h->grow.rhash.insert_s / h->grow.hash.insert_s : nan);
+	return n;
+}
+
 static int build_targets(const struct report *rp, struct target *t)
 {
 	int n = 0;
@@ -491,6 +525,25 @@ static int build_targets(const struct report *rp, struct target *t)
 		n++;
 	}
 
+	/* Issue 17's: RHASH. */
+	tgt_init(&t[n], "RHASH lookups k=8 vs kernel's HASH, 1K and 1M", 5.0, false);
+	for (int i = 0; i < RHASH_BIG; i++)
+		tgt_add_rounds(&t[n], &rp->rhash.big[i]);
+	tgt_describe(&t[n++], "x");
+	tgt_init(&t[n], "RHASH lookups vs bpfmap's HASH, the grid", 0.9, false);
+	for (int p = 0; p < REPORT_PRESETS; p++)
+		for (int k = 0; k < REPORT_MAX_KEYS; k++)
+			if (rp->rhash.look[p][k].n)
+				tgt_add(&t[n], rhash_vs_hash(rp, p, k));
+	tgt_describe(&t[n++], "x");
+	tgt_init(&t[n], "RHASH full update vs bpfmap's HASH", 0.9, false);
+	tgt_add(&t[n], rounds_lib(&rp->rhash.upd) / rounds_lib(&rp->upd));
+	tgt_describe(&t[n++], "x");
+	tgt_init(&t[n], "RHASH overwrite vs bpfmap's HASH", 0.9, false);
+	tgt_add(&t[n], rounds_lib(&rp->rhash.ovw) / rounds_lib(&rp->ovw));
+	tgt_describe(&t[n++], "x");
+	n += rhash_targets(rp, &t[n]);
+
 	/* Issue 14's: churned against fresh, bpfmap's own. */
 	tgt_churn(&t[n++], rp, "churn: present lookups, churned vs fresh", CHURN_PRESENT,
 		  CHURN_PRESENT + 1, CHURN_PRESENT_BOUND);
@@ -529,10 +582,10 @@ static void targets_json(const struct report *rp, const struct target *t, int n)
 
 static void print_targets(FILE *f, const struct report *rp)
 {
-	struct target t[40 + REPORT_MAX_MEM];
+	struct target t[48 + REPORT_MAX_MEM];
 	int n = build_targets(rp, t), met = 0, measured = 0;
 
-	fprintf(f, "\nTargets (issues #4, #14, #15 and #16; ratios bpfmap / kernel from this run: medians of the "
+	fprintf(f, "\nTargets (issues #4, #14, #15, #16 and #17; ratios bpfmap / kernel from this run: medians of the "
 		   "per-round ratios, in brackets\nthe checked cell's lowest and highest round; "
 		   "memory, concurrency, copy-out and churn bpfmap's own):\n");
 	fprintf(f, "    %-44s %-46s %-10s %s\n", "row", "measured", "target", "");
@@ -561,6 +614,7 @@ void report_print(struct report *rp, double load0, double load1, double wall_s)
 	print_conc(f, rp);
 	print_churn(f, rp);
 	types_print(f, rp);
+	rhash_print(f, rp);
 	print_targets(f, rp);
 	print_failures(f, rp);
 	fprintf(f, "\nwall time %.0f s\n", wall_s);

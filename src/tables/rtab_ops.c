@@ -237,17 +237,85 @@ unlock:
 	return ret;
 }
 
+/*
+ * The answers one lock-free scan can give linearizably, as the other
+ * tables give them: -EEXIST (NOEXIST on a key seen present), -ENOENT
+ * (EXIST on a key seen absent) and -E2BIG (a key absent while the count is
+ * full with nothing in flight, both within one unchanged even lock word);
+ * RTAB_TAKE_LOCK for everything else, stores included.
+ */
+#define RTAB_TAKE_LOCK 2
+
+static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, const void *key,
+						uint64_t mode, uint32_t key_size,
+						enum hash_kind kind)
+{
+	struct rtab_table *t = rtab_table_of(r);
+	struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
+	uint32_t seq = seq_spin_read_begin(&g->lock);
+	char *e;
+
+	if ((seq & 1) || rtab_load(&g->next) == RTAB_MOVED)
+		return RTAB_TAKE_LOCK;
+	e = rtab_scan(r, g, hash, key, key_size, kind);
+	if (e)
+		return mode == BPFMAP_NOEXIST ? -EEXIST : RTAB_TAKE_LOCK;
+	if (mode == BPFMAP_EXIST)
+		return seq_spin_read_valid(&g->lock, seq) ? -ENOENT : RTAB_TAKE_LOCK;
+	if (count_full_quiescent(&r->count) && seq_spin_read_valid(&g->lock, seq))
+		return -E2BIG;
+	return RTAB_TAKE_LOCK;
+}
+
+/* The lock-free answer, or RTAB_TAKE_LOCK; with the hash and compare of
+ * word keys inline. */
+static int rtab_update_try(struct rtab *r, uint32_t hash, const void *key, uint64_t mode)
+{
+	int ret;
+
+	rcu_lock();
+	switch (r->hash_kind) {
+	case HASH_U32:
+		ret = rtab_update_lockfree(r, hash, key, mode, 4, HASH_U32);
+		break;
+	case HASH_U64:
+		ret = rtab_update_lockfree(r, hash, key, mode, 8, HASH_U64);
+		break;
+	default:
+		ret = rtab_update_lockfree(r, hash, key, mode, r->map.key_size, HASH_NH_LONG);
+		break;
+	}
+	rcu_unlock();
+	return ret;
+}
+
+static ALWAYS_INLINE uint32_t rtab_hash_inline(struct rtab *r, const void *key)
+{
+	switch (r->hash_kind) {
+	case HASH_U32:
+		return rtab_hash(r, key, 4, HASH_U32);
+	case HASH_U64:
+		return rtab_hash(r, key, 8, HASH_U64);
+	default:
+		return rtab_hash_any(r, key);
+	}
+}
+
 int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
 {
 	struct rtab *r = to_rtab(map);
 	uint64_t mode = flags & (BPFMAP_NOEXIST | BPFMAP_EXIST);
 	bool lockf = flags & BPFMAP_F_LOCK;
-	uint32_t hash = rtab_hash_any(r, key);
+	uint32_t hash = rtab_hash_inline(r, key);
 	int ret;
 
 	if (lockf) {
 		ret = rtab_update_present_locked_value(r, hash, key, value, mode);
 		if (ret <= 0)
+			return ret;
+	} else {
+		ret = rtab_update_try(r, hash, key, mode);
+		if (ret != RTAB_TAKE_LOCK)
 			return ret;
 	}
 	ret = rtab_update_once(r, hash, key, value, mode, lockf, rcu_may_wait());
@@ -258,7 +326,7 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 
 static int rtab_delete(struct rtab *r, const void *key, void *value)
 {
-	uint32_t hash = rtab_hash_any(r, key);
+	uint32_t hash = rtab_hash_inline(r, key);
 	struct rtab_group *g;
 	struct rtab_slot s;
 	uint32_t idx = RTAB_NONE;

@@ -75,23 +75,13 @@ void *big_reserve(size_t bytes)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	char *huge;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	huge = align_up((char *)p + BIG_HUGE_PAGE, BIG_HUGE_PAGE);
-	if (huge < (char *)p + bytes)
-		(void)madvise(huge, (size_t)((char *)p + bytes - huge), MADV_HUGEPAGE);
-	return p;
+	return p == MAP_FAILED ? NULL : p;
 }
 
 size_t big_reserve_used(const void *p, size_t used)
 {
-	size_t small = (size_t)(align_up((char *)p + BIG_HUGE_PAGE, BIG_HUGE_PAGE) - (char *)p);
-
-	if (used <= small)
-		return (used + 4095) & ~(size_t)4095;
-	return small + ((used - small + BIG_HUGE_PAGE - 1) & ~(BIG_HUGE_PAGE - 1));
+	(void)p;
+	return (used + 4095) & ~(size_t)4095;
 }
 
 void big_unreserve(void *p, size_t bytes)

@@ -30,12 +30,11 @@ void *big_zalloc(size_t bytes);
 void big_free(void *p);
 
 /* @bytes of address space, page-aligned, zero when first touched and
- * costing memory only from then on (never moved: what lives there keeps
- * its address); NULL without room.  Past its first 2 to 4 MiB it asks for
- * transparent huge pages, as big_zalloc does for its large arrays. */
+ * costing memory only from then on, in 4 KiB pages (no huge pages: they
+ * would cost 2 MiB at a time); never moved, so what lives there keeps its
+ * address.  NULL without room. */
 void *big_reserve(size_t bytes);
-/* The memory that the first @used bytes of reservation @p take: 4 KiB
- * pages, and 2 MiB ones where it asked for them. */
+/* The memory that the first @used bytes of reservation @p take. */
 size_t big_reserve_used(const void *p, size_t used);
 void big_unreserve(void *p, size_t bytes);
 

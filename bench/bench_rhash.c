@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * RHASH's own rows (issue 17), bpfmap alone (the kernel has no RHASH):
+ *
+ * rhash-grow: nr_entries (default 1M) 8-byte keys inserted into an empty
+ *   RHASH of as many max_entries, by one thread (CPU 0), while a second
+ *   (another CPU) looks up keys already inserted, at random, non-stop, each
+ *   lookup timed.  The same with a preallocated HASH of the same
+ *   max_entries.  Figures: the inserts' time (and RHASH's over HASH's),
+ *   the lookups that missed (must be 0), the longest lookup and the
+ *   99.999th percentile, and the resizes.
+ *
+ * rhash-mem: bpfmap_mem_usage() of an RHASH of 8 + 8 bytes and 1M
+ *   max_entries: holding 1K elements; grown to 500K and deleted down to 1K
+ *   (keys 1K..500K deleted, the first 1K kept); and bytes per element after
+ *   every insert of a growth from 1K to 1M: the most, where, and at 1M.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpfmap.h>
+
+#include "bench.h"
+#include "json.h"
+#include "output.h"
+
+#define GROW_DEFAULT 1000000u
+#define GROW_HIST 64 /* log2 buckets of lookup ns */
+
+struct grow_reader {
+	struct bpfmap *map;
+	uint64_t published; /* atomic: keys 0 .. published - 1 are in */
+	int done;           /* atomic */
+	int cpu;
+	uint64_t lookups, misses, max_ns;
+	uint64_t hist[GROW_HIST];
+};
+
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *grow_reader_thread(void *arg)
+{
+	struct grow_reader *g = arg;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	pin_to_cpu(g->cpu);
+	while (!__atomic_load_n(&g->done, __ATOMIC_ACQUIRE)) {
+		uint64_t n = __atomic_load_n(&g->published, __ATOMIC_ACQUIRE), k, t0, dt;
+		void *p;
+
+		if (!n)
+			continue;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		k = x % n;
+		t0 = now_ns();
+		bpfmap_read_lock();
+		p = bpfmap_lookup(g->map, &k);
+		bpfmap_read_unlock();
+		dt = now_ns() - t0;
+		g->misses += !p;
+		g->lookups++;
+		if (dt > g->max_ns)
+			g->max_ns = dt;
+		g->hist[dt ? 63 - __builtin_clzll(dt) : 0]++;
+	}
+	return NULL;
+}
+
+/* The smallest power of two of ns that @q of the lookups stay under. */
+static double grow_quantile(const struct grow_reader *g, double q)
+{
+	uint64_t want = (uint64_t)ceil(q * (double)g->lookups), seen = 0;
+
+	for (int i = 0; i < GROW_HIST; i++) {
+		seen += g->hist[i];
+		if (seen >= want)
+			return ldexp(1.0, i + 1);
+	}
+	return NAN;
+}
+
+static int grow_one(enum bpfmap_type type, uint32_t n, int reader_cpu, struct rhash_grow_side *s)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = type == BPFMAP_TYPE_RHASH ? BPFMAP_F_NO_PREALLOC : 0);
+	struct grow_reader g = { .cpu = reader_cpu };
+	pthread_t t;
+	uint64_t t0, v = 1;
+
+	memset(s, 0, sizeof(*s));
+	g.map = bpfmap_create(type, "grow", 8, 8, n, &o);
+	if (!g.map)
+		return -errno;
+	if (pthread_create(&t, NULL, grow_reader_thread, &g)) {
+		bpfmap_free(g.map);
+		return -EAGAIN;
+	}
+	t0 = now_ns();
+	for (uint64_t k = 0; k < n; k++) {
+		if (bpfmap_update_elem(g.map, &k, &v, BPFMAP_NOEXIST)) {
+			s->insert_errors++;
+			continue;
+		}
+		__atomic_store_n(&g.published, k + 1, __ATOMIC_RELEASE);
+	}
+	s->insert_s = (double)(now_ns() - t0) / 1e9;
+	__atomic_store_n(&g.done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	s->lookups = g.lookups;
+	s->misses = g.misses;
+	s->max_us = (double)g.max_ns / 1e3;
+	s->p99999_us = grow_quantile(&g, 0.99999) / 1e3;
+	bpfmap_free(g.map);
+	return 0;
+}
+
+int rhash_grow_measure(const struct bench_env *env, uint32_t n, struct rhash_grow_row *row)
+{
+	int cpu0 = bench_producer_cpu(env, 0) >= 0 ? bench_producer_cpu(env, 0) : 0;
+	int reader = bench_spare_cpu(env) >= 0 ? bench_spare_cpu(env) : 1;
+	int err;
+
+	pin_to_cpu(cpu0);
+	row->n = n;
+	err = grow_one(BPFMAP_TYPE_RHASH, n, reader, &row->rhash);
+	if (!err)
+		err = grow_one(BPFMAP_TYPE_HASH, n, reader, &row->hash);
+	return err;
+}
+
+int rhash_mem_measure(struct rhash_mem_row *row)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, "mem", 8, 8, 1000000, &o);
+	uint64_t v = 0, k;
+
+	memset(row, 0, sizeof(*row));
+	if (!m)
+		return -errno;
+	for (k = 0; k < 1000; k++)
+		bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST);
+	row->at_1k = bpfmap_mem_usage(m);
+	for (; k < 500000; k++)
+		bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST);
+	row->at_500k = bpfmap_mem_usage(m);
+	for (k = 1000; k < 500000; k++)
+		bpfmap_delete_elem(m, &k);
+	row->back_1k = bpfmap_mem_usage(m);
+	bpfmap_free(m);
+
+	m = bpfmap_create(BPFMAP_TYPE_RHASH, "mem", 8, 8, 1000000, &o);
+	if (!m)
+		return -errno;
+	for (k = 0; k < 1000000; k++) {
+		double per;
+
+		bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST);
+		if (k + 1 < 1000)
+			continue;
+		per = (double)bpfmap_mem_usage(m) / (double)(k + 1);
+		if (per > row->peak_per_elem) {
+			row->peak_per_elem = per;
+			row->peak_at = k + 1;
+		}
+	}
+	row->per_elem_1m = (double)bpfmap_mem_usage(m) / 1e6;
+	bpfmap_free(m);
+	return 0;
+}
+
+void rhash_grow_print(FILE *f, const struct rhash_grow_row *row)
+{
+	fprintf(f, "  growth to %u, a reader looking up present keys: RHASH inserts %.3f s, "
+		   "HASH (preallocated) %.3f s: %.2fx\n",
+		row->n, row->rhash.insert_s, row->hash.insert_s,
+		row->rhash.insert_s / row->hash.insert_s);
+	fprintf(f, "    RHASH lookups %llu, missed %llu, longest %.1f us, 99.999%% under %.1f us; "
+		   "HASH lookups %llu, missed %llu, longest %.1f us\n",
+		(unsigned long long)row->rhash.lookups, (unsigned long long)row->rhash.misses,
+		row->rhash.max_us, row->rhash.p99999_us, (unsigned long long)row->hash.lookups,
+		(unsigned long long)row->hash.misses, row->hash.max_us);
+}
+
+void rhash_mem_print(FILE *f, const struct rhash_mem_row *row)
+{
+	fprintf(f, "  memory, RHASH 8 + 8, max_entries 1M: 1K elements %.1f KiB; grown to 500K "
+		   "%.1f MiB, deleted back to 1K %.1f KiB\n",
+		row->at_1k / 1024.0, row->at_500k / 1048576.0, row->back_1k / 1024.0);
+	fprintf(f, "    growth 1K -> 1M, after every insert: at most %.1f B an element (at %u), "
+		   "%.1f B at 1M\n",
+		row->peak_per_elem, row->peak_at, row->per_elem_1m);
+}
+
+static int rhash_grow_run(const struct bench *b, const struct bench_env *env,
+			  struct bench_args *a)
+{
+	struct rhash_grow_row row;
+	uint32_t n = a->nr_entries ? a->nr_entries : GROW_DEFAULT;
+	int err;
+
+	fprintf(env->out, "%s: %u 8-byte keys into an empty RHASH (and a preallocated HASH), "
+			  "a reader on another CPU\n", b->name, n);
+	err = rhash_grow_measure(env, n, &row);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", b->name, strerror(-err));
+		return 1;
+	}
+	rhash_grow_print(env->out, &row);
+	return row.rhash.misses || row.rhash.insert_errors ? 1 : 0;
+}
+
+static int rhash_mem_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)
+{
+	struct rhash_mem_row row;
+	int err;
+
+	(void)a;
+	fprintf(env->out, "%s: bpfmap_mem_usage() of RHASH 8 + 8, max_entries 1M\n", b->name);
+	err = rhash_mem_measure(&row);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", b->name, strerror(-err));
+		return 1;
+	}
+	rhash_mem_print(env->out, &row);
+	return 0;
+}
+
+const struct bench bench_rhash_grow = {
+	.name = "rhash-grow",
+	.summary = "RHASH from empty to nr_entries (1M) while a reader looks up present keys: "
+		   "misses, longest lookup, insert time against a preallocated HASH",
+	.run = rhash_grow_run,
+	.available = bench_rhash_available,
+};
+
+const struct bench bench_rhash_mem = {
+	.name = "rhash-mem",
+	.summary = "RHASH 8 + 8 memory: 1K of 1M max, after 500K and back to 1K, per element "
+		   "over a growth to 1M",
+	.run = rhash_mem_run,
+	.available = bench_rhash_available,
+};
