@@ -21,6 +21,8 @@
  *    onto a few buckets in about one map in a hundred (hash/hash_finish.h);
  *  - BPFMAP_F_ZERO_SEED maps (fixed parameters) with multiples of 75025, which
  *    defeated the old zero-seed hash (Fibonacci hashing) 110x.
+ * RHASH maps get the subcubes and progressions too; its probe is the
+ * groups of a bucket scanned.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +32,14 @@
 #include "test_util.h"
 #include "tables/flat.h"
 #include "tables/chain.h"
+#include "tables/rtab.h"
 #include "test_bits.h"
 
 #define BOUND 1.3
+
+/* The family tables below are positional; their type, last, defaults to
+ * HASH where it is left out. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 struct probe {
 	double present, absent;
@@ -100,6 +107,49 @@ static struct probe chain_probe(struct bpfmap *m, const char *absent, uint32_t n
 	return p;
 }
 
+/* RHASH: a present key costs the groups of its bucket up to its own; an
+ * absent one all of them.  A bucket is found as lookups find it, through a
+ * resize in progress too. */
+static const struct rtab_group *rtab_first_group(struct rtab *r, uint32_t hash)
+{
+	struct rtab_table *t = rtab_table_of(r);
+	const struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
+
+	while (g->next == RTAB_MOVED) {
+		t = t->next;
+		g = &t->groups[rtab_bucket(t, hash)];
+	}
+	return g;
+}
+
+static uint32_t rtab_groups_to(struct rtab *r, const char *key, bool absent)
+{
+	uint32_t hash = rtab_hash(r, key, r->map.key_size, r->hash_kind), n = 0;
+
+	for (const struct rtab_group *g = rtab_first_group(r, hash); g;
+	     g = g->next == RTAB_NONE ? NULL : rtab_ogroup(r, g->next)) {
+		n++;
+		for (int i = 0; !absent && i < RTAB_SLOTS; i++)
+			if (g->link[i] && !memcmp(rtab_elem(r, g->link[i]), key, r->map.key_size))
+				return n;
+	}
+	return n;
+}
+
+static struct probe rtab_probe(struct bpfmap *m, const char *present, uint32_t n_present,
+			       const char *absent, uint32_t n_absent)
+{
+	struct probe p = { 0, 0 };
+
+	for (uint32_t i = 0; i < n_present; i++)
+		p.present += rtab_groups_to(to_rtab(m), present + (size_t)i * m->key_size, false);
+	for (uint32_t i = 0; i < n_absent; i++)
+		p.absent += rtab_groups_to(to_rtab(m), absent + (size_t)i * m->key_size, true);
+	p.present /= n_present;
+	p.absent /= n_absent;
+	return p;
+}
+
 /* ---- the families ---------------------------------------------------------- */
 
 struct family {
@@ -109,6 +159,7 @@ struct family {
 	uint32_t maps;		 /* fresh maps (random parameters unless ZERO_SEED) */
 	void (*gen)(const struct family *fam, uint32_t i, char *key);
 	uint64_t arg;
+	enum bpfmap_type type; /* 0: HASH */
 };
 
 /* The subcube's points in a fixed pseudo-random order, so that the keys
@@ -176,7 +227,8 @@ static void gen_random(const struct family *fam, uint32_t i, char *key)
 static struct probe run_map(const struct family *fam, char *keys)
 {
 	uint32_t n = fam->n_in + fam->n_absent, ks = fam->ks;
-	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, ks, 8, fam->max_entries, fam->map_flags);
+	struct bpfmap *m = must_create(fam->type ? fam->type : BPFMAP_TYPE_HASH, ks, 8,
+				       fam->max_entries, fam->map_flags);
 	struct probe p;
 	uint64_t v = 0;
 
@@ -184,7 +236,9 @@ static struct probe run_map(const struct family *fam, char *keys)
 		fam->gen(fam, i, keys + (size_t)i * ks);
 	for (uint32_t i = 0; i < fam->n_in; i++)
 		assert_int_equal(bpfmap_update_elem(m, keys + (size_t)i * ks, &v, BPFMAP_NOEXIST), 0);
-	if (m->ops == &flat_ops)
+	if (fam->type == BPFMAP_TYPE_RHASH)
+		p = rtab_probe(m, keys, fam->n_in, keys + (size_t)fam->n_in * ks, fam->n_absent);
+	else if (m->ops == &flat_ops)
 		p = flat_probe(m, keys + (size_t)fam->n_in * ks, fam->n_absent);
 	else
 		p = chain_probe(m, keys + (size_t)fam->n_in * ks, fam->n_absent);
@@ -242,6 +296,12 @@ static void test_subcubes(void **state)
 		  0xffff000000000000ULL },
 		{ "4-byte cube 0xffff0000, chained", 4, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536,
 		  8, gen_cube, 0xffff0000ULL },
+		{ "8-byte cube 0x01c6003e04062018, RHASH", 8, 65536, BPFMAP_F_NO_PREALLOC, 50000,
+		  15536, 8, gen_cube, 0x01c6003e04062018ULL, BPFMAP_TYPE_RHASH },
+		{ "4-byte cube 0x1f81e07e, RHASH", 4, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536, 8,
+		  gen_cube, 0x1f81e07eULL, BPFMAP_TYPE_RHASH },
+		{ "4-byte cube 0xffff0000, RHASH", 4, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536, 8,
+		  gen_cube, 0xffff0000ULL, BPFMAP_TYPE_RHASH },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)
@@ -275,6 +335,14 @@ static void test_progressions(void **state)
 		{ "16-byte sequential, chained", 16, 8192, 0, 5000, 5000, 24, gen_seq, 1 },
 		{ "32-byte stride 75025, flat", 32, 65536, 0, 50000, 15536, 8, gen_seq, 75025 },
 		{ "128-byte sequential, flat", 128, 65536, 0, 50000, 15536, 4, gen_seq, 1 },
+		{ "4-byte stride 2^16 + 1, RHASH", 4, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536, 24,
+		  gen_seq, 65537, BPFMAP_TYPE_RHASH },
+		{ "4-byte stride 4096, RHASH", 4, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536, 24,
+		  gen_seq, 4096, BPFMAP_TYPE_RHASH },
+		{ "8-byte sequential, RHASH", 8, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536, 24,
+		  gen_seq, 1, BPFMAP_TYPE_RHASH },
+		{ "16-byte sequential, RHASH", 16, 65536, BPFMAP_F_NO_PREALLOC, 50000, 15536, 8,
+		  gen_seq, 1, BPFMAP_TYPE_RHASH },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)

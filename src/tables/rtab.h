@@ -201,9 +201,14 @@ static ALWAYS_INLINE uint32_t rtab_bucket(const struct rtab_table *t, uint32_t h
  * the map's random parameters (hash/hash_select.h), and those are the bits
  * both the bucket and the order use.
  */
+/* RTAB_GENERIC: the kind of a caller not specialised, read from the map. */
+#define RTAB_GENERIC HASH_NH_LONG
+
 static ALWAYS_INLINE uint32_t rtab_hash(const struct rtab *r, const void *key, uint32_t key_size,
 					enum hash_kind kind)
 {
+	if (kind == RTAB_GENERIC)
+		kind = r->hash_kind;
 	if (kind == HASH_U32)
 		return (uint32_t)(fast_hash_u32(load_u32(key), r->mul, r->fin) >> 32);
 	if (kind == HASH_U64)

@@ -73,7 +73,7 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 		return map_result(rtab_copy_key(to_rtab(map), key, value, 0, key_size, kind,  \
 						sized));                                      \
 	}
-RTAB_SPECIALISED(any, map->key_size, HASH_NH_LONG, false)
+RTAB_SPECIALISED(any, map->key_size, RTAB_GENERIC, false)
 RTAB_SPECIALISED(u32, 4, HASH_U32, false)
 RTAB_SPECIALISED(u64, 8, HASH_U64, false)
 RTAB_SPECIALISED(k16, 16, HASH_WORDS, true)
@@ -127,7 +127,7 @@ static uint32_t rtab_hash_any(struct rtab *r, const void *key)
 
 int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
 {
-	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, HASH_NH_LONG, false);
+	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, RTAB_GENERIC, false);
 }
 
 /* A present key's value, in place: under the group's lock, so that
@@ -156,7 +156,7 @@ static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const
 	int ret = 1;
 
 	rcu_lock();
-	e = rtab_find(r, hash, key, r->map.key_size, HASH_NH_LONG);
+	e = rtab_find(r, hash, key, r->map.key_size, RTAB_GENERIC);
 	if (e) {
 		if (mode == BPFMAP_NOEXIST) {
 			ret = -EEXIST;
@@ -282,7 +282,7 @@ static int rtab_update_try(struct rtab *r, uint32_t hash, const void *key, uint6
 		ret = rtab_update_lockfree(r, hash, key, mode, 8, HASH_U64);
 		break;
 	default:
-		ret = rtab_update_lockfree(r, hash, key, mode, r->map.key_size, HASH_NH_LONG);
+		ret = rtab_update_lockfree(r, hash, key, mode, r->map.key_size, RTAB_GENERIC);
 		break;
 	}
 	rcu_unlock();
