@@ -514,6 +514,7 @@ static int lookup_run(const struct bench *b, const struct bench_env *env, struct
 
 static int rlookup_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)
 {
+	uint32_t flags_given = a->map_flags;
 	struct bench_args ka;
 	char err[160];
 
@@ -521,6 +522,9 @@ static int rlookup_run(const struct bench *b, const struct bench_env *env, struc
 	 * RHASH, so its column is its fixed HASH of the same max_entries. */
 	a->map_type = BPFMAP_TYPE_RHASH;
 	a->map_flags |= BPFMAP_F_NO_PREALLOC;
+	/* RHASH refuses ZERO_SEED (the kernel's too): the kernel's HASH keeps
+	 * it, as the seeds' runs pass it. */
+	a->map_flags &= ~(uint32_t)BPFMAP_F_ZERO_SEED;
 	if (lookup_args_fill(a, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", b->name, err);
 		return 2;
@@ -528,6 +532,7 @@ static int rlookup_run(const struct bench *b, const struct bench_env *env, struc
 	ka = *a;
 	ka.map_type = BPFMAP_TYPE_HASH;
 	ka.map_flags &= ~BPFMAP_F_NO_PREALLOC;
+	ka.map_flags |= flags_given & BPFMAP_F_ZERO_SEED;
 	ka.full_width_keys = false;
 	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
 }

@@ -204,6 +204,26 @@ void rhash_mem_print(FILE *f, const struct rhash_mem_row *row)
 		row->peak_per_elem, row->peak_at, row->per_elem_1m);
 }
 
+static void grow_json(const struct bench_env *env, const char *name, const char *type,
+		      uint32_t n, const struct rhash_grow_side *s)
+{
+	struct jw w;
+
+	jw_begin(&w, stdout);
+	jw_str(&w, "bench", name);
+	jw_str(&w, "backend", "lib");
+	jw_str(&w, "map_type", type);
+	jw_u64(&w, "nr_entries", n);
+	jw_num(&w, "insert_s", s->insert_s);
+	jw_u64(&w, "lookups", s->lookups);
+	jw_u64(&w, "misses", s->misses);
+	jw_u64(&w, "errors", s->insert_errors);
+	jw_num(&w, "lookup_max_us", s->max_us);
+	jw_num(&w, "lookup_p99999_us", s->p99999_us);
+	jw_end(&w);
+	(void)env;
+}
+
 static int rhash_grow_run(const struct bench *b, const struct bench_env *env,
 			  struct bench_args *a)
 {
@@ -219,6 +239,10 @@ static int rhash_grow_run(const struct bench *b, const struct bench_env *env,
 		return 1;
 	}
 	rhash_grow_print(env->out, &row);
+	if (env->json) {
+		grow_json(env, b->name, "RHASH", n, &row.rhash);
+		grow_json(env, b->name, "HASH", n, &row.hash);
+	}
 	return row.rhash.misses || row.rhash.insert_errors ? 1 : 0;
 }
 
@@ -235,6 +259,21 @@ static int rhash_mem_run(const struct bench *b, const struct bench_env *env, str
 		return 1;
 	}
 	rhash_mem_print(env->out, &row);
+	if (env->json) {
+		struct jw w;
+
+		jw_begin(&w, stdout);
+		jw_str(&w, "bench", b->name);
+		jw_str(&w, "backend", "lib");
+		jw_str(&w, "map_type", "RHASH");
+		jw_u64(&w, "mem_1k_bytes", row.at_1k);
+		jw_u64(&w, "mem_500k_bytes", row.at_500k);
+		jw_u64(&w, "mem_back_1k_bytes", row.back_1k);
+		jw_num(&w, "peak_bytes_per_elem", row.peak_per_elem);
+		jw_u64(&w, "peak_at", row.peak_at);
+		jw_num(&w, "bytes_per_elem_1m", row.per_elem_1m);
+		jw_end(&w);
+	}
 	return 0;
 }
 

@@ -82,6 +82,9 @@ void rhash_round(struct report *rp, int round)
 		ka = kernel_args(&a);
 		ka.map_flags = 0; /* a preallocated HASH of the same max_entries */
 		rhash_args(&a);
+		/* Two cells of one max_entries: the JSON tells them apart. */
+		snprintf(a.tag, sizeof(a.tag), "rhash %u present", b->nr_entries);
+		snprintf(ka.tag, sizeof(ka.tag), "rhash %u present", b->nr_entries);
 		snprintf(what, sizeof(what), "RHASH lookup k=8 %u/%u", b->max_entries, b->nr_entries);
 		run_rounds_pair(rp, round, &rp->cenv, "bpf-rhashmap-lookup", what, &lookup_lib_ops,
 				&a, &lookup_kernel_ops, &ka, &h->big[i]);
@@ -105,6 +108,7 @@ void rhash_round(struct report *rp, int round)
 		rhash_args(&a);
 		if (update_args_fill(&a, ovw ? UPDATE_OVERWRITE : UPDATE_FULL, err, sizeof(err)))
 			continue;
+		snprintf(a.tag, sizeof(a.tag), "%s", ovw ? "overwrite" : "full update");
 		lib_round(rp, round, "bpf-rhashmap-full-update",
 			  ovw ? "RHASH overwrite" : "RHASH full update", &update_lib_ops, &a,
 			  ovw ? &h->ovw : &h->upd);

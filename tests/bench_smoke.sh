@@ -73,6 +73,17 @@ for n, line in enumerate(open(sys.argv[1]), 1):
         assert 0 < obj["exact_lru"] < 1, f"line {n}: exact LRU ratio out of range"
         assert "error" in obj or 0 < obj["hit_ratio"] < 1, f"line {n}: no hit ratio"
         continue
+    if obj.get("bench") == "rhash-grow":
+        # RHASH (and a preallocated HASH) grown to nr_entries, a reader on
+        # another CPU: no lookup of a present key may miss
+        for k in ("backend", "map_type", "nr_entries", "insert_s", "lookups", "misses"):
+            assert k in obj, f"line {n} lacks {k}"
+        assert obj["misses"] == 0, f"line {n}: a lookup missed a present key"
+        continue
+    if obj.get("bench") == "rhash-mem":
+        for k in ("backend", "mem_1k_bytes", "peak_bytes_per_elem", "bytes_per_elem_1m"):
+            assert k in obj, f"line {n} lacks {k}"
+        continue
     if obj.get("bench") == "str-kfuncs":
         # ns per call per (function, scenario) cell
         for k in ("backend", "function", "table", "kfunc", "scenario", "bytes", "producers"):
@@ -115,7 +126,9 @@ for name in $names; do
 		# hash: functions alone; churn: the kernel reuses deleted elements
 		# at once, nothing of it waits (bench_churn.c)
 		# percpu-count: the kernel's programs count without atomics
-		[[ $name == hash || $name == bpf-hashmap-churn || $name == percpu-count ]] ||
+		# rhash-grow, rhash-mem: bpfmap's RHASH alone (the kernel has none)
+		[[ $name == hash || $name == bpf-hashmap-churn || $name == percpu-count ||
+			$name == rhash-grow || $name == rhash-mem ]] ||
 			grep -q '"backend": "kernel"' "$tmp/out" ||
 			fail "$name: no kernel cell"
 		cat "$tmp/err"
