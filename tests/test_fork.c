@@ -78,9 +78,53 @@ static struct bpfmap *filled(uint32_t flags, uint32_t n)
 	return m;
 }
 
-/* The child's work; exit status 0 if every call answered as it should. */
-static int child_work(struct bpfmap *chained, struct bpfmap *flat)
+static struct bpfmap *rhash_filled(void)
 {
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 4, 8, 1u << 20, &o);
+
+	if (!m)
+		abort();
+	for (uint32_t k = 0; k < KEYS; k++) {
+		uint64_t v = k;
+
+		if (bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST))
+			abort();
+	}
+	return m;
+}
+
+/* An inherited RHASH grown, walked and shrunk again in the child: resizes,
+ * their deferred frees and the arena's reclamation all work there. */
+static int child_rhash(struct bpfmap *rh)
+{
+	uint32_t k, next, n = 0;
+	uint64_t v = 0;
+
+	for (k = KEYS; k < KEYS + 40000; k++)
+		if (bpfmap_update_elem(rh, &k, &v, BPFMAP_NOEXIST))
+			return 6;
+	for (int ret = bpfmap_get_next_key(rh, NULL, &next); !ret;
+	     ret = bpfmap_get_next_key(rh, &k, &next)) {
+		k = next;
+		n++;
+	}
+	if (n != KEYS + 40000)
+		return 7;
+	for (k = KEYS; k < KEYS + 40000; k++)
+		if (bpfmap_delete_elem(rh, &k))
+			return 8;
+	bpfmap_free(rh);
+	return 0;
+}
+
+/* The child's work; exit status 0 if every call answered as it should. */
+static int child_work(struct bpfmap *chained, struct bpfmap *flat, struct bpfmap *rh)
+{
+	int err = child_rhash(rh);
+
+	if (err)
+		return err;
 	uint64_t v;
 	uint32_t k, keys[64], cursor, count;
 	uint64_t vals[64];
@@ -140,6 +184,7 @@ static void test_fork_with_readers(void **state)
 	(void)state;
 	struct bpfmap *chained = filled(BPFMAP_F_NO_PREALLOC, KEYS);
 	struct bpfmap *flat = filled(0, KEYS);
+	struct bpfmap *rh = rhash_filled();
 	pthread_t t[READERS];
 	pid_t pid;
 
@@ -151,7 +196,7 @@ static void test_fork_with_readers(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(child_work(chained, flat));
+		_exit(child_work(chained, flat, rh));
 	__atomic_store_n(&release_them, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(t[i], NULL);
@@ -162,8 +207,10 @@ static void test_fork_with_readers(void **state)
 
 	assert_int_equal(bpfmap_lookup_elem(chained, &k, &v), 0);
 	assert_int_equal(v, 5);
+	assert_int_equal(walk_count(rh, 4), KEYS);
 	bpfmap_free(chained);
 	bpfmap_free(flat);
+	bpfmap_free(rh);
 }
 
 static void test_fork_during_grace_period(void **state)
@@ -172,6 +219,7 @@ static void test_fork_during_grace_period(void **state)
 	struct bpfmap *chained = filled(BPFMAP_F_NO_PREALLOC, KEYS);
 	struct bpfmap *flat = filled(0, KEYS);
 	struct bpfmap *other = filled(BPFMAP_F_NO_PREALLOC, KEYS);
+	struct bpfmap *rh = rhash_filled();
 	pthread_t r, w;
 	pid_t pid;
 
@@ -184,13 +232,14 @@ static void test_fork_during_grace_period(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(child_work(chained, flat));
+		_exit(child_work(chained, flat, rh));
 	pthread_join(w, NULL);
 	pthread_join(r, NULL);
 	reap(pid);
 	bpfmap_free(chained);
 	bpfmap_free(flat);
 	bpfmap_free(other);
+	bpfmap_free(rh);
 }
 
 int main(void)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "test_util.h"
+#include "tables/rtab.h"
 
 static struct bpfmap *rhash(uint32_t ks, uint32_t vs, uint32_t max, uint64_t extra)
 {
@@ -72,6 +73,23 @@ static void test_create_order(void **state)
 	assert_int_equal(create_err(8, 8, BPFMAP_HTAB_MAX_ENTRIES + 1, NP, 0), 0);
 	assert_int_equal(create_err(8, 8, 1u << 31, NP, 0), 0);
 	assert_int_equal(create_err(8, 8, (1u << 31) + 1, NP, 0), -E2BIG);
+}
+
+/* map_extra sizes the first table (8 elements a bucket); the smallest
+ * table holds 2048, or max_entries when that is less. */
+static void test_size_hint(void **state)
+{
+	struct bpfmap *m = rhash(8, 8, 1u << 20, 65535);
+
+	(void)state;
+	assert_int_equal(rtab_table_of(to_rtab(m))->n, 8192);
+	bpfmap_free(m);
+	m = rhash(8, 8, 1u << 20, 0);
+	assert_int_equal(rtab_table_of(to_rtab(m))->n, 256);
+	bpfmap_free(m);
+	m = rhash(8, 8, 100, 0);
+	assert_int_equal(rtab_table_of(to_rtab(m))->n, 16);
+	bpfmap_free(m);
 }
 
 static void test_update_modes(void **state)
@@ -470,6 +488,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		test_entry(test_uapi_value),   test_entry(test_create_order),
+		test_entry(test_size_hint),
 		test_entry(test_update_modes), test_entry(test_pointer_stays),
 		test_entry(test_memory_follows), test_entry(test_get_next_key),
 		test_entry(test_batches),      test_entry(test_spin_lock_value),
