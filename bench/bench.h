@@ -197,6 +197,7 @@ int lru_hit_measure(const struct bench_env *env, const struct bench_args *a, boo
 struct rhash_grow_side {
 	double insert_s, max_us, p99999_us;
 	uint64_t lookups, misses, insert_errors;
+	bool fifo; /* the reader ran SCHED_FIFO */
 };
 struct rhash_grow_row {
 	uint32_t n;

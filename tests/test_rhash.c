@@ -14,6 +14,10 @@
 #include "test_util.h"
 #include "tables/rtab.h"
 
+/* Valgrind runs `test_rhash --small` (tests/CMakeLists.txt): a tenth of
+ * the keys and operations, the same cases. */
+static uint32_t scale = 1;
+
 static struct bpfmap *rhash(uint32_t ks, uint32_t vs, uint32_t max, uint64_t extra)
 {
 	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC, .map_extra = extra);
@@ -145,9 +149,9 @@ static void test_pointer_stays(void **state)
 	p = bpfmap_lookup(m, &k);
 	bpfmap_read_unlock();
 	assert_non_null(p);
-	for (uint32_t i = 100; i < 100100; i++)
+	for (uint32_t i = 100; i < 100 + 100000 / scale; i++)
 		assert_int_equal(bpfmap_update_elem(m, &i, &v, 0), 0);
-	for (uint32_t i = 100; i < 100100; i++)
+	for (uint32_t i = 100; i < 100 + 100000 / scale; i++)
 		assert_int_equal(bpfmap_delete_elem(m, &i), 0);
 	bpfmap_read_lock();
 	q = bpfmap_lookup(m, &k);
@@ -176,11 +180,11 @@ static void test_memory_follows(void **state)
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, 0), 0);
 	small = bpfmap_mem_usage(m);
 	assert_true(small < 256u << 10);
-	for (uint64_t k = 1000; k < 500000; k++)
+	for (uint64_t k = 1000; k < 500000 / scale; k++)
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, 0), 0);
 	grown = bpfmap_mem_usage(m);
-	assert_true(grown <= 500000ull * 40);
-	for (uint64_t k = 1000; k < 500000; k++)
+	assert_true(grown <= 500000ull / scale * 40);
+	for (uint64_t k = 1000; k < 500000 / scale; k++)
 		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
 	/* Deletes drive the shrinks: a few more rounds of churn on the 1K. */
 	for (int round = 0; round < 64; round++)
@@ -479,13 +483,15 @@ static void test_model(void **state)
 
 		/* A cap the run hits (E2BIG), and one it never reaches; a
 		 * hint, and none. */
-		model_run(ks, vs, ks == 1 ? 256 : 200, 0, 1000 + s, 20000);
-		model_run(ks, vs, 4096, s % 2 ? 64 : 0, 2000 + s, 20000);
+		model_run(ks, vs, ks == 1 ? 256 : 200, 0, 1000 + s, 20000 / scale);
+		model_run(ks, vs, 4096, s % 2 ? 64 : 0, 2000 + s, 20000 / scale);
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--small"))
+		scale = 10;
 	const struct CMUnitTest tests[] = {
 		test_entry(test_uapi_value),   test_entry(test_create_order),
 		test_entry(test_size_hint),
