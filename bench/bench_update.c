@@ -325,6 +325,7 @@ static int update_run(const struct bench *b, const struct bench_env *env, struct
 	struct bench_args ka;
 	char err[160];
 
+	rhash = rhash || a->map_type == BPFMAP_TYPE_RHASH; /* --map_type rhash */
 	if (rhash) {
 		a->map_type = BPFMAP_TYPE_RHASH;
 		a->map_flags |= BPFMAP_F_NO_PREALLOC;

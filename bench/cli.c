@@ -107,7 +107,7 @@ void cli_usage(FILE *f)
 		"\n"
 		"  map benchmarks:   --key_size N --value_size N --max_entries N --nr_entries N\n"
 		"                    --nr_loops N --map_flags N (e.g. 0x40 = ZERO_SEED)\n"
-		"                    --map_type hash|percpu_hash|lru_hash|lru_percpu_hash\n"
+		"                    --map_type hash|percpu_hash|lru_hash|lru_percpu_hash|rhash\n"
 		"                    (lookup, full-update, overwrite, lru-full-update)\n"
 		"                    --percpu_add (percpu-count: bpfmap_percpu_add(), restartable\n"
 		"                    sequences, instead of the pointer's atomic add)\n"
@@ -335,9 +335,11 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				a->map_type = BPFMAP_TYPE_LRU_HASH;
 			else if (!strcmp(optarg, "lru_percpu_hash"))
 				a->map_type = BPFMAP_TYPE_LRU_PERCPU_HASH;
+			else if (!strcmp(optarg, "rhash"))
+				a->map_type = BPFMAP_TYPE_RHASH;
 			else {
 				fprintf(stderr, "bpfmap-bench: --map_type: hash, percpu_hash, "
-						"lru_hash or lru_percpu_hash\n");
+						"lru_hash, lru_percpu_hash or rhash\n");
 				return 2;
 			}
 			break;

@@ -336,6 +336,42 @@ static void test_spin_lock_value(void **state)
 	bpfmap_free(m);
 }
 
+/* Deleted elements wait for a grace period before reuse.  Inside a
+ * read-side section none can end, so churn exhausts the arena's spare room
+ * and an insert answers -ENOMEM (nothing else changes); outside one, an
+ * insert that finds the arena exhausted waits for reclamation and succeeds. */
+static void test_arena_exhausted(void **state)
+{
+	struct bpfmap *m = rhash(8, 8, 16, 0);
+	uint64_t v = 7, k, n = 0, out;
+	int ret = 0;
+
+	(void)state;
+	bpfmap_read_lock();
+	for (k = 0; k < 100000 && ret == 0; k++) {
+		ret = bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST);
+		if (ret == 0) {
+			n++;
+			assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+		}
+	}
+	bpfmap_read_unlock();
+	assert_int_equal(ret, -ENOMEM);
+	assert_int_equal(errno, ENOMEM);
+	/* 16 + a spare of 1024, less the one in flight. */
+	assert_true(n >= 1000 && n <= 16 + 1024);
+	assert_int_equal(walk_count(m, 8), 0);
+	/* Outside a section the same churn always succeeds. */
+	for (k = 0; k < 5000; k++) {
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	}
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &out), 0);
+	assert_int_equal(out, 7);
+	bpfmap_free(m);
+}
+
 /* A model: a universe of keys, each present or not with its value bytes. */
 #define MODEL_KEYS 600
 
@@ -498,6 +534,7 @@ int main(int argc, char **argv)
 		test_entry(test_update_modes), test_entry(test_pointer_stays),
 		test_entry(test_memory_follows), test_entry(test_get_next_key),
 		test_entry(test_batches),      test_entry(test_spin_lock_value),
+		test_entry(test_arena_exhausted),
 		test_entry(test_model),
 	};
 

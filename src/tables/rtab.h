@@ -247,10 +247,17 @@ static ALWAYS_INLINE uint32_t rtab_match(const struct rtab_group *g, uint32_t ha
 #endif
 }
 
-/* The element of (hash, key) among a bucket's groups from @g, or NULL. */
-static ALWAYS_INLINE char *rtab_scan(const struct rtab *r, const struct rtab_group *g,
-				     uint32_t hash, const void *key, uint32_t key_size,
-				     enum hash_kind kind)
+/* A slot, as a scan or the lock holder of its bucket finds it. */
+struct rtab_slot {
+	struct rtab_group *g;
+	int i;
+};
+
+/* The element of (hash, key) among a bucket's groups from @g, or NULL; its
+ * slot in *@at when asked for (a constant NULL folds away). */
+static ALWAYS_INLINE char *rtab_scan_at(const struct rtab *r, const struct rtab_group *g,
+					uint32_t hash, const void *key, uint32_t key_size,
+					enum hash_kind kind, struct rtab_slot *at)
 {
 	for (;;) {
 		uint32_t m = rtab_match(g, hash), next;
@@ -262,8 +269,13 @@ static ALWAYS_INLINE char *rtab_scan(const struct rtab *r, const struct rtab_gro
 			TEST_HOOK(HOOK_RTAB_STEP, &g->link[__builtin_ctz(m)]);
 			link = rtab_load(&g->link[__builtin_ctz(m)]);
 			e = rtab_elem(r, link);
-			if (likely(link != RTAB_NONE) && rtab_key_equal(e, key, key_size, kind))
+			if (likely(link != RTAB_NONE) && rtab_key_equal(e, key, key_size, kind)) {
+				if (at) {
+					at->g = (struct rtab_group *)g;
+					at->i = __builtin_ctz(m);
+				}
 				return e;
+			}
 			m &= m - 1;
 		}
 		next = rtab_load(&g->next);
@@ -271,6 +283,13 @@ static ALWAYS_INLINE char *rtab_scan(const struct rtab *r, const struct rtab_gro
 			return NULL;
 		g = rtab_ogroup(r, next);
 	}
+}
+
+static ALWAYS_INLINE char *rtab_scan(const struct rtab *r, const struct rtab_group *g,
+				     uint32_t hash, const void *key, uint32_t key_size,
+				     enum hash_kind kind)
+{
+	return rtab_scan_at(r, g, hash, key, key_size, kind, NULL);
 }
 
 /*
@@ -329,12 +348,6 @@ static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *
 struct rtab_cursor {
 	uint32_t hash;
 	const void *key;
-};
-
-/* A slot, as the lock holder of its bucket finds it. */
-struct rtab_slot {
-	struct rtab_group *g;
-	int i;
 };
 
 /* tables/rtab.c: the arenas, reclamation, and a bucket's edits under its

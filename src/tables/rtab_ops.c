@@ -173,22 +173,34 @@ static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const
 	return ret;
 }
 
-/* What an insert found: an answer, or RTAB_RETRY after it waited for the
- * arenas' retired elements and groups to become free. */
+/* An insert found the arenas exhausted for now (what waits in them for a
+ * grace period comes back once that ends). */
 #define RTAB_RETRY 1
 
-static int rtab_update_once(struct rtab *r, uint32_t hash, const void *key, const void *value,
-			    uint64_t mode, bool lockf, bool may_wait)
+/* Where a lock-free scan found the key: its bucket's first group and its
+ * slot, which the locked update checks instead of scanning again. */
+struct rtab_hint {
+	struct rtab_group *first;
+	struct rtab_slot s;
+	uint32_t link;
+};
+
+/* The update under the bucket's lock, in the caller's read-side section. */
+static int rtab_update_locked(struct rtab *r, uint32_t hash, const void *key, const void *value,
+			      uint64_t mode, bool lockf, const struct rtab_hint *hint)
 {
-	struct rtab_group *g;
+	struct rtab_group *g = rtab_lock_bucket(r, hash, NULL);
 	struct rtab_slot s;
 	uint32_t ticket, idx;
 	char *e;
 	int ret;
 
-	rcu_lock();
-	g = rtab_lock_bucket(r, hash, NULL);
-	if (rtab_find_locked(r, g, hash, key, &s)) {
+	/* The slot the scan found still names the same element (reused only
+	 * after a grace period, so still the key's): the key is there. */
+	if ((hint && hint->first == g &&
+	     __atomic_load_n(&hint->s.g->link[hint->s.i], __ATOMIC_RELAXED) == hint->link &&
+	     (s = hint->s, true)) ||
+	    rtab_find_locked(r, g, hash, key, &s)) {
 		ret = -EEXIST;
 		if (mode != BPFMAP_NOEXIST) {
 			rtab_store_locked(r, rtab_elem(r, s.g->link[s.i]), value, lockf);
@@ -216,24 +228,14 @@ static int rtab_update_once(struct rtab *r, uint32_t hash, const void *key, cons
 			count_insert_end(&r->count, ticket, true);
 			rtab_unlock_bucket(g);
 			rtab_resize_check(r, crowded);
-			rcu_unlock();
 			return 0;
 		}
 		rtab_elem_unused(r, idx);
 	}
-	/* The arenas are exhausted for now: what waits in them for a grace
-	 * period comes back once that ends. */
 	count_insert_end(&r->count, ticket, false);
-	rtab_unlock_bucket(g);
-	rcu_unlock();
-	if (!may_wait)
-		return -ENOMEM;
-	rtab_reclaim_wait(r);
-	return RTAB_RETRY;
-
+	ret = RTAB_RETRY;
 unlock:
 	rtab_unlock_bucket(g);
-	rcu_unlock();
 	return ret;
 }
 
@@ -248,7 +250,7 @@ unlock:
 
 static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, const void *key,
 						uint64_t mode, uint32_t key_size,
-						enum hash_kind kind)
+						enum hash_kind kind, struct rtab_hint *hint)
 {
 	struct rtab_table *t = rtab_table_of(r);
 	struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
@@ -257,9 +259,14 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 
 	if ((seq & 1) || rtab_load(&g->next) == RTAB_MOVED)
 		return RTAB_TAKE_LOCK;
-	e = rtab_scan(r, g, hash, key, key_size, kind);
-	if (e)
-		return mode == BPFMAP_NOEXIST ? -EEXIST : RTAB_TAKE_LOCK;
+	e = rtab_scan_at(r, g, hash, key, key_size, kind, &hint->s);
+	if (e) {
+		if (mode == BPFMAP_NOEXIST)
+			return -EEXIST;
+		hint->first = g;
+		hint->link = rtab_index_of(r, e);
+		return RTAB_TAKE_LOCK;
+	}
 	if (mode == BPFMAP_EXIST)
 		return seq_spin_read_valid(&g->lock, seq) ? -ENOENT : RTAB_TAKE_LOCK;
 	if (count_full_quiescent(&r->count) && seq_spin_read_valid(&g->lock, seq))
@@ -267,26 +274,21 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 	return RTAB_TAKE_LOCK;
 }
 
-/* The lock-free answer, or RTAB_TAKE_LOCK; with the hash and compare of
- * word keys inline. */
-static int rtab_update_try(struct rtab *r, uint32_t hash, const void *key, uint64_t mode)
+/* The lock-free answer, or RTAB_TAKE_LOCK (with *@hint filled when the key
+ * was seen); with the hash and compare of word keys inline.  In the
+ * caller's read-side section. */
+static int rtab_update_try(struct rtab *r, uint32_t hash, const void *key, uint64_t mode,
+			   struct rtab_hint *hint)
 {
-	int ret;
-
-	rcu_lock();
 	switch (r->hash_kind) {
 	case HASH_U32:
-		ret = rtab_update_lockfree(r, hash, key, mode, 4, HASH_U32);
-		break;
+		return rtab_update_lockfree(r, hash, key, mode, 4, HASH_U32, hint);
 	case HASH_U64:
-		ret = rtab_update_lockfree(r, hash, key, mode, 8, HASH_U64);
-		break;
+		return rtab_update_lockfree(r, hash, key, mode, 8, HASH_U64, hint);
 	default:
-		ret = rtab_update_lockfree(r, hash, key, mode, r->map.key_size, RTAB_GENERIC);
-		break;
+		return rtab_update_lockfree(r, hash, key, mode, r->map.key_size, RTAB_GENERIC,
+					    hint);
 	}
-	rcu_unlock();
-	return ret;
 }
 
 static ALWAYS_INLINE uint32_t rtab_hash_inline(struct rtab *r, const void *key)
@@ -307,20 +309,31 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 	uint64_t mode = flags & (BPFMAP_NOEXIST | BPFMAP_EXIST);
 	bool lockf = flags & BPFMAP_F_LOCK;
 	uint32_t hash = rtab_hash_inline(r, key);
+	struct rtab_hint hint = { NULL, { NULL, 0 }, RTAB_NONE };
 	int ret;
 
 	if (lockf) {
 		ret = rtab_update_present_locked_value(r, hash, key, value, mode);
 		if (ret <= 0)
 			return ret;
-	} else {
-		ret = rtab_update_try(r, hash, key, mode);
-		if (ret != RTAB_TAKE_LOCK)
-			return ret;
 	}
-	ret = rtab_update_once(r, hash, key, value, mode, lockf, rcu_may_wait());
-	if (ret == RTAB_RETRY)
-		ret = rtab_update_once(r, hash, key, value, mode, lockf, false);
+	rcu_lock();
+	ret = lockf ? RTAB_TAKE_LOCK : rtab_update_try(r, hash, key, mode, &hint);
+	if (ret == RTAB_TAKE_LOCK)
+		ret = rtab_update_locked(r, hash, key, value, mode, lockf,
+					 hint.first ? &hint : NULL);
+	rcu_unlock();
+	if (unlikely(ret == RTAB_RETRY)) {
+		/* Wait for the retired elements once, where waiting is allowed. */
+		if (!rcu_may_wait())
+			return -ENOMEM;
+		rtab_reclaim_wait(r);
+		rcu_lock();
+		ret = rtab_update_locked(r, hash, key, value, mode, lockf, NULL);
+		rcu_unlock();
+		if (ret == RTAB_RETRY)
+			ret = -ENOMEM;
+	}
 	return ret;
 }
 
