@@ -175,13 +175,14 @@ struct bpfmap_batch_opts {
 
 /*
  * bpfmap_create - create a map.
- * @type:        BPFMAP_TYPE_*; types not implemented yet are refused.
+ * @type:        BPFMAP_TYPE_*; other values are refused.
  * @name:        NULL, or ASCII letters, digits, '_', '.', or Latin-1 letters
  *               (0xc0-0xff but 0xd7, 0xf7), as the kernel; only the first 15
  *               bytes are kept and checked, as libbpf's bpf_map_create() does.
  * @key_size:    bytes per key, > 0.
  * @value_size:  bytes per value, > 0.
- * @max_entries: the most elements the map holds, 1 .. BPFMAP_HTAB_MAX_ENTRIES.
+ * @max_entries: the most elements the map holds, 1 .. BPFMAP_HTAB_MAX_ENTRIES
+ *               (BPFMAP_TYPE_RHASH: up to 2^31; a cap, not a size).
  * @opts:        NULL for the defaults, or options from BPFMAP_CREATE_OPTS().
  *
  * Preallocated maps (the default) allocate every element now, so updates
@@ -191,14 +192,22 @@ struct bpfmap_batch_opts {
  * no more than random keys; BPFMAP_F_ZERO_SEED fixes them instead, and such a
  * map must not hold attacker-chosen keys.
  *
+ * BPFMAP_TYPE_RHASH needs BPFMAP_F_NO_PREALLOC and refuses ZERO_SEED; its
+ * memory grows and shrinks with its elements, and map_extra (at most 65535,
+ * at most max_entries) is the number of elements its first table is sized
+ * for.
+ *
  * Returns the map, or NULL with errno set to:
  *  EINVAL  unknown type or one not implemented yet, zero key_size, value_size
  *          or max_entries, an unknown flag, RDONLY with WRONLY (or their _PROG
  *          twins), NO_COMMON_LRU on a non-LRU map, map_extra != 0 on HASH,
  *          a bad name, opts->sz too small or unknown trailing bytes non-zero,
- *          lock_off not 4-aligned or the lock not inside the value;
+ *          lock_off not 4-aligned or the lock not inside the value; RHASH
+ *          without NO_PREALLOC or with ZERO_SEED, map_extra with its upper 32
+ *          bits set or above max_entries;
  *  E2BIG   key_size + value_size >= BPFMAP_MAX_ELEM_BYTES, or max_entries >
- *          BPFMAP_HTAB_MAX_ENTRIES (both as Linux 6.18);
+ *          BPFMAP_HTAB_MAX_ENTRIES (both as Linux 6.18); RHASH: key_size >
+ *          65535, map_extra > 65535, max_entries > 2^31;
  *  ENOMEM  allocation failed.
  * Concurrency: the new map is private to the caller until published.
  */
@@ -292,6 +301,11 @@ BPFMAP_API int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key
  * changes meanwhile; under concurrent updates it may miss keys added or
  * removed during the walk, and restarts from the first key if @key has been
  * deleted (as the kernel does).
+ * BPFMAP_TYPE_RHASH: exact.  Its order is (hash, key bytes), the same at
+ * every table size; a walk returns every key present for the whole walk
+ * exactly once and none twice, while the map grows and shrinks, and a @key
+ * not in the map (deleted since, say) resumes from its place in that order,
+ * not from the first key.  Each call locks one bucket.
  */
 BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 
@@ -299,7 +313,7 @@ BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *ne
  * bpfmap_lookup_batch - copy out many elements, whole buckets at a time.
  * @in_batch:  NULL to start, else the cursor a previous call left in
  *             @out_batch; an opaque 4-byte bucket index (buffers of at least
- *             4 bytes, whatever the key size).
+ *             4 bytes, whatever the key size; RHASH: key_size bytes, a key).
  * @out_batch: receives the cursor to resume from.
  * @keys, @values: room for *@count keys and values, packed.
  * @count:     in: capacity in elements; out: elements copied, also on error.
@@ -314,6 +328,10 @@ BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *ne
  * bucket returns -ENOENT with *count = 0.
  * Concurrency: locks one bucket at a time; each bucket is copied as a
  * consistent snapshot, the map as a whole is not.
+ * BPFMAP_TYPE_RHASH: element by element, in get_next_key's exact order; the
+ * cursor is the last key returned (key_size bytes), any *count >= 1 makes
+ * progress (never -ENOSPC), and a cursor whose key was deleted since goes on
+ * from its place.
  */
 BPFMAP_API int bpfmap_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch,
 				   void *keys, void *values, uint32_t *count,
