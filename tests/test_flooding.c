@@ -21,8 +21,8 @@
  *    onto a few buckets in about one map in a hundred (hash/hash_finish.h);
  *  - BPFMAP_F_ZERO_SEED maps (fixed parameters) with multiples of 75025, which
  *    defeated the old zero-seed hash (Fibonacci hashing) 110x.
- * RHASH maps get the subcubes and progressions too; its probe is the
- * groups of a bucket scanned.
+ * RHASH maps get the subcubes, a lane relation and progressions too; its
+ * probe is the groups of a bucket scanned.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +317,8 @@ static void test_nh_relation(void **state)
 		{ "512-byte lane relation, chained", 512, 8192, 0, 5000, 5000, 4, gen_eta, 0 },
 		{ "1024-byte lane relation, chained", 1024, 8192, BPFMAP_F_NO_PREALLOC, 5000, 5000,
 		  4, gen_eta, 0 },
+		{ "512-byte lane relation, RHASH", 512, 8192, BPFMAP_F_NO_PREALLOC, 5000, 5000, 4,
+		  gen_eta, 0, BPFMAP_TYPE_RHASH },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fams); i++)
