@@ -306,6 +306,24 @@ void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s
 	rtab_ogroup_retire(r, (uint32_t)(s.g - r->ogroups));
 }
 
+void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s)
+{
+	uint32_t ticket = count_delete_begin(&r->count);
+
+	rtab_remove_locked(r, g, s);
+	count_delete_end(&r->count, ticket);
+}
+
+void rtab_retire_ogroups(struct rtab *r, uint32_t og)
+{
+	while (og != RTAB_NONE) {
+		uint32_t next = rtab_ogroup(r, og)->next;
+
+		rtab_ogroup_retire(r, og);
+		og = next;
+	}
+}
+
 /* Where (hash, key) falls against element @e of hash @eh: < 0 before it,
  * 0 the same key, > 0 after it. */
 static int rtab_order(const struct rtab *r, uint32_t eh, const char *e, uint32_t hash,
@@ -382,10 +400,9 @@ int rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 
 size_t rtab_arenas_mem(const struct rtab *r)
 {
-	return big_reserve_used(r->arena, (size_t)__atomic_load_n(&r->fresh, __ATOMIC_RELAXED) *
-						  r->stride) +
-	       big_reserve_used(r->ogroups, (size_t)__atomic_load_n(&r->ofresh, __ATOMIC_RELAXED) *
-						    sizeof(struct rtab_group));
+	return big_reserve_used((size_t)__atomic_load_n(&r->fresh, __ATOMIC_RELAXED) * r->stride) +
+	       big_reserve_used((size_t)__atomic_load_n(&r->ofresh, __ATOMIC_RELAXED) *
+				sizeof(struct rtab_group));
 }
 
 void rtab_destroy(struct rtab *r)

@@ -386,6 +386,10 @@ bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32
 /* Empty @s of the locked bucket @g; an overflow group left empty is
  * unlinked and retired.  The caller retires the element. */
 void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s);
+/* The same for a delete: counted (sync/count.h), so -E2BIG stays exact. */
+void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s);
+/* Retire the overflow groups chained from group index @og on. */
+void rtab_retire_ogroups(struct rtab *r, uint32_t og);
 /* The first element after @c in the locked bucket @g: its slot, or false. */
 bool rtab_first_after_locked(struct rtab *r, struct rtab_group *g, const struct rtab_cursor *c,
 			     struct rtab_slot *out);

@@ -38,12 +38,8 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 				rtab_copy_value_locked(r, e, value_out, lockf);
 			c->hash = s.g->hash[s.i];
 			c->key = key_out;
-			if (do_delete) {
-				uint32_t ticket = count_delete_begin(&r->count);
-
-				rtab_remove_locked(r, g, s);
-				count_delete_end(&r->count, ticket);
-			}
+			if (do_delete)
+				rtab_delete_locked(r, g, s);
 			rtab_unlock_bucket(g);
 			if (do_delete) {
 				rtab_elem_retire(r, idx);

@@ -120,11 +120,6 @@ map_copy_fn rtab_copy_for(enum hash_kind kind, uint32_t key_size)
 	return fns[rtab_specialised_index(kind, key_size)];
 }
 
-static uint32_t rtab_hash_any(struct rtab *r, const void *key)
-{
-	return rtab_hash(r, key, r->map.key_size, r->hash_kind);
-}
-
 int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
 {
 	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, RTAB_GENERIC, false);
@@ -158,14 +153,9 @@ static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const
 	rcu_lock();
 	e = rtab_find(r, hash, key, r->map.key_size, RTAB_GENERIC);
 	if (e) {
-		if (mode == BPFMAP_NOEXIST) {
-			ret = -EEXIST;
-		} else {
-			struct bpfmap_spin_lock *l = value_lock(&r->map, rtab_value(r, e));
-
-			spin_lock_word(&l->val);
-			value_store(&r->map, rtab_value(r, e), value);
-			spin_unlock_word(&l->val);
+		ret = -EEXIST;
+		if (mode != BPFMAP_NOEXIST) {
+			rtab_store_locked(r, e, value, true);
 			ret = 0;
 		}
 	}
@@ -299,7 +289,7 @@ static ALWAYS_INLINE uint32_t rtab_hash_inline(struct rtab *r, const void *key)
 	case HASH_U64:
 		return rtab_hash(r, key, 8, HASH_U64);
 	default:
-		return rtab_hash_any(r, key);
+		return rtab_hash(r, key, r->map.key_size, RTAB_GENERIC);
 	}
 }
 
@@ -347,13 +337,10 @@ static int rtab_delete(struct rtab *r, const void *key, void *value)
 	rcu_lock();
 	g = rtab_lock_bucket(r, hash, NULL);
 	if (rtab_find_locked(r, g, hash, key, &s)) {
-		uint32_t ticket = count_delete_begin(&r->count);
-
 		idx = s.g->link[s.i];
 		if (value)
 			rtab_copy_value_locked(r, rtab_elem(r, idx), value, false);
-		rtab_remove_locked(r, g, s);
-		count_delete_end(&r->count, ticket);
+		rtab_delete_locked(r, g, s);
 	}
 	rtab_unlock_bucket(g);
 	if (idx != RTAB_NONE) {

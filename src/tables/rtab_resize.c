@@ -12,7 +12,6 @@
  * asks for the next one.
  */
 #include "tables/rtab.h"
-#include "util/test_hook.h"
 
 #define RTAB_HELP_RUNS 4
 /* Inserts and deletes per thread between two looks at the element count
@@ -45,21 +44,14 @@ static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_ta
 	return true;
 }
 
-/* New buckets [first, first + n) of @nt back to empty, their groups back
- * to the arena at once: nobody has reached them. */
+/* New buckets [first, first + n) of @nt back to empty, their overflow
+ * groups retired (nobody has reached them, but the usual way back costs
+ * only a grace period, and this runs only when the arena ran dry). */
 static void rtab_unbuild(struct rtab *r, struct rtab_table *nt, uint32_t first, uint32_t n)
 {
 	for (uint32_t b = first; b < first + n; b++) {
-		struct rtab_group *g = &nt->groups[b];
-		uint32_t og = g->next;
-
-		while (og != RTAB_NONE) {
-			uint32_t next = rtab_ogroup(r, og)->next;
-
-			rtab_ogroup_retire(r, og);
-			og = next;
-		}
-		memset(g, 0, sizeof(*g));
+		rtab_retire_ogroups(r, nt->groups[b].next);
+		memset(&nt->groups[b], 0, sizeof(nt->groups[b]));
 	}
 }
 
@@ -80,7 +72,6 @@ static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_tabl
 
 	for (uint32_t b = first; b < first + RTAB_RUN; b++)
 		seq_spin_lock(&t->groups[b].lock);
-	TEST_HOOK(HOOK_RTAB_MOVE, t);
 	for (uint32_t b = first; ok && b < first + RTAB_RUN; b++)
 		ok = rtab_move_slots(r, &t->groups[b], nt);
 	if (!ok) {
@@ -91,12 +82,7 @@ static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_tabl
 			uint32_t og = g->next;
 
 			__atomic_store_n(&g->next, RTAB_MOVED, __ATOMIC_RELEASE);
-			while (og != RTAB_NONE) {
-				uint32_t next = rtab_ogroup(r, og)->next;
-
-				rtab_ogroup_retire(r, og);
-				og = next;
-			}
+			rtab_retire_ogroups(r, og);
 		}
 	}
 	for (uint32_t b = first; b < first + RTAB_RUN; b++)

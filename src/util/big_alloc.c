@@ -78,9 +78,8 @@ void *big_reserve(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-size_t big_reserve_used(const void *p, size_t used)
+size_t big_reserve_used(size_t used)
 {
-	(void)p;
 	return (used + 4095) & ~(size_t)4095;
 }
 

@@ -34,8 +34,8 @@ void big_free(void *p);
  * would cost 2 MiB at a time); never moved, so what lives there keeps its
  * address.  NULL without room. */
 void *big_reserve(size_t bytes);
-/* The memory that the first @used bytes of reservation @p take. */
-size_t big_reserve_used(const void *p, size_t used);
+/* The memory that the first @used bytes of a reservation take. */
+size_t big_reserve_used(size_t used);
 void big_unreserve(void *p, size_t bytes);
 
 #endif

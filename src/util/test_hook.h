@@ -18,7 +18,6 @@ enum test_hook_point {
 	HOOK_CHAIN_STEP,	 /* a chain walk: about to read the node it reached (obj) */
 	HOOK_CHAIN_COPY,	 /* a section-free copy-out: value read, not yet validated */
 	HOOK_LRU_VICTIM,	 /* an eviction: victim (obj) off its list, still linked */
-	HOOK_RTAB_MOVE,		 /* a resize: an old group's lock taken, not yet moved */
 	HOOK_RTAB_STEP,		 /* an RHASH scan: a slot's hash matched, its link (obj) not read */
 	HOOK_RTAB_COPY,		 /* an RHASH copy-out: value read, not yet validated */
 };
