@@ -143,6 +143,9 @@ extern const struct bench *const bench_registry[];
 int cell_run(const struct cell_ops *ops, const struct bench_args *a,
 	     const struct bench_env *env, const char *label, struct cell_result *r);
 
+/* Pin the calling thread to CPU @cpu (nothing for -1): 0 or -errno. */
+int bench_pin_self(int cpu);
+
 /* The CPU producer @i runs on: -1 when not pinned (no -a, no --prod-affinity). */
 int bench_producer_cpu(const struct bench_env *env, int i);
 /* A CPU this process may run on that no producer is pinned to; -1 when the

@@ -177,15 +177,6 @@ static double exact_lru_replay(const struct trace *t, uint32_t cap)
 	return (double)hits / t->zipf;
 }
 
-static void pin_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 static void lib_replay(const struct trace *t, const struct bench_args *a, struct lru_hit_side *res)
 {
 	BPFMAP_CREATE_OPTS(opts, .map_flags = a->map_flags);
@@ -372,7 +363,7 @@ static int lru_hit_run(const struct bench *b, const struct bench_env *env, struc
 		fprintf(stderr, "%s: --max_entries up to 2^24, --nr_loops up to 2^23\n", b->name);
 		return 2;
 	}
-	pin_cpu0();
+	(void)bench_pin_self(0); /* best effort: the hit ratios do not depend on it */
 	fprintf(env->out, "%s: Zipf(%.2f) over %u keys, %s max_entries %u, %u lookups; "
 			  "scan: %ux max_entries cold keys every %u lookups\n",
 		b->name, LRU_HIT_ZIPF_S, a->max_entries * LRU_HIT_KEYS_PER_ENTRY,

@@ -45,24 +45,13 @@ struct grow_reader {
 	uint64_t hist[GROW_HIST];
 };
 
-static void pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 static void *grow_reader_thread(void *arg)
 {
 	struct grow_reader *g = arg;
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 	struct sched_param sp = { .sched_priority = 1 };
 
-	pin_to_cpu(g->cpu);
+	(void)bench_pin_self(g->cpu); /* as the producers: best effort */
 	g->fifo = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	while (!__atomic_load_n(&g->done, __ATOMIC_ACQUIRE)) {
 		uint64_t n = __atomic_load_n(&g->published, __ATOMIC_ACQUIRE), k, t0, dt;
@@ -140,7 +129,7 @@ int rhash_grow_measure(const struct bench_env *env, uint32_t n, struct rhash_gro
 	int reader = bench_spare_cpu(env) >= 0 ? bench_spare_cpu(env) : 1;
 	int err;
 
-	pin_to_cpu(cpu0);
+	(void)bench_pin_self(cpu0);
 	row->n = n;
 	err = grow_one(BPFMAP_TYPE_RHASH, n, reader, &row->rhash);
 	if (!err)
@@ -212,8 +201,8 @@ void rhash_mem_print(FILE *f, const struct rhash_mem_row *row)
 		row->peak_per_elem, row->peak_at, row->per_elem_1m);
 }
 
-static void grow_json(const struct bench_env *env, const char *name, const char *type,
-		      uint32_t n, const struct rhash_grow_side *s)
+static void grow_json(const char *name, const char *type, uint32_t n,
+		      const struct rhash_grow_side *s)
 {
 	struct jw w;
 
@@ -230,7 +219,6 @@ static void grow_json(const struct bench_env *env, const char *name, const char 
 	jw_num(&w, "lookup_p99999_us", s->p99999_us);
 	jw_bool(&w, "reader_fifo", s->fifo);
 	jw_end(&w);
-	(void)env;
 }
 
 static int rhash_grow_run(const struct bench *b, const struct bench_env *env,
@@ -249,8 +237,8 @@ static int rhash_grow_run(const struct bench *b, const struct bench_env *env,
 	}
 	rhash_grow_print(env->out, &row);
 	if (env->json) {
-		grow_json(env, b->name, "RHASH", n, &row.rhash);
-		grow_json(env, b->name, "HASH", n, &row.hash);
+		grow_json(b->name, "RHASH", n, &row.rhash);
+		grow_json(b->name, "HASH", n, &row.hash);
 	}
 	return row.rhash.misses || row.rhash.insert_errors ? 1 : 0;
 }

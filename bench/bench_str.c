@@ -311,15 +311,13 @@ static int choose_isa(const char *want, const struct str_ops *out[8])
 
 static void pin_cpu(const struct bench_env *env)
 {
-	cpu_set_t set;
-	int cpu = env->nr_prod_cpus ? env->prod_cpus[0] : 0;
+	int cpu = env->nr_prod_cpus ? env->prod_cpus[0] : 0, err;
 
 	if (!env->affinity && !env->nr_prod_cpus)
 		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		fprintf(stderr, "str-kfuncs: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
+	err = bench_pin_self(cpu);
+	if (err)
+		fprintf(stderr, "str-kfuncs: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
 }
 
 static int str_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)

@@ -23,18 +23,6 @@ static int writer_update(const struct bench_writer *w, const void *key, const vo
 	return bpf_map_update_elem(w->fd, key, value, BPF_ANY) ? -errno : 0;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		fprintf(stderr, "warning: cannot pin the writer to CPU %d\n", cpu);
-}
-
 static void *writer_main(void *arg)
 {
 	struct bench_writer *w = arg;
@@ -47,7 +35,8 @@ static void *writer_main(void *arg)
 		seq_stats_add(&w->stats, 0, 0, 1);
 		return NULL;
 	}
-	pin(w->cpu);
+	if (bench_pin_self(w->cpu))
+		fprintf(stderr, "warning: cannot pin the writer to CPU %d\n", w->cpu);
 	lookup_key_pattern(key);
 	do {
 		uint64_t t0 = thread_cpu_ns(), errors = 0;

@@ -74,19 +74,23 @@ struct producer {
 	pthread_t thread;
 };
 
+int bench_pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 static void *producer_main(void *arg)
 {
 	struct producer *p = arg;
 
-	if (p->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(p->cpu, &set);
-		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-			fprintf(stderr, "warning: cannot pin producer %d to CPU %d\n", p->idx,
-				p->cpu);
-	}
+	if (bench_pin_self(p->cpu))
+		fprintf(stderr, "warning: cannot pin producer %d to CPU %d\n", p->idx, p->cpu);
 	p->ops->producer(p->st, p->idx, p->nr, p->stop);
 	return NULL;
 }
