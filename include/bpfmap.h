@@ -217,6 +217,29 @@ BPFMAP_API struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name,
 					const struct bpfmap_create_opts *opts);
 
 /*
+ * What bpfmap_get_info() reports: the map as created, the counterpart of the
+ * kernel's struct bpf_map_info.  value_size is the program's view (one
+ * CPU's slot in a per-CPU map); max_entries after BPFMAP_F_NO_COMMON_LRU's
+ * rounding.
+ */
+struct bpfmap_info {
+	uint32_t type; /* enum bpfmap_type */
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t map_flags;
+	char name[BPFMAP_OBJ_NAME_LEN];
+};
+
+/*
+ * bpfmap_get_info - fill @info with @map's type, sizes, flags and name
+ * (bpf_map_get_info_by_fd()'s part that applies to a user-space map).
+ * Returns 0, or -EINVAL for a NULL argument.
+ * Concurrency: reads only what never changes after creation.
+ */
+BPFMAP_API int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info);
+
+/*
  * bpfmap_free - destroy a map and everything it holds.  NULL is a no-op.
  * Concurrency: no other thread may use the map during or after this call, and
  * no pointer from bpfmap_lookup() may be used after it.  It does not wait for

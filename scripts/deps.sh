@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git
       liburcu-dev libxxhash-dev libbpf-dev libelf-dev zlib1g-dev libcmocka-dev
-      clang llvm valgrind libclang-rt-14-dev)
+      clang llvm valgrind libclang-rt-14-dev
+      libdpdk-dev)  # libdpdk-dev: DPDK's rte_bpf, for the optional rtebpf/ component
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

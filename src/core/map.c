@@ -318,6 +318,20 @@ int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **
 	return found;
 }
 
+int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info)
+{
+	if (!map || !info)
+		return map_fail(-EINVAL);
+	memset(info, 0, sizeof(*info));
+	info->type = map->type;
+	info->key_size = map->key_size;
+	info->value_size = map->prog_value_size;
+	info->max_entries = map->max_entries;
+	info->map_flags = map->map_flags;
+	memcpy(info->name, map->name, sizeof(info->name));
+	return 0;
+}
+
 size_t bpfmap_mem_usage(const struct bpfmap *map)
 {
 	return map ? map->ops->mem_usage(map) : 0;

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Loading a program onto bpfmap's maps: relocations applied here rather
+ * than by rte_bpf_elf_load(), because rte_bpf declares a helper's sizes per
+ * external symbol, and one `call 1` serves every map in a kernel program.
+ * So each helper call is pointed at the entry of the map it is called with
+ * (mapflow.c finds which), and the validator checks keys, values and the
+ * lookup's result against that map's own sizes.  Everything rte_bpf itself
+ * would only log is turned into a message in the caller's buffer.
+ */
+#define ALLOW_EXPERIMENTAL_API 1 /* rte_bpf_dump(), to show a refused instruction */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_bpf.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include "rtebpf.h"
+
+struct bpfmap_rtebpf_prog {
+	struct rte_bpf *bpf;
+	bpfmap_rtebpf_jit_fn jit;
+	struct rte_bpf_xsym *syms; /* the map variables the code points to */
+};
+
+static bool is_imm64(const struct ebpf_insn *ins)
+{
+	return ins->code == (BPF_LD | BPF_IMM | EBPF_DW);
+}
+
+static bool is_call(const struct ebpf_insn *ins)
+{
+	return ins->code == (BPF_JMP | EBPF_CALL);
+}
+
+static const char *given_maps(const struct bpfmap_rtebpf_map *maps, uint32_t n, char *buf,
+			      size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n && len + 1 < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", maps[i].name);
+	return n ? buf : "none";
+}
+
+/* Resolve one relocation of the program. */
+static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
+		       const struct rte_bpf_xsym *syms, const struct bpfmap_rtebpf_map *maps,
+		       uint32_t nb_maps, int *map_load, struct rtebpf_log *log)
+{
+	struct ebpf_insn *ins = &e->insns[r->insn];
+	char list[512];
+
+	if (is_imm64(ins)) {
+		uint64_t addr;
+		int k;
+
+		if (r->insn + 1 >= e->nb_insns)
+			return rtebpf_log(log, "insn %u: a 64-bit load cut off by the end", r->insn);
+		if (!r->section)
+			return rtebpf_log(log, "insn %u: the extern variable \"%s\" is not provided "
+					       "(a program gets maps and kfuncs only)",
+					  r->insn, r->sym);
+		if (strcmp(r->section, ".maps") && strcmp(r->section, "maps"))
+			return rtebpf_log(log, "insn %u takes the address of \"%s\" in section %s: "
+					       "rte_bpf programs have no global data or string "
+					       "literals (.rodata, .data, .bss); build constants "
+					       "on the stack",
+					  r->insn, r->sym, r->section);
+		k = rtebpf_syms_map(syms, r->sym);
+		if (k < 0)
+			return rtebpf_log(log, "insn %u uses map \"%s\", which is not among the maps "
+					       "given (%s)",
+					  r->insn, r->sym, given_maps(maps, nb_maps, list, sizeof(list)));
+		addr = rtebpf_syms_map_addr(syms, k);
+		ins[0].imm = (int32_t)(uint32_t)addr;
+		ins[1].imm = (int32_t)(uint32_t)(addr >> 32);
+		ins[0].src_reg = 0;
+		map_load[r->insn] = k;
+		return 0;
+	}
+	if (is_call(ins)) {
+		int f;
+
+		if (r->section_exec)
+			return rtebpf_log(log, "insn %u calls the function \"%s\": rte_bpf runs one "
+					       "function, with no BPF-to-BPF calls; mark it "
+					       "__always_inline",
+					  r->insn, r->sym);
+		if (r->section)
+			return rtebpf_log(log, "insn %u calls \"%s\" in section %s, which is not "
+					       "code",
+					  r->insn, r->sym, r->section);
+		f = rtebpf_syms_func(syms, r->sym);
+		if (f < 0)
+			return rtebpf_log(log, "insn %u calls \"%s\", which is not provided (the "
+					       "kfuncs are %s)",
+					  r->insn, r->sym, rtebpf_kfunc_list());
+		ins->imm = f;
+		ins->src_reg = 0;
+		return 0;
+	}
+	return rtebpf_log(log, "insn %u: relocation type %u against \"%s\" is not supported",
+			  r->insn, r->type, r->sym);
+}
+
+/* Point every helper call at the entry of the map it receives. */
+static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
+			const bool *relocated, const int *map_load, struct rtebpf_log *log)
+{
+	int *call_map = malloc((e->nb_insns ? e->nb_insns : 1) * sizeof(*call_map));
+	int err = 0;
+
+	if (!call_map)
+		return -ENOMEM;
+	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, call_map);
+	for (uint32_t i = 0; !err && i < e->nb_insns; i++) {
+		struct ebpf_insn *ins = &e->insns[i];
+		const struct bpfmap_info *info;
+		int h, k;
+
+		if (is_imm64(ins)) {
+			i++;
+			continue;
+		}
+		if (!is_call(ins) || relocated[i])
+			continue;
+		if (ins->src_reg != 0) {
+			err = rtebpf_log(log, "insn %u: a BPF-to-BPF call (offset %d): rte_bpf runs "
+					      "one function; mark the callee __always_inline",
+					 i, ins->imm);
+			break;
+		}
+		h = rtebpf_helper_of(ins->imm);
+		if (h < 0) {
+			err = rtebpf_log(log, "insn %u calls helper %d, which is not provided (the "
+					      "helpers are bpf_map_lookup_elem (1), "
+					      "bpf_map_update_elem (2), bpf_map_delete_elem (3) and "
+					      "bpf_map_lookup_percpu_elem (195))",
+					 i, ins->imm);
+			break;
+		}
+		k = call_map[i];
+		if (k == RTEBPF_MAP_UNREACHED)
+			continue; /* dead code: the validator has its say */
+		if (k < 0) {
+			err = rtebpf_log(log, "insn %u calls %s with a map that cannot be told from "
+					      "the code (r1 is not the same map on every path): "
+					      "load the map right before the call",
+					 i, rtebpf_helper_name((enum rtebpf_helper)h));
+			break;
+		}
+		info = rtebpf_syms_map_info(syms, k);
+		if (h == RTEBPF_MAP_LOOKUP_PERCPU && info->type != BPFMAP_TYPE_PERCPU_HASH &&
+		    info->type != BPFMAP_TYPE_LRU_PERCPU_HASH) {
+			err = rtebpf_log(log, "insn %u calls bpf_map_lookup_percpu_elem on map "
+					      "\"%s\", which is not per-CPU",
+					 i, rtebpf_syms_map_name(syms, k));
+			break;
+		}
+		ins->imm = (int32_t)rtebpf_syms_map_helper(syms, k, (enum rtebpf_helper)h);
+	}
+	free(call_map);
+	return err;
+}
+
+/* DPDK's validator reports through its log; collect what it says during one
+ * rte_bpf_load() by pointing the log at a memory stream. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct rte_bpf *load_logged(const struct rte_bpf_prm *prm, char **said)
+{
+	struct rte_bpf *bpf;
+	size_t len = 0;
+	FILE *mem, *old;
+
+	*said = NULL;
+	pthread_mutex_lock(&log_lock);
+	mem = open_memstream(said, &len);
+	old = rte_log_get_stream();
+	if (mem)
+		rte_openlog_stream(mem);
+	bpf = rte_bpf_load(prm);
+	if (mem) {
+		rte_openlog_stream(old);
+		fclose(mem);
+	}
+	pthread_mutex_unlock(&log_lock);
+	return bpf;
+}
+
+/* The validator's lines, each "at pc: N" followed by instruction N. */
+static void explain_refusal(const char *said, const struct ebpf_insn *insns, uint32_t n,
+			    struct rtebpf_log *log)
+{
+	const char *line = said ? said : "";
+	bool jmp32 = false;
+
+	rtebpf_log(log, "rte_bpf refused the program (rte_errno %d: %s):", rte_errno,
+		   rte_strerror(rte_errno));
+	while (*line) {
+		const char *end = strchr(line, '\n'), *pc;
+		int len = end ? (int)(end - line) : (int)strlen(line);
+		unsigned long at;
+
+		rtebpf_log(log, "  %.*s", len, line);
+		pc = strstr(line, "at pc: ");
+		if (pc && pc < line + len && (at = strtoul(pc + 7, NULL, 10)) < n) {
+			char *text = NULL, desc[96];
+			size_t tlen = 0;
+			FILE *f = open_memstream(&text, &tlen);
+
+			if (f) {
+				rte_bpf_dump(f, &insns[at], 1);
+				fclose(f);
+			}
+			rtebpf_log(log, "    insn %lu: %s", at,
+				   text && tlen ? strtok(text, "\n")
+						: rtebpf_insn_str(&insns[at], desc, sizeof(desc)));
+			free(text);
+		}
+		line += len + (end ? 1 : 0);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		jmp32 |= BPF_CLASS(insns[i].code) == 0x06;
+	if (jmp32)
+		rtebpf_log(log, "  the program uses 32-bit jumps (clang -mcpu=v3), which this "
+				"rte_bpf may not know: build it with -mcpu=v2");
+}
+
+static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
+		   const struct bpfmap_rtebpf_map *maps, uint32_t nb_maps, struct rtebpf_log *log)
+{
+	size_t n = e->nb_insns ? e->nb_insns : 1;
+	int *map_load = malloc(n * sizeof(*map_load));
+	bool *relocated = calloc(n, sizeof(*relocated));
+	int err = 0;
+
+	if (!map_load || !relocated) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		map_load[i] = -1;
+	for (uint32_t r = 0; r < e->nb_relocs && !err; r++) {
+		err = apply_reloc(e, &e->relocs[r], syms, maps, nb_maps, map_load, log);
+		relocated[e->relocs[r].insn] = true;
+	}
+	if (!err)
+		err = bind_helpers(e, syms, relocated, map_load, log);
+out:
+	free(map_load);
+	free(relocated);
+	return err;
+}
+
+struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load(const void *obj, size_t size,
+					      const struct bpfmap_rtebpf_map *maps,
+					      uint32_t nb_maps,
+					      const struct bpfmap_rtebpf_opts *opts)
+{
+	struct bpfmap_rtebpf_prog *prog = NULL;
+	struct rtebpf_log log = { 0 };
+	struct rtebpf_elf e = { 0 };
+	struct rte_bpf_jit jit = { 0 };
+	struct rte_bpf_prm prm = { 0 };
+	struct rte_bpf_xsym *syms = NULL;
+	char *said = NULL;
+	uint32_t nb_xsym;
+	int err;
+
+	if (opts && opts->sz >= offsetof(struct bpfmap_rtebpf_opts, log_size) + sizeof(size_t))
+		rtebpf_log_init(&log, opts->log_buf, opts->log_size);
+	if (!obj || !size || (opts && opts->sz < sizeof(size_t))) {
+		err = rtebpf_log(&log, "bad arguments: %s", !obj || !size ? "no object" : "opts.sz");
+		goto fail;
+	}
+	if (opts && opts->sz < sizeof(*opts)) {
+		err = rtebpf_log(&log, "opts.sz %zu is smaller than this library's options (%zu)",
+				 opts->sz, sizeof(*opts));
+		goto fail;
+	}
+	syms = bpfmap_rtebpf_syms(maps, nb_maps, &nb_xsym);
+	if (!syms) {
+		err = errno == ENOMEM ? -ENOMEM
+				      : rtebpf_log(&log, "the maps given are not usable: each needs "
+							 "a map and a distinct name of 1-%d bytes, "
+							 "%d maps at most",
+						   RTEBPF_MAX_NAME, RTEBPF_MAX_MAPS);
+		goto fail;
+	}
+	err = rtebpf_elf_read(obj, size, opts ? opts->section : NULL, &e, &log);
+	if (err)
+		goto fail;
+	err = prepare(&e, syms, maps, nb_maps, &log);
+	if (err)
+		goto fail;
+	prog = calloc(1, sizeof(*prog));
+	if (!prog) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	prm.ins = e.insns;
+	prm.nb_ins = e.nb_insns;
+	prm.xsym = syms;
+	prm.nb_xsym = nb_xsym;
+	prm.prog_arg.type = opts && opts->ctx_size ? RTE_BPF_ARG_PTR : RTE_BPF_ARG_RAW;
+	prm.prog_arg.size = opts && opts->ctx_size ? opts->ctx_size : sizeof(uint64_t);
+	prog->bpf = load_logged(&prm, &said);
+	if (!prog->bpf) {
+		err = rte_errno == ENOMEM ? -ENOMEM : -EINVAL;
+		explain_refusal(said, e.insns, e.nb_insns, &log);
+		goto fail;
+	}
+	if (rte_bpf_get_jit(prog->bpf, &jit) == 0)
+		prog->jit = jit.func;
+	prog->syms = syms;
+	free(said);
+	rtebpf_elf_release(&e);
+	return prog;
+fail:
+	free(said);
+	free(prog);
+	rtebpf_elf_release(&e);
+	bpfmap_rtebpf_syms_free(syms);
+	errno = -err;
+	return NULL;
+}
+
+struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load_file(const char *path,
+						   const struct bpfmap_rtebpf_map *maps,
+						   uint32_t nb_maps,
+						   const struct bpfmap_rtebpf_opts *opts)
+{
+	struct bpfmap_rtebpf_prog *prog = NULL;
+	struct rtebpf_log log = { 0 };
+	char *buf = NULL;
+	long size = -1;
+	FILE *f;
+	int err;
+
+	if (opts && opts->sz >= offsetof(struct bpfmap_rtebpf_opts, log_size) + sizeof(size_t))
+		rtebpf_log_init(&log, opts->log_buf, opts->log_size);
+	f = path ? fopen(path, "rb") : NULL;
+	if (!f) {
+		err = path ? errno : EINVAL;
+		rtebpf_log(&log, "%s: %s", path ? path : "(null)", strerror(err));
+		errno = err;
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) == 0)
+		size = ftell(f);
+	if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size)) &&
+	    fread(buf, 1, (size_t)size, f) == (size_t)size) {
+		fclose(f);
+		prog = bpfmap_rtebpf_load(buf, (size_t)size, maps, nb_maps, opts);
+		err = errno;
+		free(buf);
+		errno = err;
+		return prog;
+	}
+	err = buf || size <= 0 ? (size == 0 ? EINVAL : EIO) : ENOMEM;
+	rtebpf_log(&log, "%s: %s", path, size == 0 ? "empty file" : strerror(err));
+	free(buf);
+	fclose(f);
+	errno = err;
+	return NULL;
+}
+
+uint64_t bpfmap_rtebpf_run(const struct bpfmap_rtebpf_prog *prog, void *ctx)
+{
+	uint64_t rc;
+
+	bpfmap_read_lock();
+	rc = rte_bpf_exec(prog->bpf, ctx);
+	bpfmap_read_unlock();
+	return rc;
+}
+
+uint32_t bpfmap_rtebpf_run_burst(const struct bpfmap_rtebpf_prog *prog, void *ctx[],
+				 uint64_t rc[], uint32_t n, int jit)
+{
+	bpfmap_read_lock();
+	if (jit && prog->jit) {
+		for (uint32_t i = 0; i < n; i++)
+			rc[i] = prog->jit(ctx[i]);
+	} else {
+		n = rte_bpf_exec_burst(prog->bpf, ctx, rc, n);
+	}
+	bpfmap_read_unlock();
+	return n;
+}
+
+bpfmap_rtebpf_jit_fn bpfmap_rtebpf_jit(const struct bpfmap_rtebpf_prog *prog)
+{
+	return prog ? prog->jit : NULL;
+}
+
+struct rte_bpf *bpfmap_rtebpf_rte(const struct bpfmap_rtebpf_prog *prog)
+{
+	return prog ? prog->bpf : NULL;
+}
+
+void bpfmap_rtebpf_free(struct bpfmap_rtebpf_prog *prog)
+{
+	if (!prog)
+		return;
+	rte_bpf_destroy(prog->bpf);
+	bpfmap_rtebpf_syms_free(prog->syms);
+	free(prog);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bpfmap_rtebpf's internals.  A load runs in four steps, a file each:
+ *  - elf.c reads the program's instructions and relocations from the object;
+ *  - syms.c builds the rte_bpf_xsym table (helper slots, per-map helpers,
+ *    map variables, kfuncs) and owns the helpers' C side;
+ *  - mapflow.c finds, for every helper call, the map its r1 holds;
+ *  - load.c applies the relocations, rewrites each helper call to its map's
+ *    own entry, and hands the result to rte_bpf_load(), collecting what the
+ *    validator says.
+ * log.c gathers the messages a failed load gives back.
+ */
+#ifndef BPFMAP_RTEBPF_INTERNAL_H
+#define BPFMAP_RTEBPF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpf_def.h>
+
+#include <bpfmap.h>
+#include <bpfmap_rtebpf.h>
+
+#define RTEBPF_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- log.c: the explanation of a failed load ---- */
+struct rtebpf_log {
+	char *buf;   /* the caller's opts->log_buf, or NULL */
+	size_t size;
+	size_t len;  /* bytes written so far, excluding the NUL */
+};
+
+RTEBPF_HIDDEN void rtebpf_log_init(struct rtebpf_log *log, char *buf, size_t size);
+/* Append one line (a newline is added); always returns -EINVAL, the errno of
+ * every refusal it explains. */
+RTEBPF_HIDDEN int rtebpf_log(struct rtebpf_log *log, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A short description of instruction @ins ("call 5", "r1 = *(u64 *)(r10 - 8)"
+ * is rte_bpf_dump()'s job; this names its class and operation) into @buf. */
+RTEBPF_HIDDEN const char *rtebpf_insn_str(const struct ebpf_insn *ins, char *buf, size_t size);
+
+/* ---- elf.c: one program section of a BPF ELF object ---- */
+struct rtebpf_reloc {
+	uint32_t insn;        /* index of the instruction it patches */
+	uint32_t type;        /* R_BPF_* */
+	const char *sym;      /* the symbol's name; a section symbol: its section's */
+	const char *section;  /* the section the symbol lives in; NULL: undefined */
+	bool sym_is_section;
+	bool section_exec;    /* the symbol is code (a BPF-to-BPF call target) */
+};
+
+struct rtebpf_elf {
+	void *elf;                /* Elf * */
+	const char *section;      /* the program's section */
+	struct ebpf_insn *insns;  /* a private copy, to be patched */
+	uint32_t nb_insns;
+	struct rtebpf_reloc *relocs;
+	uint32_t nb_relocs;
+};
+
+/* 0, or -EINVAL (with @log saying why) / -ENOMEM.  @section NULL: the
+ * object's only program section. */
+RTEBPF_HIDDEN int rtebpf_elf_read(const void *obj, size_t size, const char *section,
+				  struct rtebpf_elf *out, struct rtebpf_log *log);
+RTEBPF_HIDDEN void rtebpf_elf_release(struct rtebpf_elf *e);
+
+/* ---- syms.c: the external symbols ---- */
+
+/* The kernel's helper numbers rte_bpf programs may call. */
+enum rtebpf_helper {
+	RTEBPF_MAP_LOOKUP,
+	RTEBPF_MAP_UPDATE,
+	RTEBPF_MAP_DELETE,
+	RTEBPF_MAP_LOOKUP_PERCPU,
+	RTEBPF_NR_HELPERS,
+};
+#define RTEBPF_HELPER_SLOTS 196 /* entries 0..195 answer `call N` */
+#define RTEBPF_MAX_MAPS 64
+#define RTEBPF_MAX_NAME 64
+
+/* What a program's map variable points to: the lookup resolved once. */
+struct rtebpf_map {
+	bpfmap_lookup_fn lookup;
+	struct bpfmap *map;
+};
+
+/* The helper behind kernel helper number @nr, or -1. */
+RTEBPF_HIDDEN int rtebpf_helper_of(int32_t nr);
+RTEBPF_HIDDEN const char *rtebpf_helper_name(enum rtebpf_helper h);
+/* The index of map @name in the table's maps, or -1. */
+RTEBPF_HIDDEN int rtebpf_syms_map(const struct rte_bpf_xsym *syms, const char *name);
+RTEBPF_HIDDEN const char *rtebpf_syms_map_name(const struct rte_bpf_xsym *syms, int map);
+RTEBPF_HIDDEN const struct bpfmap_info *rtebpf_syms_map_info(const struct rte_bpf_xsym *syms,
+							   int map);
+/* The address a program's `r = map ll` must load for map @map. */
+RTEBPF_HIDDEN uint64_t rtebpf_syms_map_addr(const struct rte_bpf_xsym *syms, int map);
+/* The entry of helper @h declared with map @map's sizes. */
+RTEBPF_HIDDEN uint32_t rtebpf_syms_map_helper(const struct rte_bpf_xsym *syms, int map,
+					      enum rtebpf_helper h);
+/* The entry of the function called @name (a kfunc or a named helper), or -1. */
+RTEBPF_HIDDEN int rtebpf_syms_func(const struct rte_bpf_xsym *syms, const char *name);
+RTEBPF_HIDDEN uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms);
+/* The kfuncs, comma-separated, for messages. */
+RTEBPF_HIDDEN const char *rtebpf_kfunc_list(void);
+
+/* ---- mapflow.c: which map each helper call receives ---- */
+#define RTEBPF_MAP_UNKNOWN (-1) /* r1 may hold anything, or different maps */
+#define RTEBPF_MAP_UNREACHED (-2)
+
+/* @map_load[i]: the map that instruction i (a 64-bit immediate load) loads,
+ * or -1.  Fills @call_map[i], for every instruction i, with the map r1
+ * holds on entry to it (meaningful at calls).  0 or -ENOMEM. */
+RTEBPF_HIDDEN int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
+				 int *call_map);
+
+#endif

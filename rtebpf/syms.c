@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The external symbols a program sees, as one rte_bpf_xsym table in one
+ * allocation: the table itself, then a header rte_bpf never reads (the map
+ * handles, their infos, the names).  Entry N < 196 answers `call N`; the map
+ * helpers there carry sizes every map admits, and each map has its own
+ * copies carrying its exact sizes, which load.c points each call to.
+ * The helpers' C side is here too: rte_bpf calls every external function
+ * as uint64_t f(r1, ..., r5), so each one unpacks its registers, and int
+ * results are sign-extended so that a program sees -ENOENT as negative in
+ * 64-bit compares as well as 32-bit ones.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_bpf.h>
+
+#include "rtebpf.h"
+
+#define UNUSED __attribute__((unused))
+
+/* ---- the map helpers (r1: the map variable's address) ---- */
+
+static uint64_t h_lookup(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t r4 UNUSED,
+			 uint64_t r5 UNUSED)
+{
+	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
+
+	return (uintptr_t)h->lookup(h->map, (const void *)(uintptr_t)key);
+}
+
+static uint64_t h_update(uint64_t m, uint64_t key, uint64_t value, uint64_t flags,
+			 uint64_t r5 UNUSED)
+{
+	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
+
+	return (uint64_t)(int64_t)bpfmap_update(h->map, (const void *)(uintptr_t)key,
+						(const void *)(uintptr_t)value, flags);
+}
+
+static uint64_t h_delete(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t r4 UNUSED,
+			 uint64_t r5 UNUSED)
+{
+	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
+
+	return (uint64_t)(int64_t)bpfmap_delete(h->map, (const void *)(uintptr_t)key);
+}
+
+static uint64_t h_lookup_percpu(uint64_t m, uint64_t key, uint64_t cpu, uint64_t r4 UNUSED,
+				uint64_t r5 UNUSED)
+{
+	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
+
+	/* A CPU past 2^32 is past every CPU: ERANGE, not a wrapped index. */
+	if (cpu > UINT32_MAX)
+		cpu = UINT32_MAX;
+	return (uintptr_t)bpfmap_lookup_percpu(h->map, (const void *)(uintptr_t)key,
+					       (uint32_t)cpu);
+}
+
+typedef uint64_t (*xfunc)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+
+static const struct {
+	const char *name;
+	int32_t nr; /* the kernel's BPF_FUNC_* number */
+	xfunc fn;
+	uint32_t nb_args;
+} helpers[RTEBPF_NR_HELPERS] = {
+	[RTEBPF_MAP_LOOKUP] = { "bpf_map_lookup_elem", 1, h_lookup, 2 },
+	[RTEBPF_MAP_UPDATE] = { "bpf_map_update_elem", 2, h_update, 4 },
+	[RTEBPF_MAP_DELETE] = { "bpf_map_delete_elem", 3, h_delete, 2 },
+	[RTEBPF_MAP_LOOKUP_PERCPU] = { "bpf_map_lookup_percpu_elem", 195, h_lookup_percpu, 3 },
+};
+
+int rtebpf_helper_of(int32_t nr)
+{
+	for (int h = 0; h < RTEBPF_NR_HELPERS; h++)
+		if (helpers[h].nr == nr)
+			return h;
+	return -1;
+}
+
+const char *rtebpf_helper_name(enum rtebpf_helper h)
+{
+	return helpers[h].name;
+}
+
+/* ---- the string kfuncs ---- */
+
+#define P(x) ((const char *)(uintptr_t)(x))
+#define RET(expr) return (uint64_t)(int64_t)(expr)
+/* One wrapper per kfunc; A, B, C are r1..r3. */
+#define KFUNC(name, call)                                                      \
+	static uint64_t kf_##name(uint64_t A, uint64_t B, uint64_t C,          \
+				  uint64_t r4 UNUSED, uint64_t r5 UNUSED)      \
+	{                                                                      \
+		(void)A, (void)B, (void)C;                                     \
+		RET(call);                                                     \
+	}
+KFUNC(strcmp, bpfmap_strcmp(P(A), P(B)))
+KFUNC(strcasecmp, bpfmap_strcasecmp(P(A), P(B)))
+KFUNC(strncasecmp, bpfmap_strncasecmp(P(A), P(B), C))
+KFUNC(strchr, bpfmap_strchr(P(A), (char)B))
+KFUNC(strchrnul, bpfmap_strchrnul(P(A), (char)B))
+KFUNC(strnchr, bpfmap_strnchr(P(A), B, (char)C))
+KFUNC(strrchr, bpfmap_strrchr(P(A), (int)B))
+KFUNC(strlen, bpfmap_strlen(P(A)))
+KFUNC(strnlen, bpfmap_strnlen(P(A), B))
+KFUNC(strspn, bpfmap_strspn(P(A), P(B)))
+KFUNC(strcspn, bpfmap_strcspn(P(A), P(B)))
+KFUNC(strstr, bpfmap_strstr(P(A), P(B)))
+KFUNC(strnstr, bpfmap_strnstr(P(A), P(B), C))
+KFUNC(strcasestr, bpfmap_strcasestr(P(A), P(B)))
+KFUNC(strncasestr, bpfmap_strncasestr(P(A), P(B), C))
+
+/* Argument kinds, one letter each: p a string (a pointer to at least one
+ * byte; the function reads as far as the string or its bound reaches,
+ * which the validator cannot check), n a number. */
+static const struct {
+	const char *name;
+	xfunc fn;
+	const char *args;
+} kfuncs[] = {
+	{ "bpf_strcmp", kf_strcmp, "pp" },         { "bpf_strcasecmp", kf_strcasecmp, "pp" },
+	{ "bpf_strncasecmp", kf_strncasecmp, "ppn" }, { "bpf_strchr", kf_strchr, "pn" },
+	{ "bpf_strchrnul", kf_strchrnul, "pn" },   { "bpf_strnchr", kf_strnchr, "pnn" },
+	{ "bpf_strrchr", kf_strrchr, "pn" },       { "bpf_strlen", kf_strlen, "p" },
+	{ "bpf_strnlen", kf_strnlen, "pn" },       { "bpf_strspn", kf_strspn, "pp" },
+	{ "bpf_strcspn", kf_strcspn, "pp" },       { "bpf_strstr", kf_strstr, "pp" },
+	{ "bpf_strnstr", kf_strnstr, "ppn" },      { "bpf_strcasestr", kf_strcasestr, "pp" },
+	{ "bpf_strncasestr", kf_strncasestr, "ppn" },
+};
+#define NR_KFUNCS (sizeof(kfuncs) / sizeof(kfuncs[0]))
+
+const char *rtebpf_kfunc_list(void)
+{
+	return "bpf_strcmp, bpf_strcasecmp, bpf_strncasecmp, bpf_strchr, bpf_strchrnul, "
+	       "bpf_strnchr, bpf_strrchr, bpf_strlen, bpf_strnlen, bpf_strspn, bpf_strcspn, "
+	       "bpf_strstr, bpf_strnstr, bpf_strcasestr, bpf_strncasestr";
+}
+
+/* ---- the table ---- */
+
+/* What follows the table in its allocation. */
+struct syms_tail {
+	uint32_t nb_xsym;
+	uint32_t nb_maps;
+	uint32_t first_map_helper; /* entry of map 0's first helper */
+	uint32_t first_map_var;
+	struct rtebpf_map handles[RTEBPF_MAX_MAPS];
+	struct bpfmap_info info[RTEBPF_MAX_MAPS];
+	char names[RTEBPF_MAX_MAPS][RTEBPF_NR_HELPERS + 1][RTEBPF_MAX_NAME + 32];
+	uint64_t filler; /* what the non-function helper slots point to */
+};
+
+static uint32_t table_len(uint32_t nb_maps)
+{
+	return RTEBPF_HELPER_SLOTS + RTEBPF_NR_HELPERS + nb_maps * (RTEBPF_NR_HELPERS + 1) +
+	       (uint32_t)NR_KFUNCS;
+}
+
+/* The tail sits after the table, which rte_bpf only reads through the
+ * pointer and length it is given. */
+static struct syms_tail *tail_of(const struct rte_bpf_xsym *syms)
+{
+	/* Entry 0 is a filler variable whose value is &tail->filler. */
+	return (struct syms_tail *)((char *)syms[0].var.val - offsetof(struct syms_tail, filler));
+}
+
+static struct rte_bpf_arg arg(enum rte_bpf_arg_type type, size_t size)
+{
+	return (struct rte_bpf_arg){ .type = type, .size = size };
+}
+
+static void set_func(struct rte_bpf_xsym *x, const char *name, xfunc fn, uint32_t nb_args)
+{
+	x->name = name;
+	x->type = RTE_BPF_XTYPE_FUNC;
+	x->func.val = fn;
+	x->func.nb_args = nb_args;
+	x->func.ret = arg(RTE_BPF_ARG_RAW, sizeof(uint64_t));
+}
+
+/* Helper @h declared with these sizes: the map (a variable of ours), the
+ * key, the value (update) and the lookups' result. */
+static void set_helper(struct rte_bpf_xsym *x, const char *name, enum rtebpf_helper h,
+		       size_t key, size_t value, size_t result)
+{
+	set_func(x, name, helpers[h].fn, helpers[h].nb_args);
+	x->func.args[0] = arg(RTE_BPF_ARG_PTR, sizeof(struct rtebpf_map));
+	x->func.args[1] = arg(RTE_BPF_ARG_PTR, key);
+	if (h == RTEBPF_MAP_UPDATE) {
+		x->func.args[2] = arg(RTE_BPF_ARG_PTR, value);
+		x->func.args[3] = arg(RTE_BPF_ARG_RAW, sizeof(uint64_t));
+	}
+	if (h == RTEBPF_MAP_LOOKUP_PERCPU)
+		x->func.args[2] = arg(RTE_BPF_ARG_RAW, sizeof(uint64_t));
+	if (h == RTEBPF_MAP_LOOKUP || h == RTEBPF_MAP_LOOKUP_PERCPU)
+		x->func.ret = arg(RTE_BPF_ARG_PTR, result);
+}
+
+static int check_maps(const struct bpfmap_rtebpf_map *maps, uint32_t nb_maps)
+{
+	if (nb_maps > RTEBPF_MAX_MAPS || (nb_maps && !maps))
+		return -EINVAL;
+	for (uint32_t i = 0; i < nb_maps; i++) {
+		size_t len = maps[i].name ? strlen(maps[i].name) : 0;
+
+		if (!maps[i].map || !len || len > RTEBPF_MAX_NAME)
+			return -EINVAL;
+		for (uint32_t j = 0; j < i; j++)
+			if (!strcmp(maps[i].name, maps[j].name))
+				return -EINVAL;
+	}
+	return 0;
+}
+
+struct rte_bpf_xsym *bpfmap_rtebpf_syms(const struct bpfmap_rtebpf_map *maps, uint32_t nb_maps,
+					uint32_t *nb_xsym)
+{
+	size_t key_max = 0, value_max = 0, value_min = SIZE_MAX;
+	uint32_t len = table_len(nb_maps), e;
+	struct rte_bpf_xsym *x;
+	struct syms_tail *t;
+
+	if (!nb_xsym || check_maps(maps, nb_maps)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	x = calloc(1, len * sizeof(*x) + sizeof(*t));
+	if (!x) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	t = (struct syms_tail *)(x + len);
+	t->nb_xsym = len;
+	t->nb_maps = nb_maps;
+	for (uint32_t i = 0; i < nb_maps; i++) {
+		t->handles[i].map = maps[i].map;
+		t->handles[i].lookup = bpfmap_lookup_func(maps[i].map);
+		bpfmap_get_info(maps[i].map, &t->info[i]);
+		key_max = t->info[i].key_size > key_max ? t->info[i].key_size : key_max;
+		value_max = t->info[i].value_size > value_max ? t->info[i].value_size : value_max;
+		value_min = t->info[i].value_size < value_min ? t->info[i].value_size : value_min;
+	}
+
+	/* Slots of helper numbers: not functions unless a map helper, so the
+	 * validator refuses `call N` for any other N. */
+	for (e = 0; e < RTEBPF_HELPER_SLOTS; e++) {
+		x[e].name = "bpf_helper_not_provided";
+		x[e].type = RTE_BPF_XTYPE_VAR;
+		x[e].var.val = &t->filler;
+		x[e].var.desc = arg(RTE_BPF_ARG_RAW, sizeof(t->filler));
+	}
+	/* The map helpers by name, as the slots declare them. */
+	for (int h = 0; h < RTEBPF_NR_HELPERS; h++, e++) {
+		if (nb_maps) {
+			set_helper(&x[helpers[h].nr], helpers[h].name, (enum rtebpf_helper)h,
+				   key_max, value_max, value_min);
+			x[e] = x[helpers[h].nr];
+		} else {
+			x[e] = x[0];
+		}
+	}
+	t->first_map_helper = e;
+	for (uint32_t i = 0; i < nb_maps; i++)
+		for (int h = 0; h < RTEBPF_NR_HELPERS; h++, e++) {
+			char *name = t->names[i][h];
+
+			snprintf(name, sizeof(t->names[i][h]), "%s__%s", helpers[h].name,
+				 maps[i].name);
+			set_helper(&x[e], name, (enum rtebpf_helper)h, t->info[i].key_size,
+				   t->info[i].value_size, t->info[i].value_size);
+		}
+	t->first_map_var = e;
+	for (uint32_t i = 0; i < nb_maps; i++, e++) {
+		char *name = t->names[i][RTEBPF_NR_HELPERS];
+
+		snprintf(name, sizeof(t->names[i][RTEBPF_NR_HELPERS]), "%s", maps[i].name);
+		x[e].name = name;
+		x[e].type = RTE_BPF_XTYPE_VAR;
+		x[e].var.val = &t->handles[i];
+		x[e].var.desc = arg(RTE_BPF_ARG_PTR, sizeof(t->handles[i]));
+	}
+	for (size_t k = 0; k < NR_KFUNCS; k++, e++) {
+		uint32_t nargs = (uint32_t)strlen(kfuncs[k].args);
+
+		set_func(&x[e], kfuncs[k].name, kfuncs[k].fn, nargs);
+		for (uint32_t a = 0; a < nargs; a++)
+			x[e].func.args[a] = kfuncs[k].args[a] == 'p' ? arg(RTE_BPF_ARG_PTR, 1)
+								   : arg(RTE_BPF_ARG_RAW,
+									 sizeof(uint64_t));
+	}
+	*nb_xsym = len;
+	return x;
+}
+
+void bpfmap_rtebpf_syms_free(struct rte_bpf_xsym *syms)
+{
+	free(syms);
+}
+
+int rtebpf_syms_map(const struct rte_bpf_xsym *syms, const char *name)
+{
+	const struct syms_tail *t = tail_of(syms);
+
+	for (uint32_t i = 0; i < t->nb_maps; i++)
+		if (!strcmp(syms[t->first_map_var + i].name, name))
+			return (int)i;
+	return -1;
+}
+
+const char *rtebpf_syms_map_name(const struct rte_bpf_xsym *syms, int map)
+{
+	return syms[tail_of(syms)->first_map_var + (uint32_t)map].name;
+}
+
+const struct bpfmap_info *rtebpf_syms_map_info(const struct rte_bpf_xsym *syms, int map)
+{
+	return &tail_of(syms)->info[map];
+}
+
+uint64_t rtebpf_syms_map_addr(const struct rte_bpf_xsym *syms, int map)
+{
+	return (uintptr_t)&tail_of(syms)->handles[map];
+}
+
+uint32_t rtebpf_syms_map_helper(const struct rte_bpf_xsym *syms, int map, enum rtebpf_helper h)
+{
+	return tail_of(syms)->first_map_helper + (uint32_t)map * RTEBPF_NR_HELPERS + h;
+}
+
+int rtebpf_syms_func(const struct rte_bpf_xsym *syms, const char *name)
+{
+	const struct syms_tail *t = tail_of(syms);
+
+	for (uint32_t e = RTEBPF_HELPER_SLOTS; e < t->nb_xsym; e++)
+		if (syms[e].type == RTE_BPF_XTYPE_FUNC && !strcmp(syms[e].name, name))
+			return (int)e;
+	return -1;
+}
+
+uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms)
+{
+	return tail_of(syms)->nb_xsym;
+}
