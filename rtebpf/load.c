@@ -89,10 +89,9 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 		int f;
 
 		if (r->section_exec)
-			return rtebpf_log(log, "insn %u calls the function \"%s\": rte_bpf runs one "
-					       "function, with no BPF-to-BPF calls; mark it "
-					       "__always_inline",
-					  r->insn, r->sym);
+			return rtebpf_log(log, "insn %u: a BPF-to-BPF call (to %s%s): rte_bpf runs "
+					       "one function; mark the callee __always_inline",
+					  r->insn, r->sym_is_section ? "a function in " : "", r->sym);
 		if (r->section)
 			return rtebpf_log(log, "insn %u calls \"%s\" in section %s, which is not "
 					       "code",
@@ -220,13 +219,19 @@ static void explain_refusal(const char *said, const struct ebpf_insn *insns, uin
 				rte_bpf_dump(f, &insns[at], 1);
 				fclose(f);
 			}
-			rtebpf_log(log, "    insn %lu: %s", at,
-				   text && tlen ? strtok(text, "\n")
-						: rtebpf_insn_str(&insns[at], desc, sizeof(desc)));
+			/* rte_bpf_dump() numbers the one instruction "L0:\t". */
+			if (text && tlen && strchr(text, '\t'))
+				rtebpf_log(log, "    insn %lu: %s", at, strtok(strchr(text, '\t') + 1, "\n"));
+			else
+				rtebpf_log(log, "    insn %lu: %s", at,
+					   rtebpf_insn_str(&insns[at], desc, sizeof(desc)));
 			free(text);
 		}
 		line += len + (end ? 1 : 0);
 	}
+	if (said && strstr(said, "loop"))
+		rtebpf_log(log, "  rte_bpf accepts no loops: unroll them (#pragma unroll with a "
+				"constant bound)");
 	for (uint32_t i = 0; i < n; i++)
 		jmp32 |= BPF_CLASS(insns[i].code) == 0x06;
 	if (jmp32)

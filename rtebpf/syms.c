@@ -20,10 +20,15 @@
 #include "rtebpf.h"
 
 #define UNUSED __attribute__((unused))
+/* DPDK 22.11's x86-64 JIT calls external functions with the stack 8 bytes
+ * off the ABI's 16-byte alignment, and compiled C may keep SSE values on the
+ * stack with aligned moves (a per-CPU update crashed in movaps): every
+ * function rte_bpf calls realigns its stack on entry. */
+#define XFUNC __attribute__((force_align_arg_pointer))
 
 /* ---- the map helpers (r1: the map variable's address) ---- */
 
-static uint64_t h_lookup(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t r4 UNUSED,
+static XFUNC uint64_t h_lookup(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t r4 UNUSED,
 			 uint64_t r5 UNUSED)
 {
 	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
@@ -31,7 +36,7 @@ static uint64_t h_lookup(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t 
 	return (uintptr_t)h->lookup(h->map, (const void *)(uintptr_t)key);
 }
 
-static uint64_t h_update(uint64_t m, uint64_t key, uint64_t value, uint64_t flags,
+static XFUNC uint64_t h_update(uint64_t m, uint64_t key, uint64_t value, uint64_t flags,
 			 uint64_t r5 UNUSED)
 {
 	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
@@ -40,7 +45,7 @@ static uint64_t h_update(uint64_t m, uint64_t key, uint64_t value, uint64_t flag
 						(const void *)(uintptr_t)value, flags);
 }
 
-static uint64_t h_delete(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t r4 UNUSED,
+static XFUNC uint64_t h_delete(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t r4 UNUSED,
 			 uint64_t r5 UNUSED)
 {
 	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
@@ -48,7 +53,7 @@ static uint64_t h_delete(uint64_t m, uint64_t key, uint64_t r3 UNUSED, uint64_t 
 	return (uint64_t)(int64_t)bpfmap_delete(h->map, (const void *)(uintptr_t)key);
 }
 
-static uint64_t h_lookup_percpu(uint64_t m, uint64_t key, uint64_t cpu, uint64_t r4 UNUSED,
+static XFUNC uint64_t h_lookup_percpu(uint64_t m, uint64_t key, uint64_t cpu, uint64_t r4 UNUSED,
 				uint64_t r5 UNUSED)
 {
 	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
@@ -93,7 +98,7 @@ const char *rtebpf_helper_name(enum rtebpf_helper h)
 #define RET(expr) return (uint64_t)(int64_t)(expr)
 /* One wrapper per kfunc; A, B, C are r1..r3. */
 #define KFUNC(name, call)                                                      \
-	static uint64_t kf_##name(uint64_t A, uint64_t B, uint64_t C,          \
+	static XFUNC uint64_t kf_##name(uint64_t A, uint64_t B, uint64_t C,          \
 				  uint64_t r4 UNUSED, uint64_t r5 UNUSED)      \
 	{                                                                      \
 		(void)A, (void)B, (void)C;                                     \

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Programs for tests/test_rtebpf.c, one per section: "helpers" calls every
+ * map helper and every string kfunc and stores what each answered; "single"
+ * uses one map only (for rte_bpf_elf_load() with bpfmap_rtebpf_syms()); each
+ * other section breaks one rule of rte_bpf or of the loader, which must
+ * refuse it with a message naming the cause.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "rtebpf_cases.h"
+
+#define KF(ret, name, ...) extern ret name(__VA_ARGS__) __ksym
+KF(int, bpf_strcmp, const char *, const char *);
+KF(int, bpf_strcasecmp, const char *, const char *);
+KF(int, bpf_strncasecmp, const char *, const char *, __SIZE_TYPE__);
+KF(int, bpf_strchr, const char *, char);
+KF(int, bpf_strchrnul, const char *, char);
+KF(int, bpf_strnchr, const char *, __SIZE_TYPE__, char);
+KF(int, bpf_strrchr, const char *, int);
+KF(int, bpf_strlen, const char *);
+KF(int, bpf_strnlen, const char *, __SIZE_TYPE__);
+KF(int, bpf_strspn, const char *, const char *);
+KF(int, bpf_strcspn, const char *, const char *);
+KF(int, bpf_strstr, const char *, const char *);
+KF(int, bpf_strnstr, const char *, const char *, __SIZE_TYPE__);
+KF(int, bpf_strcasestr, const char *, const char *);
+KF(int, bpf_strncasestr, const char *, const char *, __SIZE_TYPE__);
+KF(int, bpf_strfoo, const char *); /* no such kfunc */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u64);
+} small SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u64);
+} pcpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u64);
+	__type(value, struct case_wide);
+} other SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u64);
+} ghost SEC(".maps");
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+SEC("rte/helpers")
+int helpers(struct case_ctx *c)
+{
+	__u32 k = 1;
+	__u64 v = 7, wk = 3, *p;
+	struct case_wide w = { 11, 12 }, *wp;
+
+	c->out[0] = bpf_map_update_elem(&small, &k, &v, BPF_NOEXIST);
+	c->out[1] = bpf_map_update_elem(&small, &k, &v, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&small, &k);
+	c->out[2] = p ? (__s64)*p : -1;
+	c->out[3] = bpf_map_delete_elem(&small, &k);
+	c->out[4] = bpf_map_delete_elem(&small, &k);
+	c->out[5] = bpf_map_lookup_elem(&small, &k) != 0;
+	c->out[6] = bpf_map_update_elem(&pcpu, &k, &v, BPF_ANY);
+	p = bpf_map_lookup_percpu_elem(&pcpu, &k, c->in[0]);
+	c->out[7] = p ? (__s64)*p : -1;
+	c->out[8] = bpf_map_lookup_percpu_elem(&pcpu, &k, c->in[1]) != 0;
+	c->out[9] = bpf_map_update_elem(&other, &wk, &w, BPF_ANY);
+	wp = bpf_map_lookup_elem(&other, &wk);
+	c->out[25] = wp ? (__s64)wp->b : -1;
+	c->out[26] = bpf_map_update_elem(&small, &k, &v, BPF_EXIST);
+
+	c->out[10] = bpf_strcmp(c->str, c->str2);
+	c->out[11] = bpf_strcasecmp(c->str, c->str2);
+	c->out[12] = bpf_strncasecmp(c->str, c->str2, c->in[2]);
+	c->out[13] = bpf_strchr(c->str, (char)c->in[3]);
+	c->out[14] = bpf_strchrnul(c->str, (char)c->in[3]);
+	c->out[15] = bpf_strnchr(c->str, c->in[2], (char)c->in[3]);
+	c->out[16] = bpf_strrchr(c->str, (int)c->in[3]);
+	c->out[17] = bpf_strlen(c->str);
+	c->out[18] = bpf_strnlen(c->str, c->in[2]);
+	c->out[19] = bpf_strspn(c->str, c->str2);
+	c->out[20] = bpf_strcspn(c->str, c->str2);
+	c->out[21] = bpf_strstr(c->str, c->str2);
+	c->out[22] = bpf_strnstr(c->str, c->str2, c->in[2]);
+	c->out[23] = bpf_strcasestr(c->str, c->str2);
+	c->out[24] = bpf_strncasestr(c->str, c->str2, c->in[2]);
+	return 0;
+}
+
+SEC("rte/single")
+int single(struct case_ctx *c)
+{
+	__u32 k = (__u32)c->in[0];
+	__u64 *p = bpf_map_lookup_elem(&small, &k);
+
+	if (!p)
+		return 1;
+	__sync_fetch_and_add(p, 1);
+	return 0;
+}
+
+SEC("rte/ktime")
+int ktime(struct case_ctx *c)
+{
+	c->out[0] = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("rte/rodata")
+int rodata(struct case_ctx *c)
+{
+	c->out[0] = bpf_strlen("a string literal lives in .rodata");
+	return 0;
+}
+
+static __attribute__((noinline)) int sub(struct case_ctx *c)
+{
+	return (int)c->in[0] + 1;
+}
+
+SEC("rte/subprog")
+int subprog(struct case_ctx *c)
+{
+	return sub(c);
+}
+
+SEC("rte/badkfunc")
+int badkfunc(struct case_ctx *c)
+{
+	c->out[0] = bpf_strfoo(c->str);
+	return 0;
+}
+
+SEC("rte/ghost")
+int use_ghost(struct case_ctx *c)
+{
+	__u32 k = 0;
+
+	return bpf_map_lookup_elem(&ghost, &k) != 0;
+}
+
+SEC("rte/percpu_on_hash")
+int percpu_on_hash(struct case_ctx *c)
+{
+	__u32 k = 0;
+
+	return bpf_map_lookup_percpu_elem(&small, &k, 0) != 0;
+}
+
+SEC("rte/ambiguous")
+int ambiguous(struct case_ctx *c)
+{
+	void *m = c->in[0] ? (void *)&small : (void *)&pcpu;
+	__u32 k = 0;
+
+	return bpf_map_lookup_elem(m, &k) != 0;
+}
+
+SEC("rte/oob")
+int oob(struct case_ctx *c)
+{
+	__u32 k = 0;
+	__u64 *p = bpf_map_lookup_elem(&small, &k);
+
+	if (p)
+		c->out[0] = (__s64)p[1]; /* one past the 8-byte value */
+	return 0;
+}
+
+SEC("rte/loop")
+int loop(struct case_ctx *c)
+{
+	__u64 n = c->in[0] & 15;
+
+#pragma clang loop unroll(disable)
+	for (__u64 i = 0; i < n; i++)
+		c->out[i] = (__s64)i;
+	return 0;
+}
