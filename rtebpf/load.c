@@ -49,7 +49,8 @@ static const char *given_maps(const struct bpfmap_rtebpf_map *maps, uint32_t n, 
 	return n ? buf : "none";
 }
 
-/* Resolve one relocation of the program. */
+/* Resolve one relocation of the program: 0, 1 for a map helper's call left
+ * for bind_helpers(), or -errno. */
 static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 		       const struct rte_bpf_xsym *syms, const struct bpfmap_rtebpf_map *maps,
 		       uint32_t nb_maps, int *map_load, struct rtebpf_log *log)
@@ -96,6 +97,14 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 			return rtebpf_log(log, "insn %u calls \"%s\" in section %s, which is not "
 					       "code",
 					  r->insn, r->sym, r->section);
+		/* A map helper called by name is bound to its map below, as a
+		 * call by number is. */
+		f = rtebpf_helper_named(r->sym);
+		if (f >= 0) {
+			ins->imm = f;
+			ins->src_reg = 0;
+			return 1;
+		}
 		f = rtebpf_syms_func(syms, r->sym);
 		if (f < 0)
 			return rtebpf_log(log, "insn %u calls \"%s\", which is not provided (the "
@@ -253,10 +262,12 @@ static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 	}
 	for (size_t i = 0; i < n; i++)
 		map_load[i] = -1;
-	for (uint32_t r = 0; r < e->nb_relocs && !err; r++) {
+	for (uint32_t r = 0; r < e->nb_relocs && err >= 0; r++) {
 		err = apply_reloc(e, &e->relocs[r], syms, maps, nb_maps, map_load, log);
-		relocated[e->relocs[r].insn] = true;
+		relocated[e->relocs[r].insn] = err == 0;
 	}
+	if (err > 0)
+		err = 0;
 	if (!err)
 		err = bind_helpers(e, syms, relocated, map_load, log);
 out:

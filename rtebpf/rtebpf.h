@@ -88,6 +88,8 @@ struct rtebpf_map {
 /* The helper behind kernel helper number @nr, or -1. */
 RTEBPF_HIDDEN int rtebpf_helper_of(int32_t nr);
 RTEBPF_HIDDEN const char *rtebpf_helper_name(enum rtebpf_helper h);
+/* The kernel's number of the map helper called @name, or -1. */
+RTEBPF_HIDDEN int rtebpf_helper_named(const char *name);
 /* The index of map @name in the table's maps, or -1. */
 RTEBPF_HIDDEN int rtebpf_syms_map(const struct rte_bpf_xsym *syms, const char *name);
 RTEBPF_HIDDEN const char *rtebpf_syms_map_name(const struct rte_bpf_xsym *syms, int map);

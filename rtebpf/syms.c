@@ -87,6 +87,14 @@ int rtebpf_helper_of(int32_t nr)
 	return -1;
 }
 
+int rtebpf_helper_named(const char *name)
+{
+	for (int h = 0; h < RTEBPF_NR_HELPERS; h++)
+		if (!strcmp(helpers[h].name, name))
+			return helpers[h].nr;
+	return -1;
+}
+
 const char *rtebpf_helper_name(enum rtebpf_helper h)
 {
 	return helpers[h].name;

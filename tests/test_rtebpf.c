@@ -234,6 +234,31 @@ static void test_helpers_and_kfuncs(void **state)
 	test_unpin();
 }
 
+/* The map helpers called by name (extern __ksym functions): bound to the
+ * map they receive as calls by number are. */
+static void test_helpers_by_name(void **state)
+{
+	struct case_maps m;
+	struct case_ctx c = { 0 };
+	struct bpfmap_rtebpf_prog *prog;
+
+	(void)state;
+	case_maps_create(&m);
+	BPFMAP_RTEBPF_OPTS(opts, .ctx_size = sizeof(struct case_ctx), .log_buf = log_buf,
+			   .log_size = sizeof(log_buf));
+	prog = bpfmap_rtebpf_load_file(NAMES_OBJ, m.list, 3, &opts);
+	if (!prog)
+		fail_msg("%s", log_buf);
+	assert_int_equal(bpfmap_rtebpf_run(prog, &c), 0);
+	assert_int_equal(c.out[0], 0);
+	assert_int_equal(c.out[1], 0);
+	assert_int_equal(c.out[2], 5);
+	assert_int_equal(c.out[3], 22);
+	assert_int_equal(c.out[4], 21);
+	bpfmap_rtebpf_free(prog);
+	case_maps_free(&m);
+}
+
 /* Callers who load with DPDK's own rte_bpf_elf_load() use the table as is:
  * with one map the helper slots carry its sizes. */
 static void test_syms_with_rte_elf_load(void **state)
@@ -396,7 +421,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		test_entry(test_flow_count_threads), test_entry(test_flow_count_c_twin),
-		test_entry(test_helpers_and_kfuncs), test_entry(test_syms_with_rte_elf_load),
+		test_entry(test_helpers_and_kfuncs), test_entry(test_helpers_by_name),
+		test_entry(test_syms_with_rte_elf_load),
 		test_entry(test_refusals),	     test_entry(test_bad_objects),
 		test_entry(test_jmp32_hint),
 	};

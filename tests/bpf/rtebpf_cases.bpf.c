@@ -29,6 +29,7 @@ KF(int, bpf_strcasestr, const char *, const char *);
 KF(int, bpf_strncasestr, const char *, const char *, __SIZE_TYPE__);
 KF(int, bpf_strfoo, const char *); /* no such kfunc */
 
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16);
