@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The shared library must export exactly the functions declared in bpfmap.h.
+# The shared library must export exactly the functions declared in its
+# header: check_exports.sh LIB HEADER [PREFIX] (PREFIX: bpfmap_, or
+# bpfmap_rtebpf_ for the component, whose header names bpfmap.h's functions
+# in its comments).
 set -euo pipefail
-lib=$1 header=$2
+lib=$1 header=$2 prefix=${3:-bpfmap_}
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort -u)
-declared=$(grep -oE '\bbpfmap_[a-z0-9_]+\(' "$header" | tr -d '(' | sort -u)
+declared=$(grep -oE "\\b${prefix}[a-z0-9_]+\\(" "$header" | tr -d '(' | sort -u)
 stray=$(comm -23 <(echo "$exported") <(echo "$declared"))
 missing=$(comm -13 <(echo "$exported") <(echo "$declared"))
-if [[ -n $stray ]]; then echo "exported but not in bpfmap.h: $stray"; exit 1; fi
+if [[ -n $stray ]]; then echo "exported but not in $(basename "$header"): $stray"; exit 1; fi
 if [[ -n $missing ]]; then echo "declared but not exported: $missing"; exit 1; fi
-echo "exports OK: $(echo "$exported" | wc -l) symbols, all declared in bpfmap.h"
+echo "exports OK: $(echo "$exported" | wc -l) symbols, all declared in $(basename "$header")"

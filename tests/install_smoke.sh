@@ -29,3 +29,27 @@ cc -std=c11 -Wall -Wextra -Werror "$prefix/consumer.c" -o "$prefix/static" \
 	$(pkg-config --cflags bpfmap) "$(pkg-config --variable=libdir bpfmap)/libbpfmap.a" \
 	$(pkg-config --libs --static liburcu-bp libxxhash) -lpthread
 "$prefix/static"
+
+# The optional rte_bpf component, where it was built.
+if [[ -f $prefix/include/bpfmap_rtebpf.h ]]; then
+	cat > "$prefix/rte_consumer.c" <<'C'
+#include <bpfmap_rtebpf.h>
+#include <stdio.h>
+int main(void)
+{
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, "smoke", 4, 8, 16, NULL);
+	struct bpfmap_rtebpf_map maps[] = { { "smoke", m } };
+	unsigned n = 0;
+	struct rte_bpf_xsym *syms = bpfmap_rtebpf_syms(maps, 1, &n);
+	if (!syms || n < 196)
+		return 1;
+	bpfmap_rtebpf_syms_free(syms);
+	bpfmap_free(m);
+	puts("rtebpf consumer OK");
+	return 0;
+}
+C
+	cc -std=c11 -Wall -Wextra -Werror "$prefix/rte_consumer.c" -o "$prefix/rte_dyn" \
+		$(pkg-config --cflags --libs bpfmap-rtebpf)
+	LD_LIBRARY_PATH=$(pkg-config --variable=libdir bpfmap) "$prefix/rte_dyn"
+fi
