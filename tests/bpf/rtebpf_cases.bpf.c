@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "rtebpf_cases.h"
+#include "rtebpf_maps.h"
 
 #define KF(ret, name, ...) extern ret name(__VA_ARGS__) __ksym
 KF(int, bpf_strcmp, const char *, const char *);
@@ -31,25 +32,11 @@ KF(int, bpf_strfoo, const char *); /* no such kfunc */
 
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, __u64);
-} small SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 16);
 	__type(key, __u32);
 	__type(value, __u64);
 } pcpu SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16);
-	__type(key, __u64);
-	__type(value, struct case_wide);
-} other SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -13,24 +13,12 @@
 #define __uint(name, val) int(*name)[val]
 #define __type(name, val) typeof(val) *name
 
+#include "rtebpf_maps.h"
+
 extern void *bpf_map_lookup_elem(void *map, const void *key) __ksym;
 extern long bpf_map_update_elem(void *map, const void *key, const void *value,
 				__u64 flags) __ksym;
 extern void *bpf_map_lookup_elem__other(void *map, const void *key) __ksym;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, __u64);
-} small SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16);
-	__type(key, __u64);
-	__type(value, struct case_wide);
-} other SEC(".maps");
 
 SEC("rte/by_name")
 int by_name(struct case_ctx *c)
