@@ -91,6 +91,9 @@ static int read_relocs(Elf *elf, size_t shstrndx, size_t prog_idx, struct rtebpf
 		    !(syms = elf_getdata(symscn, NULL)) || !sh.sh_entsize)
 			return rtebpf_log(log, "the relocations of section \"%s\" are malformed",
 					  out->section);
+		if (out->relocs)
+			return rtebpf_log(log, "section \"%s\" has more than one relocation "
+					       "section", out->section);
 		n = sh.sh_size / sh.sh_entsize;
 		out->relocs = calloc(n ? n : 1, sizeof(*out->relocs));
 		if (!out->relocs)

@@ -7,6 +7,8 @@
 #   scripts/fuzz.sh --merge                         minimise build-fuzz/corpus into tests/fuzz/corpus
 #   scripts/fuzz.sh --build                         build only
 #   scripts/fuzz.sh --ci [SECONDS]                  the bounded run of scripts/test.sh
+#   scripts/fuzz.sh --rtebpf [SECONDS]              fuzz libbpfmap-rtebpf's loader instead
+#                                                   (tests/fuzz/fuzz_rtebpf_load.c; needs DPDK)
 #
 # The run starts from the committed corpus (tests/fuzz/corpus, read only) and
 # keeps what it finds in build-fuzz/corpus (or $FUZZ_CORPUS); a failing input is written to
@@ -80,6 +82,19 @@ build() {
 bin=$dir/tests/fuzz/fuzz_map_ops
 mkdir -p "$dir"
 case ${1:-} in
+--rtebpf)
+	# Seeds: the BPF objects the build makes; finds go to build-fuzz/rtebpf-corpus.
+	secs=${2:-60}
+	build
+	cmake --build "$dir" -j"$(nproc)" --target fuzz_rtebpf_load flow_count_bpf \
+		rtebpf_test_objs >/dev/null 2>&1 ||
+		skip "fuzz_rtebpf_load not built (libbpfmap-rtebpf needs DPDK's rte_bpf)"
+	mkdir -p "$dir/rtebpf-seeds" "$dir/rtebpf-corpus" "$dir/artifacts"
+	cp "$dir"/examples/*.bpf.o "$dir"/tests/*.bpf.o "$dir/rtebpf-seeds/"
+	exec "$dir/tests/fuzz/fuzz_rtebpf_load" -max_total_time="$secs" -timeout=20 \
+		-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$dir/artifacts/" "$dir/rtebpf-corpus" "$dir/rtebpf-seeds"
+	;;
 --build)
 	build
 	echo "fuzz: built $bin" >&2

@@ -8,6 +8,7 @@
  * validator refuses is refused with a message naming the cause, without a
  * crash (tests/bpf/rtebpf_cases.bpf.c, one section per case).
  */
+#include <elf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,6 +392,59 @@ static void test_bad_objects(void **state)
 	bpfmap_free(small);
 }
 
+static void *read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	*size = (size_t)ftell(f);
+	rewind(f);
+	buf = malloc(*size);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, *size, f), *size);
+	fclose(f);
+	return buf;
+}
+
+/* Found by tests/fuzz/fuzz_rtebpf_load.c: a second relocation section for
+ * the same program overflowed the relocation array.  Here the relocations
+ * of another program are pointed at "rte/single". */
+static void test_two_reloc_sections(void **state)
+{
+	struct case_maps m;
+	size_t size;
+	uint8_t *obj = read_file(CASES_OBJ, &size);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(obj + eh->e_shoff);
+	const char *names = (const char *)obj + sh[eh->e_shstrndx].sh_offset;
+	BPFMAP_RTEBPF_OPTS(opts, .section = "rte/single", .ctx_size = sizeof(struct case_ctx),
+			   .log_buf = log_buf, .log_size = sizeof(log_buf));
+	unsigned target = 0, moved = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, "rte/single"))
+			target = i;
+	assert_true(target > 0);
+	/* One after the program's own, so that its own is read first. */
+	for (unsigned i = target + 1; i < eh->e_shnum && !moved; i++)
+		if (sh[i].sh_type == SHT_REL && sh[i].sh_info != target &&
+		    (sh[sh[i].sh_info].sh_flags & SHF_EXECINSTR)) {
+			sh[i].sh_info = target;
+			moved = i;
+		}
+	assert_true(moved > 0);
+	case_maps_create(&m);
+	errno = 0;
+	assert_null(bpfmap_rtebpf_load(obj, size, m.list, 3, &opts));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(log_buf, "more than one relocation section"));
+	case_maps_free(&m);
+	free(obj);
+}
+
 /* flow_count built with -mcpu=v3: refused by this rte_bpf's validator for
  * its 32-bit jumps, and the message says how to build it. */
 static void test_jmp32_hint(void **state)
@@ -424,7 +478,7 @@ int main(void)
 		test_entry(test_helpers_and_kfuncs), test_entry(test_helpers_by_name),
 		test_entry(test_syms_with_rte_elf_load),
 		test_entry(test_refusals),	     test_entry(test_bad_objects),
-		test_entry(test_jmp32_hint),
+		test_entry(test_jmp32_hint),	     test_entry(test_two_reloc_sections),
 	};
 
 	return run_test_group(tests);
