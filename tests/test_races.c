@@ -80,6 +80,7 @@ struct op {
 	bool del;
 	bool look; /* a program-view lookup (0: found), in a read-side section */
 	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
+	bool take; /* a lookup-and-delete into out */
 	uint64_t out;
 	int cpu; /* -1: anywhere */
 	bool stopped; /* stop this one at stop.point */
@@ -107,6 +108,8 @@ static void *op_thread(void *arg)
 		usleep(100);
 	if (o->copy) {
 		ret = bpfmap_lookup_elem(o->m, &o->key, &o->out);
+	} else if (o->take) {
+		ret = bpfmap_lookup_and_delete_elem(o->m, &o->key, &o->out);
 	} else if (o->look) {
 		bpfmap_read_lock();
 		ret = bpfmap_lookup(o->m, &o->key) ? 0 : -ENOENT;
@@ -675,20 +678,56 @@ static void test_rhash_slot_reused(void **state)
 	bpfmap_free(m);
 }
 
+/* Values of two words: an overwrite takes the lock (one-word values are
+ * stored lock-free, and a copy reads them at once). */
 static void test_rhash_copy_overwritten(void **state)
 {
 	(void)state;
-	struct bpfmap *m = rhash_map(8);
-	uint64_t k = 5, v = 1, w = 2;
+	struct bpfmap *m = rhash_map(16);
+	uint64_t k = 5, v[2] = { 1, 1 }, w[2] = { 2, 2 };
 	struct op copy = { .m = m, .key = k, .copy = true, .cpu = -1 };
 
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
 	op_start_stopped(&copy, HOOK_RTAB_COPY, 0);
-	assert_int_equal(bpfmap_update_elem(m, &k, &w, BPFMAP_EXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, &k, w, BPFMAP_EXIST), 0);
 	op_release();
 	assert_int_equal(op_join(&copy), 0);
 	/* The copy read 1, then saw the group's word move: it copies again. */
 	assert_int_equal(copy.out, 2);
+	bpfmap_free(m);
+}
+
+/*
+ * A lock-free overwrite found its key and stops before its store; a
+ * lookup-and-delete of the key starts.  The overwrite will answer success,
+ * so the value it stores must be the one the lookup-and-delete returns:
+ * the latter turns lock-free stores off and waits for the store in flight
+ * (without that it returned 1 and the store of 2 was lost).
+ */
+static void test_rhash_store_then_take(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_map(8);
+	uint64_t k = 9, v = 1;
+	struct op store = { .m = m, .key = k, .value = 2, .cpu = -1 };
+	struct op take = { .m = m, .key = k, .take = true, .cpu = -1 };
+
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&store, HOOK_RTAB_STORE, 0);
+	op_start(&take);
+	assert_int_equal(op_answer_soon(&take), INT32_MIN); /* it waits */
+	op_release();
+	assert_int_equal(op_join(&store), 0);
+	assert_int_equal(op_join(&take), 0);
+	assert_int_equal(take.out, 2);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), -ENOENT);
+	/* Stores take the lock from now on, and still land. */
+	v = 3;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	v = 4;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_EXIST), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v, 4);
 	bpfmap_free(m);
 }
 
@@ -706,6 +745,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
+		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 	};
 	return run_test_group(tests);
 }

@@ -141,7 +141,15 @@ struct rtab {
 	uint32_t resize_lock;   /* trylock only: starting a resize */
 	uint64_t resizes;       /* atomic: resizes started (tests, the bench) */
 	uint32_t min_bits, max_bits;
+	/* Values of one word (at most 8 bytes, no spin lock): overwrites of a
+	 * present key store it without the bucket lock while this is
+	 * STORES_ON (sync/store_switch.h; rtab_stop_lockfree_stores). */
+	bool value_word;
+	uint32_t lockfree_store; /* atomic */
 };
+
+/* Before any operation that returns a value it removes (rtab_ops.c). */
+void rtab_stop_lockfree_stores(struct rtab *r);
 
 static ALWAYS_INLINE struct rtab *to_rtab(struct bpfmap *map)
 {

@@ -92,6 +92,8 @@ int rtab_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 	uint32_t ks = map->key_size, vs = map->value_size, want = *count, n = 0;
 	bool lockf = elem_flags & BPFMAP_F_LOCK;
 
+	if (do_delete) /* returns removed values: see rtab_stop_lockfree_stores */
+		rtab_stop_lockfree_stores(r);
 	while (n < want && !rtab_next(r, &c, (char *)keys + (size_t)n * ks,
 				      (char *)values + (size_t)n * vs, lockf, do_delete))
 		n++;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "sync/store_switch.h"
 #include "tables/rtab.h"
 
 static uint32_t rtab_bits_for(uint64_t n)
@@ -70,6 +71,8 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	r->fin = r->hp.fin;
 	r->stride = (uint32_t)stride;
 	r->value_off = (uint32_t)ROUND_UP(p->key_size, 8);
+	r->value_word = p->value_size <= 8 && p->lock_off < 0;
+	r->lockfree_store = r->value_word ? STORES_ON : STORES_OFF;
 	r->max_bits = rtab_bits_for(((uint64_t)p->max_entries + RTAB_GROW_LOAD - 1) / RTAB_GROW_LOAD);
 	/* The smallest table holds RTAB_FLOOR_ELEMS (or max_entries) at the
 	 * grow load: 16 KiB, so that the first resizes, when the fixed costs

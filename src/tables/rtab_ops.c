@@ -7,6 +7,8 @@
 #include <errno.h>
 
 #include "hash/sized_hash.h"
+#include "sync/rcu.h"
+#include "sync/store_switch.h"
 #include "tables/rtab.h"
 #include "tables/value.h"
 #include "util/shared_copy.h"
@@ -230,16 +232,37 @@ unlock:
 }
 
 /*
+ * A lookup-and-delete returns the value it removes, so it must not miss a
+ * lock-free store ordered before it: such a store may land after the delete
+ * copied the value, since the writer found the element just before.  The
+ * first lookup-and-delete on a map turns lock-free stores off for good and
+ * waits a grace period, after which no store that saw them on is in flight
+ * (writers decide and store inside one read-side section); the map stores
+ * under the bucket lock from then on.  Inside a read-side section it cannot
+ * wait: it turns them off, and only stores already in flight stay unordered.
+ */
+void rtab_stop_lockfree_stores(struct rtab *r)
+{
+	if (!stores_stop_begin(&r->lockfree_store) || !rcu_may_wait())
+		return;
+	rcu_synchronize();
+	stores_stop_end(&r->lockfree_store);
+}
+
+/*
  * The answers one lock-free scan can give linearizably, as the other
  * tables give them: -EEXIST (NOEXIST on a key seen present), -ENOENT
  * (EXIST on a key seen absent) and -E2BIG (a key absent while the count is
  * full with nothing in flight, both within one unchanged even lock word);
- * RTAB_TAKE_LOCK for everything else, stores included.
+ * and the overwrite of a present key's one-word value, as one atomic store
+ * (copy-outs read the word at once, so they see it old or new; a delete
+ * after the scan orders the store just before it; the element is reused
+ * only after this read-side section).  RTAB_TAKE_LOCK for everything else.
  */
 #define RTAB_TAKE_LOCK 2
 
 static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, const void *key,
-						uint64_t mode, uint32_t key_size,
+						const void *value, uint64_t mode, uint32_t key_size,
 						enum hash_kind kind, struct rtab_hint *hint)
 {
 	struct rtab_table *t = rtab_table_of(r);
@@ -253,6 +276,12 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 	if (e) {
 		if (mode == BPFMAP_NOEXIST)
 			return -EEXIST;
+		if (r->value_word && stores_on(&r->lockfree_store)) {
+			TEST_HOOK(HOOK_RTAB_STORE, e);
+			__atomic_store_n((uint64_t *)(void *)rtab_value(r, e),
+					 map_value_word(&r->map, value), __ATOMIC_RELEASE);
+			return 0;
+		}
 		hint->first = g;
 		hint->link = rtab_index_of(r, e);
 		return RTAB_TAKE_LOCK;
@@ -267,17 +296,17 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 /* The lock-free answer, or RTAB_TAKE_LOCK (with *@hint filled when the key
  * was seen); with the hash and compare of word keys inline.  In the
  * caller's read-side section. */
-static int rtab_update_try(struct rtab *r, uint32_t hash, const void *key, uint64_t mode,
-			   struct rtab_hint *hint)
+static int rtab_update_try(struct rtab *r, uint32_t hash, const void *key, const void *value,
+			   uint64_t mode, struct rtab_hint *hint)
 {
 	switch (r->hash_kind) {
 	case HASH_U32:
-		return rtab_update_lockfree(r, hash, key, mode, 4, HASH_U32, hint);
+		return rtab_update_lockfree(r, hash, key, value, mode, 4, HASH_U32, hint);
 	case HASH_U64:
-		return rtab_update_lockfree(r, hash, key, mode, 8, HASH_U64, hint);
+		return rtab_update_lockfree(r, hash, key, value, mode, 8, HASH_U64, hint);
 	default:
-		return rtab_update_lockfree(r, hash, key, mode, r->map.key_size, RTAB_GENERIC,
-					    hint);
+		return rtab_update_lockfree(r, hash, key, value, mode, r->map.key_size,
+					    RTAB_GENERIC, hint);
 	}
 }
 
@@ -308,7 +337,7 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 			return ret;
 	}
 	rcu_lock();
-	ret = lockf ? RTAB_TAKE_LOCK : rtab_update_try(r, hash, key, mode, &hint);
+	ret = lockf ? RTAB_TAKE_LOCK : rtab_update_try(r, hash, key, value, mode, &hint);
 	if (ret == RTAB_TAKE_LOCK)
 		ret = rtab_update_locked(r, hash, key, value, mode, lockf,
 					 hint.first ? &hint : NULL);
@@ -358,5 +387,6 @@ int rtab_delete_elem(struct bpfmap *map, const void *key)
 
 int rtab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
 {
+	rtab_stop_lockfree_stores(to_rtab(map));
 	return rtab_delete(to_rtab(map), key, value);
 }

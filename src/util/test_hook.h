@@ -20,6 +20,7 @@ enum test_hook_point {
 	HOOK_LRU_VICTIM,	 /* an eviction: victim (obj) off its list, still linked */
 	HOOK_RTAB_STEP,		 /* an RHASH scan: a slot's hash matched, its link (obj) not read */
 	HOOK_RTAB_COPY,		 /* an RHASH copy-out: value read, not yet validated */
+	HOOK_RTAB_STORE,	 /* an RHASH lock-free overwrite: key found (obj), not stored */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
