@@ -10,6 +10,38 @@
 
 #include "bench.h"
 
+#ifdef BPFMAP_BENCH_RTEBPF
+extern const struct bench bench_rtebpf; /* bench_rtebpf.c */
+#else
+/* Without DPDK's rte_bpf there is nothing to run the program in; the name
+ * stays in the list so that asking for it says why. */
+static bool rtebpf_missing(char *why, size_t len)
+{
+	snprintf(why, len, "bpfmap-bench was built without DPDK's rte_bpf (libbpfmap-rtebpf "
+			   "needs libdpdk-dev and libelf-dev; scripts/deps.sh installs them)");
+	return false;
+}
+
+static int rtebpf_none(const struct bench *b, const struct bench_env *env, struct bench_args *a)
+{
+	char why[256];
+
+	(void)env;
+	(void)a;
+	rtebpf_missing(why, sizeof(why));
+	fprintf(stderr, "%s: %s\n", b->name, why);
+	return 0;
+}
+
+static const struct bench bench_rtebpf = {
+	.name = "rte-bpf",
+	.summary = "flow_count.bpf.c in DPDK's rte_bpf (JIT, interpreter), in C and in the "
+		   "kernel's XDP; packets/s",
+	.run = rtebpf_none,
+	.available = rtebpf_missing,
+};
+#endif
+
 const struct bench *const bench_registry[] = {
 	&bench_lookup,
 	&bench_rlookup,
@@ -26,6 +58,7 @@ const struct bench *const bench_registry[] = {
 	&bench_str_kfuncs,
 	&bench_lru_hit,
 	&bench_percpu_count,
+	&bench_rtebpf,
 	NULL,
 };
 

@@ -737,7 +737,8 @@ static int count_cells(const struct report *rp)
 		    (lib ? nbig : 0) +
 		    (lib && !rp->user->via_lookup ? 2 * (int)N(presets) * nkeys : 0);
 
-	return rp->rounds * (round + types_cells(rp, true) + rhash_cells(rp, true)) + nb * nmem +
+	return rp->rounds * (round + types_cells(rp, true) + rhash_cells(rp, true) +
+			     rtebpf_cells(rp)) + nb * nmem +
 	       (lib ? REPORT_MAX_CHURN : 0) + types_cells(rp, false) + rhash_cells(rp, false);
 }
 
@@ -782,6 +783,7 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 	report_setup(rp);
 	types_setup(rp);
 	rhash_setup(rp);
+	rtebpf_setup(rp);
 	for (int r = 0; r < rp->rounds; r++) {
 		round_lookups(rp, r);
 		round_big(rp, r);
@@ -790,6 +792,7 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 		round_conc(rp, r);
 		types_round(rp, r);
 		rhash_round(rp, r);
+		rtebpf_round(rp, r);
 	}
 	report_mem(rp);
 	types_once(rp);
@@ -799,6 +802,7 @@ int report_run(struct bench_env *env, const struct bench_args *a, bool full, int
 	finish_lookups(rp);
 	report_ratio_json(rp, "full update", &rp->upd);
 	report_ratio_json(rp, "overwrite", &rp->ovw);
+	report_ratio_json(rp, RTEBPF_TARGET, &rp->rte);
 	finish_conc(rp);
 	if (env->progress)
 		fprintf(stderr, "\r\033[K");

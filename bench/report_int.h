@@ -151,6 +151,23 @@ struct rhash_rows {
 	bool mem_ok, grow_ok;
 };
 
+/*
+ * rte-bpf (bench_rtebpf.c, built only with DPDK's rte_bpf): one run of
+ * flow_count.bpf.c over its trace, for the report's row.  M packets/s, NAN
+ * where a column did not run (@why_lib / @why_kern say why).  The trace,
+ * synthetic (flow_trace_make()), of the defaults:
+ */
+#define RTEBPF_PACKETS 4096 /* the trace's packets (rte-bpf's --nr_loops) */
+#define RTEBPF_FLOWS 1024   /* its flows (--nr_entries) */
+struct rtebpf_figs {
+	double jit_mpps;  /* rte_bpf's JIT on bpfmap's maps */
+	double kern_mpps; /* the kernel's XDP, net of an empty program's run */
+	char why_lib[256], why_kern[256];
+};
+/* 0, or -1 when setup failed or a column's maps differ from the C
+ * reference (why_lib says which). */
+int rtebpf_measure(const struct bench_env *env, struct rtebpf_figs *out);
+
 struct report {
 	struct bench_env *env; /* the user's flags (out, json, backends) */
 	struct bench_env cenv; /* what each cell runs with */
@@ -186,6 +203,7 @@ struct report {
 	int nchurn;
 	struct types_rows types;
 	struct rhash_rows rhash;
+	struct rounds rte; /* rte_bpf's JIT (lib) against the kernel's XDP, M packets/s */
 };
 
 
@@ -234,6 +252,13 @@ void rhash_once(struct report *rp);
 int rhash_cells(const struct report *rp, bool per_round);
 void rhash_print(FILE *f, const struct report *rp);
 double rhash_vs_hash(const struct report *rp, int p, int k);
+
+/* report_rtebpf.c; the row's name in Targets and in its report-ratio object */
+#define RTEBPF_TARGET "rte_bpf JIT vs kernel XDP, flow_count"
+
+void rtebpf_setup(struct report *rp);
+void rtebpf_round(struct report *rp, int round);
+int rtebpf_cells(const struct report *rp);
 
 /* report_rounds.c: --json of the rounds */
 void report_slot_add(struct report *rp, const char *bench, const char *what,

@@ -278,6 +278,17 @@ static void print_conc(FILE *f, const struct report *rp)
 			   "a syscall per update)\n");
 }
 
+static void print_rtebpf(FILE *f, const struct report *rp)
+{
+	fprintf(f, "\nrte_bpf: examples/rte_bpf/flow_count.bpf.c over a warm trace of %u packets "
+		   "and %u flows\n(bpfmap-bench rte-bpf, one run per round); M packets/s: rte_bpf's "
+		   "JIT on bpfmap's maps, the\nkernel's XDP net of an empty program's test run\n",
+		RTEBPF_PACKETS, RTEBPF_FLOWS);
+	fprintf(f, "    %-14s%10s%10s%10s%s\n", "", "JIT", "kernel", "ratio",
+		rp->rounds > 1 ? "   rounds" : "");
+	print_rounds_row(f, "flow_count", &rp->rte, "%10.2f");
+}
+
 /* ---- targets ---- */
 
 struct target {
@@ -549,6 +560,11 @@ static int build_targets(const struct report *rp, struct target *t)
 		  CHURN_PRESENT + 1, CHURN_PRESENT_BOUND);
 	tgt_churn(&t[n++], rp, "churn: absent, -E2BIG, batch, churned vs fresh", CHURN_ABSENT,
 		  CHURN_OPS, CHURN_OTHER_BOUND);
+
+	/* rte_bpf: the same BPF program, packets/s. */
+	tgt_init(&t[n], RTEBPF_TARGET, 3.0, false);
+	tgt_add_rounds(&t[n], &rp->rte);
+	tgt_describe(&t[n++], "x");
 	return n;
 }
 
@@ -615,6 +631,7 @@ void report_print(struct report *rp, double load0, double load1, double wall_s)
 	print_churn(f, rp);
 	types_print(f, rp);
 	rhash_print(f, rp);
+	print_rtebpf(f, rp);
 	print_targets(f, rp);
 	print_failures(f, rp);
 	fprintf(f, "\nwall time %.0f s\n", wall_s);

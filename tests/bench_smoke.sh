@@ -84,6 +84,18 @@ for n, line in enumerate(open(sys.argv[1]), 1):
         for k in ("backend", "mem_1k_bytes", "peak_bytes_per_elem", "bytes_per_elem_1m"):
             assert k in obj, f"line {n} lacks {k}"
         continue
+    if obj.get("bench") == "rte-bpf":
+        # packets/s of one program: rte_bpf's JIT and interpreter, C, the kernel's XDP
+        for k in ("backend", "column", "program", "packets", "flows", "producers", "rounds"):
+            assert k in obj, f"line {n} lacks {k}"
+        assert "ns_per_pkt" in obj or "error" in obj, f"line {n}: no figure"
+        # bpfmap's columns always run (the JIT where rte_bpf has one); the kernel's say why not
+        assert (obj["backend"] == "kernel" or "ns_per_pkt" in obj or
+                "no JIT" in obj.get("error", "")), f"line {n}: {obj.get('error')}"
+        if obj["column"] == "kernel" and "ns_per_pkt" in obj:
+            for k in ("repeat", "ns_raw", "ns_overhead", "jit_ratio"):
+                assert k in obj, f"line {n} lacks {k}"
+        continue
     if obj.get("bench") == "str-kfuncs":
         # ns per call per (function, scenario) cell
         for k in ("backend", "function", "table", "kfunc", "scenario", "bytes", "producers"):
@@ -103,7 +115,8 @@ names=$(sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p' "$tmp/out")
 [[ -n $names ]] || fail "-a listed no benchmark"
 run "list (--list)" --list >/dev/null || true
 for want in bpf-hashmap-lookup bpf-hashmap-full-update bpf-hashmap-overwrite htab-mem hash \
-	bpf-rhashmap-lookup bpf-rhashmap-full-update rhtab-mem str-kfuncs lru-hit; do
+	bpf-rhashmap-lookup bpf-rhashmap-full-update rhtab-mem str-kfuncs lru-hit \
+	rte-bpf; do
 	grep -qx "$want" <<<"$names" || fail "-a does not list $want"
 done
 
@@ -216,6 +229,24 @@ EOF
 fi
 run "str-kfuncs, lib only" -w 0 -d 0.01 --backend lib str-kfuncs >/dev/null
 
+# 3c. rte-bpf (where built with DPDK's rte_bpf): every column in the table and
+# the JSON on a small trace, bpfmap alone; a trace too big is refused.
+if ! "$bench" -w 0 -d 0.01 rte-bpf 2>&1 | grep -q "not available yet"; then
+	if run "rte-bpf, small trace" -w 0 -d 0.05 --json rte-bpf --nr_loops 256 --nr_entries 64; then
+		check_json "rte-bpf" "$tmp/out"
+		for want in "rte_bpf JIT " "rte_bpf interpreter" "C, flow_count_c()" \
+			"kernel XDP, net of the empty run" "kernel XDP, raw" "kernel empty XDP" \
+			"rte_bpf JIT / kernel XDP"; do
+			grep -qF "$want" "$tmp/err" || fail "rte-bpf printed no '$want'"
+		done
+		[[ $(grep -c '"bench": "rte-bpf"' "$tmp/out") -eq 5 ]] ||
+			fail "rte-bpf: not one JSON cell per column"
+	fi
+	run "rte-bpf, lib only" -w 0 -d 0.02 --backend lib rte-bpf >/dev/null
+	"$bench" rte-bpf --nr_loops 100000 >/dev/null 2>"$tmp/err"
+	[[ $? -eq 2 && -s $tmp/err ]] || fail "rte-bpf --nr_loops 100000 was not refused"
+fi
+
 # 4. Bad command lines fail with a message, not a crash.
 for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-bench" \
 	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu" \
@@ -245,6 +276,7 @@ if run "report" -w 0 -d 0.02 --report --rounds 2 --json; then
 		"bytes/elem, 256 B key + 8 B value" "2 producers doing lookups vs 1" \
 		"lookups with a writer vs read-only" "churn: present lookups, churned vs fresh" \
 		"churn: absent, -E2BIG, batch, churned vs fresh" "targets met" "2 rounds:" \
+		"rte_bpf JIT vs kernel XDP, flow_count" \
 		"bpfmap / kernel, the lowest round:" "bpfmap / kernel, the highest round:"; do
 		grep -qF -- "$want" "$tmp/err" || fail "report printed no '$want'"
 	done
@@ -287,7 +319,8 @@ assert churn >= {(n, op) for n in (16384, 100000, 1000000)
 ratio = [c for c in cells if c["bench"] == "report-ratio"]
 rows = {c["row"] for c in ratio}
 for want in ("lookup small k=4", "lookup large k=1024", "lookup 1M/1M k=8",
-             "lookup 1M/1M k=8 --bulk 16", "full update", "overwrite"):
+             "lookup 1M/1M k=8 --bulk 16", "full update", "overwrite",
+             "rte_bpf JIT vs kernel XDP, flow_count"):
     assert want in rows, f"no report-ratio object for {want}"
 for c in ratio:
     assert c["rounds"] == 2, f"{c['row']}: {c['rounds']} rounds"
