@@ -216,6 +216,23 @@ int rhash_mem_measure(struct rhash_mem_row *row);
 void rhash_grow_print(FILE *f, const struct rhash_grow_row *row);
 void rhash_mem_print(FILE *f, const struct rhash_mem_row *row);
 
+/*
+ * rte-bpf (bench_rtebpf.c, built only with DPDK's rte_bpf): one run of
+ * flow_count.bpf.c over its trace, for the report's row.  M packets/s, NAN
+ * where a column did not run (@why_lib / @why_kern say why).  The trace,
+ * synthetic (flow_trace_make()), of the defaults:
+ */
+#define RTEBPF_PACKETS 4096 /* the trace's packets (rte-bpf's --nr_loops) */
+#define RTEBPF_FLOWS 1024   /* its flows (--nr_entries) */
+struct rtebpf_figs {
+	double jit_mpps;  /* rte_bpf's JIT on bpfmap's maps */
+	double kern_mpps; /* the kernel's XDP, net of an empty program's run */
+	char why_lib[256], why_kern[256];
+};
+/* 0, or -1 when setup failed or a column's maps differ from the C
+ * reference (why_lib says which). */
+int rtebpf_measure(const struct bench_env *env, struct rtebpf_figs *out);
+
 /* True when bpfmap_create() accepts @type; otherwise says why. */
 bool bench_map_type_available(uint32_t type, char *why, size_t len);
 /* The same for BPFMAP_TYPE_RHASH: the .available hook of the RHASH benchmarks. */

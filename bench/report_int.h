@@ -151,23 +151,6 @@ struct rhash_rows {
 	bool mem_ok, grow_ok;
 };
 
-/*
- * rte-bpf (bench_rtebpf.c, built only with DPDK's rte_bpf): one run of
- * flow_count.bpf.c over its trace, for the report's row.  M packets/s, NAN
- * where a column did not run (@why_lib / @why_kern say why).  The trace,
- * synthetic (flow_trace_make()), of the defaults:
- */
-#define RTEBPF_PACKETS 4096 /* the trace's packets (rte-bpf's --nr_loops) */
-#define RTEBPF_FLOWS 1024   /* its flows (--nr_entries) */
-struct rtebpf_figs {
-	double jit_mpps;  /* rte_bpf's JIT on bpfmap's maps */
-	double kern_mpps; /* the kernel's XDP, net of an empty program's run */
-	char why_lib[256], why_kern[256];
-};
-/* 0, or -1 when setup failed or a column's maps differ from the C
- * reference (why_lib says which). */
-int rtebpf_measure(const struct bench_env *env, struct rtebpf_figs *out);
-
 struct report {
 	struct bench_env *env; /* the user's flags (out, json, backends) */
 	struct bench_env cenv; /* what each cell runs with */
