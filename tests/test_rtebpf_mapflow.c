@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * rtebpf/mapflow.c on hand-built instruction sequences: which map r1 holds
+ * at each helper call, through moves, spills and fills, calls that clobber
+ * r1-r5, paths that join with the same or different maps, stores through a
+ * pointer into the stack, and a loop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "rtebpf.h"
+
+#define MAPS 2 /* map_load values used below: 0 and 1 */
+
+/* Instruction builders (eBPF encoding). */
+#define LD_MAP(dst) { BPF_LD | BPF_IMM | EBPF_DW, dst, 0, 0, 0 }, { 0, 0, 0, 0, 0 }
+#define MOV_REG(dst, src) { EBPF_ALU64 | EBPF_MOV | BPF_X, dst, src, 0, 0 }
+#define MOV_IMM(dst, imm) { EBPF_ALU64 | EBPF_MOV | BPF_K, dst, 0, 0, imm }
+#define ADD_IMM(dst, imm) { EBPF_ALU64 | BPF_ADD | BPF_K, dst, 0, 0, imm }
+#define STX_DW(dst, off, src) { BPF_STX | BPF_MEM | EBPF_DW, dst, src, off, 0 }
+#define STX_W(dst, off, src) { BPF_STX | BPF_MEM | BPF_W, dst, src, off, 0 }
+#define LDX_DW(dst, src, off) { BPF_LDX | BPF_MEM | EBPF_DW, dst, src, off, 0 }
+#define CALL(n) { BPF_JMP | EBPF_CALL, 0, 0, 0, n }
+#define JEQ_IMM(dst, imm, off) { BPF_JMP | 0x10 | BPF_K, dst, 0, off, imm }
+#define JA(off) { BPF_JMP | BPF_JA, 0, 0, off, 0 }
+#define EXIT() { BPF_JMP | EBPF_EXIT, 0, 0, 0, 0 }
+
+/* Run the analysis; map_load[i] = @maps_at[i] for the LD_MAPs (by index). */
+static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int *call_map)
+{
+	int map_load[64];
+
+	assert_true(n <= 64);
+	for (uint32_t i = 0; i < n; i++)
+		map_load[i] = -1;
+	for (uint32_t i = 0; loads[i] >= 0; i += 2)
+		map_load[loads[i]] = loads[i + 1];
+	assert_int_equal(rtebpf_mapflow(ins, n, map_load, call_map), 0);
+}
+
+#define N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+static void test_moves_spills_calls(void **state)
+{
+	const struct ebpf_insn ins[] = {
+		LD_MAP(EBPF_REG_6),		      /* 0: r6 = map 1 */
+		LD_MAP(EBPF_REG_1),		      /* 2: r1 = map 0 */
+		STX_DW(EBPF_REG_10, -8, EBPF_REG_1),  /* 4: spill map 0 */
+		MOV_IMM(EBPF_REG_1, 0),		      /* 5 */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8),  /* 6: fill */
+		CALL(1),			      /* 7: map 0 */
+		CALL(1),			      /* 8: r1 clobbered by the call */
+		MOV_REG(EBPF_REG_1, EBPF_REG_6),      /* 9 */
+		CALL(1),			      /* 10: map 1, r6 survives calls */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8),  /* 11: the spill survives calls */
+		CALL(2),			      /* 12: map 0 */
+		STX_W(EBPF_REG_10, -8, EBPF_REG_0),   /* 13: half of the slot overwritten */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8),  /* 14 */
+		CALL(3),			      /* 15: unknown */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -16), /* 16: a slot never written */
+		CALL(1),			      /* 17: unknown */
+		ADD_IMM(EBPF_REG_6, 8),		      /* 18: no longer the map itself */
+		MOV_REG(EBPF_REG_1, EBPF_REG_6),      /* 19 */
+		CALL(1),			      /* 20: unknown */
+		EXIT(),
+	};
+	const int loads[] = { 0, 1, 2, 0, -1 };
+	int m[N(ins)];
+
+	(void)state;
+	flow(ins, N(ins), loads, m);
+	assert_int_equal(m[7], 0);
+	assert_int_equal(m[8], RTEBPF_MAP_UNKNOWN);
+	assert_int_equal(m[10], 1);
+	assert_int_equal(m[12], 0);
+	assert_int_equal(m[15], RTEBPF_MAP_UNKNOWN);
+	assert_int_equal(m[17], RTEBPF_MAP_UNKNOWN);
+	assert_int_equal(m[20], RTEBPF_MAP_UNKNOWN);
+}
+
+/* A store through a copy of r10 may hit any slot: every spill is forgotten;
+ * a store through another pointer (a map value) is not into the stack. */
+static void test_stack_alias(void **state)
+{
+	const struct ebpf_insn ins[] = {
+		LD_MAP(EBPF_REG_1),		     /* 0 */
+		STX_DW(EBPF_REG_10, -8, EBPF_REG_1), /* 2 */
+		STX_DW(EBPF_REG_0, 0, EBPF_REG_3),   /* 3: into a map value */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 4 */
+		CALL(1),			     /* 5: map 0 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),    /* 6 */
+		ADD_IMM(EBPF_REG_2, -8),	     /* 7: still into the stack */
+		STX_DW(EBPF_REG_2, 0, EBPF_REG_3),   /* 8: overwrites the spill */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 9 */
+		CALL(1),			     /* 10: unknown */
+		EXIT(),
+	};
+	const int loads[] = { 0, 0, -1 };
+	int m[N(ins)];
+
+	(void)state;
+	flow(ins, N(ins), loads, m);
+	assert_int_equal(m[5], 0);
+	assert_int_equal(m[10], RTEBPF_MAP_UNKNOWN);
+}
+
+/* Paths that join: the same map stays known, different maps do not; code
+ * no path reaches is said so; a loop's back edge reaches a fixed point. */
+static void test_joins_and_loops(void **state)
+{
+	const struct ebpf_insn ins[] = {
+		LD_MAP(EBPF_REG_1),		 /* 0: map 0 */
+		JEQ_IMM(EBPF_REG_2, 0, 2),	 /* 2: -> 5 */
+		LD_MAP(EBPF_REG_1),		 /* 3: map 0 again */
+		CALL(1),			 /* 5: map 0 on both paths */
+		LD_MAP(EBPF_REG_1),		 /* 6: map 0 */
+		JEQ_IMM(EBPF_REG_2, 0, 2),	 /* 8: -> 11 */
+		LD_MAP(EBPF_REG_1),		 /* 9: map 1 */
+		CALL(1),			 /* 11: map 0 or map 1 */
+		JA(1),				 /* 12: -> 14 */
+		CALL(1),			 /* 13: unreachable */
+		LD_MAP(EBPF_REG_6),		 /* 14: map 1 */
+		MOV_REG(EBPF_REG_1, EBPF_REG_6), /* 16: loop head */
+		CALL(1),			 /* 17: map 1 on every turn */
+		ADD_IMM(EBPF_REG_7, 1),		 /* 18 */
+		JEQ_IMM(EBPF_REG_7, 10, 1),	 /* 19: -> 21 */
+		JA(-5),				 /* 20: -> 16 */
+		LD_MAP(EBPF_REG_1),		 /* 21: map 0 */
+		JEQ_IMM(EBPF_REG_0, 0, 1),	 /* 23: -> 25 */
+		MOV_REG(EBPF_REG_1, EBPF_REG_6), /* 24: map 1 in the loop... */
+		CALL(1),			 /* 25: ...or map 0 */
+		EXIT(),
+	};
+	const int loads[] = { 0, 0, 3, 0, 6, 0, 9, 1, 14, 1, 21, 0, -1 };
+	int m[N(ins)];
+
+	(void)state;
+	flow(ins, N(ins), loads, m);
+	assert_int_equal(m[5], 0);
+	assert_int_equal(m[11], RTEBPF_MAP_UNKNOWN);
+	assert_int_equal(m[13], RTEBPF_MAP_UNREACHED);
+	assert_int_equal(m[17], 1);
+	assert_int_equal(m[25], RTEBPF_MAP_UNKNOWN);
+}
+
+/* Jumps out of the program and into the middle of a 64-bit load are the
+ * validator's to refuse; the analysis must only stay in bounds. */
+static void test_wild_jumps(void **state)
+{
+	const struct ebpf_insn ins[] = {
+		JEQ_IMM(EBPF_REG_1, 0, 100),  /* 0: past the end */
+		JEQ_IMM(EBPF_REG_1, 1, -100), /* 1: before the start */
+		JEQ_IMM(EBPF_REG_1, 2, 1),    /* 2: -> 4, the second half of a load */
+		LD_MAP(EBPF_REG_1),	      /* 3 */
+		CALL(1),		      /* 5 */
+		EXIT(),
+	};
+	const int loads[] = { 3, 0, -1 };
+	int m[N(ins)];
+
+	(void)state;
+	flow(ins, N(ins), loads, m);
+	assert_int_equal(m[5], RTEBPF_MAP_UNKNOWN);
+	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, m), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		test_entry(test_moves_spills_calls),
+		test_entry(test_stack_alias),
+		test_entry(test_joins_and_loops),
+		test_entry(test_wild_jumps),
+	};
+
+	return run_test_group(tests);
+}
