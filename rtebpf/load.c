@@ -276,6 +276,13 @@ out:
 	return err;
 }
 
+/* The caller's log buffer, where its options are whole enough to hold one. */
+static void log_from_opts(struct rtebpf_log *log, const struct bpfmap_rtebpf_opts *opts)
+{
+	if (opts && opts->sz >= sizeof(*opts))
+		rtebpf_log_init(log, opts->log_buf, opts->log_size);
+}
+
 struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load(const void *obj, size_t size,
 					      const struct bpfmap_rtebpf_map *maps,
 					      uint32_t nb_maps,
@@ -291,10 +298,9 @@ struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load(const void *obj, size_t size,
 	uint32_t nb_xsym;
 	int err;
 
-	if (opts && opts->sz >= offsetof(struct bpfmap_rtebpf_opts, log_size) + sizeof(size_t))
-		rtebpf_log_init(&log, opts->log_buf, opts->log_size);
-	if (!obj || !size || (opts && opts->sz < sizeof(size_t))) {
-		err = rtebpf_log(&log, "bad arguments: %s", !obj || !size ? "no object" : "opts.sz");
+	log_from_opts(&log, opts);
+	if (!obj || !size) {
+		err = rtebpf_log(&log, "bad arguments: no object");
 		goto fail;
 	}
 	if (opts && opts->sz < sizeof(*opts)) {
@@ -361,8 +367,7 @@ struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load_file(const char *path,
 	FILE *f;
 	int err;
 
-	if (opts && opts->sz >= offsetof(struct bpfmap_rtebpf_opts, log_size) + sizeof(size_t))
-		rtebpf_log_init(&log, opts->log_buf, opts->log_size);
+	log_from_opts(&log, opts);
 	f = path ? fopen(path, "rb") : NULL;
 	if (!f) {
 		err = path ? errno : EINVAL;
