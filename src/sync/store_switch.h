@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sync/rcu.h"
 #include "util/compiler.h"
 
 #define STORES_ON 0
@@ -38,6 +39,18 @@ static inline bool stores_stop_begin(uint32_t *state)
 static inline void stores_stop_end(uint32_t *state)
 {
 	__atomic_store_n(state, STORES_OFF, __ATOMIC_RELEASE);
+}
+
+/* Turn them off for a table whose stores decide and land inside one
+ * read-side section: a grace period then covers every store in flight.
+ * Inside a read-side section it cannot wait: it turns them off, and only
+ * stores already in flight stay unordered. */
+static inline void stores_stop_rcu(uint32_t *state)
+{
+	if (!stores_stop_begin(state) || !rcu_may_wait())
+		return;
+	rcu_synchronize();
+	stores_stop_end(state);
 }
 
 /* Are stores that saw them on possibly still in flight? */

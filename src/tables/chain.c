@@ -230,10 +230,7 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
  */
 void chain_stop_lockfree_stores(struct chain *c)
 {
-	if (!stores_stop_begin(&c->lockfree_store) || !rcu_may_wait())
-		return;
-	rcu_synchronize();
-	stores_stop_end(&c->lockfree_store);
+	stores_stop_rcu(&c->lockfree_store);
 }
 
 static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucket *b,

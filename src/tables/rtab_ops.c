@@ -7,7 +7,6 @@
 #include <errno.h>
 
 #include "hash/sized_hash.h"
-#include "sync/rcu.h"
 #include "sync/store_switch.h"
 #include "tables/rtab.h"
 #include "tables/value.h"
@@ -235,18 +234,13 @@ unlock:
  * A lookup-and-delete returns the value it removes, so it must not miss a
  * lock-free store ordered before it: such a store may land after the delete
  * copied the value, since the writer found the element just before.  The
- * first lookup-and-delete on a map turns lock-free stores off for good and
- * waits a grace period, after which no store that saw them on is in flight
- * (writers decide and store inside one read-side section); the map stores
- * under the bucket lock from then on.  Inside a read-side section it cannot
- * wait: it turns them off, and only stores already in flight stay unordered.
+ * first lookup-and-delete on a map turns lock-free stores off for good
+ * (writers decide and store inside one read-side section, so a grace period
+ * covers those in flight); the map stores under the bucket lock from then on.
  */
 void rtab_stop_lockfree_stores(struct rtab *r)
 {
-	if (!stores_stop_begin(&r->lockfree_store) || !rcu_may_wait())
-		return;
-	rcu_synchronize();
-	stores_stop_end(&r->lockfree_store);
+	stores_stop_rcu(&r->lockfree_store);
 }
 
 /*
