@@ -109,7 +109,7 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 		if (f < 0)
 			return rtebpf_log(log, "insn %u calls \"%s\", which is not provided (the "
 					       "kfuncs are %s)",
-					  r->insn, r->sym, rtebpf_kfunc_list());
+					  r->insn, r->sym, rtebpf_kfunc_list(list, sizeof(list)));
 		ins->imm = f;
 		ins->src_reg = 0;
 		return 0;

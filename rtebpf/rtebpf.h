@@ -103,8 +103,8 @@ RTEBPF_HIDDEN uint32_t rtebpf_syms_map_helper(const struct rte_bpf_xsym *syms, i
 /* The entry of the function called @name (a kfunc or a named helper), or -1. */
 RTEBPF_HIDDEN int rtebpf_syms_func(const struct rte_bpf_xsym *syms, const char *name);
 RTEBPF_HIDDEN uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms);
-/* The kfuncs, comma-separated, for messages. */
-RTEBPF_HIDDEN const char *rtebpf_kfunc_list(void);
+/* The kfuncs' names, comma-separated, into @buf (for messages); @buf. */
+RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 
 /* ---- mapflow.c: which map each helper call receives ---- */
 #define RTEBPF_MAP_UNKNOWN (-1) /* r1 may hold anything, or different maps */

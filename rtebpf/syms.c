@@ -147,11 +147,15 @@ static const struct {
 };
 #define NR_KFUNCS (sizeof(kfuncs) / sizeof(kfuncs[0]))
 
-const char *rtebpf_kfunc_list(void)
+const char *rtebpf_kfunc_list(char *buf, size_t size)
 {
-	return "bpf_strcmp, bpf_strcasecmp, bpf_strncasecmp, bpf_strchr, bpf_strchrnul, "
-	       "bpf_strnchr, bpf_strrchr, bpf_strlen, bpf_strnlen, bpf_strspn, bpf_strcspn, "
-	       "bpf_strstr, bpf_strnstr, bpf_strcasestr, bpf_strncasestr";
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < NR_KFUNCS && len + 1 < size; k++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", k ? ", " : "",
+					kfuncs[k].name);
+	return buf;
 }
 
 /* ---- the table ---- */
