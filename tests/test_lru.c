@@ -311,6 +311,11 @@ static void test_sanity4(void **state)
 	test_unpin();
 }
 
+/* The map the forked children of sanity5 use and leave at _exit: a global,
+ * so that valgrind's leak check in a child finds it reachable (a child
+ * cannot free it: TSan refuses the threads a free may start after a fork). */
+static struct bpfmap *volatile sanity5_map;
+
 /* sanity5: a one-element map, used from each CPU in turn by a forked child:
  * the child finds the last key, and its insert evicts it. */
 static void test_sanity5(void **state)
@@ -320,6 +325,7 @@ static void test_sanity5(void **state)
 	uint64_t key = 0;
 
 	map = lru_create(v, 1);
+	sanity5_map = map;
 	assert_int_equal(update(map, key, 1234, BPFMAP_NOEXIST), 0);
 	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
 		int status;
@@ -493,6 +499,115 @@ static void test_no_common_rounding(void **state)
 	test_unpin();
 }
 
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Every program-view lookup marks what it finds, whichever lookup the map
+ * was given at creation: per instruction set (BPFMAP_FLAT_ISA), key size
+ * (4 and 8: the word-key lookups; 16: the general one) and value size (8:
+ * the v8 ones; 24), one key at a time and in bulk.  A full map in which the
+ * first half of the keys was looked up loses only the other half to as many
+ * new keys; a lookup that did not mark would lose its key.  Keys in chains
+ * (a full map puts some there) go through the far paths.
+ */
+static void test_marks_every_lookup(void **state)
+{
+	static const char *const isas[] = { "base", "avx2", "avx512" };
+	static const uint32_t key_sizes[] = { 4, 8, 16 }, value_sizes[] = { 8, 24 };
+	const uint32_t size = 256;
+
+	(void)state;
+	pin_to(0);
+	for (size_t a = 0; a < N_OF(isas); a++)
+		for (size_t k = 0; k < N_OF(key_sizes); k++)
+			for (size_t vsz = 0; vsz < N_OF(value_sizes); vsz++)
+				for (int bulk = 0; bulk < 2; bulk++) {
+					uint32_t ks = key_sizes[k];
+					uint8_t key[16] = { 0 }, value[24] = { 0 };
+					struct bpfmap *map;
+
+					setenv("BPFMAP_FLAT_ISA", isas[a], 1);
+					map = must_create(BPFMAP_TYPE_LRU_HASH, ks, value_sizes[vsz],
+							  size, 0);
+					unsetenv("BPFMAP_FLAT_ISA");
+					for (uint32_t i = 0; i < size; i++) {
+						memcpy(key, &i, 4);
+						assert_int_equal(bpfmap_update_elem(map, key, value,
+										    BPFMAP_NOEXIST),
+								 0);
+					}
+					bpfmap_read_lock();
+					for (uint32_t i = 0; i < size / 2; i++) {
+						void *v;
+
+						memcpy(key, &i, 4);
+						if (bulk)
+							assert_int_equal(bpfmap_lookup_bulk(map, key,
+											    1, &v),
+									 1);
+						else
+							v = bpfmap_lookup(map, key);
+						assert_non_null(v);
+					}
+					bpfmap_read_unlock();
+					for (uint32_t i = size; i < size + size / 2; i++) {
+						memcpy(key, &i, 4);
+						assert_int_equal(bpfmap_update_elem(map, key, value,
+										    BPFMAP_NOEXIST),
+								 0);
+					}
+					for (uint32_t i = 0; i < size + size / 2; i++) {
+						memcpy(key, &i, 4);
+						if ((bpfmap_lookup_elem(map, key, value) == 0) !=
+						    (i < size / 2 || i >= size))
+							fail_msg("isa %s, key %u of %u bytes, values "
+								 "of %u, %s: %s",
+								 isas[a], i, ks, value_sizes[vsz],
+								 bulk ? "bulk" : "single",
+								 i < size / 2 ? "used, but evicted"
+									      : "present");
+					}
+					bpfmap_free(map);
+				}
+	test_unpin();
+}
+
+/*
+ * The small queue's ring holds max_entries and an eighth more; deletes leave
+ * stale entries behind.  A map kept below capacity while keys come and go
+ * (a hundred times more inserts than entries) must keep the order of the
+ * keys that stay: filled to capacity then, it evicts its unused keys oldest
+ * first, so the 64 keys that stayed throughout go before the newer ones.
+ */
+static void test_ring_turnover(void **state)
+{
+	const uint64_t size = 128;
+	struct bpfmap *map = must_create(BPFMAP_TYPE_LRU_HASH, 8, 8, (uint32_t)size, 0);
+	uint64_t key, value = 7;
+
+	(void)state;
+	pin_to(0);
+	for (key = 1; key <= 64; key++)
+		assert_int_equal(bpfmap_update_elem(map, &key, &value, BPFMAP_NOEXIST), 0);
+	for (uint64_t i = 0; i < 100 * size; i++) {
+		uint64_t k = 1000000 + i;
+
+		assert_int_equal(bpfmap_update_elem(map, &k, &value, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete_elem(map, &k), 0);
+	}
+	for (key = 1; key <= 64; key++)
+		assert_int_equal(bpfmap_lookup_elem(map, &key, &value), 0);
+	for (key = 65; key <= size + 64; key++)
+		assert_int_equal(bpfmap_update_elem(map, &key, &value, BPFMAP_NOEXIST), 0);
+	assert_int_equal(walk_count(map, 8), size);
+	for (key = 1; key <= size + 64; key++)
+		if ((bpfmap_lookup_elem(map, &key, &value) == 0) != (key > 64))
+			fail_msg("key %llu %s", (unsigned long long)key,
+				 key > 64 ? "evicted before older ones" : "outlived newer ones");
+	bpfmap_free(map);
+	test_unpin();
+}
+
 #define ON(fn, i) \
 	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL, (void *)&variants[i])
 /* Both types, common and per-CPU lists; the kernel runs sanity1, 2, 3 and
@@ -508,6 +623,8 @@ int main(void)
 		SANITY_COMMON(test_sanity3), SANITY(test_sanity4),	  SANITY_COMMON(test_sanity5),
 		SANITY_PERCPU(test_sanity6), SANITY(test_sanity7),	  SANITY(test_sanity8),
 		SANITY(test_lru_rules),	     SANITY_PERCPU(test_no_common_rounding),
+		test_entry(test_marks_every_lookup),
+		test_entry(test_ring_turnover),
 	};
 	int n = bpfmap_num_possible_cpus();
 

@@ -187,6 +187,59 @@ static int setup_hook(void **state)
 	return test_close_sections(state);
 }
 
+/* ---- an LRU victim replaced between its pick and its delete --------------- */
+
+/*
+ * An eviction picks a victim under the LRU's lock and deletes it under its
+ * home's lock after.  Stopped in between, the victim is deleted and its
+ * position given to a new key X (the one free slot of a map whose homes are
+ * exactly full).  The eviction must see that the position no longer holds
+ * the element it picked (the generation differs), leave X alone and evict
+ * another key.  Without the generation check it evicted X, a key inserted
+ * after everything else and never given a chance.
+ */
+static void test_lru_victim_replaced(void **state)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 4, 8, 64, 0);
+	struct flat *f = to_flat(m);
+	uint32_t per[8] = { 0 }, n = 0, pos;
+	uint64_t k, victim, x, v = 1, out; /* 4-byte keys, little-endian */
+	struct op ins = { .m = m, .value = 2, .cpu = -1 };
+
+	(void)state;
+	assert_int_equal(f->n_homes, 8);
+	/* Eight keys a home: every home slot live, no node. */
+	for (k = 1; n < 64; k++) {
+		uint32_t h = flat_home(f, flat_hash(f, &k));
+
+		if (per[h] == FLAT_SLOTS)
+			continue;
+		per[h]++;
+		n++;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	assert_int_equal(f->node_hwm, 0);
+	ins.key = k; /* a new key: the map is full, so it evicts */
+	op_start_stopped(&ins, HOOK_LRU_VICTIM, 0);
+	pos = *(const uint32_t *)stop.obj;
+	victim = flat_small_at(f, pos, 4);
+	assert_int_equal(bpfmap_delete_elem(m, &victim), 0);
+	flat_reclaim_sync(f);
+	/* X, of the victim's home, takes its slot, the home's only free one. */
+	for (x = k + 1; flat_home(f, flat_hash(f, &x)) != pos / FLAT_SLOTS; x++)
+		;
+	assert_int_equal(bpfmap_update_elem(m, &x, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(flat_small_at(f, pos, 4), x);
+	op_release();
+	assert_int_equal(op_join(&ins), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &x, &out), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &ins.key, &out), 0);
+	assert_int_equal(out, 2);
+	assert_errno(bpfmap_lookup_elem(m, &victim, &out), ENOENT);
+	assert_int_equal(walk_count(m, 4), 64);
+	bpfmap_free(m);
+}
+
 /* ---- a delete seen, then an insert ---------------------------------------- */
 
 static void check_delete_seen(uint32_t ks, uint32_t me, uint32_t flags)
@@ -746,6 +799,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
+		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 	};
 	return run_test_group(tests);
 }

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * BPFMAP_TYPE_LRU_HASH and BPFMAP_TYPE_LRU_PERCPU_HASH: preallocated hash
- * maps that evict an old element instead of answering -E2BIG.  The chained
- * table's eviction (tables/chain_lru.h) is the policy; BPFMAP_F_NO_COMMON_LRU
- * only rounds max_entries up to a multiple of the CPU count, as the kernel
- * does: the lists are per CPU either way, and eviction looks beyond its own
- * CPU's, so that no CPU evicts early while another holds room.
+ * maps that evict an old element instead of answering -E2BIG.  LRU_HASH
+ * with the common LRU lives on the flat table (tables/flat_lru.h), the rest
+ * on the chained table (tables/chain_lru.h), whose lists are per CPU and
+ * which holds per-CPU values; both evict by the same policy, S3-FIFO.
+ * BPFMAP_F_NO_COMMON_LRU rounds max_entries up to a multiple of the CPU
+ * count, as the kernel does, and caps each CPU's list at its share.
  */
 #include "core/map.h"
 #include "maps/hash_family.h"
 #include "tables/chain.h"
+#include "tables/flat.h"
 
 static int lru_hash_alloc_check(const struct map_params *p)
 {
@@ -40,6 +42,14 @@ static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *er
 			tp.max_entries = up <= UINT32_MAX ? (uint32_t)up
 							  : p->max_entries / cpus * cpus;
 		}
+	}
+	if (!percpu && !(p->map_flags & BPFMAP_F_NO_COMMON_LRU)) {
+		/* The flat table, unless the map has more positions than its
+		 * LRU's ring entries can name (tables/flat_lru.h). */
+		struct bpfmap *m = flat_create(&tp, err);
+
+		if (m || *err != -E2BIG)
+			return m;
 	}
 	return chain_create(&tp, err);
 }

@@ -148,6 +148,21 @@ static ALWAYS_INLINE bool count_full_quiescent(const struct count *c)
 	return __atomic_load_n(&c->exhausted, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * An evicting map's room, handed from an eviction to the insert it makes
+ * room for: the victim left without a delete's ticket, so the count still
+ * counts it, and the insert takes no ticket and ends none (COUNT_CREDIT
+ * stands for its ticket).  No other insert can take the room meanwhile.
+ */
+#define COUNT_CREDIT (COUNT_GLOBAL - 1)
+
+/* A credit that its insert did not use (the key turned up meanwhile): the
+ * victim's room back. */
+static ALWAYS_INLINE void count_credit_give_back(struct count *c)
+{
+	count_delete_end(c, count_delete_begin(c));
+}
+
 /* Elements, for mem_usage and tests: exact when no operation is in flight. */
 uint32_t count_elements(const struct count *c);
 

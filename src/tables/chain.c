@@ -152,8 +152,8 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	TEST_HOOK(HOOK_INSERT_RESERVED, c);
 	e = chain_elem_alloc(c);
 	if (!e) {
-		if (ticket == CHAIN_LRU_CREDIT)
-			chain_lru_give_back(c);
+		if (ticket == COUNT_CREDIT)
+			count_credit_give_back(&c->count);
 		else
 			count_insert_end(&c->count, ticket, false);
 		return -ENOMEM;
@@ -164,7 +164,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
 	if (c->evict)
 		chain_lru_add(c, e, list);
-	if (ticket != CHAIN_LRU_CREDIT)
+	if (ticket != COUNT_CREDIT)
 		count_insert_end(&c->count, ticket, true);
 	return 0;
 }
@@ -265,7 +265,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		}
 	} while (unlikely(ret == CHAIN_EVICT));
 	if (unlikely(credit)) /* the key turned up while this evicted */
-		chain_lru_give_back(c);
+		count_credit_give_back(&c->count);
 	if (evicted)
 		chain_reclaim_throttle(c); /* the victims */
 	return ret;

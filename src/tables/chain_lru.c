@@ -281,14 +281,9 @@ uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list)
 	*list = own;
 	if (*credit) { /* an eviction's room, counted still */
 		*credit = false;
-		return CHAIN_LRU_CREDIT;
+		return COUNT_CREDIT;
 	}
 	if (c->lru_cap && lru_len(&c->lru[own]) >= c->lru_cap)
 		return COUNT_FULL;
 	return count_insert_begin(&c->count);
-}
-
-void chain_lru_give_back(struct chain *c)
-{
-	count_delete_end(&c->count, count_delete_begin(&c->count));
 }

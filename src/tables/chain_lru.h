@@ -115,14 +115,8 @@ void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_e
  * locked, and in *@list the list the element will join (the calling CPU's);
  * COUNT_FULL when the map (per-CPU lists: that list) is full: the caller
  * drops its lock, evicts (chain_lru_evict) and tries again.  With *@credit
- * (an eviction's room, which the count still counts: the victim left
- * without a decrement) CHAIN_LRU_CREDIT, *@credit cleared: the insert
- * then takes no ticket and ends none, and the count stays as it was. */
-#define CHAIN_LRU_CREDIT (COUNT_GLOBAL - 1)
+ * (an eviction's room) COUNT_CREDIT (sync/count.h), *@credit cleared. */
 uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list);
-
-/* A credit the insert did not use (its key turned up meanwhile). */
-void chain_lru_give_back(struct chain *c);
 
 /* Evict one element, no bucket lock held (the victim's is only tried: the
  * list lock is held then); true when one went, and the caller then holds

@@ -12,6 +12,7 @@
 #include "sync/spin_lock.h"
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
+#include "tables/flat_lru.h"
 #include "tables/value.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
@@ -110,6 +111,8 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 			__atomic_store_n(kw, w, __ATOMIC_RELEASE);
 		}
 	}
+	if (f->lru)
+		flat_lru_insert(f, pos);
 	if (tag != FLAT_BUSY)
 		flat_set_tag(bk, pos % FLAT_SLOTS, tag);
 	mwseq_write_end(&bk->seq);
@@ -131,11 +134,12 @@ uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos)
  * node relinks it elsewhere, which must not race with this unlink.  It
  * keeps its next, so that a walk standing on it goes on along the chain.
  */
-bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev)
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev, bool evicted)
 {
 	struct flat_bucket *bk = &f->buckets[pos / FLAT_SLOTS];
 	uint32_t i = pos % FLAT_SLOTS, b = pos / FLAT_SLOTS;
-	uint32_t ticket = count_delete_begin(&f->count); /* busy before the key goes */
+	/* busy before the key goes */
+	uint32_t ticket = evicted ? COUNT_CREDIT : count_delete_begin(&f->count);
 
 	if (!flat_is_node(f, pos)) {
 		flat_set_tag(bk, i, FLAT_WAIT);
@@ -164,7 +168,10 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev)
 			filter |= flat_filter_bit(flat_tag_at(f, n));
 		__atomic_store_n(&f->homes[h].filter, filter, __ATOMIC_RELEASE);
 	}
-	count_delete_end(&f->count, ticket);
+	if (f->lru)
+		flat_lru_delete(f, pos);
+	if (ticket != COUNT_CREDIT)
+		count_delete_end(&f->count, ticket);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
 	return flat_dead_inc(f) >= (int32_t)f->kick_at && !handoff_busy(&f->rq);
 }
@@ -177,4 +184,15 @@ __attribute__((noinline)) void *flat_lookup_word_far(struct flat *f, uint64_t ha
 	uint32_t pos = flat_chain_find(f, pl.home, pl.tag, NULL, ks, small, true);
 
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
+}
+
+/* The same for an evicting map's lookups, which mark what they find. */
+__attribute__((noinline)) void *flat_lookup_word_far_lru(struct flat *f, uint64_t hash,
+							 uint32_t ks, uint64_t small)
+{
+	void *v = flat_lookup_word_far(f, hash, ks, small);
+
+	if (v)
+		flat_lru_touch(f->lru, v);
+	return v;
 }

@@ -110,6 +110,8 @@ struct flat_home {
 	uint64_t filter; /* atomic: flat_filter_bit() of each linked node's tag */
 };
 
+struct flat_lru;
+
 struct flat {
 	struct bpfmap map; /* 72 bytes: the fields below fill its second line */
 	/* Hot: what every lookup and copy-out reads, in one cache line (the
@@ -153,6 +155,8 @@ struct flat {
 	uint32_t node_hwm;   /* atomic: nodes ever handed out (0 .. n_nodes) */
 	struct freelist node_free; /* nodes reclaimed, by node index */
 	uint64_t rq;         /* sync/handoff.h: the reclamation callback (flat_reclaim.c) */
+	struct flat_lru *lru; /* evicting maps (LRU_HASH): tables/flat_lru.h; else NULL */
+	uint8_t *lru_state;   /* lru->state, for the marking lookups (one load fewer) */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
 	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
@@ -519,9 +523,11 @@ void flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, b
 
 /* Delete the element at @pos, home h's (locked; the caller in a read-side
  * section if keys are longer than 8 bytes); @prev: for a node, the node
- * before it in the chain (FLAT_NONE: it is the head).  Returns true when
- * reclamation should be started (flat_kick) after unlocking. */
-bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev);
+ * before it in the chain (FLAT_NONE: it is the head); @evicted: the count
+ * keeps its room, for the insert the eviction makes room for (COUNT_CREDIT).
+ * Returns true when reclamation should be started (flat_kick) after
+ * unlocking. */
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev, bool evicted);
 
 /* The node before node @pos in home h's chain (locked), FLAT_NONE for the head. */
 uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos);
@@ -552,6 +558,8 @@ void flat_release(struct flat *f);
  * absent; out of line (flat.c, for the lookups of flat_lookup.c and
  * flat_words_x86.c). */
 void *flat_lookup_word_far(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
+/* The same, marking what it finds (an evicting map's: tables/flat_lru.h). */
+void *flat_lookup_word_far_lru(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
 
 /* Turn lock-free overwrites off for good and wait until none is in flight;
  * cheap once done.  Anything that rewrites a deleted slot before a grace
@@ -571,11 +579,13 @@ int flat_delete_elem(struct bpfmap *map, const void *key);
 int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value);
 
 /* The lookups (flat_lookup.c); flat_lookup_for picks the program-view lookup
- * specialised for a key size. */
+ * specialised for a key size, and with @lru the one that also marks what it
+ * finds for an evicting map (tables/flat_lru.h), or NULL where there is
+ * none: the map then wraps its lookup (flat_lru_lookup). */
 int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
-			      bool match_by_key);
+			      bool match_by_key, bool lru);
 /* The copy-out specialised for f's keys and values (map->copy), or NULL
  * for the general one. */
 map_copy_fn flat_copy_for(const struct flat *f);

@@ -147,7 +147,7 @@ static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint3
 		if (b < from || b >= to)
 			continue;
 		flat_walk_take(f, pos, keys, values, n++, with_lock);
-		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE))
+		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE, false))
 			*kick = true;
 	}
 	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next) {
@@ -161,7 +161,7 @@ static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint3
 		flat_walk_take(f, pos, keys, values, n++, with_lock);
 		if (!do_delete)
 			prev = pos;
-		else if (flat_kill_locked(f, h, pos, prev))
+		else if (flat_kill_locked(f, h, pos, prev, false))
 			*kick = true;
 	}
 	return n;

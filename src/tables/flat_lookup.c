@@ -9,6 +9,7 @@
 
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
+#include "tables/flat_lru.h"
 #include "tables/value.h"
 #include "tables/flat_words.h"
 #include "util/cpu_features.h"
@@ -410,7 +411,7 @@ bool flat_isa_runs(enum flat_isa isa)
 {
 	if (isa == FLAT_ISA_BASE)
 		return true;
-	if (!flat_lookup_word_x86(HASH_U32, 0, isa))
+	if (!flat_lookup_word_x86(HASH_U32, 0, isa, false))
 		return false; /* not built */
 #if CPU_X86
 	if (!cpu_runs_avx2() || !__builtin_cpu_supports("bmi"))
@@ -424,10 +425,13 @@ bool flat_isa_runs(enum flat_isa isa)
 	return false;
 }
 
-map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa)
+map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
+			       bool lru)
 {
 	if (isa != FLAT_ISA_BASE)
-		return flat_lookup_word_x86(kind, value_stride, isa);
+		return flat_lookup_word_x86(kind, value_stride, isa, lru);
+	if (lru)
+		return NULL;
 	return kind == HASH_U32 ? flat_lookup_k4 : flat_lookup_k8;
 }
 
@@ -458,10 +462,12 @@ static enum flat_isa flat_isa_best(void)
 }
 
 map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
-			      bool match_by_key)
+			      bool match_by_key, bool lru)
 {
 	if ((kind == HASH_U32 || kind == HASH_U64) && match_by_key)
-		return flat_lookup_word(kind, value_stride, flat_isa_best());
+		return flat_lookup_word(kind, value_stride, flat_isa_best(), lru);
+	if (lru)
+		return NULL;
 	if (key_size <= 8)
 		return flat_lookup_any;
 	if (!hash_sized_covers(kind))
@@ -599,16 +605,26 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 	return found;
 }
 
-int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
+static int flat_lookup_bulk_kind(struct flat *f, const void *keys, uint32_t n, void **values)
 {
-	struct flat *f = to_flat(map);
-
 	switch (f->hash_kind) {
 	case HASH_U32:
 		return flat_lookup_bulk_sized(f, keys, n, values, 4, HASH_U32);
 	case HASH_U64:
 		return flat_lookup_bulk_sized(f, keys, n, values, 8, HASH_U64);
 	default:
-		return flat_lookup_bulk_sized(f, keys, n, values, map->key_size, f->hash_kind);
+		return flat_lookup_bulk_sized(f, keys, n, values, f->map.key_size, f->hash_kind);
 	}
+}
+
+int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
+{
+	struct flat *f = to_flat(map);
+	int found = flat_lookup_bulk_kind(f, keys, n, values);
+
+	/* The program view: an evicting map's elements found are used. */
+	for (uint32_t i = 0; f->lru && i < n; i++)
+		if (values[i])
+			flat_lru_touch(f->lru, values[i]);
+	return found;
 }

@@ -10,6 +10,7 @@
 
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
+#include "tables/flat_lru.h"
 #include "util/big_alloc.h"
 
 /* Hand f to its reclamation callback, if one is queued (sync/handoff.h). */
@@ -73,7 +74,7 @@ static size_t flat_mem_usage(const struct bpfmap *map)
 
 	/* What the map has touched: the pool is address space until used. */
 	return f->fixed_bytes + (size_t)ROUND_UP(hwm, FLAT_SLOTS) * f->node_bytes +
-	       (size_t)elems * f->elem_bytes;
+	       (size_t)elems * f->elem_bytes + (f->lru ? flat_lru_mem(f) : 0);
 }
 
 /*
@@ -174,7 +175,19 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	    f->n_homes >= FLAT_MATCH_BY_KEY_MIN)
 		flat_init_dead_words(f, p->key_size);
 	lookup = flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
-				 f->match_by_key && !f->elems);
+				 f->match_by_key && !f->elems, false);
+	if (p->evict) {
+		int ret = flat_lru_init(f, p->max_entries, lookup);
+		map_lookup_fn marking = flat_lookup_for(f->hash_kind, p->key_size, f->value_stride,
+							f->match_by_key && !f->elems, true);
+
+		if (ret) {
+			flat_release(f);
+			*err = ret;
+			return NULL;
+		}
+		lookup = marking ? marking : flat_lru_lookup;
+	}
 	map_init_common(&f->map, p, &flat_ops, lookup);
 	copy = flat_copy_for(f);
 	if (copy)

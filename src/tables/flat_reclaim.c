@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "tables/flat.h"
+#include "tables/flat_lru.h"
 #include "util/big_alloc.h"
 
 /* Turn every byte equal to @from in bucket b's tags into @to; returns the
@@ -100,6 +101,7 @@ void flat_release(struct flat *f)
 	big_free(f->homes);
 	free(f->wait_bits);
 	count_destroy(&f->count);
+	flat_lru_destroy(f);
 	big_free(f->elems);
 	big_free(f->values);
 	big_free(f->keys);

@@ -13,6 +13,7 @@
 #include "sync/spin_lock.h"
 #include "sync/store_window.h"
 #include "tables/flat.h"
+#include "tables/flat_lru.h"
 #include "tables/value.h"
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
@@ -190,6 +191,14 @@ static void flat_link_node(struct flat *f, uint32_t h, uint32_t pos, uint32_t ta
 	flat_set_tag(&f->buckets[pos / FLAT_SLOTS], pos % FLAT_SLOTS, tag);
 }
 
+/* A new element of an evicting map joins its small queue's ring (its state
+ * was set by flat_fill). */
+static ALWAYS_INLINE void flat_queue_new(struct flat *f, uint32_t pos)
+{
+	if (f->lru)
+		flat_lru_queue(f, pos);
+}
+
 /* Claim a deleted position of bucket b (any of the dead states): its
  * position, or FLAT_NONE. */
 static uint32_t flat_claim_dead(struct flat *f, uint32_t b)
@@ -236,12 +245,14 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 	flat_dead_dec(f);
 	if (!flat_is_node(f, pos)) {
 		flat_fill(f, pos, tag, key, small, value);
+		flat_queue_new(f, pos);
 		return 0;
 	}
 	mwseq_write_begin(&f->moved);
 	flat_fill(f, pos, FLAT_BUSY, key, small, value);
 	flat_link_node(f, h, pos, tag);
 	mwseq_write_end(&f->moved);
+	flat_queue_new(f, pos);
 	return 0;
 }
 
@@ -270,6 +281,7 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 
 	if (pos != FLAT_NONE) {
 		flat_fill(f, pos, tag, key, small, value);
+		flat_queue_new(f, pos);
 		return 0;
 	}
 	if (first && __atomic_load_n(&f->dead, __ATOMIC_RELAXED) >= (int32_t)f->sync_at &&
@@ -286,6 +298,7 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 						      : -EAGAIN;
 	flat_fill(f, pos, FLAT_BUSY, key, small, value);
 	flat_link_node(f, h, pos, tag);
+	flat_queue_new(f, pos);
 	return 0;
 }
 
@@ -335,7 +348,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 			return false;
 		}
 	}
-	if (!may_insert || (lw & 1))
+	if (!may_insert || (lw & 1) || f->lru) /* evicting maps are never full */
 		return false;
 	TEST_HOOK(HOOK_PROBE_FULL_SCANNED, f);
 	if (!count_full_quiescent(&f->count))
@@ -357,6 +370,7 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 	bool section = ks > 8; /* long keys: compares need stable positions */
 	enum flat_insert_mode how = FLAT_INSERT_FIRST;
 	uint32_t *lock = &f->homes[h].lock, ticket;
+	bool credit = false; /* an eviction's room (LRU) */
 	int ret;
 
 	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
@@ -398,18 +412,31 @@ retry:
 		ret = -ENOENT;
 		goto out;
 	}
-	ticket = count_insert_begin(&f->count);
+	ticket = credit ? COUNT_CREDIT : count_insert_begin(&f->count);
 	if (ticket == COUNT_FULL) {
-		ret = -E2BIG;
+		/* An evicting map makes room (below); ENOSPC says so here. */
+		ret = f->lru ? -ENOSPC : -E2BIG;
 		goto out;
 	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, f);
 	ret = flat_insert_locked(f, h, tag, key, small, value, how);
-	count_insert_end(&f->count, ticket, ret == 0);
+	if (ticket != COUNT_CREDIT)
+		count_insert_end(&f->count, ticket, ret == 0);
+	else if (ret == 0)
+		credit = false;
 out:
 	seq_spin_unlock(lock);
 	if (section)
 		rcu_unlock();
+	if (unlikely(ret == -ENOSPC)) {
+		/* Full, and evicting: one element goes, its room is ours.  None
+		 * could (every element in an insert or delete right now): let
+		 * those finish. */
+		credit = flat_lru_evict(f);
+		if (!credit)
+			sched_yield();
+		goto retry;
+	}
 	if (ret == -EAGAIN) {
 		/* A reclamation first, or no free position at all: reclaim
 		 * and retry; inside a read-side section waiting would wait for
@@ -425,6 +452,8 @@ out:
 		}
 		goto retry;
 	}
+	if (unlikely(credit)) /* the key turned up while this evicted */
+		count_credit_give_back(&f->count);
 	return ret;
 }
 
@@ -540,7 +569,8 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 		if (value)
 			flat_copy_value_locked_out(f, pos, value, false);
 		kick = flat_kill_locked(f, h, pos,
-					flat_is_node(f, pos) ? flat_chain_prev(f, h, pos) : FLAT_NONE);
+					flat_is_node(f, pos) ? flat_chain_prev(f, h, pos) : FLAT_NONE,
+					false);
 	}
 	seq_spin_unlock(lock);
 	if (section)

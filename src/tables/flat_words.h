@@ -37,11 +37,14 @@ bool flat_isa_runs(enum flat_isa isa);
 
 /* The program-view lookup of a HASH_U32 or HASH_U64 map that matches by key
  * (f->match_by_key) and whose values are @value_stride bytes apart, in @isa
- * (which must run: flat_isa_runs). */
-map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa);
+ * (which must run: flat_isa_runs); @lru: the one that marks what it finds
+ * (tables/flat_lru.h), NULL for the baseline, which has none. */
+map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
+			       bool lru);
 
 /* The AVX2 and AVX-512 ones (flat_words_x86.c); NULL where not built. */
-map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa);
+map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
+				   bool lru);
 
 /* The copy-outs of the same maps (map->copy) per instruction set; @v8:
  * 8-byte values without a spin lock (flat_lookup.c); the AVX2 and AVX-512

@@ -15,6 +15,7 @@
  * loads of slots being written race like the SSE2 ones; TSan builds, which
  * would see them, use the scalar lookups instead (FLAT_SIMD).
  */
+#include "tables/flat_lru.h"
 #include "tables/flat_words.h"
 
 #if FLAT_SIMD && (defined(__x86_64__) || defined(__i386__))
@@ -30,12 +31,16 @@
  * first; 64-bit, so that the index needs no zero extension).  @vs: the value
  * stride if known (8), else 0.
  */
-#define FLAT_WORD_END(f, h, m, vs, far_call)                                                     \
+#define FLAT_WORD_END(f, h, m, vs, far_call, lru)                                                \
 	do {                                                                                       \
 		uint64_t i_ = _tzcnt_u64(m);                                                       \
                                                                                                    \
-		if (likely(i_ < FLAT_SLOTS))                                                       \
+		if (likely(i_ < FLAT_SLOTS)) {                                                     \
+			if (lru)                                                                   \
+				flat_lru_touch_index((f)->lru_state,                               \
+						     (size_t)(h) * FLAT_SLOTS + i_);               \
 			return flat_value_elem((f), (size_t)(h) * FLAT_SLOTS + i_, (vs));         \
+		}                                                                                  \
 		return far_call;                                                                   \
 	} while (0)
 
@@ -99,33 +104,48 @@ static ALWAYS_INLINE FLAT_AVX512 uint32_t flat_k8_avx512_eq(const struct flat *f
 }
 
 /* The lookup of a @ks-byte key with @name's home and compare; @vs: the value
- * stride if known (8), else 0. */
+ * stride if known (8), else 0; @lru: an evicting map's, which marks what it
+ * finds (tables/flat_lru.h). */
 #define FLAT_WORD_LOOKUP(name, ks, attrs)                                                          \
 	static ALWAYS_INLINE attrs void *flat_##name(struct bpfmap *map, const void *key,          \
-						     uint32_t vs)                                  \
+						     uint32_t vs, bool lru)                        \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
 		uint64_t hash, k;                                                                  \
 		uint32_t h = flat_k##ks##_home(f, key, &k, &hash);                                 \
 		uint32_t m = flat_##name##_eq(f, h, k);                                            \
                                                                                                    \
-		FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far(f, hash, ks, k));                  \
+		FLAT_WORD_END(f, h, m, vs,                                                         \
+			      lru ? flat_lookup_word_far_lru(f, hash, ks, k)                       \
+				  : flat_lookup_word_far(f, hash, ks, k),                          \
+			      lru);                                                                \
 	}
 FLAT_WORD_LOOKUP(k4_avx2, 4, FLAT_AVX2)
 FLAT_WORD_LOOKUP(k8_avx2, 8, FLAT_AVX2)
 FLAT_WORD_LOOKUP(k4_avx512, 4, FLAT_AVX512)
 FLAT_WORD_LOOKUP(k8_avx512, 8, FLAT_AVX512)
 
-/* Each lookup for 8-byte values (v8) and for any value stride. */
+/* Each lookup for 8-byte values (v8) and for any value stride, and the
+ * same for evicting maps (lru). */
 #define FLAT_WORD_LOOKUPS(name, attrs)                                                             \
 	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##_v8(struct bpfmap *map,             \
 								   const void *key)                \
 	{                                                                                          \
-		return flat_##name(map, key, 8);                                                   \
+		return flat_##name(map, key, 8, false);                                            \
 	}                                                                                          \
 	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name(struct bpfmap *map, const void *key) \
 	{                                                                                          \
-		return flat_##name(map, key, 0);                                                   \
+		return flat_##name(map, key, 0, false);                                            \
+	}                                                                                          \
+	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##_lru_v8(struct bpfmap *map,         \
+								       const void *key)            \
+	{                                                                                          \
+		return flat_##name(map, key, 8, true);                                             \
+	}                                                                                          \
+	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##_lru(struct bpfmap *map,            \
+								    const void *key)               \
+	{                                                                                          \
+		return flat_##name(map, key, 0, true);                                             \
 	}
 FLAT_WORD_LOOKUPS(k4_avx2, FLAT_AVX2)
 FLAT_WORD_LOOKUPS(k8_avx2, FLAT_AVX2)
@@ -202,22 +222,24 @@ map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
 	}
 }
 
-map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa)
+map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
+				    bool lru)
 {
-	bool k4 = kind == HASH_U32, v8 = value_stride == 8;
+	/* [isa - AVX2][8-byte keys][lru][8-byte values] */
+	static const map_lookup_fn fns[2][2][2][2] = {
+		{ { { flat_lookup_k4_avx2, flat_lookup_k4_avx2_v8 },
+		    { flat_lookup_k4_avx2_lru, flat_lookup_k4_avx2_lru_v8 } },
+		  { { flat_lookup_k8_avx2, flat_lookup_k8_avx2_v8 },
+		    { flat_lookup_k8_avx2_lru, flat_lookup_k8_avx2_lru_v8 } } },
+		{ { { flat_lookup_k4_avx512, flat_lookup_k4_avx512_v8 },
+		    { flat_lookup_k4_avx512_lru, flat_lookup_k4_avx512_lru_v8 } },
+		  { { flat_lookup_k8_avx512, flat_lookup_k8_avx512_v8 },
+		    { flat_lookup_k8_avx512_lru, flat_lookup_k8_avx512_lru_v8 } } },
+	};
 
-	switch (isa) {
-	case FLAT_ISA_AVX2:
-		if (k4)
-			return v8 ? flat_lookup_k4_avx2_v8 : flat_lookup_k4_avx2;
-		return v8 ? flat_lookup_k8_avx2_v8 : flat_lookup_k8_avx2;
-	case FLAT_ISA_AVX512:
-		if (k4)
-			return v8 ? flat_lookup_k4_avx512_v8 : flat_lookup_k4_avx512;
-		return v8 ? flat_lookup_k8_avx512_v8 : flat_lookup_k8_avx512;
-	default:
+	if (isa != FLAT_ISA_AVX2 && isa != FLAT_ISA_AVX512)
 		return NULL;
-	}
+	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][lru][value_stride == 8];
 }
 #else
 map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
@@ -228,11 +250,13 @@ map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
 	return NULL;
 }
 
-map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa)
+map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
+				    bool lru)
 {
 	(void)kind;
 	(void)value_stride;
 	(void)isa;
+	(void)lru;
 	return NULL;
 }
 #endif

@@ -17,7 +17,8 @@ enum test_hook_point {
 	HOOK_INSERT_RESERVED,	 /* an insert: room reserved, key not yet visible */
 	HOOK_CHAIN_STEP,	 /* a chain walk: about to read the node it reached (obj) */
 	HOOK_CHAIN_COPY,	 /* a section-free copy-out: value read, not yet validated */
-	HOOK_LRU_VICTIM,	 /* an eviction: victim (obj) off its list, still linked */
+	HOOK_LRU_VICTIM,	 /* an eviction: victim chosen, not yet deleted (obj: chained
+				  * table, the element, off its list; flat, its position) */
 	HOOK_RTAB_STEP,		 /* an RHASH scan: a slot's hash matched, its link (obj) not read */
 	HOOK_RTAB_COPY,		 /* an RHASH copy-out: value read, not yet validated */
 	HOOK_RTAB_STORE,	 /* an RHASH lock-free overwrite: key found (obj), not stored */

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The flat table's eviction: the small queue's ring, the main queue's hand
+ * and the choice of a victim.  The design is in tables/flat_lru.h.
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "sync/rcu.h"
+#include "sync/spin_lock.h"
+#include "tables/flat_lru.h"
+#include "util/big_alloc.h"
+#include "util/test_hook.h"
+
+/* Ring entries beyond max_entries: the stale entries of deleted elements. */
+#define FLAT_LRU_RING_SLACK_MIN 64
+
+int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
+{
+	uint64_t n_pos = (uint64_t)f->n_buckets * FLAT_SLOTS;
+	uint32_t stride = f->value_stride;
+	uint64_t inv = 1, odd;
+	struct flat_lru *l;
+
+	if (n_pos > FLAT_LRU_POS_MAX)
+		return -E2BIG;
+	l = big_zalloc(sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	f->lru = l;
+	l->cap = max + (max / 8 > FLAT_LRU_RING_SLACK_MIN ? max / 8 : FLAT_LRU_RING_SLACK_MIN);
+	l->ring = big_zalloc((size_t)l->cap * sizeof(uint32_t));
+	l->state = big_zalloc((size_t)n_pos);
+	if (!l->ring || !l->state)
+		return -ENOMEM; /* the caller's release frees what there is */
+	f->lru_state = l->state;
+	l->lookup = lookup;
+	l->values = f->values;
+	/* value_stride = odd << shift: an offset's index is (offset >> shift)
+	 * times odd's inverse mod 2^64 (Newton's iteration doubles the bits
+	 * that are right: 5 steps from 3 bits to 64 and beyond). */
+	l->stride_shift = (uint32_t)__builtin_ctz(stride);
+	odd = stride >> l->stride_shift;
+	inv = odd;
+	for (int i = 0; i < 5; i++)
+		inv *= 2 - odd * inv;
+	l->stride_inv = inv;
+	l->small_max = (uint32_t)((uint64_t)max * FLAT_LRU_SMALL_PERCENT / 100);
+	return 0;
+}
+
+/* The slot after ring slot @i. */
+static uint32_t ring_next(const struct flat_lru *l, uint32_t i)
+{
+	return i + 1 == l->cap ? 0 : i + 1;
+}
+
+/* The ring's oldest entry, taken off (under the LRU's lock): its position,
+ * and in *@gen its generation. */
+static uint32_t ring_pop(struct flat_lru *l, uint32_t *gen)
+{
+	uint32_t e = l->ring[l->head];
+
+	l->head = ring_next(l, l->head);
+	l->len--;
+	*gen = e >> FLAT_LRU_POS_BITS;
+	return e & (FLAT_LRU_POS_MAX - 1);
+}
+
+/* Does state @st still hold the small element of generation @gen that a
+ * ring entry was made for? */
+static bool entry_live(uint32_t st, uint32_t gen)
+{
+	return (st & FLAT_LRU_SMALL) && (st >> FLAT_LRU_GEN_SHIFT) == gen;
+}
+
+/* A full ring: its stale entries out, the others moved up in their order
+ * (the write cursor never passes the read one).  Should none be stale
+ * (inserts in flight fill the slack), the oldest leaves, and its element
+ * goes to the main queue. */
+static void ring_squeeze(struct flat *f)
+{
+	struct flat_lru *l = f->lru;
+	uint32_t r = l->head, w = l->head, kept = 0, gen, pos;
+
+	for (uint32_t i = 0; i < l->len; i++, r = ring_next(l, r)) {
+		uint32_t e = l->ring[r];
+
+		if (entry_live(flat_lru_state(l, flat_elem_of(f, e & (FLAT_LRU_POS_MAX - 1))),
+			       e >> FLAT_LRU_POS_BITS)) {
+			l->ring[w] = e;
+			w = ring_next(l, w);
+			kept++;
+		}
+	}
+	l->len = kept;
+	if (kept == l->cap) {
+		pos = ring_pop(l, &gen);
+		flat_lru_leave_small(l, flat_elem_of(f, pos), FLAT_LRU_SMALL);
+	}
+}
+
+void flat_lru_queue(struct flat *f, uint32_t pos)
+{
+	struct flat_lru *l = f->lru;
+	uint32_t gen = flat_lru_state(l, flat_elem_of(f, pos)) >> FLAT_LRU_GEN_SHIFT, i;
+
+	spin_lock_word(&l->lock);
+	if (l->len == l->cap)
+		ring_squeeze(f);
+	i = l->head + l->len;
+	l->ring[i >= l->cap ? i - l->cap : i] = pos | gen << FLAT_LRU_POS_BITS;
+	l->len++;
+	spin_unlock_word(&l->lock);
+}
+
+void *flat_lru_lookup(struct bpfmap *map, const void *key)
+{
+	const struct flat_lru *l = to_flat(map)->lru;
+	void *v = l->lookup(map, key);
+
+	if (v)
+		flat_lru_touch(l, v);
+	return v;
+}
+
+size_t flat_lru_mem(const struct flat *f)
+{
+	const struct flat_lru *l = f->lru;
+	uint64_t used = f->pool_base + (uint64_t)__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+
+	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) +
+	       (size_t)used;
+}
+
+/* What a pick expects the victim's state to be, checked again under its
+ * home's lock: a small element of generation gen, or a main one. */
+#define PICK_MAIN 0xffu
+
+/*
+ * The small queue's victim: the oldest element that was not used; the
+ * used ones met on the way move to the main queue.  @force: the oldest,
+ * used or not.  FLAT_NONE after FLAT_LRU_SCAN entries, or an empty ring.
+ * Under the LRU's lock.
+ */
+static uint32_t pick_small(struct flat *f, bool force, uint32_t *expect)
+{
+	struct flat_lru *l = f->lru;
+
+	for (uint32_t i = 0; i < FLAT_LRU_SCAN && l->len; i++) {
+		uint32_t gen, pos = ring_pop(l, &gen);
+		size_t vi = flat_elem_of(f, pos);
+		uint32_t st = flat_lru_state(l, vi);
+
+		if (!entry_live(st, gen))
+			continue; /* deleted since, or aged out */
+		if ((st & FLAT_LRU_REF) && !force) {
+			flat_lru_leave_small(l, vi, FLAT_LRU_SMALL | FLAT_LRU_REF);
+			continue;
+		}
+		*expect = gen;
+		return pos;
+	}
+	return FLAT_NONE;
+}
+
+/*
+ * The main queue's victim: the next live main element from the hand on that
+ * was not used since the hand last passed it (its mark is cleared on the
+ * way).  @force: the next live main element.  FLAT_NONE after
+ * FLAT_LRU_SCAN positions.  Under the LRU's lock.
+ */
+static uint32_t pick_main(struct flat *f, bool force, uint32_t *expect)
+{
+	struct flat_lru *l = f->lru;
+	uint32_t end = f->pool_base + __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+
+	for (uint32_t i = 0; i < FLAT_LRU_SCAN; i++) {
+		uint32_t pos = l->hand, st;
+		size_t vi;
+
+		l->hand = pos + 1 >= end ? 0 : pos + 1;
+		if (flat_tag_at(f, pos) < FLAT_TAG_MIN)
+			continue;
+		vi = flat_elem_of(f, pos);
+		st = flat_lru_state(l, vi);
+		if (st & FLAT_LRU_SMALL)
+			continue;
+		if ((st & FLAT_LRU_REF) && !force) {
+			flat_lru_clear(l, vi, FLAT_LRU_REF);
+			continue;
+		}
+		*expect = PICK_MAIN;
+		return pos;
+	}
+	return FLAT_NONE;
+}
+
+/* A victim: from the small queue while it holds more than its share (or
+ * the main queue finds none), else from the main queue; then the same
+ * forced.  Under the LRU's lock. */
+static uint32_t pick(struct flat *f, uint32_t *expect)
+{
+	struct flat_lru *l = f->lru;
+	bool small_first = __atomic_load_n(&l->small, __ATOMIC_RELAXED) > l->small_max;
+	uint32_t pos;
+
+	for (int force = 0; force < 2; force++) {
+		pos = small_first ? pick_small(f, force, expect) : pick_main(f, force, expect);
+		if (pos == FLAT_NONE)
+			pos = small_first ? pick_main(f, force, expect)
+					  : pick_small(f, force, expect);
+		if (pos != FLAT_NONE)
+			return pos;
+	}
+	return FLAT_NONE;
+}
+
+/*
+ * Delete the element at @pos if it still is the one picked (@expect): its
+ * home is found from its key, read in a read-side section (a live tag
+ * seen, the key's bytes are stable there), and under that home's lock the
+ * position must still be live in that home with the same tag and state.
+ */
+static bool take(struct flat *f, uint32_t pos, uint32_t expect)
+{
+	struct flat_lru *l = f->lru;
+	uint32_t tag, h, prev = FLAT_NONE, st;
+	struct flat_place pl;
+	bool ok = false, kick = false;
+
+	rcu_lock();
+	tag = flat_tag_at(f, pos);
+	if (tag < FLAT_TAG_MIN) {
+		rcu_unlock();
+		return false;
+	}
+	if (f->map.key_size <= 8) {
+		uint64_t k = 0;
+
+		flat_copy_key_out(f, pos, &k);
+		pl = flat_place_of(f, flat_hash(f, &k));
+	} else {
+		pl = flat_place_of(f, flat_hash(f, flat_key_at(f, pos)));
+	}
+	h = pl.home;
+	seq_spin_lock(&f->homes[h].lock);
+	if (flat_tag_at(f, pos) == pl.tag && pl.tag == tag) {
+		if (!flat_is_node(f, pos)) {
+			ok = pos / FLAT_SLOTS == h;
+		} else {
+			for (uint32_t n = flat_chain(f, h); n != FLAT_NONE; n = flat_node_next(f, n)) {
+				if (n == pos) {
+					ok = true;
+					break;
+				}
+				prev = n;
+			}
+		}
+	}
+	if (ok) {
+		st = flat_lru_state(l, flat_elem_of(f, pos));
+		ok = expect == PICK_MAIN ? !(st & FLAT_LRU_SMALL) : entry_live(st, expect);
+	}
+	if (ok)
+		kick = flat_kill_locked(f, h, pos, prev, true);
+	seq_spin_unlock(&f->homes[h].lock);
+	rcu_unlock();
+	if (kick)
+		flat_kick(f);
+	return ok;
+}
+
+bool flat_lru_evict(struct flat *f)
+{
+	struct flat_lru *l = f->lru;
+
+	/* A pick fails the check only when its element went meanwhile (a
+	 * delete, or another eviction): try again, a bounded number of times. */
+	for (int tries = 0; tries < 16; tries++) {
+		uint32_t expect = PICK_MAIN, pos;
+
+		spin_lock_word(&l->lock);
+		pos = pick(f, &expect);
+		spin_unlock_word(&l->lock);
+		if (pos == FLAT_NONE)
+			return false;
+		TEST_HOOK(HOOK_LRU_VICTIM, &pos);
+		if (take(f, pos, expect))
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Eviction for the flat table (LRU_HASH with the common LRU): which element
+ * a full map gives up for a new key.  The policy is the chained table's
+ * (tables/chain_lru.h): S3-FIFO (Yang et al., SOSP 2023), two queues.  New
+ * elements join the small probation queue, in insertion order; an eviction
+ * takes from it while it holds more than FLAT_LRU_SMALL_PERCENT of the map,
+ * else from the main queue.  At the head of the small queue an element that
+ * a program-view lookup used since its insert moves to the main queue, one
+ * that was not used is the victim, so keys used once (a scan, a one-off
+ * flow) go before they can push out the keys in use.  The main queue is a
+ * CLOCK over the table's positions: a used element loses its mark and stays,
+ * an unused one is the victim.
+ *
+ * What it costs per element, since a flat map's element is 16 bytes of key
+ * and value plus about 7 of table: a byte of state, and a 4-byte entry in
+ * the small queue's ring.
+ *  - State, per value index (the position, or its element where the table
+ *    has elements): the mark (REF, set by program-view lookups: one load
+ *    and, when clear, one atomic or), SMALL (in the small queue), and a
+ *    2-bit generation, raised at each insert into the position.  A byte, not
+ *    four bits: the mark is then one compare with memory in the lookups,
+ *    which four bits made a fifth slower than HASH's (eight instructions
+ *    more on a path of about thirty).
+ *  - The ring holds (position, generation) in insertion order.  A position
+ *    deleted and filled again is in the ring twice; the generation tells the
+ *    stale entry, which an eviction drops.  The ring holds max_entries and
+ *    an eighth more; when deletes in a map with room leave it full, the
+ *    stale entries are squeezed out, the order of the others kept (a pass
+ *    over the ring per eighth of max_entries inserts).
+ *
+ * Locks: the home's lock, then the LRU's.  An insert that finds the map full
+ * drops its home's lock and evicts (flat_lru_evict) before it tries again,
+ * as the chained table's do; the eviction picks a victim under the LRU's
+ * lock, drops it, and takes the victim's home lock to delete it, after
+ * checking that the position still holds the element it picked.  Each pick
+ * looks at FLAT_LRU_SCAN entries at most before it takes the oldest
+ * whatever its mark, so a victim is found in bounded time.  The victim's
+ * room passes to the insert as a credit (sync/count.h: COUNT_CREDIT).
+ */
+#ifndef BPFMAP_TABLES_FLAT_LRU_H
+#define BPFMAP_TABLES_FLAT_LRU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sync/spin_lock.h"
+#include "tables/flat.h"
+#include "util/big_alloc.h"
+
+#define FLAT_LRU_REF 1u
+#define FLAT_LRU_SMALL 2u
+#define FLAT_LRU_GEN_SHIFT 2
+#define FLAT_LRU_SMALL_PERCENT 10
+#define FLAT_LRU_SCAN 256
+/* Ring entries: a position below 2^30 and its generation. */
+#define FLAT_LRU_POS_BITS 30
+#define FLAT_LRU_POS_MAX (1u << FLAT_LRU_POS_BITS)
+
+struct flat_lru {
+	/* What program-view lookups read. */
+	map_lookup_fn lookup; /* the table's own lookup, which flat_lru_lookup wraps */
+	uint8_t *state;       /* atomic: per value index, FLAT_LRU_* bits */
+	const char *values;   /* f->values */
+	uint64_t stride_inv;  /* the inverse of the value stride's odd part, mod 2^64 */
+	uint32_t stride_shift; /* the value stride's trailing zeros */
+	/* What evictions and inserts write, on lines of their own. */
+	uint32_t lock __attribute__((aligned(64))); /* sync/spin_lock.h: the ring and hand */
+	uint32_t head;	     /* the ring's oldest entry */
+	uint32_t len;	     /* entries in the ring */
+	uint32_t cap;	     /* the ring's entries */
+	uint32_t hand;	     /* the main queue's clock hand: a position */
+	uint32_t small_max;  /* small elements beyond which evictions take from them */
+	uint32_t *ring;
+	uint32_t small __attribute__((aligned(64))); /* atomic: elements with SMALL */
+};
+
+static ALWAYS_INLINE uint32_t flat_lru_state(const struct flat_lru *l, size_t vi)
+{
+	return __atomic_load_n(&l->state[vi], __ATOMIC_RELAXED);
+}
+
+/* A program-view lookup's mark on value index @vi: one load, and an atomic
+ * or only when the mark is clear (hot keys' bytes stay shared, unwritten). */
+static ALWAYS_INLINE void flat_lru_touch_index(uint8_t *state, size_t vi)
+{
+	if (!(__atomic_load_n(&state[vi], __ATOMIC_RELAXED) & FLAT_LRU_REF))
+		__atomic_fetch_or(&state[vi], FLAT_LRU_REF, __ATOMIC_RELAXED);
+}
+
+/* The mark on the value at @v: its value index from the address by an exact
+ * division (a shift and a multiply). */
+static ALWAYS_INLINE void flat_lru_touch(const struct flat_lru *l, const void *v)
+{
+	flat_lru_touch_index(l->state, (size_t)((((uint64_t)((const char *)v - l->values)) >>
+						 l->stride_shift) * l->stride_inv));
+}
+
+/* Clear @bits of value index @vi's state; its state before. */
+static ALWAYS_INLINE uint32_t flat_lru_clear(struct flat_lru *l, size_t vi, uint32_t bits)
+{
+	return __atomic_fetch_and(&l->state[vi], (uint8_t)~bits, __ATOMIC_RELAXED);
+}
+
+/* An element leaves the small queue (promoted, aged out, deleted): whoever
+ * cleared SMALL counts it. */
+static ALWAYS_INLINE void flat_lru_leave_small(struct flat_lru *l, size_t vi, uint32_t bits)
+{
+	if (flat_lru_clear(l, vi, bits) & FLAT_LRU_SMALL)
+		__atomic_fetch_sub(&l->small, 1, __ATOMIC_RELAXED);
+}
+
+/* A filled position's element joins the small queue (home lock held, in
+ * flat_fill, before it is published): SMALL, unmarked, the next generation.
+ * It joins the ring after flat_fill (flat_lru_queue); until then no
+ * eviction picks it (the main queue's hand passes small elements by). */
+static ALWAYS_INLINE void flat_lru_insert(struct flat *f, uint32_t pos)
+{
+	struct flat_lru *l = f->lru;
+	size_t vi = flat_elem_of(f, pos);
+	uint8_t old = __atomic_load_n(&l->state[vi], __ATOMIC_RELAXED), new;
+
+	do {
+		uint32_t gen = ((uint32_t)(old >> FLAT_LRU_GEN_SHIFT) + 1) & 3;
+
+		new = (uint8_t)(gen << FLAT_LRU_GEN_SHIFT | FLAT_LRU_SMALL);
+	} while (!__atomic_compare_exchange_n(&l->state[vi], &old, new, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
+}
+
+/* Its ring entry, at the tail (home lock still held). */
+void flat_lru_queue(struct flat *f, uint32_t pos);
+
+/* A deleted position leaves the queues (home lock held, flat_kill_locked). */
+static ALWAYS_INLINE void flat_lru_delete(struct flat *f, uint32_t pos)
+{
+	flat_lru_leave_small(f->lru, flat_elem_of(f, pos), FLAT_LRU_SMALL | FLAT_LRU_REF);
+}
+
+/* The queues of an evicting map of @max_entries; 0, -ENOMEM, or -E2BIG
+ * when the table has more positions than ring entries can name.  @lookup:
+ * the map's own program-view lookup, which flat_lru_lookup wraps. */
+int flat_lru_init(struct flat *f, uint32_t max_entries, map_lookup_fn lookup);
+
+/* The program view of an evicting map: the table's lookup, and the mark. */
+void *flat_lru_lookup(struct bpfmap *map, const void *key);
+
+/* What the LRU adds to the map's memory. */
+size_t flat_lru_mem(const struct flat *f);
+
+/* Evict one element, no home lock held; true when one went, and the caller
+ * then holds its room as a credit (COUNT_CREDIT); false when none could be
+ * taken (the map's elements all being inserted or deleted right now). */
+bool flat_lru_evict(struct flat *f);
+
+/* Free what flat_lru_init allocated (inline: the table's release calls it,
+ * and this file's evictions call the table). */
+static inline void flat_lru_destroy(struct flat *f)
+{
+	if (f->lru) {
+		big_free(f->lru->state);
+		big_free(f->lru->ring);
+		big_free(f->lru);
+		f->lru = NULL;
+	}
+}
+
+#endif
