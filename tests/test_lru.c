@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_rng.h"
 #include "test_util.h"
 
 #define LOCAL_FREE_TARGET 128
@@ -608,6 +609,117 @@ static void test_ring_turnover(void **state)
 	test_unpin();
 }
 
+/*
+ * Random operations on an LRU_HASH against a model: a map of keys to values
+ * that evicts nothing by itself.  Every return code and every value must be
+ * the model's, but for evictions, which the model learns: an insert of a
+ * new key into a full map must take out exactly one other key (found by
+ * looking every key of the key space up), and nothing else may ever
+ * disappear; present keys' updates, deletes and inserts with room evict
+ * nothing.  Keys of 4, 8 and 16 bytes (the word lookups and the general
+ * ones), program-view lookups among the operations so that marks matter.
+ */
+#define DIFF_KEYS 96
+#define DIFF_MAX 32
+
+static int diff_op_lookup(struct bpfmap *map, const uint8_t *key, uint64_t *out, bool prog)
+{
+	if (!prog)
+		return bpfmap_lookup_elem(map, key, out);
+	bpfmap_read_lock();
+	uint64_t *p = bpfmap_lookup(map, key);
+	int ret = p ? 0 : -errno;
+
+	if (p)
+		*out = *p;
+	bpfmap_read_unlock();
+	return ret;
+}
+
+static void test_model_diff(void **state)
+{
+	static const uint32_t key_sizes[] = { 4, 8, 16 };
+
+	(void)state;
+	test_rng = 0x9e3779b97f4a7c15ULL;
+	for (size_t ksi = 0; ksi < N_OF(key_sizes); ksi++) {
+		uint32_t ks = key_sizes[ksi], n = 0;
+		struct bpfmap *map = must_create(BPFMAP_TYPE_LRU_HASH, ks, 8, DIFF_MAX, 0);
+		bool present[DIFF_KEYS] = { false };
+		uint64_t value[DIFF_KEYS] = { 0 };
+
+		for (int step = 0; step < 4000; step++) {
+			uint32_t k = (uint32_t)rnd_below(DIFF_KEYS), op = (uint32_t)rnd_below(8);
+			uint8_t key[16] = { 0 };
+			uint64_t v = rnd(), out = 0;
+			int ret, want;
+
+			memcpy(key, &k, 4);
+			key[ks - 1] ^= 0x5a; /* keys that differ in their last byte too */
+			switch (op) {
+			case 0: case 1: case 2: { /* update: ANY, NOEXIST, EXIST */
+				uint64_t flags = op == 0 ? BPFMAP_ANY : op == 1 ? BPFMAP_NOEXIST
+										: BPFMAP_EXIST;
+				bool evicts = !present[k] && flags != BPFMAP_EXIST && n == DIFF_MAX;
+
+				want = present[k] && flags == BPFMAP_NOEXIST ? -EEXIST
+				       : !present[k] && flags == BPFMAP_EXIST ? -ENOENT : 0;
+				ret = bpfmap_update_elem(map, key, &v, flags);
+				assert_int_equal(ret, want);
+				if (ret)
+					break;
+				if (evicts) { /* exactly one other key went */
+					uint32_t gone = DIFF_KEYS, lost = 0;
+
+					for (uint32_t j = 0; j < DIFF_KEYS; j++) {
+						uint8_t kj[16] = { 0 };
+
+						memcpy(kj, &j, 4);
+						kj[ks - 1] ^= 0x5a;
+						if (present[j] && bpfmap_lookup_elem(map, kj, &out)) {
+							gone = j;
+							lost++;
+						}
+					}
+					assert_int_equal(lost, 1);
+					assert_int_not_equal(gone, k);
+					present[gone] = false;
+					n--;
+				}
+				if (!present[k])
+					n++;
+				present[k] = true;
+				value[k] = v;
+				break;
+			}
+			case 3: /* delete */
+				assert_int_equal(bpfmap_delete_elem(map, key), present[k] ? 0 : -ENOENT);
+				n -= present[k];
+				present[k] = false;
+				break;
+			case 4: /* lookup and delete */
+				ret = bpfmap_lookup_and_delete_elem(map, key, &out);
+				assert_int_equal(ret, present[k] ? 0 : -ENOENT);
+				if (!ret)
+					assert_int_equal(out, value[k]);
+				n -= present[k];
+				present[k] = false;
+				break;
+			default: /* lookups, syscall and program views */
+				ret = diff_op_lookup(map, key, &out, op >= 6);
+				assert_int_equal(ret, present[k] ? 0 : -ENOENT);
+				if (!ret)
+					assert_int_equal(out, value[k]);
+				break;
+			}
+			if (step % 64 == 0)
+				assert_int_equal(walk_count(map, ks), n);
+		}
+		assert_int_equal(walk_count(map, ks), n);
+		bpfmap_free(map);
+	}
+}
+
 #define ON(fn, i) \
 	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL, (void *)&variants[i])
 /* Both types, common and per-CPU lists; the kernel runs sanity1, 2, 3 and
@@ -625,6 +737,7 @@ int main(void)
 		SANITY(test_lru_rules),	     SANITY_PERCPU(test_no_common_rounding),
 		test_entry(test_marks_every_lookup),
 		test_entry(test_ring_turnover),
+		test_entry(test_model_diff),
 	};
 	int n = bpfmap_num_possible_cpus();
 
