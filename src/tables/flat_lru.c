@@ -19,7 +19,7 @@ int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 {
 	uint64_t n_pos = (uint64_t)f->n_buckets * FLAT_SLOTS;
 	uint32_t stride = f->value_stride;
-	uint64_t inv = 1, odd;
+	uint64_t inv, odd;
 	struct flat_lru *l;
 
 	if (n_pos > FLAT_LRU_POS_MAX)
@@ -129,8 +129,7 @@ size_t flat_lru_mem(const struct flat *f)
 	const struct flat_lru *l = f->lru;
 	uint64_t used = f->pool_base + (uint64_t)__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
 
-	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) +
-	       (size_t)used;
+	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) + (size_t)used; /* a byte a slot */
 }
 
 /* What a pick expects the victim's state to be, checked again under its
