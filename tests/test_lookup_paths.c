@@ -259,7 +259,7 @@ static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa)
 
 	assert_non_null(v);
 	assert_ptr_equal(map->ops, &flat_ops);
-	map->lookup = flat_lookup_word(ks == 4 ? HASH_U32 : HASH_U64, vs, isa, false);
+	map->lookup = flat_lookup_word(ks == 4 ? HASH_U32 : HASH_U64, vs, isa, 0);
 	map->copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, isa);
 	for (uint32_t id = 0; id < WORD_KEYS; id += 2) {
 		uint64_t k = word_key(ks, id);
@@ -308,7 +308,7 @@ static void check_word_choice(enum flat_isa expect)
 
 		for (uint32_t value_size = 8; value_size <= 16; value_size += 8) {
 			struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 64, 0);
-			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect, false);
+			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect, 0);
 
 			assert_true(to_flat(map)->match_by_key);
 			if (map->copy != flat_copy_word(kind, value_size == 8, expect))
@@ -318,7 +318,7 @@ static void check_word_choice(enum flat_isa expect)
 			if (map->lookup != fn)
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->lookup ==
-						flat_lookup_word(kind, value_size, FLAT_ISA_AVX2, false));
+						flat_lookup_word(kind, value_size, FLAT_ISA_AVX2, 0));
 			bpfmap_free(map);
 			/* Too few homes to match by key: the general lookup. */
 			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 3, 0);
@@ -326,7 +326,7 @@ static void check_word_choice(enum flat_isa expect)
 			for (int isa = 0; isa < FLAT_ISA_COUNT; isa++)
 				assert_ptr_not_equal(map->lookup, flat_lookup_word(kind, value_size,
 										   (enum flat_isa)isa,
-										   false));
+										   0));
 			bpfmap_free(map);
 		}
 	}

@@ -10,16 +10,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tables/flat.h"
 #include "test_util.h"
 
 static uint32_t nr_cpus;
 
-static const enum bpfmap_type percpu_types[] = { BPFMAP_TYPE_PERCPU_HASH,
-						 BPFMAP_TYPE_LRU_PERCPU_HASH };
+/* Each type on the table it gets (the flat one, for these maps) and on the
+ * chained one (BPFMAP_TABLE=chain, set around each test). */
+struct variant {
+	enum bpfmap_type type;
+	bool chain;
+};
+
+static const struct variant variants[] = {
+	{ BPFMAP_TYPE_PERCPU_HASH, false },
+	{ BPFMAP_TYPE_LRU_PERCPU_HASH, false },
+	{ BPFMAP_TYPE_PERCPU_HASH, true },
+	{ BPFMAP_TYPE_LRU_PERCPU_HASH, true },
+};
 
 static enum bpfmap_type type_of(void **state)
 {
-	return *(const enum bpfmap_type *)*state;
+	return ((const struct variant *)*state)->type;
+}
+
+static int variant_setup(void **state)
+{
+	if (((const struct variant *)*state)->chain)
+		setenv("BPFMAP_TABLE", "chain", 1);
+	return test_close_sections(state);
+}
+
+static int variant_teardown(void **state)
+{
+	(void)state;
+	unsetenv("BPFMAP_TABLE");
+	return 0;
 }
 
 /* A per-CPU buffer of value_size-byte values: slot i at i * round_up(vs, 8),
@@ -71,6 +97,11 @@ static void test_syscall_layout(void **state)
 		uint32_t vs = sizes[s], stride = (vs + 7) / 8 * 8;
 		struct bpfmap *map = must_create(type_of(state), 8, vs, 64, 0);
 		uint8_t *in = fill_slots(vs, 1), *in2 = fill_slots(vs, 77);
+
+		/* The table the variant asks for (values of 128 bytes and more
+		 * per element: the flat table's elements). */
+		assert_int_equal(map->ops == &flat_percpu_ops,
+				 !((const struct variant *)*state)->chain);
 		uint8_t *out = calloc(nr_cpus, stride);
 		uint64_t key = 42;
 
@@ -437,11 +468,10 @@ static void test_churn_slots(void **state)
 	}
 }
 
-#define EACH(fn)                                                                                   \
-	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL,                     \
-						 (void *)&percpu_types[0]),                         \
-		cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL,             \
-							 (void *)&percpu_types[1])
+#define ON(fn, i)                                                                                  \
+	cmocka_unit_test_prestate_setup_teardown(fn, variant_setup, variant_teardown,               \
+						 (void *)&variants[i])
+#define EACH(fn) ON(fn, 0), ON(fn, 1), ON(fn, 2), ON(fn, 3)
 
 int main(void)
 {

@@ -17,6 +17,7 @@
 
 #include "util/compiler.h"
 #include "util/cpu.h"
+#include "util/rseq_add.h"
 
 /* Validated creation parameters, as the map types receive them. */
 struct map_params {
@@ -156,6 +157,36 @@ static ALWAYS_INLINE uint32_t map_cpu_current(const struct bpfmap *map)
 	if (unlikely(cpu >= map->cpus))
 		cpu %= map->cpus;
 	return cpu;
+}
+
+char *map_pcpu_here_slow(const struct bpfmap *map, char *slot0, size_t region);
+
+/* The calling CPU's slot of a per-CPU value whose CPU 0 slot is @slot0 and
+ * whose CPU c slot is @region bytes per CPU further: the rseq area's CPU
+ * number, one load; anything else out of line (a tail call, so that the
+ * lookups ending here set up no frame for it). */
+static ALWAYS_INLINE char *map_pcpu_here(const struct bpfmap *map, char *slot0, size_t region)
+{
+	uint32_t cpu = (uint32_t)cpu_current_raw();
+
+	if (likely(cpu < map->cpus))
+		return slot0 + cpu * region;
+	return map_pcpu_here_slow(map, slot0, region);
+}
+
+/* An add into the calling CPU's 64-bit slot of a per-CPU value whose CPU 0
+ * slot is @slot0 and whose CPU c slot is @region bytes per CPU further: a
+ * restartable sequence where there is one (util/rseq_add.h), else an
+ * atomic add.  Either way no add is lost. */
+static ALWAYS_INLINE void map_pcpu_add(const struct bpfmap *map, char *slot0, size_t region,
+				       uint64_t delta)
+{
+#ifdef RSEQ_ADD
+	if (likely(rseq_add_u64(slot0, region, delta)))
+		return;
+#endif
+	__atomic_fetch_add((uint64_t *)(void *)(slot0 + map_cpu_current(map) * region), delta,
+			   __ATOMIC_RELAXED);
 }
 
 static inline bool map_has_lock(const struct bpfmap *map)

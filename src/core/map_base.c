@@ -56,6 +56,12 @@ void map_init_common(struct bpfmap *map, const struct map_params *p,
 	map->type = p->type;
 }
 
+__attribute__((noinline)) char *map_pcpu_here_slow(const struct bpfmap *map, char *slot0,
+						   size_t region)
+{
+	return slot0 + map_cpu_current(map) * region;
+}
+
 int map_value_word_out_short(const struct bpfmap *map, void *dst, uint64_t w)
 {
 	memcpy(dst, &w, map->value_size);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util/compiler.h"
 
@@ -60,6 +62,13 @@ int hash_family_check_common(const struct map_params *p, bool lru, bool percpu,
 	if (p->lock_off >= 0 && (lru || percpu))
 		return -EOPNOTSUPP;
 	return 0;
+}
+
+bool hash_family_chain_forced(void)
+{
+	const char *t = getenv("BPFMAP_TABLE");
+
+	return t && !strcmp(t, "chain");
 }
 
 uint32_t hash_family_cpus(int *err)

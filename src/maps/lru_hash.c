@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * BPFMAP_TYPE_LRU_HASH and BPFMAP_TYPE_LRU_PERCPU_HASH: preallocated hash
- * maps that evict an old element instead of answering -E2BIG.  LRU_HASH
- * with the common LRU lives on the flat table (tables/flat_lru.h), the rest
- * on the chained table (tables/chain_lru.h), whose lists are per CPU and
- * which holds per-CPU values; both evict by the same policy, S3-FIFO.
+ * maps that evict an old element instead of answering -E2BIG.  Maps with
+ * the common LRU live on the flat table (tables/flat_lru.h) where HASH
+ * would (hash_family_flat), the rest on the chained table
+ * (tables/chain_lru.h), whose lists are per CPU; both evict by the same
+ * policy, S3-FIFO.
  * BPFMAP_F_NO_COMMON_LRU rounds max_entries up to a multiple of the CPU
  * count, as the kernel does, and caps each CPU's list at its share.
  */
@@ -43,7 +44,7 @@ static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *er
 							  : p->max_entries / cpus * cpus;
 		}
 	}
-	if (!percpu && !(p->map_flags & BPFMAP_F_NO_COMMON_LRU)) {
+	if (!(p->map_flags & BPFMAP_F_NO_COMMON_LRU) && hash_family_flat(p)) {
 		/* The flat table, unless the map has more positions than its
 		 * LRU's ring entries can name (tables/flat_lru.h). */
 		struct bpfmap *m = flat_create(&tp, err);

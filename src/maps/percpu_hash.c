@@ -3,13 +3,14 @@
  * BPFMAP_TYPE_PERCPU_HASH: a value slot per possible CPU.  The type asks its
  * table for per-CPU values (map_params.cpus); the syscall view copies them
  * as the kernel lays them out (CPU i at i x round_up(value_size, 8)), the
- * program view sees the calling CPU's slot.  The chained table holds every
- * such map: it keeps the slots in per-CPU regions and writes parts of a
- * value in place (update_part), which the flat table does not offer yet.
+ * program view sees the calling CPU's slot.  Both tables keep the slots in
+ * per-CPU regions; a map goes on the table HASH would give it
+ * (hash_family_flat).
  */
 #include "core/map.h"
 #include "maps/hash_family.h"
 #include "tables/chain.h"
+#include "tables/flat.h"
 
 static int percpu_hash_alloc_check(const struct map_params *p)
 {
@@ -23,7 +24,7 @@ static struct bpfmap *percpu_hash_alloc(const struct map_params *p, int *err)
 	tp.cpus = hash_family_cpus(err);
 	if (!tp.cpus)
 		return NULL;
-	return chain_create(&tp, err);
+	return hash_family_flat(p) ? flat_create(&tp, err) : chain_create(&tp, err);
 }
 
 const struct map_type percpu_hash_map_type = {

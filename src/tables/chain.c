@@ -28,47 +28,24 @@ static ALWAYS_INLINE void chain_store_value_word(const struct chain *c, struct c
 			 __ATOMIC_RELEASE);
 }
 
-/*
- * Part of a value, as update_part stores it: @len bytes of @src at @off +
- * i * @step, i < @n (per-CPU slots).  NULL where the whole value is stored.
- */
-struct chain_part {
-	const void *src;
-	uint32_t len, off, step, n;
-};
-
-static void chain_part_copy_in(void *dst, const struct chain_part *part)
+static void chain_part_copy_in(void *dst, const struct value_part *part)
 {
 	for (uint32_t i = 0; i < part->n; i++)
 		shared_copy_in(dst, part->off + (size_t)i * part->step, part->src, part->len);
 }
 
-/* A per-CPU value's bytes into its slots: the whole value (@value, in the
- * syscall layout) or @part of it (whose offsets are in that layout too). */
+/* A per-CPU value's bytes into its slots (tables/value.h). */
 static void chain_pcpu_copy_in(const struct chain *c, const struct chain_elem *e,
-			       const void *value, const struct chain_part *part)
+			       const void *value, const struct value_part *part, bool fresh)
 {
-	uint32_t stride = c->map.cpu_stride;
-
-	if (!part) {
-		for (uint32_t cpu = 0; cpu < c->map.cpus; cpu++)
-			shared_copy_in(chain_pcpu_slot(c, e, cpu), 0,
-				       (const char *)value + (size_t)cpu * stride, stride);
-		return;
-	}
-	for (uint32_t i = 0; i < part->n; i++) {
-		size_t at = part->off + (size_t)i * part->step;
-
-		shared_copy_in(chain_pcpu_slot(c, e, (uint32_t)(at / stride)), at % stride,
-			       part->src, part->len);
-	}
+	value_pcpu_in(&c->map, chain_pcpu_slot(c, e, 0), c->pcpu_region, value, part, fresh);
 }
 
 /* Overwrite a reachable element's value in place (@part of it, or all of
  * @value); bucket lock held.  The spin lock word is skipped: other threads
  * may hold it. */
 static void chain_write_value_locked(struct chain *c, struct chain_elem *e, const void *value,
-				     const struct chain_part *part)
+				     const struct value_part *part)
 {
 	const struct bpfmap *map = &c->map;
 	void *dst = elem_value(c, e);
@@ -79,7 +56,7 @@ static void chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	}
 	seqcount_write_begin(&e->seq);
 	if (c->pcpu) {
-		chain_pcpu_copy_in(c, e, value, part);
+		chain_pcpu_copy_in(c, e, value, part, false);
 	} else if (part) {
 		chain_part_copy_in(dst, part);
 	} else if (map_has_lock(map)) {
@@ -97,7 +74,7 @@ static void chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 
 /* Fill an unpublished element: @value, or zeros and @part. */
 static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash,
-			   const void *key, const void *value, const struct chain_part *part)
+			   const void *key, const void *value, const struct value_part *part)
 {
 	const struct bpfmap *map = &c->map;
 	char *v = elem_value(c, e);
@@ -107,10 +84,7 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 	e->owner = c;
 	memcpy(elem_key(e), key, map->key_size);
 	if (c->pcpu) { /* v holds the slots' index, set when @e was made */
-		if (part)
-			for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
-				memset(chain_pcpu_slot(c, e, cpu), 0, map->cpu_stride);
-		chain_pcpu_copy_in(c, e, value, part);
+		chain_pcpu_copy_in(c, e, value, part, true);
 	} else if (part) {
 		memset(v, 0, map->value_size);
 		chain_part_copy_in(v, part);
@@ -134,7 +108,7 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 /* Insert an absent key into its locked bucket (a full evicting map:
  * CHAIN_EVICT). */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
-			      const void *key, const void *value, const struct chain_part *part,
+			      const void *key, const void *value, const struct value_part *part,
 			      bool *credit)
 {
 	uint32_t ticket, list = 0;
@@ -235,7 +209,7 @@ void chain_stop_lockfree_stores(struct chain *c)
 
 static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucket *b,
 					    const struct chain_key *k, const void *value,
-					    const struct chain_part *part, uint64_t mode,
+					    const struct value_part *part, uint64_t mode,
 					    uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_elem *e;
@@ -343,7 +317,7 @@ int chain_update_part(struct bpfmap *map, const void *key, const void *src, uint
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = chain_key_of(c, key, CHAIN_GENERIC);
-	struct chain_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
+	struct value_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
 
 	return chain_update_locked(c, chain_bucket(c, k.hash), &k, NULL, &part, mode,
 				   map->key_size, CHAIN_GENERIC);

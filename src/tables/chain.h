@@ -92,6 +92,7 @@ struct chain {
 	 * fields. */
 	char *pcpu;
 	uint32_t pcpu_cap;   /* indices: the pool's, then the heap's */
+	size_t pcpu_region;  /* pcpu_cap * cpu_stride: from one CPU's slot to the next's */
 	uint32_t elem_size;  /* header + padded key + padded value (+ LRU tag) */
 	uint32_t value_off;  /* offset of the value in data[] */
 	uint32_t lru_off;    /* evicting maps: offset of the LRU tag in data[] */
@@ -165,17 +166,25 @@ static ALWAYS_INLINE void *elem_value(const struct chain *c, const struct chain_
 	return (char *)e->data + c->value_off;
 }
 
-/* A per-CPU map's element's index into its slots (see struct chain). */
+/* A per-CPU map's element's slots (see struct chain): their index, kept in
+ * its value area as the byte offset of CPU 0's slot (no multiply in the
+ * lookups). */
 static ALWAYS_INLINE uint32_t chain_pcpu_index(const struct chain *c, const struct chain_elem *e)
 {
-	return *(const uint32_t *)elem_value(c, e);
+	return (uint32_t)(*(const uint64_t *)elem_value(c, e) / c->map.cpu_stride);
+}
+
+static ALWAYS_INLINE void chain_pcpu_set_index(const struct chain *c, struct chain_elem *e,
+					       uint32_t i)
+{
+	*(uint64_t *)elem_value(c, e) = (uint64_t)i * c->map.cpu_stride;
 }
 
 /* CPU @cpu's slot of element @e of a per-CPU map. */
 static ALWAYS_INLINE void *chain_pcpu_slot(const struct chain *c, const struct chain_elem *e,
 					   uint32_t cpu)
 {
-	return c->pcpu + ((size_t)cpu * c->pcpu_cap + chain_pcpu_index(c, e)) * c->map.cpu_stride;
+	return c->pcpu + *(const uint64_t *)elem_value(c, e) + cpu * c->pcpu_region;
 }
 
 /* A hash's bucket: the top bits of its top half, where every hash here is
@@ -328,9 +337,7 @@ static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chai
 			if (unlikely(seqcount_is_retired(s)))
 				return -ENOENT;
 			if (c->pcpu) /* the slots, gathered in the syscall layout */
-				for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
-					shared_copy_out((char *)dst + (size_t)cpu * map->cpu_stride,
-							chain_pcpu_slot(c, e, cpu), map->cpu_stride);
+				value_pcpu_out(map, dst, chain_pcpu_slot(c, e, 0), c->pcpu_region);
 			else
 				shared_copy_out(dst, src, map->value_size);
 		} while (seqcount_read_retry(&e->seq, s));

@@ -14,7 +14,6 @@
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
 #include "sync/spin_lock.h"
-#include "util/rseq_add.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
@@ -39,7 +38,7 @@ static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, uns
 	if (view & CHAIN_VIEW_LRU)
 		chain_lru_touch(c, e);
 	if (view & CHAIN_VIEW_CPU)
-		return chain_pcpu_slot(c, e, map_cpu_current(&c->map));
+		return map_pcpu_here(&c->map, chain_pcpu_slot(c, e, 0), c->pcpu_region);
 	v = elem_value(c, e);
 	return v;
 }
@@ -193,13 +192,7 @@ static ALWAYS_INLINE void chain_pcpu_add(struct chain *c, struct chain_elem *e, 
 {
 	if (c->evict)
 		chain_lru_touch(c, e);
-#ifdef RSEQ_ADD
-	if (likely(rseq_add_u64(chain_pcpu_slot(c, e, 0),
-				(uint64_t)c->pcpu_cap * c->map.cpu_stride, delta)))
-		return;
-#endif
-	__atomic_fetch_add((uint64_t *)chain_pcpu_slot(c, e, map_cpu_current(&c->map)), delta,
-			   __ATOMIC_RELAXED);
+	map_pcpu_add(&c->map, chain_pcpu_slot(c, e, 0), c->pcpu_region, delta);
 }
 
 static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key, uint64_t delta,

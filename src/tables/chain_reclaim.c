@@ -59,6 +59,7 @@ int chain_pcpu_init(struct chain *c)
 	if (cap > UINT32_MAX - 1)
 		return -ENOMEM;
 	c->pcpu_cap = (uint32_t)cap;
+	c->pcpu_region = cap * c->map.cpu_stride;
 	c->pcpu = big_zalloc((size_t)cap * c->map.cpus * c->map.cpu_stride);
 	if (!c->pcpu || freelist_init(&c->pcpu_free, (uint32_t)heap))
 		return -ENOMEM;
@@ -96,7 +97,7 @@ struct chain_elem *chain_elem_alloc(struct chain *c)
 			free(e);
 			return NULL;
 		}
-		*(uint32_t *)elem_value(c, e) = c->pool_size + i;
+		chain_pcpu_set_index(c, e, c->pool_size + i);
 	}
 	e->owner = c;
 	if (c->prealloc) /* NO_PREALLOC maps count theirs from count (mem_usage) */
@@ -391,7 +392,7 @@ int chain_prealloc(struct chain *c)
 	for (uint32_t i = c->pool_size; i-- > 0;) {
 		pool_elem(c, i)->owner = c;
 		if (c->map.cpus) /* per-CPU slots: the pool's indices first */
-			*(uint32_t *)elem_value(c, pool_elem(c, i)) = i;
+			chain_pcpu_set_index(c, pool_elem(c, i), i);
 		freelist_push(&c->free_slots, i);
 	}
 	return 0;

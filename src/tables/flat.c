@@ -52,23 +52,26 @@ int32_t flat_dead_total(const struct flat *f)
 void flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, bool with_lock)
 {
 	const struct bpfmap *map = &f->map;
-	char *src = flat_value_at(f, pos);
 
 	if (with_lock)
-		value_copy_out_locked(map, dst, src);
+		value_copy_out_locked(map, dst, flat_value_at(f, pos));
 	else
-		shared_copy_out(dst, src, map->value_size);
+		flat_value_out(f, flat_elem_of(f, pos), dst);
 	value_clear_lock(map, dst);
 }
 
 /* Store @value in the slot's value, never touching the spin lock word. */
-void flat_store_value(const struct flat *f, uint32_t pos, const void *value)
+void flat_store_value(const struct flat *f, uint32_t pos, const void *value,
+		      const struct value_part *part, bool fresh)
 {
-	value_store(&f->map, flat_value_at(f, pos), value);
+	if (f->cpu_region)
+		value_pcpu_in(&f->map, flat_value_at(f, pos), f->cpu_region, value, part, fresh);
+	else
+		value_store(&f->map, flat_value_at(f, pos), value);
 }
 
 void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
-	       const void *value)
+	       const void *value, const struct value_part *part)
 {
 	const struct bpfmap *map = &f->map;
 	struct flat_bucket *bk = &f->buckets[pos / FLAT_SLOTS];
@@ -88,7 +91,7 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 	mwseq_write_begin(&bk->seq);
 	/* The value before the key: lookups matching by key take a word key
 	 * they see as live (flat.h, "Readers"). */
-	flat_store_value(f, pos, value);
+	flat_store_value(f, pos, value, part, true);
 	if (map_has_lock(map))
 		__atomic_store_n(&value_lock(map, flat_value_at(f, pos))->val, 0,
 				 __ATOMIC_RELEASE);
@@ -195,4 +198,14 @@ __attribute__((noinline)) void *flat_lookup_word_far_lru(struct flat *f, uint64_
 	if (v)
 		flat_lru_touch(f->lru, v);
 	return v;
+}
+
+/* The same for a per-CPU map: the calling CPU's slot (flat_percpu.c). */
+__attribute__((noinline)) void *flat_lookup_word_far_pcpu(struct flat *f, uint64_t hash,
+							  uint32_t ks, uint64_t small, bool lru)
+{
+	char *v = lru ? flat_lookup_word_far_lru(f, hash, ks, small)
+		      : flat_lookup_word_far(f, hash, ks, small);
+
+	return v ? flat_pcpu_here(f, v) : NULL;
 }

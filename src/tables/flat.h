@@ -73,6 +73,7 @@
 #include "sync/handoff.h"
 #include "sync/store_switch.h"
 #include "tables/flat_group.h"
+#include "tables/value.h"
 #include "util/compiler.h"
 #include "util/cpu.h"
 #include "util/freelist.h"
@@ -156,6 +157,12 @@ struct flat {
 	struct freelist node_free; /* nodes reclaimed, by node index */
 	uint64_t rq;         /* sync/handoff.h: the reclamation callback (flat_reclaim.c) */
 	struct flat_lru *lru; /* evicting maps (LRU_HASH): tables/flat_lru.h; else NULL */
+	/* Per-CPU maps (tables/flat_percpu.c): CPU c's slot of an element at
+	 * its value (the values array holds CPU 0's) + c * cpu_region, so
+	 * that two CPUs' slots never share a line; 0 for one shared value.
+	 * pcpu_inner: the lookup of CPU 0's slot that the program view wraps. */
+	size_t cpu_region;
+	map_lookup_fn pcpu_inner;
 	uint8_t *lru_state;   /* lru->state, for the marking lookups (one load fewer) */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
@@ -179,6 +186,12 @@ _Static_assert(offsetof(struct flat, buckets) >= 64 &&
 	       "struct flat's hot fields must share the line after the map's first");
 
 #define FLAT_NONE UINT32_MAX /* no slot */
+
+/* What a program-view lookup does beside finding the value: mark it (an
+ * evicting map's, tables/flat_lru.h), and return the calling CPU's slot
+ * rather than CPU 0's (a per-CPU map's, flat_percpu.c). */
+#define FLAT_VIEW_LRU 1u
+#define FLAT_VIEW_PCPU 2u
 
 static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 {
@@ -293,6 +306,22 @@ static ALWAYS_INLINE char *flat_value_elem(const struct flat *f, size_t e, uint3
 static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
 {
 	return flat_value_elem(f, flat_elem_of(f, pos), 0);
+}
+
+/* The calling CPU's slot of the per-CPU value whose CPU 0 slot is @v. */
+static ALWAYS_INLINE char *flat_pcpu_here(const struct flat *f, char *v)
+{
+	return map_pcpu_here(&f->map, v, f->cpu_region);
+}
+
+/* Element @e's value out to @dst as the syscall view lays it out (per-CPU
+ * maps: every CPU's slot); the caller validates the copy. */
+static ALWAYS_INLINE void flat_value_out(const struct flat *f, size_t e, void *dst)
+{
+	if (f->cpu_region)
+		value_pcpu_out(&f->map, dst, flat_value_elem(f, e, 0), f->cpu_region);
+	else
+		shared_copy_out(dst, flat_value_elem(f, e, 0), f->map.value_size);
 }
 
 /* Is @pos a node of the pool (else a home bucket's slot)? */
@@ -538,15 +567,17 @@ void flat_kick(struct flat *f);
 /* Replace tag byte i of bucket bk's tag word (other bytes may change meanwhile). */
 void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag);
 
-/* Store @value into slot pos (the caller keeps readers out: seq or a
- * one-word store). */
-void flat_store_value(const struct flat *f, uint32_t pos, const void *value);
+/* Store @value, or @part of it (per-CPU maps; NULL: all of @value), into
+ * slot pos (the caller keeps readers out: seq or a one-word store); @fresh:
+ * a new element, whose per-CPU slots outside @part are zeroed. */
+void flat_store_value(const struct flat *f, uint32_t pos, const void *value,
+		      const struct value_part *part, bool fresh);
 
-/* Fill claimed (BUSY) position pos with key and value inside its bucket's
- * seq and publish @tag there; FLAT_BUSY leaves it claimed (a node, which
- * its inserter links first). */
+/* Fill claimed (BUSY) position pos with key and value (or @part, as
+ * flat_store_value) inside its bucket's seq and publish @tag there;
+ * FLAT_BUSY leaves it claimed (a node, which its inserter links first). */
 void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
-	       const void *value);
+	       const void *value, const struct value_part *part);
 
 /* Reclaim every deleted slot now (outside read-side sections only). */
 void flat_reclaim_sync(struct flat *f);
@@ -560,6 +591,19 @@ void flat_release(struct flat *f);
 void *flat_lookup_word_far(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
 /* The same, marking what it finds (an evicting map's: tables/flat_lru.h). */
 void *flat_lookup_word_far_lru(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
+/* The same for @view (FLAT_VIEW_* bits, a constant where it is called). */
+void *flat_lookup_word_far_pcpu(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small,
+				bool lru);
+
+static ALWAYS_INLINE void *flat_lookup_word_far_view(struct flat *f, uint64_t hash, uint32_t ks,
+						     uint64_t small, unsigned int view)
+{
+	if (view & FLAT_VIEW_PCPU)
+		return flat_lookup_word_far_pcpu(f, hash, ks, small, view & FLAT_VIEW_LRU);
+	if (view & FLAT_VIEW_LRU)
+		return flat_lookup_word_far_lru(f, hash, ks, small);
+	return flat_lookup_word_far(f, hash, ks, small);
+}
 
 /* Turn lock-free overwrites off for good and wait until none is in flight;
  * cheap once done.  Anything that rewrites a deleted slot before a grace
@@ -577,15 +621,25 @@ void flat_stores_settle(struct flat *f);
 int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
 int flat_delete_elem(struct bpfmap *map, const void *key);
 int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value);
+int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint32_t len,
+		     uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
+
+/* Per-CPU maps' program view (flat_percpu.c): the lookup of the calling
+ * CPU's slot around f->pcpu_inner, the slot of a given CPU, an add into the
+ * calling CPU's, and the bulk lookup. */
+void *flat_percpu_lookup(struct bpfmap *map, const void *key);
+void *flat_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
+int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta);
+int flat_percpu_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 
 /* The lookups (flat_lookup.c); flat_lookup_for picks the program-view lookup
- * specialised for a key size, and with @lru the one that also marks what it
- * finds for an evicting map (tables/flat_lru.h), or NULL where there is
- * none: the map then wraps its lookup (flat_lru_lookup). */
+ * specialised for a key size and @view (FLAT_VIEW_* bits), or NULL where
+ * there is none for the view: the map then wraps the plain one
+ * (flat_lru_lookup, flat_percpu_lookup). */
 int flat_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
-			      bool match_by_key, bool lru);
+			      bool match_by_key, unsigned int view);
 /* The copy-out specialised for f's keys and values (map->copy), or NULL
  * for the general one. */
 map_copy_fn flat_copy_for(const struct flat *f);
@@ -599,6 +653,6 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		      void *keys, void *values, uint32_t *count, uint64_t elem_flags,
 		      bool do_delete);
 
-extern const struct map_ops flat_ops;
+extern const struct map_ops flat_ops, flat_percpu_ops;
 
 #endif

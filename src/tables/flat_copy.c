@@ -50,7 +50,7 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 				again = true;
 				break;
 			}
-			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
+			flat_value_out(f, flat_elem_of(f, pos), value);
 			if (unlikely(__atomic_load_n(&bk->seq, __ATOMIC_RELAXED) != s1)) {
 				again = true;
 				break;
@@ -109,7 +109,7 @@ int flat_copy_section(const struct flat *f, const void *key, void *value, bool w
 		if (with_lock)
 			flat_copy_value_locked_out(f, pos, value, true);
 		else
-			shared_copy_out(value, flat_value_at(f, pos), f->map.value_size);
+			flat_value_out(f, flat_elem_of(f, pos), value);
 		if (mwseq_read_same(seq, s1)) {
 			value_clear_lock(&f->map, value);
 			ret = 0;

@@ -305,7 +305,7 @@ static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *v
 
 	if (likely(flat_long_candidate(f, pl.home, pl.tag, &s1, &e)) &&
 	    likely(key_equal_long(f->keys + (size_t)e * ROUND_UP(ks, 8), key, ks))) {
-		shared_copy_out(value, flat_value_elem(f, e, 0), f->map.value_size);
+		flat_value_out(f, e, value);
 		if (likely(mwseq_read_same(&f->buckets[pl.home].seq, s1))) {
 			value_clear_lock(&f->map, value);
 			return 0;
@@ -426,11 +426,11 @@ bool flat_isa_runs(enum flat_isa isa)
 }
 
 map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
-			       bool lru)
+			       unsigned int view)
 {
 	if (isa != FLAT_ISA_BASE)
-		return flat_lookup_word_x86(kind, value_stride, isa, lru);
-	if (lru)
+		return flat_lookup_word_x86(kind, value_stride, isa, view);
+	if (view)
 		return NULL;
 	return kind == HASH_U32 ? flat_lookup_k4 : flat_lookup_k8;
 }
@@ -462,11 +462,11 @@ static enum flat_isa flat_isa_best(void)
 }
 
 map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t value_stride,
-			      bool match_by_key, bool lru)
+			      bool match_by_key, unsigned int view)
 {
 	if ((kind == HASH_U32 || kind == HASH_U64) && match_by_key)
-		return flat_lookup_word(kind, value_stride, flat_isa_best(), lru);
-	if (lru)
+		return flat_lookup_word(kind, value_stride, flat_isa_best(), view);
+	if (view)
 		return NULL;
 	if (key_size <= 8)
 		return flat_lookup_any;

@@ -22,13 +22,14 @@
 /* Overwrite a live element's value in place; home lock held.  The value's
  * spin lock (if any) is taken before the seq, so no writer ever waits while
  * it counts as busy on the bucket. */
-static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const void *value)
+static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const void *value,
+					    const struct value_part *part)
 {
 	const struct bpfmap *map = &f->map;
 	struct bpfmap_spin_lock *l = NULL;
 	uint32_t b = pos / FLAT_SLOTS;
 
-	if (map->value_size <= 8 && !map_has_lock(map)) {
+	if (!part && map->value_size <= 8 && !map_has_lock(map)) {
 		/* One atomic store cannot tear: no seq needed (copy-outs load
 		 * the word at once too). */
 		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, pos),
@@ -40,7 +41,7 @@ static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const v
 		spin_lock_word(&l->val);
 	}
 	mwseq_write_begin(&f->buckets[b].seq);
-	flat_store_value(f, pos, value);
+	flat_store_value(f, pos, value, part, false);
 	mwseq_write_end(&f->buckets[b].seq);
 	if (l)
 		spin_unlock_word(&l->val);
@@ -230,7 +231,7 @@ static uint32_t flat_claim_dead(struct flat *f, uint32_t b)
  * position is claimed by an insert in progress (momentarily).
  */
 static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void *key,
-			   uint64_t small, const void *value)
+			   uint64_t small, const void *value, const struct value_part *part)
 {
 	uint32_t pos = flat_claim_dead(f, h);
 
@@ -244,12 +245,12 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 	 * to uncount. */
 	flat_dead_dec(f);
 	if (!flat_is_node(f, pos)) {
-		flat_fill(f, pos, tag, key, small, value);
+		flat_fill(f, pos, tag, key, small, value, part);
 		flat_queue_new(f, pos);
 		return 0;
 	}
 	mwseq_write_begin(&f->moved);
-	flat_fill(f, pos, FLAT_BUSY, key, small, value);
+	flat_fill(f, pos, FLAT_BUSY, key, small, value, part);
 	flat_link_node(f, h, pos, tag);
 	mwseq_write_end(&f->moved);
 	flat_queue_new(f, pos);
@@ -274,13 +275,14 @@ enum flat_insert_mode {
  * buckets, and chains and touched memory short.  Returns 0, or -EAGAIN.
  */
 static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
-			      uint64_t small, const void *value, enum flat_insert_mode mode)
+			      uint64_t small, const void *value, const struct value_part *part,
+			      enum flat_insert_mode mode)
 {
 	uint32_t pos = flat_claim_home(f, h);
 	bool first = mode == FLAT_INSERT_FIRST;
 
 	if (pos != FLAT_NONE) {
-		flat_fill(f, pos, tag, key, small, value);
+		flat_fill(f, pos, tag, key, small, value, part);
 		flat_queue_new(f, pos);
 		return 0;
 	}
@@ -294,9 +296,10 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 		pos = flat_claim_node(f, f->n_nodes);
 	}
 	if (pos == FLAT_NONE)
-		return mode == FLAT_INSERT_IN_SECTION ? flat_reuse_dead(f, h, tag, key, small, value)
-						      : -EAGAIN;
-	flat_fill(f, pos, FLAT_BUSY, key, small, value);
+		return mode == FLAT_INSERT_IN_SECTION
+			       ? flat_reuse_dead(f, h, tag, key, small, value, part)
+			       : -EAGAIN;
+	flat_fill(f, pos, FLAT_BUSY, key, small, value, part);
 	flat_link_node(f, h, pos, tag);
 	flat_queue_new(f, pos);
 	return 0;
@@ -357,10 +360,12 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 }
 
 /* The update under the home's lock, for a key size and hash that are
- * constants in the word-key cases; @hint as flat_probe_full left it. */
+ * constants in the word-key cases; @hint as flat_probe_full left it; @part:
+ * the part of a per-CPU value to store (flat_update_part), NULL for all of
+ * @value. */
 static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, const void *value,
 					    uint64_t flags, uint64_t hash, uint32_t hint,
-					    uint32_t ks)
+					    uint32_t ks, const struct value_part *part)
 {
 	struct bpfmap *map = &f->map;
 	struct flat_place pl = flat_place_of(f, hash);
@@ -373,7 +378,7 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 	bool credit = false; /* an eviction's room (LRU) */
 	int ret;
 
-	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
+	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && !part && map->value_size <= 8 &&
 	    !map_has_lock(map)) {
 		/* Overwrite of a word-sized value where the probe found the
 		 * key and lock-free stores are off: the lock, one check, one
@@ -405,7 +410,7 @@ retry:
 		if (mode == BPFMAP_NOEXIST)
 			ret = -EEXIST;
 		else
-			flat_write_value(f, pos, value);
+			flat_write_value(f, pos, value, part);
 		goto out;
 	}
 	if (mode == BPFMAP_EXIST) {
@@ -419,7 +424,7 @@ retry:
 		goto out;
 	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, f);
-	ret = flat_insert_locked(f, h, tag, key, small, value, how);
+	ret = flat_insert_locked(f, h, tag, key, small, value, part, how);
 	if (ticket != COUNT_CREDIT)
 		count_insert_end(&f->count, ticket, ret == 0);
 	else if (ret == 0)
@@ -462,21 +467,21 @@ static __attribute__((noinline)) int flat_update_locked_u32(struct flat *f, cons
 							     const void *value, uint64_t flags,
 							     uint64_t hash, uint32_t hint)
 {
-	return flat_update_locked(f, key, value, flags, hash, hint, 4);
+	return flat_update_locked(f, key, value, flags, hash, hint, 4, NULL);
 }
 
 static __attribute__((noinline)) int flat_update_locked_u64(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
 							     uint64_t hash, uint32_t hint)
 {
-	return flat_update_locked(f, key, value, flags, hash, hint, 8);
+	return flat_update_locked(f, key, value, flags, hash, hint, 8, NULL);
 }
 
 static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
 							     uint64_t hash, uint32_t hint)
 {
-	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size);
+	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size, NULL);
 }
 
 /*
@@ -546,6 +551,19 @@ int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 	default:
 		return flat_update_any(map, key, value, flags);
 	}
+}
+
+/* Part of a per-CPU value (core/percpu.c, the program view's update): always
+ * under the home's lock (a part is not one word), every key size in one
+ * instance. */
+int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint32_t len,
+		     uint32_t off, uint32_t step, uint32_t n, uint64_t mode)
+{
+	struct flat *f = to_flat(map);
+	struct value_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
+
+	return flat_update_locked(f, key, src, mode, flat_hash(f, key), FLAT_NONE, map->key_size,
+				  &part);
 }
 
 static int flat_remove(struct bpfmap *map, const void *key, void *value)

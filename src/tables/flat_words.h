@@ -37,14 +37,14 @@ bool flat_isa_runs(enum flat_isa isa);
 
 /* The program-view lookup of a HASH_U32 or HASH_U64 map that matches by key
  * (f->match_by_key) and whose values are @value_stride bytes apart, in @isa
- * (which must run: flat_isa_runs); @lru: the one that marks what it finds
- * (tables/flat_lru.h), NULL for the baseline, which has none. */
+ * (which must run: flat_isa_runs), for @view (FLAT_VIEW_*, flat.h); NULL
+ * for the baseline's views other than the plain one, which it has not. */
 map_lookup_fn flat_lookup_word(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
-			       bool lru);
+			       unsigned int view);
 
 /* The AVX2 and AVX-512 ones (flat_words_x86.c); NULL where not built. */
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
-				   bool lru);
+				   unsigned int view);
 
 /* The copy-outs of the same maps (map->copy) per instruction set; @v8:
  * 8-byte values without a spin lock (flat_lookup.c); the AVX2 and AVX-512
@@ -84,7 +84,7 @@ static ALWAYS_INLINE bool flat_copy_slot(const struct flat *f, size_t pos, const
 		memcpy(value, &w, 8);
 		return true;
 	}
-	shared_copy_out(value, flat_value_elem(f, pos, 0), f->map.value_size);
+	flat_value_out(f, pos, value);
 	if (unlikely(__atomic_load_n(seq, __ATOMIC_RELAXED) != s1))
 		return false;
 	value_clear_lock(&f->map, value);

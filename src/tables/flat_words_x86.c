@@ -31,15 +31,17 @@
  * first; 64-bit, so that the index needs no zero extension).  @vs: the value
  * stride if known (8), else 0.
  */
-#define FLAT_WORD_END(f, h, m, vs, far_call, lru)                                                \
+#define FLAT_WORD_END(f, h, m, vs, far_call, view)                                               \
 	do {                                                                                       \
 		uint64_t i_ = _tzcnt_u64(m);                                                       \
                                                                                                    \
 		if (likely(i_ < FLAT_SLOTS)) {                                                     \
-			if (lru)                                                                   \
+			char *v_ = flat_value_elem((f), (size_t)(h) * FLAT_SLOTS + i_, (vs));     \
+                                                                                                   \
+			if ((view) & FLAT_VIEW_LRU)                                                \
 				flat_lru_touch_index((f)->lru_state,                               \
 						     (size_t)(h) * FLAT_SLOTS + i_);               \
-			return flat_value_elem((f), (size_t)(h) * FLAT_SLOTS + i_, (vs));         \
+			return (view) & FLAT_VIEW_PCPU ? flat_pcpu_here((f), v_) : v_;             \
 		}                                                                                  \
 		return far_call;                                                                   \
 	} while (0)
@@ -104,49 +106,41 @@ static ALWAYS_INLINE FLAT_AVX512 uint32_t flat_k8_avx512_eq(const struct flat *f
 }
 
 /* The lookup of a @ks-byte key with @name's home and compare; @vs: the value
- * stride if known (8), else 0; @lru: an evicting map's, which marks what it
- * finds (tables/flat_lru.h). */
+ * stride if known (8), else 0; @view: FLAT_VIEW_* (flat.h). */
 #define FLAT_WORD_LOOKUP(name, ks, attrs)                                                          \
 	static ALWAYS_INLINE attrs void *flat_##name(struct bpfmap *map, const void *key,          \
-						     uint32_t vs, bool lru)                        \
+						     uint32_t vs, unsigned int view)               \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
 		uint64_t hash, k;                                                                  \
 		uint32_t h = flat_k##ks##_home(f, key, &k, &hash);                                 \
 		uint32_t m = flat_##name##_eq(f, h, k);                                            \
                                                                                                    \
-		FLAT_WORD_END(f, h, m, vs,                                                         \
-			      lru ? flat_lookup_word_far_lru(f, hash, ks, k)                       \
-				  : flat_lookup_word_far(f, hash, ks, k),                          \
-			      lru);                                                                \
+		FLAT_WORD_END(f, h, m, vs, flat_lookup_word_far_view(f, hash, ks, k, view), view); \
 	}
 FLAT_WORD_LOOKUP(k4_avx2, 4, FLAT_AVX2)
 FLAT_WORD_LOOKUP(k8_avx2, 8, FLAT_AVX2)
 FLAT_WORD_LOOKUP(k4_avx512, 4, FLAT_AVX512)
 FLAT_WORD_LOOKUP(k8_avx512, 8, FLAT_AVX512)
 
-/* Each lookup for 8-byte values (v8) and for any value stride, and the
- * same for evicting maps (lru). */
-#define FLAT_WORD_LOOKUPS(name, attrs)                                                             \
-	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##_v8(struct bpfmap *map,             \
-								   const void *key)                \
+/* Each lookup for 8-byte values (v8) and for any value stride, per view:
+ * plain, evicting (lru), per-CPU (pcpu) and both. */
+#define FLAT_WORD_LOOKUP_VIEW(name, suffix, view, attrs)                                           \
+	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##suffix##_v8(struct bpfmap *map,     \
+									   const void *key)        \
 	{                                                                                          \
-		return flat_##name(map, key, 8, false);                                            \
+		return flat_##name(map, key, 8, (view));                                           \
 	}                                                                                          \
-	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name(struct bpfmap *map, const void *key) \
+	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##suffix(struct bpfmap *map,          \
+								      const void *key)             \
 	{                                                                                          \
-		return flat_##name(map, key, 0, false);                                            \
-	}                                                                                          \
-	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##_lru_v8(struct bpfmap *map,         \
-								       const void *key)            \
-	{                                                                                          \
-		return flat_##name(map, key, 8, true);                                             \
-	}                                                                                          \
-	static FLAT_WORD_ALIGN attrs void *flat_lookup_##name##_lru(struct bpfmap *map,            \
-								    const void *key)               \
-	{                                                                                          \
-		return flat_##name(map, key, 0, true);                                             \
+		return flat_##name(map, key, 0, (view));                                           \
 	}
+#define FLAT_WORD_LOOKUPS(name, attrs)                                                             \
+	FLAT_WORD_LOOKUP_VIEW(name, , 0, attrs)                                                    \
+	FLAT_WORD_LOOKUP_VIEW(name, _lru, FLAT_VIEW_LRU, attrs)                                    \
+	FLAT_WORD_LOOKUP_VIEW(name, _pcpu, FLAT_VIEW_PCPU, attrs)                                  \
+	FLAT_WORD_LOOKUP_VIEW(name, _lru_pcpu, FLAT_VIEW_LRU | FLAT_VIEW_PCPU, attrs)
 FLAT_WORD_LOOKUPS(k4_avx2, FLAT_AVX2)
 FLAT_WORD_LOOKUPS(k8_avx2, FLAT_AVX2)
 FLAT_WORD_LOOKUPS(k4_avx512, FLAT_AVX512)
@@ -222,24 +216,24 @@ map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
 	}
 }
 
+/* Both value strides of one lookup, as fns[][][][] lists them. */
+#define FLAT_WORD_PAIR(name) { flat_lookup_##name, flat_lookup_##name##_v8 }
+#define FLAT_WORD_VIEWS(name)                                                                      \
+	{ FLAT_WORD_PAIR(name), FLAT_WORD_PAIR(name##_lru), FLAT_WORD_PAIR(name##_pcpu),           \
+	  FLAT_WORD_PAIR(name##_lru_pcpu) }
+
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
-				    bool lru)
+				    unsigned int view)
 {
-	/* [isa - AVX2][8-byte keys][lru][8-byte values] */
-	static const map_lookup_fn fns[2][2][2][2] = {
-		{ { { flat_lookup_k4_avx2, flat_lookup_k4_avx2_v8 },
-		    { flat_lookup_k4_avx2_lru, flat_lookup_k4_avx2_lru_v8 } },
-		  { { flat_lookup_k8_avx2, flat_lookup_k8_avx2_v8 },
-		    { flat_lookup_k8_avx2_lru, flat_lookup_k8_avx2_lru_v8 } } },
-		{ { { flat_lookup_k4_avx512, flat_lookup_k4_avx512_v8 },
-		    { flat_lookup_k4_avx512_lru, flat_lookup_k4_avx512_lru_v8 } },
-		  { { flat_lookup_k8_avx512, flat_lookup_k8_avx512_v8 },
-		    { flat_lookup_k8_avx512_lru, flat_lookup_k8_avx512_lru_v8 } } },
+	/* [isa - AVX2][8-byte keys][view][8-byte values] */
+	static const map_lookup_fn fns[2][2][4][2] = {
+		{ FLAT_WORD_VIEWS(k4_avx2), FLAT_WORD_VIEWS(k8_avx2) },
+		{ FLAT_WORD_VIEWS(k4_avx512), FLAT_WORD_VIEWS(k8_avx512) },
 	};
 
 	if (isa != FLAT_ISA_AVX2 && isa != FLAT_ISA_AVX512)
 		return NULL;
-	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][lru][value_stride == 8];
+	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][view][value_stride == 8];
 }
 #else
 map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
@@ -251,12 +245,12 @@ map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
 }
 
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
-				    bool lru)
+				    unsigned int view)
 {
 	(void)kind;
 	(void)value_stride;
 	(void)isa;
-	(void)lru;
+	(void)view;
 	return NULL;
 }
 #endif

@@ -2,7 +2,10 @@
 /*
  * A value's bytes, as both tables move them: the spin lock word inside a
  * value (BPFMAP_F_LOCK) is the map's, not the caller's, so it is never
- * overwritten by a store and reads back as zero in every copy out.
+ * overwritten by a store and reads back as zero in every copy out.  A
+ * per-CPU value's slots live apart, one region per CPU (so that two CPUs'
+ * counters never share a line): CPU c's slot at slot0 + c * region, where
+ * the syscall view lays them out at c * cpu_stride.
  */
 #ifndef BPFMAP_TABLES_VALUE_H
 #define BPFMAP_TABLES_VALUE_H
@@ -47,6 +50,52 @@ static inline void value_store(const struct bpfmap *map, void *dst, const void *
 		shared_copy_in(dst, tail, (const char *)value + tail, map->value_size - tail);
 	} else {
 		shared_copy_in(dst, 0, value, map->value_size);
+	}
+}
+
+/*
+ * Part of a value, as update_part stores it: @len bytes of @src at @off +
+ * i * @step, i < @n, the offsets in the syscall view's layout (per-CPU
+ * slots: the program view's update, BPFMAP_F_CPU, BPFMAP_F_ALL_CPUS).
+ */
+struct value_part {
+	const void *src;
+	uint32_t len, off, step, n;
+};
+
+/* Per-CPU value at @slot0 (CPU c's slot at @slot0 + c * @region) out to
+ * @dst in the syscall layout. */
+static inline void value_pcpu_out(const struct bpfmap *map, void *dst, const char *slot0,
+				  size_t region)
+{
+	for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
+		shared_copy_out((char *)dst + (size_t)cpu * map->cpu_stride,
+				slot0 + cpu * region, map->cpu_stride);
+}
+
+/* Store a per-CPU value: all of @value (syscall layout), or @part of it;
+ * @fresh: an element not yet published, whose slots outside @part are
+ * zeroed (the kernel's new element from a program's update). */
+static inline void value_pcpu_in(const struct bpfmap *map, char *slot0, size_t region,
+				 const void *value, const struct value_part *part, bool fresh)
+{
+	uint32_t stride = map->cpu_stride;
+
+	if (!part) {
+		for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
+			shared_copy_in(slot0 + cpu * region, 0,
+				       (const char *)value + (size_t)cpu * stride, stride);
+		return;
+	}
+	if (fresh) /* atomic: a pointer from before an in-place reuse may read it */
+		for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
+			for (uint32_t o = 0; o < stride; o += 8)
+				__atomic_store_n((uint64_t *)(void *)(slot0 + cpu * region + o), 0,
+						 __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < part->n; i++) {
+		size_t at = part->off + (size_t)i * part->step;
+
+		shared_copy_in(slot0 + at / stride * region, at % stride, part->src, part->len);
 	}
 }
 

@@ -19,20 +19,27 @@
 
 uint32_t cpu_current_slow(void);
 
-static ALWAYS_INLINE uint32_t cpu_current(void)
+/* The rseq area's CPU number: negative where there is none (glibc sets -2
+ * when it did not register rseq, and __rseq_size is then 0; the offset is
+ * valid either way), so the one load and its sign are the whole test. */
+static ALWAYS_INLINE int32_t cpu_current_raw(void)
 {
 #ifdef CPU_HAVE_RSEQ
-	if (likely(__rseq_size)) {
-		const struct rseq *rs =
-			(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
-							    __rseq_offset);
-		int32_t cpu = (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+	const struct rseq *rs =
+		(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
+						    __rseq_offset);
 
-		if (likely(cpu >= 0))
-			return (uint32_t)cpu;
-	}
+	return (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+#else
+	return -1;
 #endif
-	return cpu_current_slow();
+}
+
+static ALWAYS_INLINE uint32_t cpu_current(void)
+{
+	int32_t cpu = cpu_current_raw();
+
+	return likely(cpu >= 0) ? (uint32_t)cpu : cpu_current_slow();
 }
 
 #endif
