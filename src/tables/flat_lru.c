@@ -12,8 +12,9 @@
 #include "util/big_alloc.h"
 #include "util/test_hook.h"
 
-/* Ring entries beyond max_entries: the stale entries of deleted elements. */
-#define FLAT_LRU_RING_SLACK_MIN 64
+/* Ring entries: an eighth of max_entries (the small queue's share, 10%,
+ * and room for the stale entries of deleted elements), and this many more. */
+#define FLAT_LRU_RING_MIN 4096
 
 int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 {
@@ -28,7 +29,7 @@ int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 	if (!l)
 		return -ENOMEM;
 	f->lru = l;
-	l->cap = max + (max / 8 > FLAT_LRU_RING_SLACK_MIN ? max / 8 : FLAT_LRU_RING_SLACK_MIN);
+	l->cap = max / 8 + FLAT_LRU_RING_MIN;
 	l->ring = big_zalloc((size_t)l->cap * sizeof(uint32_t));
 	l->state = big_zalloc((size_t)n_pos);
 	if (!l->ring || !l->state)
@@ -46,6 +47,7 @@ int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 		inv *= 2 - odd * inv;
 	l->stride_inv = inv;
 	l->small_max = (uint32_t)((uint64_t)max * FLAT_LRU_SMALL_PERCENT / 100);
+	l->epoch_size = max / FLAT_LRU_EPOCHS + 1;
 	return 0;
 }
 
@@ -71,13 +73,42 @@ static uint32_t ring_pop(struct flat_lru *l, uint32_t *gen)
  * ring entry was made for? */
 static bool entry_live(uint32_t st, uint32_t gen)
 {
-	return (st & FLAT_LRU_SMALL) && (st >> FLAT_LRU_GEN_SHIFT) == gen;
+	return (st & FLAT_LRU_SMALL) && ((st >> FLAT_LRU_GEN_SHIFT) & 3) == gen;
 }
 
 /* A full ring: its stale entries out, the others moved up in their order
- * (the write cursor never passes the read one).  Should none be stale
- * (inserts in flight fill the slack), the oldest leaves, and its element
- * goes to the main queue. */
+ * (the write cursor never passes the read one).  Should that leave it more
+ * than 7/8 full (a map not yet full, or with room, gathers more small
+ * elements than the ring holds), the oldest leave it, their elements going
+ * to the main queue with their marks: a squeeze then frees an eighth of
+ * the ring at least, so its cost per insert is bounded. */
+/* Small element @vi moves on to the main queue as DEMOTED, in the current
+ * epoch (unless it left the small queue meanwhile: a delete).  The next
+ * epoch starts when this one is full, or when evictions ran since the last
+ * demotion (a map that filled up and now evicts: its older demoted elements
+ * go first, apart from the newer), if no older elements are left in it. */
+static void demote(struct flat_lru *l, size_t vi)
+{
+	uint32_t e = l->demote_epoch, next = (e + 1) % FLAT_LRU_EPOCHS;
+	uint32_t n = __atomic_load_n(&l->epoch_count[e], __ATOMIC_RELAXED);
+	uint8_t old = __atomic_load_n(&l->state[vi], __ATOMIC_RELAXED), new;
+
+	if (n && (n >= l->epoch_size || l->evicted) &&
+	    !__atomic_load_n(&l->epoch_count[next], __ATOMIC_RELAXED) && next != l->evict_epoch)
+		l->demote_epoch = e = next;
+	l->evicted = false;
+	do {
+		if (!(old & FLAT_LRU_SMALL))
+			return;
+		new = (uint8_t)((old & ~FLAT_LRU_SMALL & 31) | FLAT_LRU_DEMOTED |
+				e << FLAT_LRU_EPOCH_SHIFT);
+	} while (!__atomic_compare_exchange_n(&l->state[vi], &old, new, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	__atomic_fetch_add(&l->epoch_count[e], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->demoted, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&l->small, 1, __ATOMIC_RELAXED);
+}
+
 static void ring_squeeze(struct flat *f)
 {
 	struct flat_lru *l = f->lru;
@@ -94,9 +125,9 @@ static void ring_squeeze(struct flat *f)
 		}
 	}
 	l->len = kept;
-	if (kept == l->cap) {
+	while (l->len > l->cap - l->cap / 8) {
 		pos = ring_pop(l, &gen);
-		flat_lru_leave_small(l, flat_elem_of(f, pos), FLAT_LRU_SMALL);
+		demote(l, flat_elem_of(f, pos));
 	}
 }
 
@@ -154,7 +185,7 @@ static uint32_t pick_small(struct flat *f, bool force, uint32_t *expect)
 		if (!entry_live(st, gen))
 			continue; /* deleted since, or aged out */
 		if ((st & FLAT_LRU_REF) && !force) {
-			flat_lru_leave_small(l, vi, FLAT_LRU_SMALL | FLAT_LRU_REF);
+			flat_lru_leave(l, vi, FLAT_LRU_SMALL | FLAT_LRU_REF);
 			continue;
 		}
 		*expect = gen;
@@ -166,16 +197,26 @@ static uint32_t pick_small(struct flat *f, bool force, uint32_t *expect)
 /*
  * The main queue's victim: the next live main element from the hand on that
  * was not used since the hand last passed it (its mark is cleared on the
- * way).  @force: the next live main element.  FLAT_NONE after
- * FLAT_LRU_SCAN positions.  Under the LRU's lock.
+ * way).  While demoted elements are left, only those count, the oldest
+ * epoch's first: the scan ends at one of that epoch, else it takes the
+ * oldest-epoch one it passed.  @force: the same, used or not.  FLAT_NONE
+ * after FLAT_LRU_SCAN positions, FLAT_LRU_SCAN_DEMOTED while demoted ones
+ * are left (runs of positions without any, such as the nodes taken since
+ * they were demoted, are longer).  Under the LRU's lock.
  */
 static uint32_t pick_main(struct flat *f, bool force, uint32_t *expect)
 {
 	struct flat_lru *l = f->lru;
 	uint32_t end = f->pool_base + __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+	bool demoted = __atomic_load_n(&l->demoted, __ATOMIC_RELAXED);
+	uint32_t alt = FLAT_NONE, alt_age = FLAT_LRU_EPOCHS;
 
-	for (uint32_t i = 0; i < FLAT_LRU_SCAN; i++) {
-		uint32_t pos = l->hand, st;
+	for (int i = 0; demoted && i < FLAT_LRU_EPOCHS && l->evict_epoch != l->demote_epoch &&
+			!__atomic_load_n(&l->epoch_count[l->evict_epoch], __ATOMIC_RELAXED);
+	     i++)
+		l->evict_epoch = (l->evict_epoch + 1) % FLAT_LRU_EPOCHS;
+	for (uint32_t i = 0; i < (demoted ? FLAT_LRU_SCAN_DEMOTED : FLAT_LRU_SCAN); i++) {
+		uint32_t pos = l->hand, st, age;
 		size_t vi;
 
 		l->hand = pos + 1 >= end ? 0 : pos + 1;
@@ -183,25 +224,38 @@ static uint32_t pick_main(struct flat *f, bool force, uint32_t *expect)
 			continue;
 		vi = flat_elem_of(f, pos);
 		st = flat_lru_state(l, vi);
-		if (st & FLAT_LRU_SMALL)
+		if ((st & FLAT_LRU_SMALL) || (demoted && !(st & FLAT_LRU_DEMOTED)))
 			continue;
 		if ((st & FLAT_LRU_REF) && !force) {
-			flat_lru_clear(l, vi, FLAT_LRU_REF);
+			/* used: another round, and a demoted one has earned
+			 * its place */
+			flat_lru_leave(l, vi, FLAT_LRU_REF | FLAT_LRU_DEMOTED);
+			continue;
+		}
+		age = ((st >> FLAT_LRU_EPOCH_SHIFT) - l->evict_epoch) % FLAT_LRU_EPOCHS;
+		if (demoted && age) {
+			if (age < alt_age) {
+				alt = pos;
+				alt_age = age;
+			}
 			continue;
 		}
 		*expect = PICK_MAIN;
 		return pos;
 	}
-	return FLAT_NONE;
+	if (alt != FLAT_NONE)
+		*expect = PICK_MAIN;
+	return alt;
 }
 
-/* A victim: from the small queue while it holds more than its share (or
- * the main queue finds none), else from the main queue; then the same
- * forced.  Under the LRU's lock. */
+/* A victim: from the small queue while it holds more than its share and no
+ * demoted elements (older than it) are left (or the main queue finds none),
+ * else from the main queue; then the same forced.  Under the LRU's lock. */
 static uint32_t pick(struct flat *f, uint32_t *expect)
 {
 	struct flat_lru *l = f->lru;
-	bool small_first = __atomic_load_n(&l->small, __ATOMIC_RELAXED) > l->small_max;
+	bool small_first = __atomic_load_n(&l->small, __ATOMIC_RELAXED) > l->small_max &&
+			   !__atomic_load_n(&l->demoted, __ATOMIC_RELAXED);
 	uint32_t pos;
 
 	for (int force = 0; force < 2; force++) {
@@ -209,8 +263,10 @@ static uint32_t pick(struct flat *f, uint32_t *expect)
 		if (pos == FLAT_NONE)
 			pos = small_first ? pick_main(f, force, expect)
 					  : pick_small(f, force, expect);
-		if (pos != FLAT_NONE)
+		if (pos != FLAT_NONE) {
+			l->evicted = true;
 			return pos;
+		}
 	}
 	return FLAT_NONE;
 }

@@ -13,8 +13,8 @@
  * an unused one is the victim.
  *
  * What it costs per element, since a flat map's element is 16 bytes of key
- * and value plus about 7 of table: a byte of state, and a 4-byte entry in
- * the small queue's ring.
+ * and value plus about 6 of table: a byte of state, and half a byte of
+ * ring.
  *  - State, per value index (the position, or its element where the table
  *    has elements): the mark (REF, set by program-view lookups: one load
  *    and, when clear, one atomic or), SMALL (in the small queue), and a
@@ -24,10 +24,14 @@
  *    more on a path of about thirty).
  *  - The ring holds (position, generation) in insertion order.  A position
  *    deleted and filled again is in the ring twice; the generation tells the
- *    stale entry, which an eviction drops.  The ring holds max_entries and
- *    an eighth more; when deletes in a map with room leave it full, the
- *    stale entries are squeezed out, the order of the others kept (a pass
- *    over the ring per eighth of max_entries inserts).
+ *    stale entry, which an eviction drops.  The ring holds an eighth of
+ *    max_entries and 64 more: in a full map evictions keep the small queue
+ *    at its 10%.  When the ring is full, its stale entries are squeezed out,
+ *    the order of the others kept; if more than 7/8 of it is still live (a
+ *    map filling up, or one with room, gathers more new elements than
+ *    that), its oldest elements move on to the main queue, with their
+ *    marks.  A squeeze frees an eighth of the ring at least, so it costs a
+ *    few entries per insert.
  *
  * Locks: the home's lock, then the LRU's.  An insert that finds the map full
  * drops its home's lock and evicts (flat_lru_evict) before it tries again,
@@ -50,9 +54,17 @@
 
 #define FLAT_LRU_REF 1u
 #define FLAT_LRU_SMALL 2u
-#define FLAT_LRU_GEN_SHIFT 2
+#define FLAT_LRU_GEN_SHIFT 2 /* 2 bits */
+/* In the main queue without having been used in the small one: moved on
+ * when the ring overflowed (flat_lru.c, ring_squeeze), in an epoch (3 bits)
+ * of about max_entries / 8 such elements.  Evictions take the oldest
+ * epoch's while any are left, as they are older than every small one. */
+#define FLAT_LRU_DEMOTED 16u
+#define FLAT_LRU_EPOCH_SHIFT 5
+#define FLAT_LRU_EPOCHS 8
 #define FLAT_LRU_SMALL_PERCENT 10
 #define FLAT_LRU_SCAN 256
+#define FLAT_LRU_SCAN_DEMOTED 4096
 /* Ring entries: a position below 2^30 and its generation. */
 #define FLAT_LRU_POS_BITS 30
 #define FLAT_LRU_POS_MAX (1u << FLAT_LRU_POS_BITS)
@@ -72,7 +84,13 @@ struct flat_lru {
 	uint32_t hand;	     /* the main queue's clock hand: a position */
 	uint32_t small_max;  /* small elements beyond which evictions take from them */
 	uint32_t *ring;
+	uint32_t demote_epoch; /* the epoch demotions join */
+	uint32_t evict_epoch;  /* the oldest epoch with demoted elements */
+	uint32_t epoch_size;   /* demotions an epoch takes before the next one */
+	bool evicted;	       /* an eviction since the last demotion */
 	uint32_t small __attribute__((aligned(64))); /* atomic: elements with SMALL */
+	uint32_t demoted; /* atomic: elements with DEMOTED */
+	uint32_t epoch_count[FLAT_LRU_EPOCHS]; /* atomic: DEMOTED elements per epoch */
 };
 
 static ALWAYS_INLINE uint32_t flat_lru_state(const struct flat_lru *l, size_t vi)
@@ -102,12 +120,19 @@ static ALWAYS_INLINE uint32_t flat_lru_clear(struct flat_lru *l, size_t vi, uint
 	return __atomic_fetch_and(&l->state[vi], (uint8_t)~bits, __ATOMIC_RELAXED);
 }
 
-/* An element leaves the small queue (promoted, aged out, deleted): whoever
- * cleared SMALL counts it. */
-static ALWAYS_INLINE void flat_lru_leave_small(struct flat_lru *l, size_t vi, uint32_t bits)
+/* Clear @bits of value index @vi's state, counting what leaves: whoever
+ * clears SMALL or DEMOTED counts it. */
+static ALWAYS_INLINE void flat_lru_leave(struct flat_lru *l, size_t vi, uint32_t bits)
 {
-	if (flat_lru_clear(l, vi, bits) & FLAT_LRU_SMALL)
+	uint32_t old = flat_lru_clear(l, vi, bits);
+
+	if (old & bits & FLAT_LRU_SMALL)
 		__atomic_fetch_sub(&l->small, 1, __ATOMIC_RELAXED);
+	if (old & bits & FLAT_LRU_DEMOTED) {
+		__atomic_fetch_sub(&l->epoch_count[old >> FLAT_LRU_EPOCH_SHIFT], 1,
+				   __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&l->demoted, 1, __ATOMIC_RELAXED);
+	}
 }
 
 /* A filled position's element joins the small queue (home lock held, in
@@ -135,7 +160,8 @@ void flat_lru_queue(struct flat *f, uint32_t pos);
 /* A deleted position leaves the queues (home lock held, flat_kill_locked). */
 static ALWAYS_INLINE void flat_lru_delete(struct flat *f, uint32_t pos)
 {
-	flat_lru_leave_small(f->lru, flat_elem_of(f, pos), FLAT_LRU_SMALL | FLAT_LRU_REF);
+	flat_lru_leave(f->lru, flat_elem_of(f, pos),
+		       FLAT_LRU_SMALL | FLAT_LRU_REF | FLAT_LRU_DEMOTED);
 }
 
 /* The queues of an evicting map of @max_entries; 0, -ENOMEM, or -E2BIG

@@ -27,19 +27,20 @@ static void flat_free(struct bpfmap *map)
  * position holds a key and its value, and every one left empty costs them
  * (a full map's chains hold about 14% of its keys, from its buckets'
  * Poisson spread, so as many home slots stay empty); that keeps 8-byte keys
- * with 8-byte values within 24 bytes an element.  Per-CPU values make a
- * position that many times dearer, so those maps get 15/16 of a home slot
- * per element: about 2.5% of the keys more in chains (16.6%), and in a
- * full map of 8-byte keys and values on 2 CPUs, 0.9 bytes an element less
- * (a Poisson model: 32.2 to 31.3).  Longer keys' positions are 6 bytes (an
- * element index and the bucket's share), so they get 8/7 of that, and fewer
- * chains (about 9% of the keys).
+ * with 8-byte values within 24 bytes an element.  Dearer positions (per-CPU
+ * values, the LRU's state byte) tip the balance further, and LRU maps are
+ * always full: those maps get 8/9 of a home slot per element, which puts
+ * about 5% of the keys more in chains (19%) and saves 1.1 bytes an element
+ * in a full 8 + 8 map (a Poisson model; LRU_HASH: 24.3 to 23.2 with its
+ * state byte, PERCPU_HASH on 2 CPUs: 32.2 to 30.7).  Longer keys' positions
+ * are 6 bytes (an element index and the bucket's share), so they get 8/7
+ * of that, and fewer chains (about 9% of the keys).
  */
-static uint64_t flat_homes_for(uint32_t max_entries, bool long_keys, bool dear_values)
+static uint64_t flat_homes_for(uint32_t max_entries, bool long_keys, bool dear_pos)
 {
-	uint64_t slots = long_keys     ? ((uint64_t)max_entries * 8 + 6) / 7
-			 : dear_values ? ((uint64_t)max_entries * 15 + 15) / 16
-				       : (uint64_t)max_entries;
+	uint64_t slots = long_keys  ? ((uint64_t)max_entries * 8 + 6) / 7
+			 : dear_pos ? ((uint64_t)max_entries * 8 + 8) / 9
+				    : (uint64_t)max_entries;
 	uint64_t n = (slots + FLAT_SLOTS - 1) / FLAT_SLOTS;
 
 	return n ? n : 1;
@@ -147,7 +148,8 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
-	n_homes = flat_homes_for(p->max_entries, long_keys, p->cpus > 1 && !by_elem);
+	n_homes = flat_homes_for(p->max_entries, long_keys,
+				 !by_elem && (p->cpus > 1 || p->evict));
 	spare = FLAT_NODE_SPARE_BYTES / (slot_size + 12);
 	spare = spare > FLAT_NODE_SPARE ? FLAT_NODE_SPARE : spare;
 	spare = (spare < FLAT_NODE_SPARE_MIN ? FLAT_NODE_SPARE_MIN : spare) + p->max_entries / 32;
