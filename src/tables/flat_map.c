@@ -239,28 +239,21 @@ nomem:
 	return NULL;
 }
 
+/* What every flat map does the same way. */
+#define FLAT_OPS_COMMON                                                                            \
+	.free = flat_free, .lookup_elem = flat_lookup_elem, .update_elem = flat_update_elem,       \
+	.delete_elem = flat_delete_elem, .lookup_and_delete_elem = flat_lookup_and_delete_elem,    \
+	.get_next_key = flat_get_next_key, .lookup_batch = flat_lookup_batch,                      \
+	.mem_usage = flat_mem_usage
+
 const struct map_ops flat_ops = {
-	.free = flat_free,
-	.lookup_elem = flat_lookup_elem,
-	.update_elem = flat_update_elem,
-	.delete_elem = flat_delete_elem,
-	.lookup_and_delete_elem = flat_lookup_and_delete_elem,
-	.get_next_key = flat_get_next_key,
-	.lookup_batch = flat_lookup_batch,
-	.mem_usage = flat_mem_usage,
+	FLAT_OPS_COMMON,
 	.lookup_bulk = flat_lookup_bulk,
 };
 
 /* Per-CPU maps: the program view of a CPU's slot, and parts of values. */
 const struct map_ops flat_percpu_ops = {
-	.free = flat_free,
-	.lookup_elem = flat_lookup_elem,
-	.update_elem = flat_update_elem,
-	.delete_elem = flat_delete_elem,
-	.lookup_and_delete_elem = flat_lookup_and_delete_elem,
-	.get_next_key = flat_get_next_key,
-	.lookup_batch = flat_lookup_batch,
-	.mem_usage = flat_mem_usage,
+	FLAT_OPS_COMMON,
 	.lookup_bulk = flat_percpu_lookup_bulk,
 	.update_part = flat_update_part,
 	.lookup_percpu = flat_lookup_percpu,
