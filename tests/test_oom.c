@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Allocation failure injection (the build wraps malloc and calloc for this
- * test): every allocation bpfmap_create() makes may fail and must give NULL
- * with ENOMEM and leak nothing; a failed insert into a NO_PREALLOC map gives
+ * test): every allocation bpfmap_create() makes for a hash-family map may
+ * fail and must give NULL with ENOMEM and leak nothing; a failed insert into a NO_PREALLOC map gives
  * -ENOMEM and leaves the map exactly as it was.
  */
 #include <stdlib.h>
@@ -39,26 +39,44 @@ static void arm(unsigned long nth)
 	fail_at = nth;
 }
 
+/* Every hash type, on each table it may get (8-byte keys: the flat table
+ * when preallocated; 16-byte keys in a small map: the chained one). */
 static void test_create_fails_cleanly(void **state)
 {
-	unsigned long nth;
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_HASH, BPFMAP_TYPE_PERCPU_HASH,
+						  BPFMAP_TYPE_LRU_HASH,
+						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+	static const uint32_t key_sizes[] = { 8, 16 };
+	uint32_t flags = variant_flags(state);
 
-	for (nth = 1; nth < 100; nth++) {
-		arm(nth);
-		errno = 0;
-		struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, 8, 64,
-						   &(struct bpfmap_create_opts){
-							   .sz = sizeof(struct bpfmap_create_opts),
-							   .map_flags = variant_flags(state),
-							   .lock_off = -1 });
-		arm(0);
-		if (map) { /* nth is past the last allocation create makes */
-			bpfmap_free(map);
-			break;
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		bool lru = types[t] == BPFMAP_TYPE_LRU_HASH ||
+			   types[t] == BPFMAP_TYPE_LRU_PERCPU_HASH;
+
+		if (lru && (flags & BPFMAP_F_NO_PREALLOC))
+			continue; /* ENOTSUPP: LRU maps are always preallocated */
+		for (size_t k = 0; k < sizeof(key_sizes) / sizeof(key_sizes[0]); k++) {
+			unsigned long nth;
+
+			for (nth = 1; nth < 100; nth++) {
+				arm(nth);
+				errno = 0;
+				struct bpfmap *map = bpfmap_create(
+					types[t], NULL, key_sizes[k], 8, 64,
+					&(struct bpfmap_create_opts){
+						.sz = sizeof(struct bpfmap_create_opts),
+						.map_flags = flags,
+						.lock_off = -1 });
+				arm(0);
+				if (map) { /* nth is past the last allocation create makes */
+					bpfmap_free(map);
+					break;
+				}
+				assert_int_equal(errno, ENOMEM);
+			}
+			assert_true(nth > 1 && nth < 100);
 		}
-		assert_int_equal(errno, ENOMEM);
 	}
-	assert_true(nth > 1 && nth < 100);
 }
 
 static void test_insert_fails_cleanly(void **state)
