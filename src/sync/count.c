@@ -13,11 +13,6 @@
 #include "util/cpu.h"
 #include "util/test_hook.h"
 
-uint32_t cpu_current_slow(void)
-{
-	return (uint32_t)sched_getcpu();
-}
-
 static uint32_t count_shards_for(uint32_t max_entries)
 {
 	int cpus = bpfmap_num_possible_cpus();

@@ -144,6 +144,16 @@ struct flat {
 	size_t fixed_bytes;	/* mem_usage: what creation touched */
 	uint32_t node_bytes;	/* mem_usage: per node handed out */
 	uint32_t elem_bytes;	/* mem_usage: per element handed out (long keys) */
+	/* What the lookups of per-CPU and evicting maps read beside the hot
+	 * line, on this line that no writer touches (the next ones' counters
+	 * and free lists would drag it between cores). */
+	uint8_t *lru_state;   /* lru->state, for the marking lookups (one load fewer) */
+	/* Per-CPU maps (tables/flat_percpu.c): CPU c's slot of an element at
+	 * its value (the values array holds CPU 0's) + c * cpu_region, so
+	 * that two CPUs' slots never share a line; 0 for one shared value.
+	 * pcpu_inner: the lookup of CPU 0's slot that the program view wraps. */
+	size_t cpu_region;
+	map_lookup_fn pcpu_inner;
 	/* The counts, on a cache line of their own (the struct is allocated
 	 * line-aligned): writers on other cores must not also steal the line
 	 * of the fields every operation reads.  Dead slots (WAIT + QUEUED) are
@@ -157,13 +167,6 @@ struct flat {
 	struct freelist node_free; /* nodes reclaimed, by node index */
 	uint64_t rq;         /* sync/handoff.h: the reclamation callback (flat_reclaim.c) */
 	struct flat_lru *lru; /* evicting maps (LRU_HASH): tables/flat_lru.h; else NULL */
-	/* Per-CPU maps (tables/flat_percpu.c): CPU c's slot of an element at
-	 * its value (the values array holds CPU 0's) + c * cpu_region, so
-	 * that two CPUs' slots never share a line; 0 for one shared value.
-	 * pcpu_inner: the lookup of CPU 0's slot that the program view wraps. */
-	size_t cpu_region;
-	map_lookup_fn pcpu_inner;
-	uint8_t *lru_state;   /* lru->state, for the marking lookups (one load fewer) */
 	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	uint32_t bits_words; /* words of each bucket bitmap */
 	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */

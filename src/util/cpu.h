@@ -8,6 +8,7 @@
 #ifndef BPFMAP_UTIL_CPU_H
 #define BPFMAP_UTIL_CPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
@@ -19,15 +20,23 @@
 
 uint32_t cpu_current_slow(void);
 
+#ifdef CPU_HAVE_RSEQ
+/* glibc's __rseq_offset, copied when the library loads (util/cpu.c): one
+ * load from this library's data, not two through the GOT. */
+extern ptrdiff_t cpu_rseq_offset;
+#endif
+
 /* The rseq area's CPU number: negative where there is none (glibc sets -2
  * when it did not register rseq, and __rseq_size is then 0; the offset is
- * valid either way), so the one load and its sign are the whole test. */
+ * valid either way), so the one load and its sign are the whole test.
+ * Before the copy of the offset, this reads the upper half of the thread
+ * pointer (no CPU number a map has, or any CPU: either is correct). */
 static ALWAYS_INLINE int32_t cpu_current_raw(void)
 {
 #ifdef CPU_HAVE_RSEQ
 	const struct rseq *rs =
 		(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
-						    __rseq_offset);
+						    cpu_rseq_offset);
 
 	return (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
 #else
