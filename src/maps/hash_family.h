@@ -25,11 +25,12 @@ int hash_family_check_common(const struct map_params *p, bool lru, bool percpu,
  * HASH_FLAT_LONG_MIN_ENTRIES elements; smaller maps of longer keys get the
  * chained table, as does every map when BPFMAP_TABLE=chain is in the
  * environment (the chained table holds any map: side-by-side measurements,
- * and the tests that run each suite on both tables).  The cutoff is measured (docs/ARCHITECTURE.md, "Which
- * table a map gets"): in maps the caches hold, the chained table's lookups
- * of 16-64-byte keys were 15-30% faster (one dependent load fewer); from
- * 100000 elements flat's were 1.05-2.3x as fast.  Below the cutoff the
- * chained table's extra memory is under 1 MiB.
+ * and the tests that run each suite on both tables).  The cutoff is
+ * measured (docs/ARCHITECTURE.md, "Which table a map gets"): in maps the
+ * caches hold, the chained table's lookups of 16-64-byte keys were 15-30%
+ * faster (one dependent load fewer); from 100000 elements flat's were
+ * 1.05-2.3x as fast.  Below the cutoff the chained table's extra memory is
+ * under 1 MiB.
  */
 #define HASH_FLAT_LONG_MIN_ENTRIES 16384
 

@@ -594,10 +594,11 @@ void flat_release(struct flat *f);
 void *flat_lookup_word_far(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
 /* The same, marking what it finds (an evicting map's: tables/flat_lru.h). */
 void *flat_lookup_word_far_lru(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small);
-/* The same for @view (FLAT_VIEW_* bits, a constant where it is called). */
+/* The same for a per-CPU map: the calling CPU's slot (marked when @lru). */
 void *flat_lookup_word_far_pcpu(struct flat *f, uint64_t hash, uint32_t ks, uint64_t small,
 				bool lru);
 
+/* The far path for @view (FLAT_VIEW_* bits, a constant where it is called). */
 static ALWAYS_INLINE void *flat_lookup_word_far_view(struct flat *f, uint64_t hash, uint32_t ks,
 						     uint64_t small, unsigned int view)
 {

@@ -73,15 +73,9 @@ static uint32_t ring_pop(struct flat_lru *l, uint32_t *gen)
  * ring entry was made for? */
 static bool entry_live(uint32_t st, uint32_t gen)
 {
-	return (st & FLAT_LRU_SMALL) && ((st >> FLAT_LRU_GEN_SHIFT) & 3) == gen;
+	return (st & FLAT_LRU_SMALL) && ((st & FLAT_LRU_GEN_MASK) >> FLAT_LRU_GEN_SHIFT) == gen;
 }
 
-/* A full ring: its stale entries out, the others moved up in their order
- * (the write cursor never passes the read one).  Should that leave it more
- * than 7/8 full (a map not yet full, or with room, gathers more small
- * elements than the ring holds), the oldest leave it, their elements going
- * to the main queue with their marks: a squeeze then frees an eighth of
- * the ring at least, so its cost per insert is bounded. */
 /* Small element @vi moves on to the main queue as DEMOTED, in the current
  * epoch (unless it left the small queue meanwhile: a delete).  The next
  * epoch starts when this one is full, or when evictions ran since the last
@@ -100,7 +94,7 @@ static void demote(struct flat_lru *l, size_t vi)
 	do {
 		if (!(old & FLAT_LRU_SMALL))
 			return;
-		new = (uint8_t)((old & ~FLAT_LRU_SMALL & 31) | FLAT_LRU_DEMOTED |
+		new = (uint8_t)((old & (FLAT_LRU_REF | FLAT_LRU_GEN_MASK)) | FLAT_LRU_DEMOTED |
 				e << FLAT_LRU_EPOCH_SHIFT);
 	} while (!__atomic_compare_exchange_n(&l->state[vi], &old, new, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
@@ -109,6 +103,12 @@ static void demote(struct flat_lru *l, size_t vi)
 	__atomic_fetch_sub(&l->small, 1, __ATOMIC_RELAXED);
 }
 
+/* A full ring: its stale entries out, the others moved up in their order
+ * (the write cursor never passes the read one).  Should that leave it more
+ * than 7/8 full (a map not yet full, or with room, gathers more small
+ * elements than the ring holds), the oldest leave it, their elements going
+ * to the main queue with their marks: a squeeze then frees an eighth of
+ * the ring at least, so its cost per insert is bounded. */
 static void ring_squeeze(struct flat *f)
 {
 	struct flat_lru *l = f->lru;

@@ -25,7 +25,7 @@
  *  - The ring holds (position, generation) in insertion order.  A position
  *    deleted and filled again is in the ring twice; the generation tells the
  *    stale entry, which an eviction drops.  The ring holds an eighth of
- *    max_entries and 64 more: in a full map evictions keep the small queue
+ *    max_entries and 4096 more: in a full map evictions keep the small queue
  *    at its 10%.  When the ring is full, its stale entries are squeezed out,
  *    the order of the others kept; if more than 7/8 of it is still live (a
  *    map filling up, or one with room, gathers more new elements than
@@ -54,7 +54,8 @@
 
 #define FLAT_LRU_REF 1u
 #define FLAT_LRU_SMALL 2u
-#define FLAT_LRU_GEN_SHIFT 2 /* 2 bits */
+#define FLAT_LRU_GEN_SHIFT 2
+#define FLAT_LRU_GEN_MASK (3u << FLAT_LRU_GEN_SHIFT)
 /* In the main queue without having been used in the small one: moved on
  * when the ring overflowed (flat_lru.c, ring_squeeze), in an epoch (3 bits)
  * of about max_entries / 8 such elements.  Evictions take the oldest
@@ -146,7 +147,7 @@ static ALWAYS_INLINE void flat_lru_insert(struct flat *f, uint32_t pos)
 	uint8_t old = __atomic_load_n(&l->state[vi], __ATOMIC_RELAXED), new;
 
 	do {
-		uint32_t gen = ((uint32_t)(old >> FLAT_LRU_GEN_SHIFT) + 1) & 3;
+		uint32_t gen = (((old & FLAT_LRU_GEN_MASK) >> FLAT_LRU_GEN_SHIFT) + 1) & 3;
 
 		new = (uint8_t)(gen << FLAT_LRU_GEN_SHIFT | FLAT_LRU_SMALL);
 	} while (!__atomic_compare_exchange_n(&l->state[vi], &old, new, true, __ATOMIC_RELAXED,
