@@ -124,8 +124,11 @@ static ALWAYS_INLINE uint32_t flat_batch_sub(const struct flat *f, uint32_t tag)
  * start of each block of FLAT_BATCH_BLOCK homes the pass asks for the
  * block's nodes, breadth first: every chain's first node, then every
  * second, so that a block waits about one miss per level, not one per node.
- * Unlocked reads, a hint only: a node freed meanwhile holds a free-list
- * index, which ends its walk unless it names a node.
+ * Unlocked reads, a hint only.  The pass is in a read-side section, so no
+ * node it reaches goes back to the free list before it is done; a node
+ * unlinked or relinked meanwhile (the in-section reuse) leads elsewhere and
+ * wastes a prefetch.  The bound keeps the walk inside node_next whatever it
+ * reads.
  */
 #define FLAT_BATCH_BLOCK 16
 #define FLAT_BATCH_DEPTH 6
