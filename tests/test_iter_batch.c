@@ -262,9 +262,9 @@ static void test_delete_batch(void **state)
 
 /*
  * A full map too big for the caches, turned over: its batch pass prefetches
- * the chains' nodes ahead (tables/flat_iter.c), walking them unlocked while
- * deletes free nodes onto the free list.  Every live key must still come back
- * once with its value, from lookup_batch and then lookup_and_delete_batch.
+ * the chains' nodes ahead (tables/flat_iter.c), and a quarter of its keys are
+ * chained.  Every live key must still come back once with its value, from
+ * lookup_batch and then lookup_and_delete_batch.
  * 8-byte keys and 16-byte ones (whose nodes are reached through an element
  * index); the map is larger than the 8 MiB from which the pass prefetches.
  */

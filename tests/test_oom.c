@@ -2,8 +2,8 @@
 /*
  * Allocation failure injection (the build wraps malloc and calloc for this
  * test): every allocation bpfmap_create() makes for a hash-family map may
- * fail and must give NULL with ENOMEM and leak nothing; a failed insert into a NO_PREALLOC map gives
- * -ENOMEM and leaves the map exactly as it was.
+ * fail and must give NULL with ENOMEM and leak nothing; a failed insert
+ * into a NO_PREALLOC map gives -ENOMEM and leaves the map exactly as it was.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +39,29 @@ static void arm(unsigned long nth)
 	fail_at = nth;
 }
 
+/* Fail each allocation of one creation in turn, until one succeeds. */
+static void create_fails_cleanly(enum bpfmap_type type, uint32_t key_size, uint32_t flags)
+{
+	unsigned long nth;
+
+	for (nth = 1; nth < 100; nth++) {
+		arm(nth);
+		errno = 0;
+		struct bpfmap *map = bpfmap_create(type, NULL, key_size, 8, 64,
+						   &(struct bpfmap_create_opts){
+							   .sz = sizeof(struct bpfmap_create_opts),
+							   .map_flags = flags,
+							   .lock_off = -1 });
+		arm(0);
+		if (map) { /* nth is past the last allocation create makes */
+			bpfmap_free(map);
+			break;
+		}
+		assert_int_equal(errno, ENOMEM);
+	}
+	assert_true(nth > 1 && nth < 100);
+}
+
 /* Every hash type, on each table it may get (8-byte keys: the flat table
  * when preallocated; 16-byte keys in a small map: the chained one). */
 static void test_create_fails_cleanly(void **state)
@@ -46,7 +69,6 @@ static void test_create_fails_cleanly(void **state)
 	static const enum bpfmap_type types[] = { BPFMAP_TYPE_HASH, BPFMAP_TYPE_PERCPU_HASH,
 						  BPFMAP_TYPE_LRU_HASH,
 						  BPFMAP_TYPE_LRU_PERCPU_HASH };
-	static const uint32_t key_sizes[] = { 8, 16 };
 	uint32_t flags = variant_flags(state);
 
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
@@ -55,27 +77,8 @@ static void test_create_fails_cleanly(void **state)
 
 		if (lru && (flags & BPFMAP_F_NO_PREALLOC))
 			continue; /* ENOTSUPP: LRU maps are always preallocated */
-		for (size_t k = 0; k < sizeof(key_sizes) / sizeof(key_sizes[0]); k++) {
-			unsigned long nth;
-
-			for (nth = 1; nth < 100; nth++) {
-				arm(nth);
-				errno = 0;
-				struct bpfmap *map = bpfmap_create(
-					types[t], NULL, key_sizes[k], 8, 64,
-					&(struct bpfmap_create_opts){
-						.sz = sizeof(struct bpfmap_create_opts),
-						.map_flags = flags,
-						.lock_off = -1 });
-				arm(0);
-				if (map) { /* nth is past the last allocation create makes */
-					bpfmap_free(map);
-					break;
-				}
-				assert_int_equal(errno, ENOMEM);
-			}
-			assert_true(nth > 1 && nth < 100);
-		}
+		create_fails_cleanly(types[t], 8, flags);
+		create_fails_cleanly(types[t], 16, flags);
 	}
 }
 

@@ -157,9 +157,9 @@ static ALWAYS_INLINE void flat_batch_prefetch(const struct flat *f, uint32_t h)
 			__builtin_prefetch(&f->buckets[pos[i] / FLAT_SLOTS]);
 			if (f->elems) { /* the key and value are the element's */
 				__builtin_prefetch(&f->elems[pos[i]]);
-			} else {
-				__builtin_prefetch(f->keys + (size_t)pos[i] * f->key_stride);
-				__builtin_prefetch(flat_value_elem(f, pos[i], 0));
+			} else { /* element == position: no load to find them */
+				__builtin_prefetch(flat_key_at(f, pos[i]));
+				__builtin_prefetch(flat_value_at(f, pos[i]));
 			}
 			pos[i] = flat_node_next(f, pos[i]);
 			more = true;
