@@ -207,7 +207,10 @@ struct rhash_grow_row {
 	struct rhash_grow_side rhash, hash;
 };
 struct rhash_mem_row {
-	size_t at_1k, at_500k, back_1k;
+	/* back_1k: at once; back_1k_settled: once reclamation ran, after
+	 * settle_ms. */
+	size_t at_1k, at_500k, back_1k, back_1k_settled;
+	double settle_ms;
 	double peak_per_elem, per_elem_1m;
 	uint32_t peak_at;
 };

@@ -15,8 +15,15 @@
  *
  * rhash-mem: bpfmap_mem_usage() of an RHASH of 8 + 8 bytes and 1M
  *   max_entries: holding 1K elements; grown to 500K and deleted down to 1K
- *   (keys 1K..500K deleted, the first 1K kept); and bytes per element after
- *   every insert of a growth from 1K to 1M: the most, where, and at 1M.
+ *   (keys 1K..500K deleted, the first 1K kept), at once and once settled;
+ *   and bytes per element after every insert of a growth from 1K to 1M:
+ *   the most, where, and at 1M.  Deleted elements go back only after a
+ *   grace period, which liburcu's reclamation thread runs about every
+ *   10 ms, so the figure right after a burst of deletes still holds those
+ *   of the last few: "settled" polls bpfmap_mem_usage() every millisecond
+ *   until it has not changed for 50 ms (at most 2 s), as the kernel's
+ *   map, which frees its elements after a grace period too, would be
+ *   measured once its RCU callbacks ran.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -137,6 +144,30 @@ int rhash_grow_measure(const struct bench_env *env, uint32_t n, struct rhash_gro
 	return err;
 }
 
+static void mem_settle(struct bpfmap *m, struct rhash_mem_row *row)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	uint64_t t0 = now_ns(), still = t0;
+	size_t last = row->back_1k;
+
+	for (;;) {
+		uint64_t t;
+		size_t now;
+
+		nanosleep(&ms, NULL);
+		t = now_ns();
+		now = bpfmap_mem_usage(m);
+		if (now != last) {
+			last = now;
+			still = t;
+		}
+		if (t - still >= 50000000 || t - t0 >= 2000000000)
+			break;
+	}
+	row->back_1k_settled = last;
+	row->settle_ms = (double)(still - t0) / 1e6;
+}
+
 int rhash_mem_measure(struct rhash_mem_row *row)
 {
 	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
@@ -155,6 +186,7 @@ int rhash_mem_measure(struct rhash_mem_row *row)
 	for (k = 1000; k < 500000; k++)
 		bpfmap_delete_elem(m, &k);
 	row->back_1k = bpfmap_mem_usage(m);
+	mem_settle(m, row);
 	bpfmap_free(m);
 
 	m = bpfmap_create(BPFMAP_TYPE_RHASH, "mem", 8, 8, 1000000, &o);
@@ -194,8 +226,9 @@ void rhash_grow_print(FILE *f, const struct rhash_grow_row *row)
 void rhash_mem_print(FILE *f, const struct rhash_mem_row *row)
 {
 	fprintf(f, "  memory, RHASH 8 + 8, max_entries 1M: 1K elements %.1f KiB; grown to 500K "
-		   "%.1f MiB, deleted back to 1K %.1f KiB\n",
-		row->at_1k / 1024.0, row->at_500k / 1048576.0, row->back_1k / 1024.0);
+		   "%.1f MiB, deleted back to 1K %.1f KiB at once, %.1f KiB settled (%.0f ms)\n",
+		row->at_1k / 1024.0, row->at_500k / 1048576.0, row->back_1k / 1024.0,
+		row->back_1k_settled / 1024.0, row->settle_ms);
 	fprintf(f, "    growth 1K -> 1M, after every insert: at most %.1f B an element (at %u), "
 		   "%.1f B at 1M\n",
 		row->peak_per_elem, row->peak_at, row->per_elem_1m);
@@ -266,6 +299,7 @@ static int rhash_mem_run(const struct bench *b, const struct bench_env *env, str
 		jw_u64(&w, "mem_1k_bytes", row.at_1k);
 		jw_u64(&w, "mem_500k_bytes", row.at_500k);
 		jw_u64(&w, "mem_back_1k_bytes", row.back_1k);
+		jw_u64(&w, "mem_back_1k_settled_bytes", row.back_1k_settled);
 		jw_num(&w, "peak_bytes_per_elem", row.peak_per_elem);
 		jw_u64(&w, "peak_at", row.peak_at);
 		jw_num(&w, "bytes_per_elem_1m", row.per_elem_1m);

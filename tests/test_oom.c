@@ -63,12 +63,13 @@ static void create_fails_cleanly(enum bpfmap_type type, uint32_t key_size, uint3
 }
 
 /* Every hash type, on each table it may get (8-byte keys: the flat table
- * when preallocated; 16-byte keys in a small map: the chained one). */
+ * when preallocated; 16-byte keys in a small map: the chained one), and
+ * RHASH (its table and both arenas' chunk counts). */
 static void test_create_fails_cleanly(void **state)
 {
 	static const enum bpfmap_type types[] = { BPFMAP_TYPE_HASH, BPFMAP_TYPE_PERCPU_HASH,
 						  BPFMAP_TYPE_LRU_HASH,
-						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+						  BPFMAP_TYPE_LRU_PERCPU_HASH, BPFMAP_TYPE_RHASH };
 	uint32_t flags = variant_flags(state);
 
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
@@ -77,6 +78,8 @@ static void test_create_fails_cleanly(void **state)
 
 		if (lru && (flags & BPFMAP_F_NO_PREALLOC))
 			continue; /* ENOTSUPP: LRU maps are always preallocated */
+		if (types[t] == BPFMAP_TYPE_RHASH && !(flags & BPFMAP_F_NO_PREALLOC))
+			continue; /* EINVAL: RHASH needs NO_PREALLOC */
 		create_fails_cleanly(types[t], 8, flags);
 		create_fails_cleanly(types[t], 16, flags);
 	}

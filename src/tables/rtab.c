@@ -55,70 +55,23 @@ size_t rtab_table_mem(const struct rtab_table *t)
 	return rtab_table_bytes(32 - t->shift);
 }
 
-/* Free elements link through their first word, free groups through next:
- * nothing reaches either any more. */
-static ALWAYS_INLINE uint32_t *rtab_free_link(struct rtab *r, uint32_t idx, bool group)
-{
-	return group ? &rtab_ogroup(r, idx)->next : (uint32_t *)(void *)rtab_elem(r, idx);
-}
-
-static uint32_t rtab_pop(struct rtab *r, bool group)
-{
-	uint32_t *head = group ? &r->ofree_head : &r->free_head;
-	uint32_t *n = group ? &r->ofree_n : &r->free_n;
-	uint32_t *fresh = group ? &r->ofresh : &r->fresh;
-	uint32_t cap = group ? r->ocap : r->cap;
-	uint32_t top = RTAB_NONE, f;
-
-	if (__atomic_load_n(n, __ATOMIC_RELAXED)) {
-		spin_lock_word(&r->free_lock);
-		top = *head;
-		if (top != RTAB_NONE) {
-			*head = *rtab_free_link(r, top, group);
-			__atomic_store_n(n, *n - 1, __ATOMIC_RELAXED);
-		}
-		spin_unlock_word(&r->free_lock);
-		if (top != RTAB_NONE)
-			return top;
-	}
-	f = __atomic_load_n(fresh, __ATOMIC_RELAXED);
-	do {
-		if (f > cap)
-			return RTAB_NONE;
-	} while (!__atomic_compare_exchange_n(fresh, &f, f + 1, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	return f;
-}
-
 uint32_t rtab_elem_alloc(struct rtab *r)
 {
-	return rtab_pop(r, false);
+	return slot_arena_alloc(&r->elems);
 }
 
 uint32_t rtab_ogroup_alloc(struct rtab *r)
 {
-	uint32_t idx = rtab_pop(r, true);
+	uint32_t idx = slot_arena_alloc(&r->groups);
 
 	if (idx != RTAB_NONE)
 		memset(rtab_ogroup(r, idx), 0, sizeof(struct rtab_group));
 	return idx;
 }
 
-static void rtab_push(struct rtab *r, uint32_t idx, bool group)
-{
-	uint32_t *head = group ? &r->ofree_head : &r->free_head;
-	uint32_t *n = group ? &r->ofree_n : &r->free_n;
-
-	spin_lock_word(&r->free_lock);
-	*rtab_free_link(r, idx, group) = *head;
-	*head = idx;
-	__atomic_store_n(n, *n + 1, __ATOMIC_RELAXED);
-	spin_unlock_word(&r->free_lock);
-}
-
 void rtab_elem_unused(struct rtab *r, uint32_t idx)
 {
-	rtab_push(r, idx, false);
+	slot_arena_free(&r->elems, idx);
 }
 
 static void rtab_teardown(struct rtab *r)
@@ -130,16 +83,19 @@ static void rtab_teardown(struct rtab *r)
 		rtab_table_free(t);
 	}
 	free(r->retiring);
-	big_unreserve(r->arena, ((size_t)r->cap + 1) * r->stride);
-	big_unreserve(r->ogroups, ((size_t)r->ocap + 1) * sizeof(struct rtab_group));
+	slot_arena_destroy(&r->elems);
+	slot_arena_destroy(&r->groups);
 	count_destroy(&r->count);
 	free(r);
 }
 
 static void rtab_release(struct rtab *r, const struct rtab_retired *batch)
 {
-	for (uint32_t i = 0; i < batch->n; i++)
-		rtab_push(r, batch->idx[i] & ~RTAB_OGROUP, batch->idx[i] & RTAB_OGROUP);
+	for (uint32_t i = 0; i < batch->n; i++) {
+		uint32_t idx = batch->idx[i];
+
+		slot_arena_free(idx & RTAB_OGROUP ? &r->groups : &r->elems, idx & ~RTAB_OGROUP);
+	}
 	__atomic_fetch_sub(&r->retired_n, batch->n, __ATOMIC_RELAXED);
 }
 
@@ -378,31 +334,31 @@ int rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 	/* Room beyond max_entries for elements waiting for their grace
 	 * period, so that inserts go on meanwhile instead of waiting. */
 	uint64_t spare = max_entries / 4;
+	uint32_t cap, ocap;
 
 	spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
-	r->cap = (uint32_t)(max_entries + spare > RTAB_OGROUP - 1 ? RTAB_OGROUP - 1
-								  : max_entries + spare);
+	cap = (uint32_t)(max_entries + spare > RTAB_OGROUP - 1 ? RTAB_OGROUP - 1
+							       : max_entries + spare);
 	/* Overflow groups: a universal hash leaves about one bucket in two
 	 * with one at the most crowded (RTAB_GROW_LOAD), under 0.07 a key;
 	 * a third of the elements is five times that, for both tables of a
 	 * resize.  Running dry stalls a resize (its run is given back) and
 	 * fails an insert with -ENOMEM, never more. */
-	r->ocap = r->cap / 3 + 1024;
-	/* Reserved, not committed: pages cost memory once used, and never
-	 * move, so neither do the elements. */
-	r->arena = big_reserve(((size_t)r->cap + 1) * r->stride);
-	r->ogroups = big_reserve(((size_t)r->ocap + 1) * sizeof(struct rtab_group));
-	/* Index 0 of each is the "none" link, never handed out. */
-	r->fresh = 1;
-	r->ofresh = 1;
-	return r->arena && r->ogroups ? 0 : -ENOMEM;
+	ocap = cap / 3 + 1024;
+	/* Free elements link through their first word, free groups through
+	 * next: nothing reads either then. */
+	if (slot_arena_init(&r->elems, cap, r->stride, 0) ||
+	    slot_arena_init(&r->groups, ocap, sizeof(struct rtab_group),
+			    offsetof(struct rtab_group, next)))
+		return -ENOMEM;
+	r->arena = r->elems.base;
+	r->ogroups = (struct rtab_group *)(void *)r->groups.base;
+	return 0;
 }
 
 size_t rtab_arenas_mem(const struct rtab *r)
 {
-	return big_reserve_used((size_t)__atomic_load_n(&r->fresh, __ATOMIC_RELAXED) * r->stride) +
-	       big_reserve_used((size_t)__atomic_load_n(&r->ofresh, __ATOMIC_RELAXED) *
-				sizeof(struct rtab_group));
+	return slot_arena_mem(&r->elems) + slot_arena_mem(&r->groups);
 }
 
 void rtab_destroy(struct rtab *r)

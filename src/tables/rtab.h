@@ -5,8 +5,9 @@
  * skip or repeat.  docs/RHASH.md has the design at length; the invariants:
  *
  * Elements.  One arena of fixed-stride slots reserved at creation (virtual
- * memory, touched as it is used), named by a 32-bit index: the key, padded
- * to 8, then the value.  An element never moves while its key is in the
+ * memory, touched as it is used, given back by the chunk once free again:
+ * tables/slot_arena.h), named by a 32-bit index: the key, padded to 8,
+ * then the value.  An element never moves while its key is in the
  * map, so a program-view pointer stays with its key; values change in place.
  *
  * Buckets.  A table of 2^bits buckets puts a key in bucket hash >> (32 -
@@ -54,6 +55,7 @@
 #include "sync/count.h"
 #include "sync/rcu.h"
 #include "sync/spin_lock.h"
+#include "tables/slot_arena.h"
 #include "util/compiler.h"
 #include "util/key_equal.h"
 #include "util/load.h"
@@ -123,13 +125,10 @@ struct rtab {
 	enum hash_kind hash_kind;
 	struct hash_params hp;
 	char pad_[64];
-	/* The arenas: elements (overflow groups) 1 .. cap (ocap) reserved,
-	 * those below fresh (ofresh) used at least once. */
-	uint32_t cap, ocap;
-	uint32_t fresh, ofresh; /* atomic */
-	uint32_t free_lock;     /* spin_lock_word: both free stacks */
-	uint32_t free_head, ofree_head; /* linked through the free ones */
-	uint32_t free_n, ofree_n;       /* atomic */
+	/* Elements and overflow groups, named by index (0: none), with
+	 * memory that follows what the map holds (tables/slot_arena.h);
+	 * arena and ogroups above are their bases. */
+	struct slot_arena elems, groups;
 	struct count count;     /* sync/count.h: exact -E2BIG */
 	/* Elements and overflow groups unlinked, waiting to be queued for
 	 * their grace period. */

@@ -75,7 +75,12 @@ void *big_reserve(size_t bytes)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Where transparent huge pages are "always", a first touch would
+	 * commit 2 MiB.  Advice only: failure changes nothing. */
+	(void)madvise(p, bytes, MADV_NOHUGEPAGE);
+	return p;
 }
 
 size_t big_reserve_used(size_t used)

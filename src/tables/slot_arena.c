@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Slots that never move, whose wholly free chunks go back (slot_arena.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sync/spin_lock.h"
+#include "tables/slot_arena.h"
+#include "util/big_alloc.h"
+
+#define CHUNK_NONE UINT32_MAX
+/* A chunk's slots, in bytes, about this much (see slot_arena.h). */
+#define CHUNK_BYTES_AIM ((size_t)64 << 10)
+#define PAGE 4096u
+
+enum chunk_state {
+	CHUNK_FULL,     /* on no list: every slot handed out */
+	CHUNK_PARTIAL,  /* on the partial list */
+	CHUNK_GIVING,   /* all free, being given back outside the lock */
+	CHUNK_RELEASED, /* on the released stack */
+};
+
+struct slot_chunk {
+	uint32_t free_head; /* a free slot's index, 0: none */
+	uint32_t nfree;     /* slots on its free list */
+	/* A chunk taken back from the released stack hands out its slots in
+	 * order from here (an index); 0 for a chunk filled from fresh. */
+	uint32_t bump;
+	uint32_t prev, next; /* the partial list; next: the released stack */
+	uint32_t state;
+};
+
+static uint32_t chunk_lo(const struct slot_arena *a, uint32_t c)
+{
+	return c << a->chunk_shift;
+}
+
+/* One past the chunk's last slot. */
+static uint32_t chunk_hi(const struct slot_arena *a, uint32_t c)
+{
+	uint64_t hi = ((uint64_t)c + 1) << a->chunk_shift;
+
+	return hi > (uint64_t)a->cap + 1 ? a->cap + 1 : (uint32_t)hi;
+}
+
+static uint32_t *link_of(struct slot_arena *a, uint32_t idx)
+{
+	return (uint32_t *)(void *)(slot_arena_at(a, idx) + a->link_off);
+}
+
+int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off)
+{
+	/* Chunks start on page boundaries: a power of two of slots, at least
+	 * PAGE / (stride's largest power-of-two factor), so that a chunk's
+	 * bytes are whole pages. */
+	uint32_t low = stride & -stride;
+	uint32_t shift = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (low > PAGE)
+		low = PAGE;
+	while ((1u << shift) * (size_t)low < PAGE ||
+	       ((size_t)2 << shift) * stride <= CHUNK_BYTES_AIM)
+		shift++;
+	a->stride = stride;
+	a->cap = cap;
+	a->link_off = link_off;
+	a->chunk_shift = shift;
+	a->n_chunks = (uint32_t)(((uint64_t)cap + 1 + (1u << shift) - 1) >> shift);
+	a->fresh = 1;
+	a->partial = CHUNK_NONE;
+	a->released = CHUNK_NONE;
+	a->chunks = calloc(a->n_chunks, sizeof(*a->chunks));
+	a->base = big_reserve(((size_t)cap + 1) * stride);
+	if (!a->chunks || !a->base) {
+		slot_arena_destroy(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void slot_arena_destroy(struct slot_arena *a)
+{
+	big_unreserve(a->base, ((size_t)a->cap + 1) * a->stride);
+	free(a->chunks);
+	a->base = NULL;
+	a->chunks = NULL;
+}
+
+static void partial_unlink(struct slot_arena *a, uint32_t c)
+{
+	struct slot_chunk *k = &a->chunks[c];
+
+	if (k->prev != CHUNK_NONE)
+		a->chunks[k->prev].next = k->next;
+	else
+		a->partial = k->next;
+	if (k->next != CHUNK_NONE)
+		a->chunks[k->next].prev = k->prev;
+}
+
+static void partial_push(struct slot_arena *a, uint32_t c)
+{
+	struct slot_chunk *k = &a->chunks[c];
+
+	k->prev = CHUNK_NONE;
+	k->next = a->partial;
+	if (a->partial != CHUNK_NONE)
+		a->chunks[a->partial].prev = c;
+	a->partial = c;
+	k->state = CHUNK_PARTIAL;
+}
+
+/* A slot of a chunk that has free ones, or a released chunk taken back;
+ * 0 when neither has one (the lock held). */
+static uint32_t alloc_reused_locked(struct slot_arena *a)
+{
+	uint32_t c = a->partial, idx;
+	struct slot_chunk *k;
+
+	if (c == CHUNK_NONE && a->released != CHUNK_NONE) {
+		c = a->released;
+		k = &a->chunks[c];
+		a->released = k->next;
+		__atomic_store_n(&a->released_n, a->released_n - 1, __ATOMIC_RELAXED);
+		k->free_head = 0;
+		k->nfree = 0;
+		k->bump = chunk_lo(a, c);
+		partial_push(a, c);
+	}
+	if (c == CHUNK_NONE)
+		return 0;
+	k = &a->chunks[c];
+	if (k->free_head) {
+		idx = k->free_head;
+		k->free_head = *link_of(a, idx);
+		k->nfree--;
+	} else {
+		idx = k->bump++;
+	}
+	__atomic_store_n(&a->avail, a->avail - 1, __ATOMIC_RELAXED);
+	if (!k->nfree && (!k->bump || k->bump == chunk_hi(a, c))) {
+		partial_unlink(a, c);
+		k->state = CHUNK_FULL;
+	}
+	return idx;
+}
+
+uint32_t slot_arena_alloc(struct slot_arena *a)
+{
+	uint32_t f;
+
+	if (__atomic_load_n(&a->avail, __ATOMIC_RELAXED)) {
+		uint32_t idx;
+
+		spin_lock_word(&a->lock);
+		idx = alloc_reused_locked(a);
+		spin_unlock_word(&a->lock);
+		if (idx)
+			return idx;
+	}
+	f = __atomic_load_n(&a->fresh, __ATOMIC_RELAXED);
+	do {
+		if (f > a->cap)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&a->fresh, &f, f + 1, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return f;
+}
+
+/*
+ * Whether chunk @c, @k->nfree of whose slots are free, has every slot it
+ * handed out back, and may go: not chunk 0 (slot 0 is never handed out),
+ * not a last chunk shorter than the others (its bytes end mid-page), and
+ * only while the other chunks keep a chunk's worth of free slots.
+ */
+static bool chunk_may_go(const struct slot_arena *a, uint32_t c, const struct slot_chunk *k)
+{
+	uint32_t lo = chunk_lo(a, c), hi = chunk_hi(a, c), handed;
+
+	if (!c || hi - lo != 1u << a->chunk_shift)
+		return false;
+	if (k->bump)
+		handed = k->bump - lo;
+	else if (hi <= __atomic_load_n(&a->fresh, __ATOMIC_RELAXED))
+		handed = hi - lo; /* fresh only grows: all of it handed, for good */
+	else
+		return false;
+	/* Then its room is all of it: the others' is the rest of avail. */
+	return k->nfree == handed && a->avail - (hi - lo) >= hi - lo;
+}
+
+void slot_arena_free(struct slot_arena *a, uint32_t idx)
+{
+	uint32_t c = idx >> a->chunk_shift;
+	struct slot_chunk *k = &a->chunks[c];
+	bool given;
+
+	spin_lock_word(&a->lock);
+	*link_of(a, idx) = k->free_head;
+	k->free_head = idx;
+	k->nfree++;
+	__atomic_store_n(&a->avail, a->avail + 1, __ATOMIC_RELAXED);
+	if (k->state == CHUNK_FULL)
+		partial_push(a, c);
+	if (!chunk_may_go(a, c, k)) {
+		spin_unlock_word(&a->lock);
+		return;
+	}
+	/* Off every list while the pages go (a system call, outside the
+	 * lock); its slots stay counted in avail, as a released chunk's are. */
+	partial_unlink(a, c);
+	k->state = CHUNK_GIVING;
+	spin_unlock_word(&a->lock);
+
+	given = !madvise(slot_arena_at(a, chunk_lo(a, c)), (size_t)a->stride << a->chunk_shift,
+			 MADV_DONTNEED);
+
+	spin_lock_word(&a->lock);
+	if (given) {
+		k->state = CHUNK_RELEASED;
+		k->next = a->released;
+		a->released = c;
+		__atomic_store_n(&a->released_n, a->released_n + 1, __ATOMIC_RELAXED);
+	} else {
+		partial_push(a, c); /* kept, and counted as kept */
+	}
+	spin_unlock_word(&a->lock);
+}
+
+size_t slot_arena_mem(const struct slot_arena *a)
+{
+	size_t used = big_reserve_used((size_t)__atomic_load_n(&a->fresh, __ATOMIC_RELAXED) *
+				       a->stride);
+	size_t back = (size_t)__atomic_load_n(&a->released_n, __ATOMIC_RELAXED) *
+		      ((size_t)a->stride << a->chunk_shift);
+
+	return back < used ? used - back : 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * An arena of fixed-stride slots named by 32-bit indexes (1 .. cap; 0 is
+ * the caller's "none"), in address space reserved once, so that a slot
+ * never moves.  Pages cost memory from their first use.  A chunk of slots
+ * whose every slot is free again goes back to the kernel (MADV_DONTNEED)
+ * and is used again before any slot never used, so that the memory of a
+ * map that grew and shrank follows what it holds.
+ *
+ * Why chunks and not pages: a chunk is the unit whose free slots are
+ * counted, and a count per 4 KiB page would be one per 256 elements; a
+ * chunk of about 64 KiB keeps the bookkeeping to a few hundred counts a
+ * million slots, and still leaves a map that shrinks little beyond its
+ * live slots' chunks.
+ *
+ * Slots are handed out first from chunks that have free ones (most
+ * recently freed into first), then from released chunks, then from the
+ * never-used tail with one compare-and-swap, no lock: the path of a map
+ * that only grows.  A chunk becomes released only while the other chunks
+ * keep at least a chunk's worth of free slots, so that a map holding
+ * steady at a chunk boundary does not give back and fault in the same
+ * pages over and over.
+ *
+ * A free slot holds its free-list link at link_off (4 bytes): the caller
+ * must not need those bytes of a slot it freed.
+ */
+#ifndef BPFMAP_TABLES_SLOT_ARENA_H
+#define BPFMAP_TABLES_SLOT_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct slot_chunk;
+
+struct slot_arena {
+	char *base;          /* slot i at base + i * stride */
+	uint32_t stride;
+	uint32_t cap;        /* the last slot's index */
+	uint32_t link_off;
+	uint32_t chunk_shift; /* slots per chunk: 1 << chunk_shift */
+	uint32_t n_chunks;
+	uint32_t fresh;      /* atomic: the first slot never handed out */
+	uint32_t avail;      /* atomic: slots the chunks can hand out again */
+	uint32_t released_n; /* atomic: chunks given back, not yet reused */
+	uint32_t lock;       /* spin_lock_word: the chunks' lists and counts */
+	uint32_t partial;    /* the chunks with free slots, a list */
+	uint32_t released;   /* the chunks given back, a stack */
+	struct slot_chunk *chunks;
+};
+
+/* Reserve slots 1 .. @cap of @stride bytes (a multiple of 8), a free one
+ * linked through its 4 bytes at @link_off.  0 or -ENOMEM. */
+int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off);
+void slot_arena_destroy(struct slot_arena *a);
+
+static inline char *slot_arena_at(const struct slot_arena *a, uint32_t idx)
+{
+	return a->base + (size_t)idx * a->stride;
+}
+
+/* A slot's index, or 0 when every slot is in use.  Its bytes are not
+ * cleared: zeros if never used or given back, else what its last owner
+ * and the free-list link left there. */
+uint32_t slot_arena_alloc(struct slot_arena *a);
+/* @idx back: nothing may reach it any more.  Any thread. */
+void slot_arena_free(struct slot_arena *a, uint32_t idx);
+/* The memory the slots take now: the pages used, less those given back. */
+size_t slot_arena_mem(const struct slot_arena *a);
+
+#endif
