@@ -101,8 +101,10 @@ static int try_load(struct kbpf *k, const unsigned char *data, size_t len, const
 	libbpf_msg[0] = '\0';
 	ret = bpf_object__load(k->obj);
 	if (ret) {
-		snprintf(err, errlen, "load: %s%s%s", strerror(-ret), libbpf_msg[0] ? " -- " : "",
-			 libbpf_msg);
+		/* libbpf's log may not fit: cut, on purpose. */
+		if (snprintf(err, errlen, "load: %s%s%s", strerror(-ret),
+			     libbpf_msg[0] ? " -- " : "", libbpf_msg) >= (int)errlen)
+			err[errlen - 1] = '\0';
 		goto fail;
 	}
 	k->link = bpf_program__attach(chosen);
