@@ -28,6 +28,8 @@
  * slot it has passed, which would miss the key without its check of the
  * bucket's lock word; and a copy-out stopped between its copy and that
  * check while the value is overwritten in place.
+ * And the slot arena's (tables/slot_arena.c): a chunk stopped between its
+ * last free and the return of its pages while others allocate.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -44,6 +46,7 @@
 #include "tables/flat.h"
 #include "tables/chain.h"
 #include "tables/rtab.h"
+#include "tables/slot_arena.h"
 #include "util/test_hook.h"
 
 /* ---- stopping one thread at one hook ------------------------------------- */
@@ -784,6 +787,89 @@ static void test_rhash_store_then_take(void **state)
 	bpfmap_free(m);
 }
 
+/* ---- a slot arena's chunk between its last free and its pages going ----- */
+
+struct arena_free {
+	struct slot_arena *a;
+	uint32_t idx;
+	pthread_t t;
+};
+
+static void *arena_free_thread(void *arg)
+{
+	struct arena_free *f = arg;
+
+	while (!__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
+		usleep(100);
+	slot_arena_free(f->a, f->idx);
+	return NULL;
+}
+
+/*
+ * The free that empties a chunk takes it off every list and gives its
+ * pages back after dropping the arena's lock (tables/slot_arena.c).  Stopped
+ * in between, other threads take a chunk's worth of slots and more, and
+ * write them: none may come from the chunk going (its pages are zeroed
+ * when the free goes on, which would wipe them), and after it, the chunk
+ * is reused, zeroed, before any slot never used.
+ */
+static void test_arena_chunk_giving(void **state)
+{
+	(void)state;
+	struct slot_arena a;
+	struct arena_free f = { .a = &a };
+	uint32_t per, x, fresh, *mine;
+
+	assert_int_equal(slot_arena_init(&a, 1u << 16, 16, 0), 0);
+	per = 1u << a.chunk_shift;
+	mine = calloc(2 * per, sizeof(*mine));
+	assert_non_null(mine);
+	for (uint32_t i = 1; i < 4 * per; i++)
+		assert_int_equal(slot_arena_alloc(&a), i);
+	/* Chunk 1 emptied (kept: nothing else had room), chunk 2 but for x. */
+	x = 2 * per;
+	for (uint32_t i = per; i < 3 * per; i++)
+		if (i != x)
+			slot_arena_free(&a, i);
+	f.idx = x;
+	memset(&stop, 0, sizeof(stop));
+	stop.point = HOOK_ARENA_GIVING;
+	assert_int_equal(pthread_create(&f.t, NULL, arena_free_thread, &f), 0);
+	stop.who = f.t;
+	__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&stop.reached, __ATOMIC_SEQ_CST))
+		usleep(100);
+	assert_ptr_equal(stop.obj, slot_arena_at(&a, x));
+	/* Chunk 2 is going: chunk 1's slots, then fresh ones. */
+	for (uint32_t i = 0; i < 2 * per; i++) {
+		mine[i] = slot_arena_alloc(&a);
+		assert_true(mine[i] && mine[i] >> a.chunk_shift != 2);
+		memset(slot_arena_at(&a, mine[i]), 0x5a, a.stride);
+	}
+	op_release();
+	pthread_join(f.t, NULL);
+	assert_int_equal(a.released_n, 1);
+	for (uint32_t i = 0; i < 2 * per; i++) {
+		const unsigned char *p = (const unsigned char *)slot_arena_at(&a, mine[i]);
+
+		for (uint32_t b = 0; b < a.stride; b++)
+			assert_int_equal(p[b], 0x5a);
+	}
+	/* Then chunk 2 again, zeroed, before any slot never used. */
+	fresh = a.fresh;
+	for (uint32_t i = 0; i < per; i++) {
+		uint32_t idx = slot_arena_alloc(&a);
+		const unsigned char *p = (const unsigned char *)slot_arena_at(&a, idx);
+
+		assert_int_equal(idx >> a.chunk_shift, 2);
+		for (uint32_t b = 0; b < a.stride; b++)
+			assert_int_equal(p[b], 0);
+	}
+	assert_int_equal(a.fresh, fresh);
+	free(mine);
+	slot_arena_destroy(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -800,6 +886,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
+		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 	};
 	return run_test_group(tests);
 }

@@ -9,6 +9,7 @@
 #include "sync/spin_lock.h"
 #include "tables/slot_arena.h"
 #include "util/big_alloc.h"
+#include "util/test_hook.h"
 
 #define CHUNK_NONE UINT32_MAX
 /* A chunk's slots, in bytes, about this much (see slot_arena.h). */
@@ -214,6 +215,7 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	partial_unlink(a, c);
 	k->state = CHUNK_GIVING;
 	spin_unlock_word(&a->lock);
+	TEST_HOOK(HOOK_ARENA_GIVING, slot_arena_at(a, chunk_lo(a, c)));
 
 	given = !madvise(slot_arena_at(a, chunk_lo(a, c)), (size_t)a->stride << a->chunk_shift,
 			 MADV_DONTNEED);
