@@ -207,6 +207,39 @@ static void test_no_thrash(void **state)
 	slot_arena_destroy(&a);
 }
 
+/* The first chunk goes back too, and when it comes back its slot 0 (the
+ * callers' "none") is still never handed out. */
+static void test_first_chunk(void **state)
+{
+	const uint32_t cap = 3u << 12;
+	struct slot_arena a;
+	unsigned char *seen = calloc(cap + 1, 1);
+	uint32_t per;
+
+	(void)state;
+	assert_int_equal(slot_arena_init(&a, cap - 1, 16, 0), 0);
+	per = 1u << a.chunk_shift;
+	assert_int_equal(3 * per, cap);
+	for (uint32_t i = 1; i < cap; i++)
+		assert_int_equal(slot_arena_alloc(&a), i);
+	assert_int_equal(slot_arena_alloc(&a), 0);
+	/* Last chunk first (nothing else has room: kept), then the two
+	 * others go (the last one's room beside them). */
+	for (uint32_t i = cap; --i > 0;)
+		slot_arena_free(&a, i);
+	assert_int_equal(a.released_n, 2);
+	assert_true(resident(&a) <= per * 16);
+	for (uint32_t i = 1; i < cap; i++) {
+		uint32_t idx = slot_arena_alloc(&a);
+
+		assert_true(idx >= 1 && idx < cap && !seen[idx]);
+		seen[idx] = 1;
+	}
+	assert_int_equal(slot_arena_alloc(&a), 0);
+	slot_arena_destroy(&a);
+	free(seen);
+}
+
 #define THREADS 4
 #define HELD 512
 #define ROUNDS 50000
@@ -287,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_gives_back),
 		cmocka_unit_test(test_no_thrash),
+		cmocka_unit_test(test_first_chunk),
 		cmocka_unit_test(test_threads),
 	};
 

@@ -38,6 +38,12 @@ static uint32_t chunk_lo(const struct slot_arena *a, uint32_t c)
 	return c << a->chunk_shift;
 }
 
+/* The chunk's first slot that may be handed out (slot 0 never is). */
+static uint32_t chunk_first(const struct slot_arena *a, uint32_t c)
+{
+	return c ? chunk_lo(a, c) : 1;
+}
+
 /* One past the chunk's last slot. */
 static uint32_t chunk_hi(const struct slot_arena *a, uint32_t c)
 {
@@ -128,7 +134,7 @@ static uint32_t alloc_reused_locked(struct slot_arena *a)
 		__atomic_store_n(&a->released_n, a->released_n - 1, __ATOMIC_RELAXED);
 		k->free_head = 0;
 		k->nfree = 0;
-		k->bump = chunk_lo(a, c);
+		k->bump = chunk_first(a, c);
 		partial_push(a, c);
 	}
 	if (c == CHUNK_NONE)
@@ -173,24 +179,24 @@ uint32_t slot_arena_alloc(struct slot_arena *a)
 
 /*
  * Whether chunk @c, @k->nfree of whose slots are free, has every slot it
- * handed out back, and may go: not chunk 0 (slot 0 is never handed out),
- * not a last chunk shorter than the others (its bytes end mid-page), and
- * only while the other chunks keep a chunk's worth of free slots.
+ * handed out back, and may go: not a last chunk shorter than the others
+ * (its bytes end mid-page), and only while the other chunks keep a chunk's
+ * worth of free slots.
  */
 static bool chunk_may_go(const struct slot_arena *a, uint32_t c, const struct slot_chunk *k)
 {
-	uint32_t lo = chunk_lo(a, c), hi = chunk_hi(a, c), handed;
+	uint32_t first = chunk_first(a, c), hi = chunk_hi(a, c), handed;
 
-	if (!c || hi - lo != 1u << a->chunk_shift)
+	if (hi - chunk_lo(a, c) != 1u << a->chunk_shift)
 		return false;
 	if (k->bump)
-		handed = k->bump - lo;
+		handed = k->bump - first;
 	else if (hi <= __atomic_load_n(&a->fresh, __ATOMIC_RELAXED))
-		handed = hi - lo; /* fresh only grows: all of it handed, for good */
+		handed = hi - first; /* fresh only grows: all of it handed, for good */
 	else
 		return false;
 	/* Then its room is all of it: the others' is the rest of avail. */
-	return k->nfree == handed && a->avail - (hi - lo) >= hi - lo;
+	return k->nfree == handed && a->avail - handed >= handed;
 }
 
 void slot_arena_free(struct slot_arena *a, uint32_t idx)
