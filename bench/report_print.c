@@ -414,7 +414,7 @@ static int rhash_targets(const struct report *rp, struct target *t)
 
 	tgt_init_max(&t[n++], "RHASH memory, 1K of 1M max_entries", 256, " KiB",
 		     h->mem_ok ? h->mem.at_1k / 1024.0 : nan);
-	tgt_init_max(&t[n++], "RHASH memory, grown to 500K, back to 1K (settled)", 512, " KiB",
+	tgt_init_max(&t[n++], "RHASH memory, 500K back to 1K, settled", 512, " KiB",
 		     h->mem_ok ? h->mem.back_1k_settled / 1024.0 : nan);
 	tgt_init_max(&t[n++], "RHASH bytes/elem 8+8, growth 1K-1M, most", 48, " B",
 		     h->mem_ok ? h->mem.peak_per_elem : nan);
