@@ -205,6 +205,69 @@ static void test_memory_follows(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * Churn through the arenas' chunk life cycle: grown, thinned out at random
+ * by nine in ten, refilled with new keys, three times, then emptied.  Every
+ * value and the walk must stay the model's through chunks given back and
+ * taken again; freed slots must be used before never-used ones (the
+ * arena's high-water mark stays where the first fill left it); and once
+ * empty and reclaimed, the map is small again.
+ */
+static void test_churn_memory(void **state)
+{
+	const uint32_t n = 200000 / scale;
+	struct bpfmap *m = rhash(8, 16, 1u << 20, 0);
+	struct rtab *r = to_rtab(m);
+	uint64_t *keys = malloc(n * sizeof(*keys)), next = 1, v[2], seed = 77;
+	uint32_t live = 0, fresh = 0;
+
+	(void)state;
+	assert_non_null(keys);
+	for (int cycle = 0; cycle < 4; cycle++) {
+		while (live < n) {
+			keys[live] = next++;
+			v[0] = keys[live] * 3;
+			v[1] = ~keys[live];
+			assert_int_equal(bpfmap_update_elem(m, &keys[live], v, BPFMAP_NOEXIST), 0);
+			live++;
+		}
+		if (!cycle)
+			fresh = r->elems.fresh;
+		/* Refills took freed slots and given-back chunks first (the
+		 * deleted ones were reclaimed before them, below). */
+		assert_true(r->elems.fresh <= fresh + (fresh >> 6));
+		for (uint32_t i = 0; i < live; i++) {
+			assert_int_equal(bpfmap_lookup_elem(m, &keys[i], v), 0);
+			assert_true(v[0] == keys[i] * 3 && v[1] == ~keys[i]);
+		}
+		assert_int_equal(walk_count(m, 8), live);
+		while (live > n / 10) {
+			uint32_t j;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			j = (uint32_t)(seed % live);
+
+			assert_int_equal(bpfmap_delete_elem(m, &keys[j]), 0);
+			keys[j] = keys[--live];
+		}
+		rtab_reclaim_wait(r);
+	}
+	while (live)
+		assert_int_equal(bpfmap_delete_elem(m, &keys[--live]), 0);
+	/* Shrinks move on with operations: a few on one key. */
+	for (int i = 0; i < 64; i++) {
+		assert_int_equal(bpfmap_update_elem(m, &next, v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete_elem(m, &next), 0);
+	}
+	rtab_reclaim_wait(r);
+	assert_int_equal(walk_count(m, 8), 0);
+	assert_true(bpfmap_mem_usage(m) < 512u << 10);
+	free(keys);
+	bpfmap_free(m);
+}
+
 static void test_get_next_key(void **state)
 {
 	struct bpfmap *m = rhash(8, 8, 1000, 0);
@@ -535,7 +598,8 @@ int main(int argc, char **argv)
 		test_entry(test_uapi_value),   test_entry(test_create_order),
 		test_entry(test_size_hint),
 		test_entry(test_update_modes), test_entry(test_pointer_stays),
-		test_entry(test_memory_follows), test_entry(test_get_next_key),
+		test_entry(test_memory_follows), test_entry(test_churn_memory),
+		test_entry(test_get_next_key),
 		test_entry(test_batches),      test_entry(test_spin_lock_value),
 		test_entry(test_arena_exhausted),
 		test_entry(test_model),
