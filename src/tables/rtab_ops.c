@@ -287,23 +287,8 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 	return RTAB_TAKE_LOCK;
 }
 
-/* The lock-free answer, or RTAB_TAKE_LOCK (with *@hint filled when the key
- * was seen); with the hash and compare of word keys inline.  In the
- * caller's read-side section. */
-static int rtab_update_try(struct rtab *r, uint32_t hash, const void *key, const void *value,
-			   uint64_t mode, struct rtab_hint *hint)
-{
-	switch (r->hash_kind) {
-	case HASH_U32:
-		return rtab_update_lockfree(r, hash, key, value, mode, 4, HASH_U32, hint);
-	case HASH_U64:
-		return rtab_update_lockfree(r, hash, key, value, mode, 8, HASH_U64, hint);
-	default:
-		return rtab_update_lockfree(r, hash, key, value, mode, r->map.key_size,
-					    RTAB_GENERIC, hint);
-	}
-}
-
+/* The hash of a key, its kind read from the map (the paths that do not
+ * specialise). */
 static ALWAYS_INLINE uint32_t rtab_hash_inline(struct rtab *r, const void *key)
 {
 	switch (r->hash_kind) {
@@ -316,12 +301,15 @@ static ALWAYS_INLINE uint32_t rtab_hash_inline(struct rtab *r, const void *key)
 	}
 }
 
-int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
+/* An update with the hash, compare and lock-free try of @kind inline. */
+static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
+					   const void *value, uint64_t flags, uint32_t key_size,
+					   enum hash_kind kind)
 {
 	struct rtab *r = to_rtab(map);
 	uint64_t mode = flags & (BPFMAP_NOEXIST | BPFMAP_EXIST);
 	bool lockf = flags & BPFMAP_F_LOCK;
-	uint32_t hash = rtab_hash_inline(r, key);
+	uint32_t hash = rtab_hash(r, key, key_size, kind);
 	struct rtab_hint hint = { NULL, { NULL, 0 }, RTAB_NONE };
 	int ret;
 
@@ -331,7 +319,8 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 			return ret;
 	}
 	rcu_lock();
-	ret = lockf ? RTAB_TAKE_LOCK : rtab_update_try(r, hash, key, value, mode, &hint);
+	ret = lockf ? RTAB_TAKE_LOCK
+		    : rtab_update_lockfree(r, hash, key, value, mode, key_size, kind, &hint);
 	if (ret == RTAB_TAKE_LOCK)
 		ret = rtab_update_locked(r, hash, key, value, mode, lockf,
 					 hint.first ? &hint : NULL);
@@ -348,6 +337,37 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 			ret = -ENOMEM;
 	}
 	return ret;
+}
+
+/* One function per kind, as the flat table's (tables/flat_update.c). */
+static __attribute__((noinline)) int rtab_update_u32(struct bpfmap *map, const void *key,
+						      const void *value, uint64_t flags)
+{
+	return rtab_update_sized(map, key, value, flags, 4, HASH_U32);
+}
+
+static __attribute__((noinline)) int rtab_update_u64(struct bpfmap *map, const void *key,
+						      const void *value, uint64_t flags)
+{
+	return rtab_update_sized(map, key, value, flags, 8, HASH_U64);
+}
+
+static __attribute__((noinline)) int rtab_update_any(struct bpfmap *map, const void *key,
+						      const void *value, uint64_t flags)
+{
+	return rtab_update_sized(map, key, value, flags, map->key_size, RTAB_GENERIC);
+}
+
+int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
+{
+	switch (to_rtab(map)->hash_kind) {
+	case HASH_U32:
+		return rtab_update_u32(map, key, value, flags);
+	case HASH_U64:
+		return rtab_update_u64(map, key, value, flags);
+	default:
+		return rtab_update_any(map, key, value, flags);
+	}
 }
 
 static int rtab_delete(struct rtab *r, const void *key, void *value)
