@@ -36,4 +36,38 @@ enum hash_kind hash_kind_for_key_size(uint32_t key_size);
 hash_fn hash_fn_for_kind(enum hash_kind kind);
 const char *hash_kind_name(enum hash_kind kind);
 
+/*
+ * The tables' update entry points, one per key kind: @name##_u32, _u64 and
+ * _any call the inline @sized(self, key, value, flags, key_size, kind)
+ * with their kind a constant, so that each keeps only the registers its
+ * kind needs; @name##_kind(kind, ...) picks one, as a tail call.  @type
+ * @self: the table's first parameter; the "any" variant passes @any_ks
+ * and @any_kind, expressions of @self.
+ */
+#define HASH_KIND_UPDATES(name, sized, type, self, any_ks, any_kind)                            \
+	static __attribute__((noinline)) int name##_u32(type self, const void *key,              \
+							const void *value, uint64_t flags)       \
+	{                                                                                        \
+		return sized(self, key, value, flags, 4, HASH_U32);                              \
+	}                                                                                        \
+	static __attribute__((noinline)) int name##_u64(type self, const void *key,              \
+							const void *value, uint64_t flags)       \
+	{                                                                                        \
+		return sized(self, key, value, flags, 8, HASH_U64);                              \
+	}                                                                                        \
+	static __attribute__((noinline)) int name##_any(type self, const void *key,              \
+							const void *value, uint64_t flags)       \
+	{                                                                                        \
+		return sized(self, key, value, flags, any_ks, any_kind);                         \
+	}                                                                                        \
+	static inline __attribute__((always_inline)) int name##_kind(                            \
+		enum hash_kind kind_, type self, const void *key, const void *value, uint64_t flags) \
+	{                                                                                        \
+		if (kind_ == HASH_U32)                                                           \
+			return name##_u32(self, key, value, flags);                              \
+		if (kind_ == HASH_U64)                                                           \
+			return name##_u64(self, key, value, flags);                              \
+		return name##_any(self, key, value, flags);                                      \
+	}
+
 #endif

@@ -291,24 +291,8 @@ static ALWAYS_INLINE int chain_update_sized(struct chain *c, const void *key, co
 	return chain_update_locked_any(c, b, &k, value, mode);
 }
 
-/* One function per kind (tail-called), each with only the registers it needs. */
-static __attribute__((noinline)) int chain_update_u32(struct chain *c, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return chain_update_sized(c, key, value, flags, 4, HASH_U32);
-}
-
-static __attribute__((noinline)) int chain_update_u64(struct chain *c, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return chain_update_sized(c, key, value, flags, 8, HASH_U64);
-}
-
-static __attribute__((noinline)) int chain_update_any(struct chain *c, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return chain_update_sized(c, key, value, flags, c->map.key_size, CHAIN_GENERIC);
-}
+HASH_KIND_UPDATES(chain_update, chain_update_sized, struct chain *, c, c->map.key_size,
+		  CHAIN_GENERIC)
 
 /* Parts of a value are rare (per-CPU maps' program view and F_CPU updates):
  * always under the lock, with the generic key compare. */
@@ -328,11 +312,7 @@ int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
 {
 	struct chain *c = to_chain(map);
 
-	if (c->hash_kind == HASH_U32)
-		return chain_update_u32(c, key, value, flags);
-	if (c->hash_kind == HASH_U64)
-		return chain_update_u64(c, key, value, flags);
-	return chain_update_any(c, key, value, flags);
+	return chain_update_kind(c->hash_kind, c, key, value, flags);
 }
 
 static ALWAYS_INLINE int chain_remove_sized(struct chain *c, const void *key, void *value,

@@ -522,35 +522,12 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 	return flat_update_locked_any(f, key, value, flags, hash, hint);
 }
 
-/* One function per kind (tail-called), each with only the registers it needs. */
-static __attribute__((noinline)) int flat_update_u32(struct bpfmap *map, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return flat_update_sized(map, key, value, flags, 4, HASH_U32);
-}
-
-static __attribute__((noinline)) int flat_update_u64(struct bpfmap *map, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return flat_update_sized(map, key, value, flags, 8, HASH_U64);
-}
-
-static __attribute__((noinline)) int flat_update_any(struct bpfmap *map, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return flat_update_sized(map, key, value, flags, map->key_size, to_flat(map)->hash_kind);
-}
+HASH_KIND_UPDATES(flat_update, flat_update_sized, struct bpfmap *, map, map->key_size,
+		  to_flat(map)->hash_kind)
 
 int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
 {
-	switch (to_flat(map)->hash_kind) {
-	case HASH_U32:
-		return flat_update_u32(map, key, value, flags);
-	case HASH_U64:
-		return flat_update_u64(map, key, value, flags);
-	default:
-		return flat_update_any(map, key, value, flags);
-	}
+	return flat_update_kind(to_flat(map)->hash_kind, map, key, value, flags);
 }
 
 /* Part of a per-CPU value (core/percpu.c, the program view's update): always

@@ -339,35 +339,12 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	return ret;
 }
 
-/* One function per kind, as the flat table's (tables/flat_update.c). */
-static __attribute__((noinline)) int rtab_update_u32(struct bpfmap *map, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return rtab_update_sized(map, key, value, flags, 4, HASH_U32);
-}
-
-static __attribute__((noinline)) int rtab_update_u64(struct bpfmap *map, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return rtab_update_sized(map, key, value, flags, 8, HASH_U64);
-}
-
-static __attribute__((noinline)) int rtab_update_any(struct bpfmap *map, const void *key,
-						      const void *value, uint64_t flags)
-{
-	return rtab_update_sized(map, key, value, flags, map->key_size, RTAB_GENERIC);
-}
+HASH_KIND_UPDATES(rtab_update, rtab_update_sized, struct bpfmap *, map, map->key_size,
+		  RTAB_GENERIC)
 
 int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags)
 {
-	switch (to_rtab(map)->hash_kind) {
-	case HASH_U32:
-		return rtab_update_u32(map, key, value, flags);
-	case HASH_U64:
-		return rtab_update_u64(map, key, value, flags);
-	default:
-		return rtab_update_any(map, key, value, flags);
-	}
+	return rtab_update_kind(to_rtab(map)->hash_kind, map, key, value, flags);
 }
 
 static int rtab_delete(struct rtab *r, const void *key, void *value)
