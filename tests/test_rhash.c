@@ -18,6 +18,19 @@
  * the keys and operations, the same cases. */
 static uint32_t scale = 1;
 
+/* splitmix64; each case that uses it seeds rnd_state first. */
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state += 0x9e3779b97f4a7c15ULL;
+	uint64_t z = rnd_state;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 static struct bpfmap *rhash(uint32_t ks, uint32_t vs, uint32_t max, uint64_t extra)
 {
 	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC, .map_extra = extra);
@@ -218,11 +231,12 @@ static void test_churn_memory(void **state)
 	const uint32_t n = 200000 / scale;
 	struct bpfmap *m = rhash(8, 16, 1u << 20, 0);
 	struct rtab *r = to_rtab(m);
-	uint64_t *keys = malloc(n * sizeof(*keys)), next = 1, v[2], seed = 77;
+	uint64_t *keys = malloc(n * sizeof(*keys)), next = 1, v[2];
 	uint32_t live = 0, fresh = 0;
 
 	(void)state;
 	assert_non_null(keys);
+	rnd_state = 77;
 	for (int cycle = 0; cycle < 4; cycle++) {
 		while (live < n) {
 			keys[live] = next++;
@@ -242,12 +256,7 @@ static void test_churn_memory(void **state)
 		}
 		assert_int_equal(walk_count(m, 8), live);
 		while (live > n / 10) {
-			uint32_t j;
-
-			seed ^= seed << 13;
-			seed ^= seed >> 7;
-			seed ^= seed << 17;
-			j = (uint32_t)(seed % live);
+			uint32_t j = (uint32_t)(rnd() % live);
 
 			assert_int_equal(bpfmap_delete_elem(m, &keys[j]), 0);
 			keys[j] = keys[--live];
@@ -445,18 +454,6 @@ struct model {
 	uint32_t ks, vs, max, n;
 	uint8_t *keys, *vals, *present;
 };
-
-static uint64_t rnd_state;
-
-static uint64_t rnd(void)
-{
-	rnd_state += 0x9e3779b97f4a7c15ULL;
-	uint64_t z = rnd_state;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static void model_run(uint32_t ks, uint32_t vs, uint32_t max, uint64_t extra, uint64_t seed,
 		      uint32_t ops)

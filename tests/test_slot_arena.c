@@ -19,15 +19,7 @@
 #include <cmocka.h>
 
 #include "tables/slot_arena.h"
-
-static uint64_t rng(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#include "test_rng.h"
 
 /* Slot @idx's bytes as its holder writes them, the link's 4 included. */
 static void fill(struct slot_arena *a, uint32_t idx)
@@ -79,7 +71,7 @@ static void test_model(void **state)
 
 		assert_int_equal(slot_arena_init(&a, cap, strides[s][0], strides[s][1]), 0);
 		for (int op = 0; op < 400000; op++) {
-			uint64_t r = rng(&seed);
+			uint64_t r = rng_next(&seed);
 			/* Phases that fill, drain and churn, so chunks empty. */
 			bool grow = (op / 50000) % 2 == 0 ? r % 4 != 0 : r % 4 == 0;
 
@@ -257,7 +249,7 @@ static void *churn(void *arg)
 	uint32_t held[HELD], n = 0;
 
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t x = rng(&w->seed);
+		uint64_t x = rng_next(&w->seed);
 
 		if (x % 2 && n < HELD) {
 			uint32_t idx = slot_arena_alloc(w->a);

@@ -126,8 +126,9 @@ struct rtab {
 	struct hash_params hp;
 	char pad_[64];
 	/* Elements and overflow groups, named by index (0: none), with
-	 * memory that follows what the map holds (tables/slot_arena.h);
-	 * arena and ogroups above are their bases. */
+	 * memory that follows what the map holds (tables/slot_arena.h).
+	 * arena and ogroups above copy their bases into the line that
+	 * lookups read. */
 	struct slot_arena elems, groups;
 	struct count count;     /* sync/count.h: exact -E2BIG */
 	/* Elements and overflow groups unlinked, waiting to be queued for

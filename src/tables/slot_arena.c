@@ -52,6 +52,12 @@ static uint32_t chunk_hi(const struct slot_arena *a, uint32_t c)
 	return hi > (uint64_t)a->cap + 1 ? a->cap + 1 : (uint32_t)hi;
 }
 
+/* A chunk's bytes (every chunk but a short last one). */
+static size_t chunk_bytes(const struct slot_arena *a)
+{
+	return (size_t)a->stride << a->chunk_shift;
+}
+
 static uint32_t *link_of(struct slot_arena *a, uint32_t idx)
 {
 	return (uint32_t *)(void *)(slot_arena_at(a, idx) + a->link_off);
@@ -223,8 +229,7 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	spin_unlock_word(&a->lock);
 	TEST_HOOK(HOOK_ARENA_GIVING, slot_arena_at(a, chunk_lo(a, c)));
 
-	given = !madvise(slot_arena_at(a, chunk_lo(a, c)), (size_t)a->stride << a->chunk_shift,
-			 MADV_DONTNEED);
+	given = !madvise(slot_arena_at(a, chunk_lo(a, c)), chunk_bytes(a), MADV_DONTNEED);
 
 	spin_lock_word(&a->lock);
 	if (given) {
@@ -242,8 +247,7 @@ size_t slot_arena_mem(const struct slot_arena *a)
 {
 	size_t used = big_reserve_used((size_t)__atomic_load_n(&a->fresh, __ATOMIC_RELAXED) *
 				       a->stride);
-	size_t back = (size_t)__atomic_load_n(&a->released_n, __ATOMIC_RELAXED) *
-		      ((size_t)a->stride << a->chunk_shift);
+	size_t back = (size_t)__atomic_load_n(&a->released_n, __ATOMIC_RELAXED) * chunk_bytes(a);
 
 	return back < used ? used - back : 0;
 }
