@@ -18,19 +18,6 @@
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
-/* Replace tag byte i of bucket b's tag word (CAS: other homes' writers change
- * other bytes of it at the same time). */
-void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag)
-{
-	uint64_t old = __atomic_load_n(&bk->tags, __ATOMIC_RELAXED), new;
-	uint64_t mask = 0xffULL << (8 * i);
-
-	do {
-		new = (old & ~mask) | ((uint64_t)tag << (8 * i));
-	} while (!__atomic_compare_exchange_n(&bk->tags, &old, new, true, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
-}
-
 int32_t flat_dead_flush(struct flat *f, struct count_shard *s)
 {
 	int32_t d = __atomic_exchange_n(&s->aux, 0, __ATOMIC_RELAXED);

@@ -567,8 +567,25 @@ uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos);
 /* Start reclaiming deleted slots if no reclamation is under way. */
 void flat_kick(struct flat *f);
 
-/* Replace tag byte i of bucket bk's tag word (other bytes may change meanwhile). */
-void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag);
+/* Byte i of a bucket's tag word, in memory. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FLAT_TAG_BYTE(i) (i)
+#else
+#define FLAT_TAG_BYTE(i) (7 - (i))
+#endif
+
+/*
+ * Replace tag byte i of bucket bk's tag word, whose writer owns the slot
+ * (its home's lock holder, or the claimer of a BUSY position): one byte
+ * store.  Other bytes of the word change meanwhile, but only by whole-word
+ * CASes (the reclaimers', the claims of deleted slots), which fail and
+ * retry over a byte that changed under them, so no update is lost; a CAS
+ * here cost an evicting insert of an LRU map four locked instructions.
+ */
+static ALWAYS_INLINE void flat_set_tag(struct flat_bucket *bk, uint32_t i, uint32_t tag)
+{
+	__atomic_store_n((uint8_t *)&bk->tags + FLAT_TAG_BYTE(i), (uint8_t)tag, __ATOMIC_RELEASE);
+}
 
 /* Store @value, or @part of it (per-CPU maps; NULL: all of @value), into
  * slot pos (the caller keeps readers out: seq or a one-word store); @fresh:

@@ -142,19 +142,18 @@ static bool flat_home_has_dead(const struct flat *f, uint32_t h)
 }
 
 /* Claim an EMPTY slot of home bucket h (locked): its position, or FLAT_NONE.
- * A CAS: the reclaimers retag other bytes of the word meanwhile. */
+ * Only inserts into h, under its lock, take its EMPTY slots (the reclaimers
+ * make slots EMPTY, the claims of deleted ones take other states), so the
+ * slot is ours with one byte store (flat_set_tag). */
 static uint32_t flat_claim_home(struct flat *f, uint32_t h)
 {
 	struct flat_bucket *bk = &f->buckets[h];
-	uint64_t m;
+	uint64_t m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_RELAXED), FLAT_EMPTY);
 
-	while ((m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_RELAXED), FLAT_EMPTY))) {
-		uint32_t i = flat_first(m);
-
-		if (flat_cas_tag(bk, i, FLAT_EMPTY, FLAT_BUSY))
-			return h * FLAT_SLOTS + i;
-	}
-	return FLAT_NONE;
+	if (!m)
+		return FLAT_NONE;
+	flat_set_tag(bk, flat_first(m), FLAT_BUSY);
+	return h * FLAT_SLOTS + flat_first(m);
 }
 
 /* A free node, claimed (BUSY): the free list's, else the next never used
@@ -324,7 +323,7 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
  */
 static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint32_t tag,
 					  uint32_t ks, uint64_t small, bool may_insert,
-					  uint32_t *hint)
+					  uint32_t *hint, bool *evict)
 {
 	const struct flat_home *home = &f->homes[h];
 	uint32_t lw = seq_spin_read_begin(&home->lock), pos;
@@ -351,8 +350,15 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 			return false;
 		}
 	}
-	if (!may_insert || (lw & 1) || f->lru) /* evicting maps are never full */
+	if (!may_insert || (lw & 1))
 		return false;
+	if (f->lru) {
+		/* Evicting maps are never full.  Absent and full at one
+		 * instant, the key's insert evicts before it takes the home's
+		 * lock, rather than find the map full under it. */
+		*evict = count_full_quiescent(&f->count) && seq_spin_read_valid(&home->lock, lw);
+		return false;
+	}
 	TEST_HOOK(HOOK_PROBE_FULL_SCANNED, f);
 	if (!count_full_quiescent(&f->count))
 		return false;
@@ -365,7 +371,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
  * @value. */
 static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, const void *value,
 					    uint64_t flags, uint64_t hash, uint32_t hint,
-					    uint32_t ks, const struct value_part *part)
+					    uint32_t ks, const struct value_part *part, bool credit)
 {
 	struct bpfmap *map = &f->map;
 	struct flat_place pl = flat_place_of(f, hash);
@@ -375,7 +381,6 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 	bool section = ks > 8; /* long keys: compares need stable positions */
 	enum flat_insert_mode how = FLAT_INSERT_FIRST;
 	uint32_t *lock = &f->homes[h].lock, ticket;
-	bool credit = false; /* an eviction's room (LRU) */
 	int ret;
 
 	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && !part && map->value_size <= 8 &&
@@ -465,23 +470,23 @@ out:
 /* The locked paths out of line, so that the lock-free ones stay small. */
 static __attribute__((noinline)) int flat_update_locked_u32(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint64_t hash, uint32_t hint)
+							     uint64_t hash, uint32_t hint, bool credit)
 {
-	return flat_update_locked(f, key, value, flags, hash, hint, 4, NULL);
+	return flat_update_locked(f, key, value, flags, hash, hint, 4, NULL, credit);
 }
 
 static __attribute__((noinline)) int flat_update_locked_u64(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint64_t hash, uint32_t hint)
+							     uint64_t hash, uint32_t hint, bool credit)
 {
-	return flat_update_locked(f, key, value, flags, hash, hint, 8, NULL);
+	return flat_update_locked(f, key, value, flags, hash, hint, 8, NULL, credit);
 }
 
 static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint64_t hash, uint32_t hint)
+							     uint64_t hash, uint32_t hint, bool credit)
 {
-	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size, NULL);
+	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size, NULL, credit);
 }
 
 /*
@@ -497,16 +502,20 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 	struct flat *f = to_flat(map);
 	uint64_t hash = flat_hash_kind(f, key, kind);
 	uint32_t hint = FLAT_NONE;
+	bool credit = false; /* an eviction's room (LRU) */
 
 	if (ks <= 8) {
 		struct flat_place pl = flat_place_of(f, hash);
 		uint32_t tag = pl.tag;
 		uint64_t small = flat_small_key(key, ks);
 		uint64_t mode = flags & ~BPFMAP_F_LOCK;
+		bool evict = false;
 
 		if (flat_probe_full(f, pl.home, tag, ks, small, mode != BPFMAP_EXIST,
-				    &hint))
+				    &hint, &evict))
 			return -E2BIG;
+		if (unlikely(evict))
+			credit = flat_lru_evict(f);
 		if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
 		    !map_has_lock(map)) {
 			uint64_t w = map_value_word(map, value);
@@ -516,10 +525,10 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 		}
 	}
 	if (kind == HASH_U32)
-		return flat_update_locked_u32(f, key, value, flags, hash, hint);
+		return flat_update_locked_u32(f, key, value, flags, hash, hint, credit);
 	if (kind == HASH_U64)
-		return flat_update_locked_u64(f, key, value, flags, hash, hint);
-	return flat_update_locked_any(f, key, value, flags, hash, hint);
+		return flat_update_locked_u64(f, key, value, flags, hash, hint, credit);
+	return flat_update_locked_any(f, key, value, flags, hash, hint, credit);
 }
 
 HASH_KIND_UPDATES(flat_update, flat_update_sized, struct bpfmap *, map, map->key_size,
@@ -540,7 +549,7 @@ int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint3
 	struct value_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
 
 	return flat_update_locked(f, key, src, mode, flat_hash(f, key), FLAT_NONE, map->key_size,
-				  &part);
+				  &part, false);
 }
 
 static int flat_remove(struct bpfmap *map, const void *key, void *value)
