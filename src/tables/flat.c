@@ -58,7 +58,7 @@ void flat_store_value(const struct flat *f, uint32_t pos, const void *value,
 }
 
 void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
-	       const void *value, const struct value_part *part)
+	       const void *value, const struct value_part *part, bool unseen)
 {
 	const struct bpfmap *map = &f->map;
 	struct flat_bucket *bk = &f->buckets[pos / FLAT_SLOTS];
@@ -75,7 +75,8 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 				 __ATOMIC_RELAXED);
 	s = flat_key_at(f, pos);
 	kw = (uint64_t *)(void *)s;
-	mwseq_write_begin(&bk->seq);
+	if (!unseen)
+		mwseq_write_begin(&bk->seq);
 	/* The value before the key: lookups matching by key take a word key
 	 * they see as live (flat.h, "Readers"). */
 	flat_store_value(f, pos, value, part, true);
@@ -105,7 +106,8 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 		flat_lru_insert(f, pos);
 	if (tag != FLAT_BUSY)
 		flat_set_tag(bk, pos % FLAT_SLOTS, tag);
-	mwseq_write_end(&bk->seq);
+	if (!unseen)
+		mwseq_write_end(&bk->seq);
 }
 
 uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos)

@@ -595,9 +595,13 @@ void flat_store_value(const struct flat *f, uint32_t pos, const void *value,
 
 /* Fill claimed (BUSY) position pos with key and value (or @part, as
  * flat_store_value) inside its bucket's seq and publish @tag there;
- * FLAT_BUSY leaves it claimed (a node, which its inserter links first). */
+ * FLAT_BUSY leaves it claimed (a node, which its inserter links first).
+ * @unseen: no reader can be in the position, so the seq is left alone (a
+ * node off the free list or never used: nodes are read only in read-side
+ * sections, by way of a chain, and a grace period passed since it left
+ * one; a home slot, by contrast, is read by copy-outs outside any). */
 void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
-	       const void *value, const struct value_part *part);
+	       const void *value, const struct value_part *part, bool unseen);
 
 /* Reclaim every deleted slot now (outside read-side sections only). */
 void flat_reclaim_sync(struct flat *f);

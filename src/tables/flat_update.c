@@ -244,12 +244,12 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 	 * to uncount. */
 	flat_dead_dec(f);
 	if (!flat_is_node(f, pos)) {
-		flat_fill(f, pos, tag, key, small, value, part);
+		flat_fill(f, pos, tag, key, small, value, part, false);
 		flat_queue_new(f, pos);
 		return 0;
 	}
 	mwseq_write_begin(&f->moved);
-	flat_fill(f, pos, FLAT_BUSY, key, small, value, part);
+	flat_fill(f, pos, FLAT_BUSY, key, small, value, part, false);
 	flat_link_node(f, h, pos, tag);
 	mwseq_write_end(&f->moved);
 	flat_queue_new(f, pos);
@@ -281,7 +281,7 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 	bool first = mode == FLAT_INSERT_FIRST;
 
 	if (pos != FLAT_NONE) {
-		flat_fill(f, pos, tag, key, small, value, part);
+		flat_fill(f, pos, tag, key, small, value, part, false);
 		flat_queue_new(f, pos);
 		return 0;
 	}
@@ -298,7 +298,7 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 		return mode == FLAT_INSERT_IN_SECTION
 			       ? flat_reuse_dead(f, h, tag, key, small, value, part)
 			       : -EAGAIN;
-	flat_fill(f, pos, FLAT_BUSY, key, small, value, part);
+	flat_fill(f, pos, FLAT_BUSY, key, small, value, part, true);
 	flat_link_node(f, h, pos, tag);
 	flat_queue_new(f, pos);
 	return 0;
