@@ -121,12 +121,10 @@ static ALWAYS_INLINE uint32_t flat_lru_clear(struct flat_lru *l, size_t vi, uint
 	return __atomic_fetch_and(&l->state[vi], (uint8_t)~bits, __ATOMIC_RELAXED);
 }
 
-/* Clear @bits of value index @vi's state, counting what leaves: whoever
+/* What leaves a state that was @old when @bits of it were cleared: whoever
  * clears SMALL or DEMOTED counts it. */
-static ALWAYS_INLINE void flat_lru_leave(struct flat_lru *l, size_t vi, uint32_t bits)
+static ALWAYS_INLINE void flat_lru_count_out(struct flat_lru *l, uint32_t old, uint32_t bits)
 {
-	uint32_t old = flat_lru_clear(l, vi, bits);
-
 	if (old & bits & FLAT_LRU_SMALL)
 		__atomic_fetch_sub(&l->small, 1, __ATOMIC_RELAXED);
 	if (old & bits & FLAT_LRU_DEMOTED) {
@@ -136,33 +134,53 @@ static ALWAYS_INLINE void flat_lru_leave(struct flat_lru *l, size_t vi, uint32_t
 	}
 }
 
-/* A filled position's element joins the small queue (home lock held, in
+/* Clear @bits of value index @vi's state, counting what leaves. */
+static ALWAYS_INLINE void flat_lru_leave(struct flat_lru *l, size_t vi, uint32_t bits)
+{
+	flat_lru_count_out(l, flat_lru_clear(l, vi, bits), bits);
+}
+
+/*
+ * A filled position's element joins the small queue (home lock held, in
  * flat_fill, before it is published): SMALL, unmarked, the next generation.
  * It joins the ring after flat_fill (flat_lru_queue); until then no
- * eviction picks it (the main queue's hand passes small elements by). */
+ * eviction picks it (the main queue's hand passes small elements by).
+ *
+ * One store, no CAS.  The generation changes only here, under the home's
+ * lock.  The other writers of a state byte read-modify-write it atomically
+ * and count by the value they replaced: a mark (REF) from a lookup that
+ * raced the fill may be lost, which only ages the element sooner; an
+ * eviction that read the position live before its delete clears REF or
+ * DEMOTED, which the killed state no longer holds and the new one does not
+ * hold yet, so no count moves twice.
+ */
 static ALWAYS_INLINE void flat_lru_insert(struct flat *f, uint32_t pos)
 {
 	struct flat_lru *l = f->lru;
 	size_t vi = flat_elem_of(f, pos);
-	uint8_t old = __atomic_load_n(&l->state[vi], __ATOMIC_RELAXED), new;
+	uint32_t old = __atomic_load_n(&l->state[vi], __ATOMIC_RELAXED);
+	uint32_t gen = (((old & FLAT_LRU_GEN_MASK) >> FLAT_LRU_GEN_SHIFT) + 1) & 3;
 
-	do {
-		uint32_t gen = (((old & FLAT_LRU_GEN_MASK) >> FLAT_LRU_GEN_SHIFT) + 1) & 3;
-
-		new = (uint8_t)(gen << FLAT_LRU_GEN_SHIFT | FLAT_LRU_SMALL);
-	} while (!__atomic_compare_exchange_n(&l->state[vi], &old, new, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	__atomic_store_n(&l->state[vi], (uint8_t)(gen << FLAT_LRU_GEN_SHIFT | FLAT_LRU_SMALL),
+			 __ATOMIC_RELAXED);
 	__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
 }
 
 /* Its ring entry, at the tail (home lock still held). */
 void flat_lru_queue(struct flat *f, uint32_t pos);
 
-/* A deleted position leaves the queues (home lock held, flat_kill_locked). */
+/* A deleted position leaves the queues (home lock held, flat_kill_locked):
+ * everything but its generation goes, which only this lock's holders
+ * change, so one exchange does it (a fetch-and is a CAS loop), and the
+ * counts follow the value it replaced. */
 static ALWAYS_INLINE void flat_lru_delete(struct flat *f, uint32_t pos)
 {
-	flat_lru_leave(f->lru, flat_elem_of(f, pos),
-		       FLAT_LRU_SMALL | FLAT_LRU_REF | FLAT_LRU_DEMOTED);
+	struct flat_lru *l = f->lru;
+	uint8_t *st = &l->state[flat_elem_of(f, pos)];
+	uint8_t gen = __atomic_load_n(st, __ATOMIC_RELAXED) & FLAT_LRU_GEN_MASK;
+
+	flat_lru_count_out(l, __atomic_exchange_n(st, gen, __ATOMIC_RELAXED),
+			   FLAT_LRU_SMALL | FLAT_LRU_REF | FLAT_LRU_DEMOTED);
 }
 
 /* The queues of an evicting map of @max_entries; 0, -ENOMEM, or -E2BIG
