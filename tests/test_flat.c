@@ -9,8 +9,9 @@
  * reused by another's), chain lengths after churn, batch cursors by home, a
  * small concurrent run where few homes hold long chains, the lock-free
  * overwrites of word values (when they are used, what turns them off, and a
- * race with positions changing keys), element indices of long keys, and
- * bpfmap_free with reclamation queued or running.  Maps are made with
+ * race with positions changing keys), element indices of long keys, an
+ * insert that goes on while another thread reclaims, and bpfmap_free with
+ * reclamation queued or running.  Maps are made with
  * flat_create() directly, so these tests do not depend on how bpfmap_create()
  * routes preallocated maps, except test_routing, which checks that.
  */
@@ -1371,6 +1372,69 @@ static void chain_stats(const struct flat *f, uint64_t *sum, uint32_t *max)
  * them at most (plus what shards hold back), and the nodes handed out near
  * the pool's soft cap.  Reclaimed at rest, none is left.
  */
+/*
+ * An insert that would reclaim first (its home has a dead slot, and deletes
+ * have piled up past sync_at) while another thread is reclaiming goes on
+ * with a spare node instead of waiting out that thread's grace period,
+ * which liburcu can stretch to 10 ms and more.  The other thread is played
+ * by sync_busy set by hand and never cleared while the insert runs: an
+ * insert that waited for it would not answer (checked for a second, then
+ * released).
+ */
+struct busy_insert {
+	struct bpfmap *m;
+	uint32_t key;
+	int ret; /* atomic: INT32_MIN until answered */
+};
+
+static void *busy_insert_thread(void *arg)
+{
+	struct busy_insert *b = arg;
+	uint64_t v = 7;
+
+	__atomic_store_n(&b->ret, bpfmap_update_elem(b->m, &b->key, &v, BPFMAP_NOEXIST),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void test_insert_beside_reclaim(void **state)
+{
+	(void)state;
+	struct bpfmap *m = flat_make(4, 8, 256, 0, -1);
+	struct flat *f = to_flat(m);
+	struct busy_insert b = { m, 0, INT32_MIN };
+	uint32_t keys[FLAT_SLOTS], n = 0, k, h;
+	uint64_t v = 1;
+	pthread_t th;
+	int ret = INT32_MIN;
+
+	for (k = 1; n < FLAT_SLOTS; k++) /* home 0's bucket full */
+		if (home_of_key(f, &k) == 0) {
+			keys[n++] = k;
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		}
+	assert_int_equal(bpfmap_delete_elem(m, &keys[0]), 0); /* a dead slot there */
+	f->sync_at = 1;
+	for (; ; k++)
+		if (home_of_key(f, &k) == 0)
+			break;
+	b.key = k;
+	h = __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->sync_busy, 1, __ATOMIC_SEQ_CST); /* "another thread" */
+	assert_int_equal(pthread_create(&th, NULL, busy_insert_thread, &b), 0);
+	for (int i = 0; i < 1000 && ret == INT32_MIN; i++) {
+		usleep(1000);
+		ret = __atomic_load_n(&b.ret, __ATOMIC_SEQ_CST);
+	}
+	__atomic_store_n(&f->sync_busy, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(ret, 0); /* answered while the "other thread" reclaimed */
+	assert_int_equal(__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED), h + 1); /* a node */
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v, 7);
+	bpfmap_free(m);
+}
+
 static void test_churn(void **state)
 {
 	(void)state;
@@ -2935,6 +2999,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest threaded[] = {
 		test_entry(test_concurrent_shared_buckets),
 		test_entry(test_full_map_concurrent),
+		test_entry(test_insert_beside_reclaim),
 		test_entry(test_lockfree_overwrite),
 		test_entry(test_lockfree_window_waited),
 		test_entry(test_lockfree_window_fork),

@@ -603,7 +603,11 @@ void flat_store_value(const struct flat *f, uint32_t pos, const void *value,
 void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint64_t small,
 	       const void *value, const struct value_part *part, bool unseen);
 
-/* Reclaim every deleted slot now (outside read-side sections only). */
+/* Reclaim every deleted slot now (outside read-side sections only); false,
+ * at once, when another thread is at it. */
+bool flat_reclaim_try(struct flat *f);
+/* The same, waiting for that other thread instead (its grace period serves
+ * the caller too). */
 void flat_reclaim_sync(struct flat *f);
 
 /* Release f and everything it holds: no one uses it, no callback touches it. */

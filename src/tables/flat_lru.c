@@ -276,6 +276,13 @@ static uint32_t pick(struct flat *f, uint32_t *expect)
  * home is found from its key, read in a read-side section (a live tag
  * seen, the key's bytes are stable there), and under that home's lock the
  * position must still be live in that home with the same tag and state.
+ * The section ends before the lock: the checks under it need none (the
+ * home's chain is stable under its lock), and a section that waits for a
+ * contended lock makes grace periods wait too (liburcu's sleeps 10 ms when
+ * a reader stays in one past its first hundred looks).  Should the
+ * position be deleted and refilled in between by a key of the same home
+ * and tag, a small pick's generation tells it; a main pick may then evict
+ * that key instead, which is an eviction all the same.
  */
 static bool take(struct flat *f, uint32_t pos, uint32_t expect)
 {
@@ -294,9 +301,11 @@ static bool take(struct flat *f, uint32_t pos, uint32_t expect)
 		uint64_t k = 0;
 
 		flat_copy_key_out(f, pos, &k);
+		rcu_unlock();
 		pl = flat_place_of(f, flat_hash(f, &k));
 	} else {
 		pl = flat_place_of(f, flat_hash(f, flat_key_at(f, pos)));
+		rcu_unlock();
 	}
 	h = pl.home;
 	seq_spin_lock(&f->homes[h].lock);
@@ -320,7 +329,6 @@ static bool take(struct flat *f, uint32_t pos, uint32_t expect)
 	if (ok)
 		kick = flat_kill_locked(f, h, pos, prev, true);
 	seq_spin_unlock(&f->homes[h].lock);
-	rcu_unlock();
 	if (kick)
 		flat_kick(f);
 	return ok;

@@ -141,19 +141,19 @@ static void flat_reclaim_cb(struct rcu_head *head)
 
 /*
  * Reclaim every deleted slot now, from an inserter outside any read-side
- * section that found no EMPTY slot.  One thread at a time; the others wait
- * for it and retry (its grace period served them too).
+ * section that found no EMPTY slot.  One thread at a time: an inserter
+ * that finds another at it goes on with what free positions are left (the
+ * spare nodes) rather than wait out its grace period, which liburcu can
+ * stretch to 10 ms and more (a reader seen in a section a hundred times
+ * running makes it sleep 10 ms between looks).
  */
-void flat_reclaim_sync(struct flat *f)
+bool flat_reclaim_try(struct flat *f)
 {
 	uint32_t idle = 0, n = 0, freed = 0;
 
 	if (!__atomic_compare_exchange_n(&f->sync_busy, &idle, 1, false, __ATOMIC_ACQUIRE,
-					 __ATOMIC_RELAXED)) {
-		while (__atomic_load_n(&f->sync_busy, __ATOMIC_ACQUIRE))
-			sched_yield();
-		return;
-	}
+					 __ATOMIC_RELAXED))
+		return false;
 	/* Take WAIT and QUEUED slots (the latter from the callback, which then
 	 * finds fewer to free); sync_bits marks their buckets. */
 	for (uint32_t w = 0; w < f->bits_words; w++) {
@@ -191,6 +191,16 @@ void flat_reclaim_sync(struct flat *f)
 		__atomic_fetch_sub(&f->dead, (int32_t)freed, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&f->sync_busy, 0, __ATOMIC_RELEASE);
+	return true;
+}
+
+void flat_reclaim_sync(struct flat *f)
+{
+	if (flat_reclaim_try(f))
+		return;
+	/* Another thread's grace period serves this one too. */
+	while (__atomic_load_n(&f->sync_busy, __ATOMIC_ACQUIRE))
+		sched_yield();
 }
 
 void flat_kick(struct flat *f)

@@ -455,8 +455,10 @@ out:
 			how = FLAT_INSERT_IN_SECTION;
 			flat_kick(f);
 		} else if (how == FLAT_INSERT_FIRST) {
-			flat_reclaim_sync(f);
+			(void)flat_reclaim_try(f);
 			how = FLAT_INSERT_RECLAIMED;
+		} else if (__atomic_load_n(&f->sync_busy, __ATOMIC_RELAXED)) {
+			sched_yield(); /* another thread's reclamation frees them */
 		} else {
 			cpu_relax(); /* free positions claimed by inserts in flight */
 		}
