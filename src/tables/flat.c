@@ -126,7 +126,8 @@ uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos)
  * node relinks it elsewhere, which must not race with this unlink.  It
  * keeps its next, so that a walk standing on it goes on along the chain.
  */
-bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev, bool evicted)
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
+		      uint32_t *evicted)
 {
 	struct flat_bucket *bk = &f->buckets[pos / FLAT_SLOTS];
 	uint32_t i = pos % FLAT_SLOTS, b = pos / FLAT_SLOTS;
@@ -160,8 +161,8 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev, b
 			filter |= flat_filter_bit(flat_tag_at(f, n));
 		__atomic_store_n(&f->homes[h].filter, filter, __ATOMIC_RELEASE);
 	}
-	if (f->lru)
-		flat_lru_delete(f, pos);
+	if (f->lru && flat_lru_delete(f, pos, evicted != NULL))
+		*evicted |= FLAT_EVICT_SMALL;
 	if (ticket != COUNT_CREDIT)
 		count_delete_end(&f->count, ticket);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);

@@ -553,13 +553,20 @@ static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32
 /* Copy the value of slot pos out to @dst; the spin lock field reads as zero. */
 void flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, bool with_lock);
 
+/* What an eviction hands its insert (flat_kill_locked, flat_lru_evict). */
+#define FLAT_EVICT_ROOM 1u  /* the victim's room in the count */
+#define FLAT_EVICT_SMALL 2u /* its count among the small queue's elements */
+
 /* Delete the element at @pos, home h's (locked; the caller in a read-side
  * section if keys are longer than 8 bytes); @prev: for a node, the node
- * before it in the chain (FLAT_NONE: it is the head); @evicted: the count
- * keeps its room, for the insert the eviction makes room for (COUNT_CREDIT).
- * Returns true when reclamation should be started (flat_kick) after
- * unlocking. */
-bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev, bool evicted);
+ * before it in the chain (FLAT_NONE: it is the head); @evicted, NULL for a
+ * delete: an eviction's, for the insert it makes room for, which takes over
+ * the victim's room in the count (COUNT_CREDIT) and, when the victim was
+ * small, its place in the small queue's count (FLAT_EVICT_SMALL, set in
+ * *@evicted).  Returns true when reclamation should be started (flat_kick)
+ * after unlocking. */
+bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
+		      uint32_t *evicted);
 
 /* The node before node @pos in home h's chain (locked), FLAT_NONE for the head. */
 uint32_t flat_chain_prev(const struct flat *f, uint32_t h, uint32_t pos);

@@ -216,7 +216,7 @@ static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint3
 		if (b < from || b >= to)
 			continue;
 		flat_walk_take(f, pos, keys, values, n++, with_lock);
-		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE, false))
+		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE, NULL))
 			*kick = true;
 	}
 	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next) {
@@ -230,7 +230,7 @@ static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint3
 		flat_walk_take(f, pos, keys, values, n++, with_lock);
 		if (!do_delete)
 			prev = pos;
-		else if (flat_kill_locked(f, h, pos, prev, false))
+		else if (flat_kill_locked(f, h, pos, prev, NULL))
 			*kick = true;
 	}
 	return n;

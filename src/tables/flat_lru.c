@@ -131,9 +131,12 @@ static void ring_squeeze(struct flat *f)
 	}
 }
 
-void flat_lru_queue(struct flat *f, uint32_t pos)
+void flat_lru_queue(struct flat *f, uint32_t pos, bool carried)
 {
 	struct flat_lru *l = f->lru;
+
+	if (!carried)
+		__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
 	uint32_t gen = flat_lru_state(l, flat_elem_of(f, pos)) >> FLAT_LRU_GEN_SHIFT, i;
 
 	spin_lock_word(&l->lock);
@@ -284,18 +287,19 @@ static uint32_t pick(struct flat *f, uint32_t *expect)
  * and tag, a small pick's generation tells it; a main pick may then evict
  * that key instead, which is an eviction all the same.
  */
-static bool take(struct flat *f, uint32_t pos, uint32_t expect)
+static uint32_t take(struct flat *f, uint32_t pos, uint32_t expect)
 {
 	struct flat_lru *l = f->lru;
 	uint32_t tag, h, prev = FLAT_NONE, st;
 	struct flat_place pl;
 	bool ok = false, kick = false;
+	uint32_t got = FLAT_EVICT_ROOM;
 
 	rcu_lock();
 	tag = flat_tag_at(f, pos);
 	if (tag < FLAT_TAG_MIN) {
 		rcu_unlock();
-		return false;
+		return 0;
 	}
 	if (f->map.key_size <= 8) {
 		uint64_t k = 0;
@@ -327,30 +331,31 @@ static bool take(struct flat *f, uint32_t pos, uint32_t expect)
 		ok = expect == PICK_MAIN ? !(st & FLAT_LRU_SMALL) : entry_live(st, expect);
 	}
 	if (ok)
-		kick = flat_kill_locked(f, h, pos, prev, true);
+		kick = flat_kill_locked(f, h, pos, prev, &got);
 	seq_spin_unlock(&f->homes[h].lock);
 	if (kick)
 		flat_kick(f);
-	return ok;
+	return ok ? got : 0;
 }
 
-bool flat_lru_evict(struct flat *f)
+uint32_t flat_lru_evict(struct flat *f)
 {
 	struct flat_lru *l = f->lru;
 
 	/* A pick fails the check only when its element went meanwhile (a
 	 * delete, or another eviction): try again, a bounded number of times. */
 	for (int tries = 0; tries < 16; tries++) {
-		uint32_t expect = PICK_MAIN, pos;
+		uint32_t expect = PICK_MAIN, pos, got;
 
 		spin_lock_word(&l->lock);
 		pos = pick(f, &expect);
 		spin_unlock_word(&l->lock);
 		if (pos == FLAT_NONE)
-			return false;
+			return 0;
 		TEST_HOOK(HOOK_LRU_VICTIM, &pos);
-		if (take(f, pos, expect))
-			return true;
+		got = take(f, pos, expect);
+		if (got)
+			return got;
 	}
-	return false;
+	return 0;
 }

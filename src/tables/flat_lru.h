@@ -163,24 +163,35 @@ static ALWAYS_INLINE void flat_lru_insert(struct flat *f, uint32_t pos)
 
 	__atomic_store_n(&l->state[vi], (uint8_t)(gen << FLAT_LRU_GEN_SHIFT | FLAT_LRU_SMALL),
 			 __ATOMIC_RELAXED);
-	__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
 }
 
-/* Its ring entry, at the tail (home lock still held). */
-void flat_lru_queue(struct flat *f, uint32_t pos);
+/* Its ring entry, at the tail, and its count among the small elements
+ * unless it takes over an evicted small one's (@carried: FLAT_EVICT_SMALL);
+ * the home's lock still held. */
+void flat_lru_queue(struct flat *f, uint32_t pos, bool carried);
+
+/* An evicted small element's count that no insert took over. */
+static ALWAYS_INLINE void flat_lru_small_give_back(struct flat *f)
+{
+	__atomic_fetch_sub(&f->lru->small, 1, __ATOMIC_RELAXED);
+}
 
 /* A deleted position leaves the queues (home lock held, flat_kill_locked):
  * everything but its generation goes, which only this lock's holders
  * change, so one exchange does it (a fetch-and is a CAS loop), and the
- * counts follow the value it replaced. */
-static ALWAYS_INLINE void flat_lru_delete(struct flat *f, uint32_t pos)
+ * counts follow the value it replaced.  @carry (an eviction): a small
+ * victim's count stays, for its insert to take over; true if it did. */
+static ALWAYS_INLINE bool flat_lru_delete(struct flat *f, uint32_t pos, bool carry)
 {
 	struct flat_lru *l = f->lru;
 	uint8_t *st = &l->state[flat_elem_of(f, pos)];
 	uint8_t gen = __atomic_load_n(st, __ATOMIC_RELAXED) & FLAT_LRU_GEN_MASK;
+	uint32_t old = __atomic_exchange_n(st, gen, __ATOMIC_RELAXED);
+	bool carried = carry && (old & FLAT_LRU_SMALL);
 
-	flat_lru_count_out(l, __atomic_exchange_n(st, gen, __ATOMIC_RELAXED),
-			   FLAT_LRU_SMALL | FLAT_LRU_REF | FLAT_LRU_DEMOTED);
+	flat_lru_count_out(l, old,
+			   (carried ? 0 : FLAT_LRU_SMALL) | FLAT_LRU_REF | FLAT_LRU_DEMOTED);
+	return carried;
 }
 
 /* The queues of an evicting map of @max_entries; 0, -ENOMEM, or -E2BIG
@@ -194,10 +205,13 @@ void *flat_lru_lookup(struct bpfmap *map, const void *key);
 /* What the LRU adds to the map's memory. */
 size_t flat_lru_mem(const struct flat *f);
 
-/* Evict one element, no home lock held; true when one went, and the caller
- * then holds its room as a credit (COUNT_CREDIT); false when none could be
- * taken (the map's elements all being inserted or deleted right now). */
-bool flat_lru_evict(struct flat *f);
+/* Evict one element, no home lock held: 0 when none could be taken (the
+ * map's elements all being inserted or deleted right now), else
+ * FLAT_EVICT_ROOM (the caller holds the victim's room as a credit,
+ * COUNT_CREDIT), with FLAT_EVICT_SMALL when the victim was small (the
+ * caller holds its count among the small elements too: flat_lru_queue, or
+ * flat_lru_small_give_back). */
+uint32_t flat_lru_evict(struct flat *f);
 
 /* Free what flat_lru_init allocated (inline: the table's release calls it,
  * and this file's evictions call the table). */

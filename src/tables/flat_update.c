@@ -192,11 +192,12 @@ static void flat_link_node(struct flat *f, uint32_t h, uint32_t pos, uint32_t ta
 }
 
 /* A new element of an evicting map joins its small queue's ring (its state
- * was set by flat_fill). */
-static ALWAYS_INLINE void flat_queue_new(struct flat *f, uint32_t pos)
+ * was set by flat_fill); @carried: it takes over an evicted small
+ * element's count (FLAT_EVICT_SMALL). */
+static ALWAYS_INLINE void flat_queue_new(struct flat *f, uint32_t pos, bool carried)
 {
 	if (f->lru)
-		flat_lru_queue(f, pos);
+		flat_lru_queue(f, pos, carried);
 }
 
 /* Claim a deleted position of bucket b (any of the dead states): its
@@ -230,7 +231,8 @@ static uint32_t flat_claim_dead(struct flat *f, uint32_t b)
  * position is claimed by an insert in progress (momentarily).
  */
 static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void *key,
-			   uint64_t small, const void *value, const struct value_part *part)
+			   uint64_t small, const void *value, const struct value_part *part,
+			   bool carried)
 {
 	uint32_t pos = flat_claim_dead(f, h);
 
@@ -245,14 +247,14 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 	flat_dead_dec(f);
 	if (!flat_is_node(f, pos)) {
 		flat_fill(f, pos, tag, key, small, value, part, false);
-		flat_queue_new(f, pos);
+		flat_queue_new(f, pos, carried);
 		return 0;
 	}
 	mwseq_write_begin(&f->moved);
 	flat_fill(f, pos, FLAT_BUSY, key, small, value, part, false);
 	flat_link_node(f, h, pos, tag);
 	mwseq_write_end(&f->moved);
-	flat_queue_new(f, pos);
+	flat_queue_new(f, pos, carried);
 	return 0;
 }
 
@@ -275,14 +277,14 @@ enum flat_insert_mode {
  */
 static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
 			      uint64_t small, const void *value, const struct value_part *part,
-			      enum flat_insert_mode mode)
+			      enum flat_insert_mode mode, bool carried)
 {
 	uint32_t pos = flat_claim_home(f, h);
 	bool first = mode == FLAT_INSERT_FIRST;
 
 	if (pos != FLAT_NONE) {
 		flat_fill(f, pos, tag, key, small, value, part, false);
-		flat_queue_new(f, pos);
+		flat_queue_new(f, pos, carried);
 		return 0;
 	}
 	if (first && __atomic_load_n(&f->dead, __ATOMIC_RELAXED) >= (int32_t)f->sync_at &&
@@ -296,11 +298,11 @@ static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const vo
 	}
 	if (pos == FLAT_NONE)
 		return mode == FLAT_INSERT_IN_SECTION
-			       ? flat_reuse_dead(f, h, tag, key, small, value, part)
+			       ? flat_reuse_dead(f, h, tag, key, small, value, part, carried)
 			       : -EAGAIN;
 	flat_fill(f, pos, FLAT_BUSY, key, small, value, part, true);
 	flat_link_node(f, h, pos, tag);
-	flat_queue_new(f, pos);
+	flat_queue_new(f, pos, carried);
 	return 0;
 }
 
@@ -371,7 +373,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
  * @value. */
 static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, const void *value,
 					    uint64_t flags, uint64_t hash, uint32_t hint,
-					    uint32_t ks, const struct value_part *part, bool credit)
+					    uint32_t ks, const struct value_part *part, uint32_t credit)
 {
 	struct bpfmap *map = &f->map;
 	struct flat_place pl = flat_place_of(f, hash);
@@ -429,11 +431,12 @@ retry:
 		goto out;
 	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, f);
-	ret = flat_insert_locked(f, h, tag, key, small, value, part, how);
+	ret = flat_insert_locked(f, h, tag, key, small, value, part, how,
+				 credit & FLAT_EVICT_SMALL);
 	if (ticket != COUNT_CREDIT)
 		count_insert_end(&f->count, ticket, ret == 0);
 	else if (ret == 0)
-		credit = false;
+		credit = 0;
 out:
 	seq_spin_unlock(lock);
 	if (section)
@@ -464,29 +467,32 @@ out:
 		}
 		goto retry;
 	}
-	if (unlikely(credit)) /* the key turned up while this evicted */
+	if (unlikely(credit)) { /* the key turned up while this evicted */
 		count_credit_give_back(&f->count);
+		if (credit & FLAT_EVICT_SMALL)
+			flat_lru_small_give_back(f);
+	}
 	return ret;
 }
 
 /* The locked paths out of line, so that the lock-free ones stay small. */
 static __attribute__((noinline)) int flat_update_locked_u32(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint64_t hash, uint32_t hint, bool credit)
+							     uint64_t hash, uint32_t hint, uint32_t credit)
 {
 	return flat_update_locked(f, key, value, flags, hash, hint, 4, NULL, credit);
 }
 
 static __attribute__((noinline)) int flat_update_locked_u64(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint64_t hash, uint32_t hint, bool credit)
+							     uint64_t hash, uint32_t hint, uint32_t credit)
 {
 	return flat_update_locked(f, key, value, flags, hash, hint, 8, NULL, credit);
 }
 
 static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, const void *key,
 							     const void *value, uint64_t flags,
-							     uint64_t hash, uint32_t hint, bool credit)
+							     uint64_t hash, uint32_t hint, uint32_t credit)
 {
 	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size, NULL, credit);
 }
@@ -504,7 +510,7 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 	struct flat *f = to_flat(map);
 	uint64_t hash = flat_hash_kind(f, key, kind);
 	uint32_t hint = FLAT_NONE;
-	bool credit = false; /* an eviction's room (LRU) */
+	uint32_t credit = 0; /* what an eviction handed over (FLAT_EVICT_*, LRU) */
 
 	if (ks <= 8) {
 		struct flat_place pl = flat_place_of(f, hash);
@@ -576,7 +582,7 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 			flat_copy_value_locked_out(f, pos, value, false);
 		kick = flat_kill_locked(f, h, pos,
 					flat_is_node(f, pos) ? flat_chain_prev(f, h, pos) : FLAT_NONE,
-					false);
+					NULL);
 	}
 	seq_spin_unlock(lock);
 	if (section)
