@@ -30,6 +30,10 @@
  * check while the value is overwritten in place.
  * And the slot arena's (tables/slot_arena.c): a chunk stopped between its
  * last free and the return of its pages while others allocate.
+ * And the flat LRU's: an eviction stopped before and after it reads its
+ * victim's key while the victim's position is refilled by a key of the
+ * same home and tag, and an insert stopped in its eviction while its key
+ * is inserted by another thread.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -44,6 +48,7 @@
 #include "test_rng.h"
 #include "test_util.h"
 #include "tables/flat.h"
+#include "tables/flat_lru.h"
 #include "tables/chain.h"
 #include "tables/rtab.h"
 #include "tables/slot_arena.h"
@@ -192,26 +197,15 @@ static int setup_hook(void **state)
 
 /* ---- an LRU victim replaced between its pick and its delete --------------- */
 
-/*
- * An eviction picks a victim under the LRU's lock and deletes it under its
- * home's lock after.  Stopped in between, the victim is deleted and its
- * position given to a new key X (the one free slot of a map whose homes are
- * exactly full).  The eviction must see that the position no longer holds
- * the element it picked (the generation differs), leave X alone and evict
- * another key.  Without the generation check it evicted X, a key inserted
- * after everything else and never given a chance.
- */
-static void test_lru_victim_replaced(void **state)
+/* A 64-entry LRU_HASH of 4-byte keys with every home slot live and no node
+ * (eight keys a home, eight homes).  Returns the first key not inserted. */
+static uint64_t lru_homes_full(struct bpfmap *m)
 {
-	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 4, 8, 64, 0);
 	struct flat *f = to_flat(m);
-	uint32_t per[8] = { 0 }, n = 0, pos;
-	uint64_t k, victim, x, v = 1, out; /* 4-byte keys, little-endian */
-	struct op ins = { .m = m, .value = 2, .cpu = -1 };
+	uint32_t per[8] = { 0 }, n = 0;
+	uint64_t k, v = 1;
 
-	(void)state;
 	assert_int_equal(f->n_homes, 8);
-	/* Eight keys a home: every home slot live, no node. */
 	for (k = 1; n < 64; k++) {
 		uint32_t h = flat_home(f, flat_hash(f, &k));
 
@@ -222,15 +216,43 @@ static void test_lru_victim_replaced(void **state)
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
 	}
 	assert_int_equal(f->node_hwm, 0);
-	ins.key = k; /* a new key: the map is full, so it evicts */
-	op_start_stopped(&ins, HOOK_LRU_VICTIM, 0);
+	return k;
+}
+
+/*
+ * An eviction picks a victim under the LRU's lock and deletes it under its
+ * home's lock after.  Stopped in between (@point: before it reads the
+ * victim's key, or after, its read-side section over and the home not yet
+ * locked), the victim is deleted and its position given to a new key X of
+ * the same home and tag (the one free slot of a map whose homes are exactly
+ * full), so that the position, its home and its tag all look the same.
+ * The eviction must see that the position no longer holds the element it
+ * picked (the generation differs), leave X alone and evict another key.
+ * Without the generation check it evicted X, a key inserted after
+ * everything else and never given a chance.
+ */
+static void check_lru_victim_replaced(enum test_hook_point point)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 4, 8, 64, 0);
+	struct flat *f = to_flat(m);
+	uint64_t k = lru_homes_full(m), victim, x, v = 1, out; /* little-endian */
+	struct op ins = { .m = m, .key = k, .value = 2, .cpu = -1 };
+	struct flat_place vp;
+	uint32_t pos;
+
+	/* A new key: the map is full, so it evicts. */
+	op_start_stopped(&ins, point, 0);
 	pos = *(const uint32_t *)stop.obj;
 	victim = flat_small_at(f, pos, 4);
+	vp = flat_place_of(f, flat_hash(f, &victim));
 	assert_int_equal(bpfmap_delete_elem(m, &victim), 0);
 	flat_reclaim_sync(f);
-	/* X, of the victim's home, takes its slot, the home's only free one. */
-	for (x = k + 1; flat_home(f, flat_hash(f, &x)) != pos / FLAT_SLOTS; x++)
-		;
+	for (x = k + 1;; x++) {
+		struct flat_place xp = flat_place_of(f, flat_hash(f, &x));
+
+		if (xp.home == vp.home && xp.tag == vp.tag)
+			break;
+	}
 	assert_int_equal(bpfmap_update_elem(m, &x, &v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(flat_small_at(f, pos, 4), x);
 	op_release();
@@ -239,6 +261,52 @@ static void test_lru_victim_replaced(void **state)
 	assert_int_equal(bpfmap_lookup_elem(m, &ins.key, &out), 0);
 	assert_int_equal(out, 2);
 	assert_errno(bpfmap_lookup_elem(m, &victim, &out), ENOENT);
+	assert_int_equal(walk_count(m, 4), 64);
+	bpfmap_free(m);
+}
+
+static void test_lru_victim_replaced(void **state)
+{
+	(void)state;
+	check_lru_victim_replaced(HOOK_LRU_VICTIM);
+	check_lru_victim_replaced(HOOK_LRU_KEYED);
+}
+
+/*
+ * An insert of a new key into a full LRU map evicts before it locks its
+ * home (its probe saw the key absent and the map full).  Stopped with its
+ * victim picked, the key is inserted by another thread (which evicts a
+ * victim of its own).  The stopped insert then deletes its victim and finds
+ * its key present: it overwrites the value, and gives back what the
+ * eviction handed it, the victim's room and its count in the small queue,
+ * so the map holds one element fewer and the small queue's count still
+ * matches the elements marked small.
+ */
+static void test_lru_key_came_meanwhile(void **state)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 4, 8, 64, 0);
+	struct flat *f = to_flat(m);
+	uint64_t k = lru_homes_full(m), v = 3, out;
+	struct op ins = { .m = m, .key = k, .value = 2, .cpu = -1 };
+	uint32_t small = 0;
+
+	(void)state;
+	op_start_stopped(&ins, HOOK_LRU_VICTIM, 0);
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	op_release();
+	assert_int_equal(op_join(&ins), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &out), 0);
+	assert_int_equal(out, 2); /* the stopped insert's, after ours */
+	assert_int_equal(walk_count(m, 4), 63);
+	assert_int_equal(count_elements(&f->count), 63);
+	for (uint32_t pos = 0; pos < f->n_buckets * FLAT_SLOTS; pos++)
+		if (flat_tag_at(f, pos) >= FLAT_TAG_MIN &&
+		    (flat_lru_state(f->lru, flat_elem_of(f, pos)) & FLAT_LRU_SMALL))
+			small++;
+	assert_int_equal(small, __atomic_load_n(&f->lru->small, __ATOMIC_RELAXED));
+	/* The room given back: a new key goes in without evicting. */
+	k += 1000;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(walk_count(m, 4), 64);
 	bpfmap_free(m);
 }
@@ -886,6 +954,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
+		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 	};
 	return run_test_group(tests);

@@ -311,6 +311,7 @@ static uint32_t take(struct flat *f, uint32_t pos, uint32_t expect)
 		pl = flat_place_of(f, flat_hash(f, flat_key_at(f, pos)));
 		rcu_unlock();
 	}
+	TEST_HOOK(HOOK_LRU_KEYED, &pos);
 	h = pl.home;
 	seq_spin_lock(&f->homes[h].lock);
 	if (flat_tag_at(f, pos) == pl.tag && pl.tag == tag) {

@@ -24,6 +24,8 @@ enum test_hook_point {
 	HOOK_RTAB_STORE,	 /* an RHASH lock-free overwrite: key found (obj), not stored */
 	HOOK_ARENA_GIVING,	 /* a slot arena: a chunk all free, off its lists, its pages
 				  * not yet given back (obj: its first slot) */
+	HOOK_LRU_KEYED,		 /* a flat eviction: the victim's key read, its read-side
+				  * section over, its home not yet locked (obj: position) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
