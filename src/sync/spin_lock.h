@@ -41,12 +41,12 @@ static ALWAYS_INLINE void spin_unlock_word(uint32_t *word)
 void seq_spin_lock_slow(uint32_t *word);
 
 /* Setting bit 0 of an even word adds 1; of an odd one, changes nothing
- * (one `lock bts`, no compare-and-swap loop). */
+ * (one `lock bts`, no compare-and-swap loop).  No likely() on the test:
+ * GCC 12 then emits a compare-and-swap loop instead of the `lock bts`. */
 static ALWAYS_INLINE void seq_spin_lock(uint32_t *word)
 {
-	if (likely(!(__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1)))
-		return;
-	seq_spin_lock_slow(word);
+	if (__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1)
+		seq_spin_lock_slow(word);
 }
 
 /* The lock if it is free, without waiting: true when taken. */
