@@ -30,8 +30,10 @@
  * Writers.  Every insert and delete holds its home's lock, so keys are unique
  * and NOEXIST/EXIST exact.  An insert takes the first EMPTY slot of its home
  * bucket, else a node (the pool's free list, else a never used one), fills
- * it inside the seq of its bucket and publishes it: a slot by its tag, a
- * node by linking it at the chain's head (release) and then its tag.  A
+ * it (a home slot inside the seq of its bucket: flat_fill says why a fresh
+ * node needs none) and publishes it: a slot by its tag, a node by linking
+ * it at the chain's head (release) and then its tag.  Tags change by one
+ * byte store where their writer owns the slot (flat_set_tag).  A
  * delete turns the tag to WAIT (a node is unlinked first); the position is
  * reused only after a grace period (reclamation: WAIT -> QUEUED -> EMPTY,
  * batched, flat.c), except by an insert inside a read-side section that finds

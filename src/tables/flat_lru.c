@@ -134,10 +134,10 @@ static void ring_squeeze(struct flat *f)
 void flat_lru_queue(struct flat *f, uint32_t pos, bool carried)
 {
 	struct flat_lru *l = f->lru;
+	uint32_t gen = flat_lru_state(l, flat_elem_of(f, pos)) >> FLAT_LRU_GEN_SHIFT, i;
 
 	if (!carried)
 		__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
-	uint32_t gen = flat_lru_state(l, flat_elem_of(f, pos)) >> FLAT_LRU_GEN_SHIFT, i;
 
 	spin_lock_word(&l->lock);
 	if (l->len == l->cap)

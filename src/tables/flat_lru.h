@@ -33,14 +33,17 @@
  *    marks.  A squeeze frees an eighth of the ring at least, so it costs a
  *    few entries per insert.
  *
- * Locks: the home's lock, then the LRU's.  An insert that finds the map full
- * drops its home's lock and evicts (flat_lru_evict) before it tries again,
- * as the chained table's do; the eviction picks a victim under the LRU's
- * lock, drops it, and takes the victim's home lock to delete it, after
- * checking that the position still holds the element it picked.  Each pick
- * looks at FLAT_LRU_SCAN entries at most before it takes the oldest
- * whatever its mark, so a victim is found in bounded time.  The victim's
- * room passes to the insert as a credit (sync/count.h: COUNT_CREDIT).
+ * Locks: the home's lock, then the LRU's.  An insert evicts (flat_lru_evict)
+ * holding no home lock: before it takes its own when its lock-free probe saw
+ * the key absent and the map full, else after finding the map full under
+ * it, as the chained table's inserts do.  The eviction picks a victim under
+ * the LRU's lock, drops it, and takes the victim's home lock to delete it,
+ * after checking that the position still holds the element it picked.
+ * Each pick looks at FLAT_LRU_SCAN entries at most before it takes the
+ * oldest whatever its mark, so a victim is found in bounded time.  The
+ * victim's room passes to the insert as a credit (sync/count.h:
+ * COUNT_CREDIT), and a small victim's count among the small elements with
+ * it (FLAT_EVICT_SMALL): the insert's element is small too.
  */
 #ifndef BPFMAP_TABLES_FLAT_LRU_H
 #define BPFMAP_TABLES_FLAT_LRU_H
