@@ -35,15 +35,17 @@ static uint32_t flat_count_of(uint64_t m)
 	return (uint32_t)__builtin_popcountll(m);
 }
 
-/* Positions @m of bucket b turned EMPTY: a pool bucket's go back to the
- * nodes' free list.  Returns how many. */
-static uint32_t flat_freed(struct flat *f, uint32_t b, uint64_t m)
+/* Positions @m of bucket b turned EMPTY: a pool bucket's join @chain, for
+ * the nodes' free list (one CAS for a whole reclamation, not one a node).
+ * Returns how many. */
+static uint32_t flat_freed(struct flat *f, uint32_t b, uint64_t m, struct freelist_chain *chain)
 {
 	uint32_t n = flat_count_of(m);
 
 	if (b * FLAT_SLOTS >= f->pool_base)
 		for (; m; m &= m - 1)
-			freelist_push(&f->node_free, b * FLAT_SLOTS + flat_first(m) - f->pool_base);
+			freelist_chain_add(&f->node_free, chain,
+					   b * FLAT_SLOTS + flat_first(m) - f->pool_base);
 	return n;
 }
 
@@ -78,6 +80,7 @@ static uint32_t flat_queue_waiting(struct flat *f)
 /* rq owner, after a grace period: QUEUED -> EMPTY.  Returns the number freed. */
 static uint32_t flat_free_queued(struct flat *f)
 {
+	struct freelist_chain chain = FREELIST_CHAIN_EMPTY;
 	uint32_t freed = 0;
 
 	for (uint32_t w = 0; w < f->bits_words; w++) {
@@ -86,11 +89,13 @@ static uint32_t flat_free_queued(struct flat *f)
 		while (bits) {
 			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
-			freed += flat_freed(f, b, flat_retag_all(&f->buckets[b], FLAT_QUEUED,
-								  FLAT_EMPTY));
+			freed += flat_freed(f, b,
+					    flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_EMPTY),
+					    &chain);
 			bits &= bits - 1;
 		}
 	}
+	freelist_push_chain(&f->node_free, &chain);
 	return freed;
 }
 
@@ -173,6 +178,8 @@ bool flat_reclaim_try(struct flat *f)
 		}
 	}
 	if (n) {
+		struct freelist_chain chain = FREELIST_CHAIN_EMPTY;
+
 		rcu_synchronize();
 		flat_stores_settle(f); /* lock-free overwrites: see flat_update.c */
 		for (uint32_t w = 0; w < f->bits_words; w++) {
@@ -182,10 +189,13 @@ bool flat_reclaim_try(struct flat *f)
 			for (; bits; bits &= bits - 1) {
 				uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
-				freed += flat_freed(f, b, flat_retag_all(&f->buckets[b],
-									  FLAT_SYNCQ, FLAT_EMPTY));
+				freed += flat_freed(f, b,
+						    flat_retag_all(&f->buckets[b], FLAT_SYNCQ,
+								   FLAT_EMPTY),
+						    &chain);
 			}
 		}
+		freelist_push_chain(&f->node_free, &chain);
 		/* What it frees, not what it took: an insert inside a read-side
 		 * section may have reused some meanwhile (flat_reuse_dead). */
 		__atomic_fetch_sub(&f->dead, (int32_t)freed, __ATOMIC_RELAXED);

@@ -42,6 +42,21 @@ void freelist_push(struct freelist *fl, uint32_t index)
 					      __ATOMIC_RELAXED));
 }
 
+void freelist_push_chain(struct freelist *fl, const struct freelist_chain *c)
+{
+	uint64_t old = __atomic_load_n(&fl->head, __ATOMIC_RELAXED), new;
+
+	if (c->top == FREELIST_EMPTY)
+		return;
+	do {
+		/* The chain is ours until the CAS: only its bottom's link
+		 * changes, to what is on top now. */
+		__atomic_store_n(&fl->next[c->bottom], (uint32_t)old - 1, __ATOMIC_RELAXED);
+		new = ((old >> 32) + 1) << 32 | (uint64_t)(c->top + 1);
+	} while (!__atomic_compare_exchange_n(&fl->head, &old, new, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
 uint32_t freelist_pop(struct freelist *fl)
 {
 	uint64_t old = __atomic_load_n(&fl->head, __ATOMIC_ACQUIRE), new;

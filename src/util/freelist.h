@@ -31,6 +31,26 @@ int freelist_init(struct freelist *fl, uint32_t capacity);
 void freelist_init_on(struct freelist *fl, uint32_t *links, uint32_t capacity);
 void freelist_destroy(struct freelist *fl);
 void freelist_push(struct freelist *fl, uint32_t index);
+
+/* A chain of indices built by the caller, none on the list, pushed with one
+ * CAS rather than one each: freelist_chain_add() them one by one (the last
+ * added ends on top), then freelist_push_chain(). */
+struct freelist_chain {
+	uint32_t top, bottom; /* FREELIST_EMPTY: empty */
+};
+
+#define FREELIST_CHAIN_EMPTY ((struct freelist_chain){ FREELIST_EMPTY, FREELIST_EMPTY })
+
+static inline void freelist_chain_add(struct freelist *fl, struct freelist_chain *c,
+				      uint32_t index)
+{
+	__atomic_store_n(&fl->next[index], c->top, __ATOMIC_RELAXED);
+	if (c->top == FREELIST_EMPTY)
+		c->bottom = index;
+	c->top = index;
+}
+
+void freelist_push_chain(struct freelist *fl, const struct freelist_chain *c);
 /* An index, or FREELIST_EMPTY. */
 uint32_t freelist_pop(struct freelist *fl);
 size_t freelist_mem_usage(const struct freelist *fl);
