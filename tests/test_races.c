@@ -33,7 +33,9 @@
  * And the flat LRU's: an eviction stopped before and after it reads its
  * victim's key while the victim's position is refilled by a key of the
  * same home and tag, and an insert stopped in its eviction while its key
- * is inserted by another thread.
+ * is inserted by another thread.  And the flat table's section-free
+ * copy-out of a word key, stopped with its key matched while its home slot
+ * is reclaimed and filled with another key.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -308,6 +310,56 @@ static void test_lru_key_came_meanwhile(void **state)
 	k += 1000;
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(walk_count(m, 4), 64);
+	bpfmap_free(m);
+}
+
+/* ---- a flat copy-out whose home slot is refilled ------------------------ */
+
+/*
+ * A copy-out of a word key reads its home bucket outside any read-side
+ * section, validated by the bucket's seq.  Stopped with A's key matched and
+ * its value not yet read, A is deleted, its slot reclaimed and filled with
+ * B (same home, the bucket's one free slot), whose value differs.  The copy
+ * must not answer B's value as A's: the fill's seq tells it, and A is
+ * absent.  This is why a home slot is filled inside its bucket's seq, where
+ * a node off the free list need not be (flat_fill, @unseen).
+ */
+static uint32_t home_of_u64(const struct flat *f, uint64_t k)
+{
+	return flat_home(f, flat_hash(f, &k));
+}
+
+static void test_flat_copy_home_refilled(void **state)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 8, 8, 64, 0);
+	struct flat *f = to_flat(m);
+	uint64_t a, b, va = 111, vb = 222, v, k;
+	uint32_t n = 0, home = 0;
+	struct op copy = { .m = m, .copy = true, .cpu = -1 };
+
+	(void)state;
+	for (a = 1; home_of_u64(f, a) != home; a++)
+		;
+	/* Home 0's bucket full: A and seven more keys of it. */
+	assert_int_equal(bpfmap_update_elem(m, &a, &va, BPFMAP_NOEXIST), 0);
+	for (k = a + 1; n < FLAT_SLOTS - 1; k++)
+		if (home_of_u64(f, k) == home) {
+			assert_int_equal(bpfmap_update_elem(m, &k, &k, BPFMAP_NOEXIST), 0);
+			n++;
+		}
+	for (b = k; home_of_u64(f, b) != home; b++)
+		;
+	copy.key = a;
+	op_start_stopped(&copy, HOOK_FLAT_COPY_MATCHED, 0);
+	assert_int_equal(*(const uint32_t *)stop.obj / FLAT_SLOTS, home);
+	assert_int_equal(bpfmap_delete_elem(m, &a), 0);
+	flat_reclaim_sync(f);
+	assert_int_equal(bpfmap_update_elem(m, &b, &vb, BPFMAP_NOEXIST), 0);
+	assert_int_equal(flat_small_at(f, *(const uint32_t *)stop.obj, 8), b);
+	op_release();
+	assert_int_equal(op_join(&copy), -ENOENT);
+	assert_int_equal(bpfmap_lookup_elem(m, &b, &v), 0);
+	assert_int_equal(v, vb);
 	bpfmap_free(m);
 }
 
@@ -955,6 +1007,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),
+		cmocka_unit_test_setup(test_flat_copy_home_refilled, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 	};
 	return run_test_group(tests);

@@ -11,6 +11,7 @@
 #include "tables/flat_words.h"
 #include "tables/value.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 /*
  * Copy-out lookup of a key of at most 8 bytes: its home bucket without lock
@@ -50,6 +51,7 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 				again = true;
 				break;
 			}
+			TEST_HOOK(HOOK_FLAT_COPY_MATCHED, &pos);
 			flat_value_out(f, flat_elem_of(f, pos), value);
 			if (unlikely(__atomic_load_n(&bk->seq, __ATOMIC_RELAXED) != s1)) {
 				again = true;

@@ -74,6 +74,7 @@ static ALWAYS_INLINE bool flat_copy_slot(const struct flat *f, size_t pos, const
 {
 	if (unlikely(s1 & MWSEQ_WRITERS))
 		return false;
+	TEST_HOOK(HOOK_FLAT_COPY_MATCHED, &(uint32_t){ (uint32_t)pos });
 	if (v8) {
 		uint64_t w = __atomic_load_n((const uint64_t *)(const void *)
 						 flat_value_elem(f, pos, 8),
