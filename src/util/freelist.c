@@ -31,15 +31,7 @@ void freelist_destroy(struct freelist *fl)
 
 void freelist_push(struct freelist *fl, uint32_t index)
 {
-	uint64_t old = __atomic_load_n(&fl->head, __ATOMIC_RELAXED), new;
-
-	do {
-		uint32_t top = (uint32_t)old - 1; /* FREELIST_EMPTY when empty */
-
-		__atomic_store_n(&fl->next[index], top, __ATOMIC_RELAXED);
-		new = ((old >> 32) + 1) << 32 | (uint64_t)(index + 1);
-	} while (!__atomic_compare_exchange_n(&fl->head, &old, new, true, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
+	freelist_push_chain(fl, &(struct freelist_chain){ index, index });
 }
 
 void freelist_push_chain(struct freelist *fl, const struct freelist_chain *c)
@@ -50,7 +42,7 @@ void freelist_push_chain(struct freelist *fl, const struct freelist_chain *c)
 		return;
 	do {
 		/* The chain is ours until the CAS: only its bottom's link
-		 * changes, to what is on top now. */
+		 * changes, to what is on top now (FREELIST_EMPTY if none). */
 		__atomic_store_n(&fl->next[c->bottom], (uint32_t)old - 1, __ATOMIC_RELAXED);
 		new = ((old >> 32) + 1) << 32 | (uint64_t)(c->top + 1);
 	} while (!__atomic_compare_exchange_n(&fl->head, &old, new, true, __ATOMIC_RELEASE,
