@@ -199,6 +199,15 @@ static int setup_hook(void **state)
 
 /* ---- an LRU victim replaced between its pick and its delete --------------- */
 
+/* The home of key @k in a map of 4- or 8-byte keys (little-endian: the
+ * hash reads the low 4 bytes of the word for the former). */
+static uint32_t home_of(const struct flat *f, uint32_t k)
+{
+	uint64_t w = k;
+
+	return flat_home(f, flat_hash(f, &w));
+}
+
 /* A 64-entry LRU_HASH of 4-byte keys with every home slot live and no node
  * (eight keys a home, eight homes).  Returns the first key not inserted. */
 static uint64_t lru_homes_full(struct bpfmap *m)
@@ -209,7 +218,7 @@ static uint64_t lru_homes_full(struct bpfmap *m)
 
 	assert_int_equal(f->n_homes, 8);
 	for (k = 1; n < 64; k++) {
-		uint32_t h = flat_home(f, flat_hash(f, &k));
+		uint32_t h = home_of(f, (uint32_t)k);
 
 		if (per[h] == FLAT_SLOTS)
 			continue;
@@ -324,11 +333,6 @@ static void test_lru_key_came_meanwhile(void **state)
  * absent.  This is why a home slot is filled inside its bucket's seq, where
  * a node off the free list need not be (flat_fill, @unseen).
  */
-static uint32_t home_of_u64(const struct flat *f, uint64_t k)
-{
-	return flat_home(f, flat_hash(f, &k));
-}
-
 static void test_flat_copy_home_refilled(void **state)
 {
 	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 8, 8, 64, 0);
@@ -338,16 +342,16 @@ static void test_flat_copy_home_refilled(void **state)
 	struct op copy = { .m = m, .copy = true, .cpu = -1 };
 
 	(void)state;
-	for (a = 1; home_of_u64(f, a) != home; a++)
+	for (a = 1; home_of(f, a) != home; a++)
 		;
 	/* Home 0's bucket full: A and seven more keys of it. */
 	assert_int_equal(bpfmap_update_elem(m, &a, &va, BPFMAP_NOEXIST), 0);
 	for (k = a + 1; n < FLAT_SLOTS - 1; k++)
-		if (home_of_u64(f, k) == home) {
+		if (home_of(f, k) == home) {
 			assert_int_equal(bpfmap_update_elem(m, &k, &k, BPFMAP_NOEXIST), 0);
 			n++;
 		}
-	for (b = k; home_of_u64(f, b) != home; b++)
+	for (b = k; home_of(f, b) != home; b++)
 		;
 	copy.key = a;
 	op_start_stopped(&copy, HOOK_FLAT_COPY_MATCHED, 0);
@@ -486,13 +490,6 @@ static void test_credits_in_flight(void **state)
 }
 
 /* ---- the lock-free -E2BIG probe and its lock word ----------------------------- */
-
-static uint32_t home_of(const struct flat *f, uint32_t k)
-{
-	uint64_t w = k;
-
-	return flat_home(f, flat_hash(f, &w));
-}
 
 /* The next 4-byte key from *next on whose home is h. */
 static uint32_t key_of_home(const struct flat *f, uint32_t h, uint32_t *next)

@@ -557,7 +557,7 @@ int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint3
 	struct value_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
 
 	return flat_update_locked(f, key, src, mode, flat_hash(f, key), FLAT_NONE, map->key_size,
-				  &part, false);
+				  &part, 0);
 }
 
 static int flat_remove(struct bpfmap *map, const void *key, void *value)
