@@ -851,6 +851,98 @@ static void test_rhash_slot_reused(void **state)
 	bpfmap_free(m);
 }
 
+/* Insert @n keys from @from on whose bucket in the current table is @b,
+ * each with @v, into @keys; the key after the last one tried. */
+static uint64_t rhash_fill(struct bpfmap *m, uint32_t b, uint64_t from, uint64_t *keys,
+			   uint32_t n, uint64_t v)
+{
+	struct rtab_table *t = rtab_table_of(to_rtab(m));
+
+	for (uint64_t k = from;; k++) {
+		if (rtab_bucket(t, rhash_hash(m, k)) != b)
+			continue;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		*keys++ = k;
+		if (!--n)
+			return k + 1;
+	}
+}
+
+/*
+ * Overflow groups are reused without a grace period (rtab_ogroup_free).
+ * A lookup of K, the eighth key of bucket B and alone in B's overflow
+ * group G, stops in G before reading K's link; then the group changes
+ * hands under it, and its answer must still be K's.  @look: the program
+ * view, else a copy-out.  @resize: G goes because a grow moves B, else
+ * because K is deleted, G goes to another bucket, and K comes back.
+ */
+static void rhash_group_reused(bool look, bool resize)
+{
+	struct bpfmap *m = rhash_map(8);
+	struct rtab *r = to_rtab(m);
+	struct rtab_table *t = rtab_table_of(r);
+	uint64_t keys[8], other[8], k, v = 2;
+	uint32_t b = rtab_bucket(t, rhash_hash(m, 0)), gi, elem;
+	struct rtab_group *g;
+
+	k = rhash_fill(m, b, 0, keys, 8, 1);
+	gi = t->groups[b].next;
+	assert_int_not_equal(gi, RTAB_NONE);
+	g = rtab_ogroup(r, gi);
+	assert_int_equal(g->hash[0], rhash_hash(m, keys[7]));
+	elem = g->link[0];
+
+	struct op find = { .m = m, .key = keys[7], .copy = !look, .look = look, .cpu = -1 };
+
+	op_start_stopped(&find, HOOK_RTAB_STEP, 0);
+	assert_ptr_equal(stop.obj, &g->link[0]);
+	if (resize) {
+		/* Grow until B has moved: G is freed, emptied, and may be
+		 * taken by a new bucket. */
+		while (rtab_table_of(r) == t) {
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+			k++;
+		}
+		assert_int_equal(t->groups[b].next, RTAB_MOVED);
+		assert_int_not_equal(__atomic_load_n(&g->link[0], __ATOMIC_RELAXED), elem);
+		v = 1; /* K's value is still 1 */
+	} else {
+		assert_int_equal(bpfmap_delete_elem(m, &keys[7]), 0);
+		assert_int_equal(__atomic_load_n(&g->link[0], __ATOMIC_RELAXED), RTAB_NONE);
+		/* Another bucket overflows into G at once ... */
+		uint32_t b2 = (b + 1) % t->n;
+
+		rhash_fill(m, b2, 0, other, 8, 3);
+		assert_int_equal(t->groups[b2].next, gi);
+		assert_int_not_equal(g->link[0], RTAB_NONE);
+		/* ... and K comes back, into a new group of B. */
+		assert_int_equal(bpfmap_update_elem(m, &keys[7], &v, BPFMAP_NOEXIST), 0);
+		assert_int_not_equal(t->groups[b].next, gi);
+	}
+	op_release();
+	/* It finds another key's element in G, or none, and G's next leads
+	 * elsewhere: its miss is checked against B's lock word, which the
+	 * delete or the move changed, so it looks again. */
+	assert_int_equal(op_join(&find), 0);
+	if (!look)
+		assert_int_equal(find.out, v);
+	bpfmap_free(m);
+}
+
+static void test_rhash_group_reused(void **state)
+{
+	(void)state;
+	rhash_group_reused(false, false);
+	rhash_group_reused(true, false);
+}
+
+static void test_rhash_group_moved(void **state)
+{
+	(void)state;
+	rhash_group_reused(false, true);
+	rhash_group_reused(true, true);
+}
+
 /* Values of two words: an overwrite takes the lock (one-word values are
  * stored lock-free, and a copy reads them at once). */
 static void test_rhash_copy_overwritten(void **state)
@@ -1000,6 +1092,8 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
+		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),
+		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),

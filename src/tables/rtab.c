@@ -14,17 +14,18 @@
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 
-/* Unlinked elements and groups wait for one grace period together. */
+/* Unlinked elements wait for one grace period together. */
 #define RTAB_RETIRE_BATCH 254u
 
 struct rtab_retired {
 	struct rcu_head rcu;
 	struct rtab *r;
 	uint32_t n;
-	uint32_t idx[RTAB_RETIRE_BATCH]; /* elements, and groups | RTAB_OGROUP */
+	uint32_t idx[RTAB_RETIRE_BATCH];
 };
 
-#define RTAB_OGROUP 0x80000000u
+/* The most elements an arena holds (indexes stay below RTAB_MOVED). */
+#define RTAB_MAX_ELEMS 0x7fffffffu
 
 static size_t rtab_table_bytes(uint32_t bits)
 {
@@ -60,12 +61,15 @@ uint32_t rtab_elem_alloc(struct rtab *r)
 	return slot_arena_alloc(&r->elems);
 }
 
+/* A free group's links are already empty (rtab_ogroup_free, or pages never
+ * used or given back): only its free-list link needs clearing.  Readers
+ * that wandered in may read it, hence the atomic store. */
 uint32_t rtab_ogroup_alloc(struct rtab *r)
 {
 	uint32_t idx = slot_arena_alloc(&r->groups);
 
 	if (idx != RTAB_NONE)
-		memset(rtab_ogroup(r, idx), 0, sizeof(struct rtab_group));
+		__atomic_store_n(&rtab_ogroup(r, idx)->next, RTAB_NONE, __ATOMIC_RELAXED);
 	return idx;
 }
 
@@ -91,12 +95,8 @@ static void rtab_teardown(struct rtab *r)
 
 static void rtab_release(struct rtab *r, const struct rtab_retired *batch)
 {
-	for (uint32_t i = 0; i < batch->n; i++) {
-		uint32_t idx = batch->idx[i];
-
-		slot_arena_free(idx & RTAB_OGROUP ? &r->groups : &r->elems, idx & ~RTAB_OGROUP);
-	}
-	__atomic_fetch_sub(&r->retired_n, batch->n, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < batch->n; i++)
+		slot_arena_free(&r->elems, batch->idx[i]);
 }
 
 static void rtab_retired_cb(struct rcu_head *head)
@@ -132,9 +132,8 @@ static void rtab_retire_flush_locked(struct rtab *r)
  * arena, counted in r->lost and still in bpfmap_mem_usage: a slot of
  * capacity, never a key or a value, and only while malloc fails.
  */
-static void rtab_retire(struct rtab *r, uint32_t tagged)
+void rtab_elem_retire(struct rtab *r, uint32_t idx)
 {
-	__atomic_fetch_add(&r->retired_n, 1, __ATOMIC_RELAXED);
 	spin_lock_word(&r->retire_lock);
 	if (!r->retiring) {
 		r->retiring = malloc(sizeof(*r->retiring));
@@ -146,20 +145,31 @@ static void rtab_retire(struct rtab *r, uint32_t tagged)
 		r->retiring->r = r;
 		r->retiring->n = 0;
 	}
-	r->retiring->idx[r->retiring->n++] = tagged;
+	r->retiring->idx[r->retiring->n++] = idx;
 	if (r->retiring->n == RTAB_RETIRE_BATCH)
 		rtab_retire_flush_locked(r);
 	spin_unlock_word(&r->retire_lock);
 }
 
-void rtab_elem_retire(struct rtab *r, uint32_t idx)
+/*
+ * An unlinked overflow group is reused at once, with no grace period: a
+ * reader still in it can at worst read links of its next owner (live
+ * elements, whose keys it compares, so a hit is still its key's element),
+ * or follow its next into another chain or the free list, and miss.  Every
+ * path here unlinks under the lock of the bucket the reader came from, so
+ * that reader's miss does not count (rtab_find_checked), and a moved
+ * bucket's first group stops scans before its old overflow groups.  The
+ * links are emptied first: a free group must name no element, or a reader
+ * that walked the free list into it could reach an element freed and reused
+ * before that reader began.
+ */
+void rtab_ogroup_free(struct rtab *r, uint32_t idx)
 {
-	rtab_retire(r, idx);
-}
+	struct rtab_group *g = rtab_ogroup(r, idx);
 
-void rtab_ogroup_retire(struct rtab *r, uint32_t idx)
-{
-	rtab_retire(r, idx | RTAB_OGROUP);
+	for (int i = 0; i < RTAB_SLOTS; i++)
+		__atomic_store_n(&g->link[i], RTAB_NONE, __ATOMIC_RELAXED);
+	slot_arena_free(&r->groups, idx);
 }
 
 void rtab_retire_flush(struct rtab *r)
@@ -236,9 +246,10 @@ bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32
 	og = rtab_ogroup_alloc(r);
 	if (og == RTAB_NONE)
 		return false;
+	/* Atomic: a reader may still be in the group from its last owner. */
 	g = rtab_ogroup(r, og);
-	g->link[0] = idx;
-	g->hash[0] = hash;
+	__atomic_store_n(&g->link[0], idx, __ATOMIC_RELEASE);
+	__atomic_store_n(&g->hash[0], hash, __ATOMIC_RELEASE);
 	__atomic_store_n(&last->next, og, __ATOMIC_RELEASE);
 	return true;
 }
@@ -253,13 +264,12 @@ void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s
 	for (int i = 0; i < RTAB_SLOTS; i++)
 		if (__atomic_load_n(&s.g->link[i], __ATOMIC_RELAXED) != RTAB_NONE)
 			return;
-	/* An empty overflow group: unlinked (readers on it go on by its
-	 * next) and reused after a grace period. */
+	/* An empty overflow group: unlinked, and reused at once. */
 	for (prev = g; rtab_next_group(r, prev) != s.g; prev = rtab_next_group(r, prev))
 		;
 	__atomic_store_n(&prev->next, __atomic_load_n(&s.g->next, __ATOMIC_RELAXED),
 			 __ATOMIC_RELEASE);
-	rtab_ogroup_retire(r, (uint32_t)(s.g - r->ogroups));
+	rtab_ogroup_free(r, (uint32_t)(s.g - r->ogroups));
 }
 
 void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s)
@@ -270,12 +280,12 @@ void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s
 	count_delete_end(&r->count, ticket);
 }
 
-void rtab_retire_ogroups(struct rtab *r, uint32_t og)
+void rtab_free_ogroups(struct rtab *r, uint32_t og)
 {
 	while (og != RTAB_NONE) {
 		uint32_t next = rtab_ogroup(r, og)->next;
 
-		rtab_ogroup_retire(r, og);
+		rtab_ogroup_free(r, og);
 		og = next;
 	}
 }
@@ -337,11 +347,11 @@ int rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 	uint32_t cap, ocap;
 
 	spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
-	cap = (uint32_t)(max_entries + spare > RTAB_OGROUP - 1 ? RTAB_OGROUP - 1
+	cap = (uint32_t)(max_entries + spare > RTAB_MAX_ELEMS ? RTAB_MAX_ELEMS
 							       : max_entries + spare);
-	/* Overflow groups: a universal hash leaves about one bucket in two
-	 * with one at the most crowded (RTAB_GROW_LOAD), under 0.07 a key;
-	 * a third of the elements is five times that, for both tables of a
+	/* Overflow groups: a universal hash leaves about two buckets in
+	 * three with one at the most crowded (RTAB_GROW_LOAD), 0.08 a key;
+	 * a third of the elements is four times that, for both tables of a
 	 * resize.  Running dry stalls a resize (its run is given back) and
 	 * fails an insert with -ENOMEM, never more. */
 	ocap = cap / 3 + 1024;

@@ -81,8 +81,12 @@
 #define RTAB_RUN_BUSY 1
 #define RTAB_RUN_DONE 2
 /* A table grows above this many elements a bucket and shrinks below a
- * quarter of it: at 8, 1M elements of 8 + 8 bytes need 2^17 buckets, 8 MiB. */
-#define RTAB_GROW_LOAD 8
+ * quarter of it.  A grow holds three tables' worth of groups (the old one,
+ * the new one twice its size) while it runs: at 9 that is 21 bytes an
+ * element at the peak, against 24 at 8, which keeps a growing 8 + 8 map
+ * within 48 bytes an element (docs/RHASH.md).  1M elements need 2^17
+ * buckets, 8 MiB, either way. */
+#define RTAB_GROW_LOAD 9
 #define RTAB_FLOOR_ELEMS 2048
 
 struct rtab_group {
@@ -131,11 +135,10 @@ struct rtab {
 	 * lookups read. */
 	struct slot_arena elems, groups;
 	struct count count;     /* sync/count.h: exact -E2BIG */
-	/* Elements and overflow groups unlinked, waiting to be queued for
-	 * their grace period. */
+	/* Elements unlinked, waiting to be queued for their grace period
+	 * (overflow groups are reused at once: rtab_ogroup_free). */
 	uint32_t retire_lock;
 	struct rtab_retired *retiring;
-	uint32_t retired_n;     /* atomic: retired, not yet free again */
 	uint64_t lost;          /* atomic: retired without memory to wait in */
 	uint64_t callbacks;     /* sync/handoff.h: callbacks that touch the map */
 	uint32_t resize_lock;   /* trylock only: starting a resize */
@@ -366,14 +369,16 @@ struct rtab_table *rtab_table_alloc(uint32_t bits);
 void rtab_table_free(struct rtab_table *t);
 size_t rtab_table_mem(const struct rtab_table *t);
 /* An unused element's (group's) index, or RTAB_NONE when the arena is
- * exhausted for now (every free one waits for its grace period). */
+ * exhausted for now (elements: every free one waits for its grace
+ * period). */
 uint32_t rtab_elem_alloc(struct rtab *r);
 uint32_t rtab_ogroup_alloc(struct rtab *r);
 /* An element that never became visible, back at once. */
 void rtab_elem_unused(struct rtab *r, uint32_t idx);
 /* Unlinked: reused once no reader can hold it.  Any context. */
 void rtab_elem_retire(struct rtab *r, uint32_t idx);
-void rtab_ogroup_retire(struct rtab *r, uint32_t idx);
+/* Unlinked under the lock of the bucket it was in: reused at once. */
+void rtab_ogroup_free(struct rtab *r, uint32_t idx);
 /* Queue what is retired so far for its grace period now. */
 void rtab_retire_flush(struct rtab *r);
 /* Outside any read-side section: wait until retired ones are free. */
@@ -392,12 +397,13 @@ bool rtab_find_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, const
  * overflow group added if needed): false without a group to add. */
 bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32_t idx);
 /* Empty @s of the locked bucket @g; an overflow group left empty is
- * unlinked and retired.  The caller retires the element. */
+ * unlinked and freed.  The caller retires the element. */
 void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s);
 /* The same for a delete: counted (sync/count.h), so -E2BIG stays exact. */
 void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s);
-/* Retire the overflow groups chained from group index @og on. */
-void rtab_retire_ogroups(struct rtab *r, uint32_t og);
+/* Free the overflow groups chained from group index @og on (the bucket
+ * they were in locked). */
+void rtab_free_ogroups(struct rtab *r, uint32_t og);
 /* The first element after @c in the locked bucket @g: its slot, or false. */
 bool rtab_first_after_locked(struct rtab *r, struct rtab_group *g, const struct rtab_cursor *c,
 			     struct rtab_slot *out);

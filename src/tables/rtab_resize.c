@@ -45,22 +45,23 @@ static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_ta
 }
 
 /* New buckets [first, first + n) of @nt back to empty, their overflow
- * groups retired (nobody has reached them, but the usual way back costs
- * only a grace period, and this runs only when the arena ran dry). */
+ * groups freed (nobody has reached them; this runs only when the arena
+ * ran dry). */
 static void rtab_unbuild(struct rtab *r, struct rtab_table *nt, uint32_t first, uint32_t n)
 {
 	for (uint32_t b = first; b < first + n; b++) {
-		rtab_retire_ogroups(r, nt->groups[b].next);
+		rtab_free_ogroups(r, nt->groups[b].next);
 		memset(&nt->groups[b], 0, sizeof(nt->groups[b]));
 	}
 }
 
 /*
  * Move run @run of @t into @nt: lock its buckets, build their new buckets,
- * then mark each old one moved and retire its overflow groups (readers may
- * still scan them).  A reader in an old bucket before the mark sees its old
- * slots, consistent and current: writers reach the new buckets only after
- * the mark.  False, with nothing changed, when the overflow arena ran dry.
+ * then mark each old one moved and free its overflow groups (a reader still
+ * in one fails its bucket's lock-word check: rtab_ogroup_free).  A reader
+ * in an old bucket before the mark sees its old slots, consistent and
+ * current: writers reach the new buckets only after the mark.  False, with
+ * nothing changed, when the overflow arena ran dry.
  */
 static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_table *nt,
 			  uint32_t run)
@@ -82,7 +83,7 @@ static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_tabl
 			uint32_t og = g->next;
 
 			__atomic_store_n(&g->next, RTAB_MOVED, __ATOMIC_RELEASE);
-			rtab_retire_ogroups(r, og);
+			rtab_free_ogroups(r, og);
 		}
 	}
 	for (uint32_t b = first; b < first + RTAB_RUN; b++)
@@ -96,9 +97,6 @@ static void rtab_finish(struct rtab *r, struct rtab_table *t, struct rtab_table 
 {
 	__atomic_store_n(&r->table, rtab_table_word(nt), __ATOMIC_RELEASE);
 	rcu_defer(&t->rcu, rtab_table_free_cb);
-	/* The old overflow groups too: the table that follows fills up
-	 * with them rather than with new ones. */
-	rtab_retire_flush(r);
 }
 
 /* A run nobody has taken: the next after the movers' cursor, else (runs

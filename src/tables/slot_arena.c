@@ -148,7 +148,7 @@ static uint32_t alloc_reused_locked(struct slot_arena *a)
 	k = &a->chunks[c];
 	if (k->free_head) {
 		idx = k->free_head;
-		k->free_head = *link_of(a, idx);
+		k->free_head = __atomic_load_n(link_of(a, idx), __ATOMIC_RELAXED);
 		k->nfree--;
 	} else {
 		idx = k->bump++;
@@ -212,7 +212,7 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	bool given;
 
 	spin_lock_word(&a->lock);
-	*link_of(a, idx) = k->free_head;
+	__atomic_store_n(link_of(a, idx), k->free_head, __ATOMIC_RELAXED);
 	k->free_head = idx;
 	k->nfree++;
 	__atomic_store_n(&a->avail, a->avail + 1, __ATOMIC_RELAXED);

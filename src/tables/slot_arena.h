@@ -21,8 +21,10 @@
  * steady at a chunk boundary does not give back and fault in the same
  * pages over and over.
  *
- * A free slot holds its free-list link at link_off (4 bytes): the caller
- * must not need those bytes of a slot it freed.
+ * A free slot holds its free-list link at link_off (4 bytes, written and
+ * read atomically, so that readers who may still look at a slot freed
+ * without a grace period can): the caller must not need those bytes of a
+ * slot it freed.
  */
 #ifndef BPFMAP_TABLES_SLOT_ARENA_H
 #define BPFMAP_TABLES_SLOT_ARENA_H
