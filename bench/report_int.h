@@ -144,8 +144,11 @@ struct rhash_big {
 extern const struct rhash_big rhash_bigs[RHASH_BIG];
 struct rhash_rows {
 	struct rounds big[RHASH_BIG];
-	struct rounds look[REPORT_PRESETS][REPORT_MAX_KEYS]; /* bpfmap alone */
-	struct rounds upd, ovw;                               /* bpfmap alone */
+	/* bpfmap alone: RHASH, and bpfmap's HASH on the same cell measured
+	 * just before it in the same round (the ratio's other side). */
+	struct rounds look[REPORT_PRESETS][REPORT_MAX_KEYS];
+	struct rounds look_hash[REPORT_PRESETS][REPORT_MAX_KEYS];
+	struct rounds upd, ovw, upd_hash, ovw_hash;
 	struct rhash_mem_row mem;
 	struct rhash_grow_row grow;
 	bool mem_ok, grow_ok;
@@ -235,6 +238,8 @@ void rhash_once(struct report *rp);
 int rhash_cells(const struct report *rp, bool per_round);
 void rhash_print(FILE *f, const struct report *rp);
 double rhash_vs_hash(const struct report *rp, int p, int k);
+/* The median over rounds of @num's bpfmap figure over @den's. */
+double rounds_lib_ratio(const struct rounds *num, const struct rounds *den);
 
 /* report_rtebpf.c; the row's name in Targets and in its report-ratio object */
 #define RTEBPF_TARGET "rte_bpf JIT vs kernel XDP, flow_count"

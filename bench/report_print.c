@@ -548,10 +548,10 @@ static int build_targets(const struct report *rp, struct target *t)
 				tgt_add(&t[n], rhash_vs_hash(rp, p, k));
 	tgt_describe(&t[n++], "x");
 	tgt_init(&t[n], "RHASH full update vs bpfmap's HASH", 0.9, false);
-	tgt_add(&t[n], rounds_lib(&rp->rhash.upd) / rounds_lib(&rp->upd));
+	tgt_add(&t[n], rounds_lib_ratio(&rp->rhash.upd, &rp->rhash.upd_hash));
 	tgt_describe(&t[n++], "x");
 	tgt_init(&t[n], "RHASH overwrite vs bpfmap's HASH", 0.9, false);
-	tgt_add(&t[n], rounds_lib(&rp->rhash.ovw) / rounds_lib(&rp->ovw));
+	tgt_add(&t[n], rounds_lib_ratio(&rp->rhash.ovw, &rp->rhash.ovw_hash));
 	tgt_describe(&t[n++], "x");
 	n += rhash_targets(rp, &t[n]);
 

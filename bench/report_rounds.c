@@ -52,6 +52,16 @@ double rounds_ratio(const struct rounds *s)
 	return stats_median(r, s->n);
 }
 
+double rounds_lib_ratio(const struct rounds *num, const struct rounds *den)
+{
+	double r[REPORT_MAX_ROUNDS];
+	int n = num->n < den->n ? num->n : den->n;
+
+	for (int i = 0; i < n; i++)
+		r[i] = num->lib[i] / den->lib[i];
+	return stats_median(r, n);
+}
+
 void rounds_ratio_range(const struct rounds *s, double *lo, double *hi)
 {
 	double r[REPORT_MAX_ROUNDS];
