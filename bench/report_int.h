@@ -125,6 +125,9 @@ struct report_slot {
 #define TYPES_KEYS 4 /* 4, 8, 32, 256 */
 struct types_rows {
 	struct rounds look[TYPES_N][REPORT_PRESETS][TYPES_KEYS];
+	/* bpfmap's HASH on the same cell, measured just before each type's
+	 * (bpfmap alone: the other side of the "vs bpfmap's HASH" row). */
+	struct rounds look_hash[TYPES_N][REPORT_PRESETS][TYPES_KEYS];
 	struct rounds evict1, evict2; /* per producer; 2: their total */
 	struct rounds count1, count2; /* bpfmap alone (kern NaN); 2: the total */
 	uint64_t count_errors;        /* increments lost, every round */

@@ -505,7 +505,7 @@ static int build_targets(const struct report *rp, struct target *t)
 	tgt_add_rounds(&t[n], &rp->types.evict1);
 	tgt_describe(&t[n++], "x");
 	tgt_init(&t[n], "evicting inserts, 2 producers vs 1", 1.8, false);
-	tgt_add(&t[n], rounds_lib(&rp->types.evict2) / rounds_lib(&rp->types.evict1));
+	tgt_add(&t[n], rounds_lib_ratio(&rp->types.evict2, &rp->types.evict1));
 	tgt_describe(&t[n++], "x");
 	for (int s = 0; s < 2; s++) {
 		const struct lru_hit_row *h = &rp->types.hit[s];
@@ -520,7 +520,7 @@ static int build_targets(const struct report *rp, struct target *t)
 		tgt_describe(&t[n++], "x");
 	}
 	tgt_init(&t[n], "per-CPU increments, 2 threads vs 1", 1.9, false);
-	tgt_add(&t[n], rounds_lib(&rp->types.count2) / rounds_lib(&rp->types.count1));
+	tgt_add(&t[n], rounds_lib_ratio(&rp->types.count2, &rp->types.count1));
 	tgt_describe(&t[n++], "x");
 	for (int i = 0; i < 2; i++) {
 		const struct mem_row *m = &rp->types.mem[i];

@@ -3,7 +3,8 @@
  * --report's rows for PERCPU_HASH, LRU_HASH and LRU_PERCPU_HASH (issue 16):
  *  - lookups of each type over the small/medium/large presets and keys of
  *    4, 8, 32 and 256 bytes, bpfmap against the kernel's map of the same
- *    type, and against bpfmap's own HASH on the same cell (the lookup grid);
+ *    type, and against bpfmap's own HASH on the same cell, run right before
+ *    it in each round (the ratio is the median of the per-round ratios);
  *  - new keys into a full 1000-entry LRU_HASH (each evicting), 1 producer
  *    and 2 on CPUs 0 and 1;
  *  - per-CPU counter increments through the program view, 1 thread and 2
@@ -33,8 +34,10 @@ void types_setup(struct report *rp)
 
 	for (int i = 0; i < TYPES_N; i++)
 		for (int p = 0; p < REPORT_PRESETS; p++)
-			for (int k = 0; k < TYPES_KEYS; k++)
+			for (int k = 0; k < TYPES_KEYS; k++) {
 				rounds_init(&t->look[i][p][k]);
+				rounds_init(&t->look_hash[i][p][k]);
+			}
 	rounds_init(&t->evict1);
 	rounds_init(&t->evict2);
 	rounds_init(&t->count1);
@@ -45,10 +48,11 @@ int types_cells(const struct report *rp, bool per_round)
 {
 	int nb = report_want(rp, BACKEND_LIB) + report_want(rp, BACKEND_KERNEL);
 
-	if (per_round) /* lookups, 2 evict cells; 2 count cells (bpfmap) */
+	if (per_round) /* lookups and bpfmap's HASH beside them, 2 evict
+			* cells; 2 count cells (bpfmap) */
 		return nb * (TYPES_N * REPORT_PRESETS * TYPES_KEYS + 2) +
-		       2 * report_want(rp, BACKEND_LIB);
-	return nb * 2; /* memory */
+		       report_want(rp, BACKEND_LIB) * (TYPES_N * REPORT_PRESETS * TYPES_KEYS + 2);
+	return nb * 2 + 2; /* memory; lru-hit's two streams */
 }
 
 static void round_type_lookups(struct report *rp, int round)
@@ -63,6 +67,22 @@ static void round_type_lookups(struct report *rp, int round)
 				if (lookup_args(rp, &a, types_keys[k], ps->max_entries,
 						ps->nr_entries, preset_loops(rp, ps)))
 					continue;
+				if (report_want(rp, BACKEND_LIB)) {
+					struct bench_env one = rp->cenv;
+					struct cell_result r;
+
+					one.producers = 1;
+					snprintf(a.tag, sizeof(a.tag), "beside %s",
+						 map_type_name(types_of_rows[i]));
+					snprintf(what, sizeof(what), "lookup HASH %s k=%u, beside %s",
+						 ps->name, types_keys[k],
+						 map_type_name(types_of_rows[i]));
+					rp->types.look_hash[i][p][k].lib[round] =
+						run_env(rp, &one, "bpf-hashmap-lookup", what,
+							&lookup_lib_ops, &a, &r);
+					rp->types.look_hash[i][p][k].n = round + 1;
+					a.tag[0] = 0;
+				}
 				a.map_type = types_of_rows[i];
 				ka = kernel_args(&a);
 				snprintf(what, sizeof(what), "lookup %s %s k=%u",
@@ -207,12 +227,12 @@ void types_print(FILE *f, const struct report *rp)
 	fprintf(f, "  evicting inserts, full LRU_HASH of 1000: 1 producer bpfmap %.2f, kernel "
 		   "%.2f M/s (%.2fx); 2 producers, total: bpfmap %.2f (%.2fx one), kernel %.2f\n",
 		rounds_lib(&t->evict1), rounds_kern(&t->evict1), rounds_ratio(&t->evict1),
-		rounds_lib(&t->evict2), rounds_lib(&t->evict2) / rounds_lib(&t->evict1),
+		rounds_lib(&t->evict2), rounds_lib_ratio(&t->evict2, &t->evict1),
 		rounds_kern(&t->evict2));
 	fprintf(f, "  per-CPU increments (program view, atomic): 1 thread %.2f M/s, 2 threads "
 		   "%.2f total (%.2fx); increments lost: %llu\n",
 		rounds_lib(&t->count1), rounds_lib(&t->count2),
-		rounds_lib(&t->count2) / rounds_lib(&t->count1),
+		rounds_lib_ratio(&t->count2, &t->count1),
 		(unsigned long long)t->count_errors);
 	for (int s = 0; s < 2; s++) {
 		const struct lru_hit_row *h = &t->hit[s];
@@ -228,15 +248,9 @@ void types_print(FILE *f, const struct report *rp)
 			map_type_name(t->mem[i].type), t->mem[i].lib, t->mem[i].kern);
 }
 
-/* bpfmap's figure on type @i's cell over its HASH's on the same cell (the
- * lookup grid's medians); NaN where either is missing. */
+/* bpfmap's figure on type @i's cell over its HASH's on the same cell, each
+ * round's pair measured back to back; NaN where either is missing. */
 double types_vs_hash(const struct report *rp, int i, int p, int k)
 {
-	const uint32_t *keys;
-	size_t n = report_grid_keys(rp, &keys);
-
-	for (size_t j = 0; j < n; j++)
-		if (keys[j] == types_keys[k])
-			return rounds_lib(&rp->types.look[i][p][k]) / rounds_lib(&rp->look[p][j]);
-	return NAN;
+	return rounds_lib_ratio(&rp->types.look[i][p][k], &rp->types.look_hash[i][p][k]);
 }
