@@ -64,7 +64,8 @@ static void create_fails_cleanly(enum bpfmap_type type, uint32_t key_size, uint3
 
 /* Every hash type, on each table it may get (8-byte keys: the flat table
  * when preallocated; 16-byte keys in a small map: the chained one), and
- * RHASH (its table and both arenas' chunk counts). */
+ * RHASH (both arenas' chunk counts; its tables come from mmap, which
+ * this cannot fail). */
 static void test_create_fails_cleanly(void **state)
 {
 	static const enum bpfmap_type types[] = { BPFMAP_TYPE_HASH, BPFMAP_TYPE_PERCPU_HASH,
