@@ -247,7 +247,7 @@ static void check_word_lookups(struct bpfmap *map, uint32_t ks, uint32_t vs, con
 	}
 }
 
-static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa)
+static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa, bool far)
 {
 	/* 64 entries, 100 inserts minus deletes: full buckets push keys away
 	 * from home (the far path), deletes leave dead slots holding keys. */
@@ -260,7 +260,7 @@ static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa)
 	assert_non_null(v);
 	assert_ptr_equal(map->ops, &flat_ops);
 	map->lookup = flat_lookup_word(ks == 4 ? HASH_U32 : HASH_U64, vs, isa, 0);
-	map->copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, isa);
+	map->copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, far, isa);
 	for (uint32_t id = 0; id < WORD_KEYS; id += 2) {
 		uint64_t k = word_key(ks, id);
 
@@ -291,10 +291,11 @@ static void test_lookup_word_isas(void **state)
 	for (int isa = 0; isa < FLAT_ISA_COUNT; isa++) {
 		if (!flat_isa_runs((enum flat_isa)isa))
 			continue;
-		for (size_t i = 0; i < ARRAY_SIZE(value_sizes); i++) {
-			check_word_isa(4, value_sizes[i], (enum flat_isa)isa);
-			check_word_isa(8, value_sizes[i], (enum flat_isa)isa);
-		}
+		for (size_t i = 0; i < ARRAY_SIZE(value_sizes); i++)
+			for (int far = 0; far < 2; far++) { /* the prefetching copy-out too */
+				check_word_isa(4, value_sizes[i], (enum flat_isa)isa, far);
+				check_word_isa(8, value_sizes[i], (enum flat_isa)isa, far);
+			}
 	}
 }
 
@@ -311,14 +312,31 @@ static void check_word_choice(enum flat_isa expect)
 			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect, 0);
 
 			assert_true(to_flat(map)->match_by_key);
-			if (map->copy != flat_copy_word(kind, value_size == 8, expect))
+			if (map->copy != flat_copy_word(kind, value_size == 8, false, expect))
 				assert_true(expect == FLAT_ISA_AVX512 &&
-					    map->copy == flat_copy_word(kind, value_size == 8,
+					    map->copy == flat_copy_word(kind, value_size == 8, false,
 									FLAT_ISA_AVX2));
 			if (map->lookup != fn)
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->lookup ==
 						flat_lookup_word(kind, value_size, FLAT_ISA_AVX2, 0));
+			bpfmap_free(map);
+			/* Home values past FLAT_COPY_FAR_BYTES: the prefetching
+			 * copy-out, for 8-byte values only. */
+			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 1u << 17, 0);
+			assert_true((uint64_t)to_flat(map)->n_homes * FLAT_SLOTS * 8 >=
+				    FLAT_COPY_FAR_BYTES);
+			if (map->copy != flat_copy_word(kind, value_size == 8, value_size == 8,
+							expect))
+				assert_true(expect == FLAT_ISA_AVX512 &&
+					    map->copy == flat_copy_word(kind, value_size == 8,
+									value_size == 8,
+									FLAT_ISA_AVX2));
+			if (value_size == 8)
+				for (int isa = 0; isa < FLAT_ISA_COUNT; isa++)
+					assert_ptr_not_equal(map->copy,
+							     flat_copy_word(kind, true, false,
+									    (enum flat_isa)isa));
 			bpfmap_free(map);
 			/* Too few homes to match by key: the general lookup. */
 			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 3, 0);

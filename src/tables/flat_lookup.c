@@ -98,13 +98,17 @@ static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, 
  * flush throws away the next lookups' misses already under way.
  */
 static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key, void *value,
-					    uint32_t ks, enum hash_kind kind, bool v8)
+					    uint32_t ks, enum hash_kind kind, bool v8, bool far)
 {
 	uint64_t hash = flat_hash_kind(f, key, kind);
 	uint32_t h = flat_home(f, hash);
 	const uint32_t *seq = &f->buckets[h].seq;
-	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-	uint32_t m = flat_word_match(f, h, key, ks);
+	uint32_t s1, m;
+
+	if (far)
+		__builtin_prefetch(flat_value_elem(f, (size_t)h * FLAT_SLOTS, 8));
+	s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	m = flat_word_match(f, h, key, ks);
 
 	if (likely(m) &&
 	    likely(flat_copy_slot(f, (size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4),
@@ -116,24 +120,30 @@ static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key
 /* The copy-outs a map of word keys that matches by key gets at creation
  * (map->copy): the kind, and for 8-byte values without a spin lock the
  * value's size, constants. */
-#define FLAT_COPY_WORD(name, ks, kind, v8)                                                         \
+#define FLAT_COPY_WORD(name, ks, kind, v8, far)                                                    \
 	static FLAT_WORD_ALIGN int flat_copy_##name(struct bpfmap *map, const void *key,           \
 						    void *value)                                   \
 	{                                                                                          \
-		return flat_copy_word_in(to_flat(map), key, value, ks, kind, v8);                 \
+		return flat_copy_word_in(to_flat(map), key, value, ks, kind, v8, far);            \
 	}
-FLAT_COPY_WORD(k4, 4, HASH_U32, false)
-FLAT_COPY_WORD(k8, 8, HASH_U64, false)
-FLAT_COPY_WORD(k4_v8, 4, HASH_U32, true)
-FLAT_COPY_WORD(k8_v8, 8, HASH_U64, true)
+FLAT_COPY_WORD(k4, 4, HASH_U32, false, false)
+FLAT_COPY_WORD(k8, 8, HASH_U64, false, false)
+FLAT_COPY_WORD(k4_v8, 4, HASH_U32, true, false)
+FLAT_COPY_WORD(k8_v8, 8, HASH_U64, true, false)
+FLAT_COPY_WORD(k4_v8_far, 4, HASH_U32, true, true)
+FLAT_COPY_WORD(k8_v8_far, 8, HASH_U64, true, true)
 
-map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa)
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
 {
+	/* [8-byte keys][any, v8, v8 far] */
+	static const map_copy_fn fns[2][3] = {
+		{ flat_copy_k4, flat_copy_k4_v8, flat_copy_k4_v8_far },
+		{ flat_copy_k8, flat_copy_k8_v8, flat_copy_k8_v8_far },
+	};
+
 	if (isa != FLAT_ISA_BASE)
-		return flat_copy_word_x86(kind, v8, isa);
-	if (kind == HASH_U32)
-		return v8 ? flat_copy_k4_v8 : flat_copy_k4;
-	return v8 ? flat_copy_k8_v8 : flat_copy_k8;
+		return flat_copy_word_x86(kind, v8, far, isa);
+	return fns[kind != HASH_U32][v8 ? 1 + far : 0];
 }
 
 static map_copy_fn flat_copy_word_for(const struct flat *f)
@@ -142,6 +152,7 @@ static map_copy_fn flat_copy_word_for(const struct flat *f)
 	    (f->hash_kind != HASH_U32 && f->hash_kind != HASH_U64))
 		return NULL;
 	return flat_copy_word(f->hash_kind, f->map.value_size == 8 && !map_has_lock(&f->map),
+			      (uint64_t)f->n_homes * FLAT_SLOTS * 8 >= FLAT_COPY_FAR_BYTES,
 			      flat_isa_best());
 }
 

@@ -48,9 +48,17 @@ map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, e
 
 /* The copy-outs of the same maps (map->copy) per instruction set; @v8:
  * 8-byte values without a spin lock (flat_lookup.c); the AVX2 and AVX-512
- * ones (flat_words_x86.c), NULL where not built. */
-map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa);
-map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa);
+ * ones (flat_words_x86.c), NULL where not built.  @far, with @v8: a map too
+ * large for its bucket's values to be in cache, whose copy-out prefetches
+ * them (the eight values of a home bucket are one line) while it compares
+ * the keys, so that the two misses overlap instead of following each other
+ * (FLAT_COPY_FAR_BYTES). */
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, enum flat_isa isa);
+/* Home buckets' values from which a map's copy-outs are far: half of this
+ * machine's 2 MiB L2.  Below it the value line is mostly in cache, and in
+ * alternated pairs the prefetch cost small and medium maps 5-10%. */
+#define FLAT_COPY_FAR_BYTES ((uint64_t)512 << 10)
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat_isa isa);
 
 /* The general copy-out paths (flat_copy.c): a word key's, out of line with
  * errno set as map->copy sets it (no match in the home bucket, or a writer

@@ -162,16 +162,20 @@ FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
 	} while (0)
 
 /* The copy-out of a @ks-byte key: the bucket's seq read before the same
- * compare; @v8 as flat_copy_slot's. */
+ * compare; @v8 as flat_copy_slot's; @far (with v8) as flat_copy_word's. */
 #define FLAT_WORD_COPY(name, ks, attrs)                                                            \
 	static ALWAYS_INLINE attrs int flat_copy_##name(struct bpfmap *map, const void *key,       \
-							void *value, bool v8)                      \
+							void *value, bool v8, bool far)            \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
 		uint64_t hash, k;                                                                  \
 		uint32_t h = flat_k##ks##_home(f, key, &k, &hash);                                 \
 		const uint32_t *seq = &f->buckets[h].seq;                                          \
-		uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);                              \
+		uint32_t s1;                                                                       \
+                                                                                                   \
+		if (far)                                                                           \
+			__builtin_prefetch(flat_value_elem(f, (size_t)h * FLAT_SLOTS, 8));         \
+		s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);                                       \
 		uint32_t m = flat_##name##_eq(f, h, k);                                            \
                                                                                                    \
 		FLAT_COPY_END(f, h, m, seq, s1, value, v8, ks);                                    \
@@ -181,39 +185,42 @@ FLAT_WORD_COPY(k8_avx2, 8, FLAT_AVX2)
 FLAT_WORD_COPY(k4_avx512, 4, FLAT_AVX512)
 FLAT_WORD_COPY(k8_avx512, 8, FLAT_AVX512)
 
-/* Each copy-out for 8-byte values without a spin lock (v8), and for any. */
+/* Each copy-out for 8-byte values without a spin lock (v8; far: the value
+ * line fetched beside the keys'), and for any. */
 #define FLAT_WORD_COPIES(name, attrs)                                                              \
 	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_v8(struct bpfmap *map, const void *key, \
 							       void *value)                        \
 	{                                                                                          \
-		return flat_copy_##name(map, key, value, true);                                    \
+		return flat_copy_##name(map, key, value, true, false);                             \
+	}                                                                                          \
+	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_v8_far(struct bpfmap *map,             \
+								   const void *key, void *value)   \
+	{                                                                                          \
+		return flat_copy_##name(map, key, value, true, true);                              \
 	}                                                                                          \
 	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_any(struct bpfmap *map,                \
 								const void *key, void *value)      \
 	{                                                                                          \
-		return flat_copy_##name(map, key, value, false);                                   \
+		return flat_copy_##name(map, key, value, false, false);                            \
 	}
 FLAT_WORD_COPIES(k4_avx2, FLAT_AVX2)
 FLAT_WORD_COPIES(k8_avx2, FLAT_AVX2)
 FLAT_WORD_COPIES(k4_avx512, FLAT_AVX512)
 FLAT_WORD_COPIES(k8_avx512, FLAT_AVX512)
 
-map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
 {
-	bool k4 = kind == HASH_U32;
+	/* [isa - AVX2][8-byte keys][any, v8, v8 far] */
+	static const map_copy_fn fns[2][2][3] = {
+		{ { flat_copy_k4_avx2_any, flat_copy_k4_avx2_v8, flat_copy_k4_avx2_v8_far },
+		  { flat_copy_k8_avx2_any, flat_copy_k8_avx2_v8, flat_copy_k8_avx2_v8_far } },
+		{ { flat_copy_k4_avx512_any, flat_copy_k4_avx512_v8, flat_copy_k4_avx512_v8_far },
+		  { flat_copy_k8_avx512_any, flat_copy_k8_avx512_v8, flat_copy_k8_avx512_v8_far } },
+	};
 
-	switch (isa) {
-	case FLAT_ISA_AVX2:
-		if (k4)
-			return v8 ? flat_copy_k4_avx2_v8 : flat_copy_k4_avx2_any;
-		return v8 ? flat_copy_k8_avx2_v8 : flat_copy_k8_avx2_any;
-	case FLAT_ISA_AVX512:
-		if (k4)
-			return v8 ? flat_copy_k4_avx512_v8 : flat_copy_k4_avx512_any;
-		return v8 ? flat_copy_k8_avx512_v8 : flat_copy_k8_avx512_any;
-	default:
+	if (isa != FLAT_ISA_AVX2 && isa != FLAT_ISA_AVX512)
 		return NULL;
-	}
+	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][v8 ? 1 + far : 0];
 }
 
 /* Both value strides of one lookup, as fns[][][][] lists them. */
@@ -236,10 +243,11 @@ map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, e
 	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][view][value_stride == 8];
 }
 #else
-map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, enum flat_isa isa)
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
 {
 	(void)kind;
 	(void)v8;
+	(void)far;
 	(void)isa;
 	return NULL;
 }
