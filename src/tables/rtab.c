@@ -61,7 +61,7 @@ struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits)
 size_t rtab_regions_mem(const struct rtab *r)
 {
 	return (size_t)__builtin_popcount(__atomic_load_n(&r->region_free, __ATOMIC_RELAXED)) *
-	       2 * 4096;
+	       4096;
 }
 
 size_t rtab_table_mem(const struct rtab_table *t)

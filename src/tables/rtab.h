@@ -390,7 +390,7 @@ struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits);
  * no read-side section can be in it. */
 void rtab_table_retire(struct rtab *r, struct rtab_table *t);
 size_t rtab_table_mem(const struct rtab_table *t);
-/* What the regions of retired tables still take (a page at either end). */
+/* What the regions of retired tables still take (their header's page). */
 size_t rtab_regions_mem(const struct rtab *r);
 /* An unused element's (group's) index, or RTAB_NONE when the arena is
  * exhausted for now (elements: every free one waits for its grace

@@ -79,27 +79,25 @@ void big_free(void *p)
 		free(h->base);
 }
 
+static size_t page_up(size_t bytes)
+{
+	return (bytes + BIG_PAGE - 1) & ~(BIG_PAGE - 1);
+}
+
 void *big_zalloc_mapped(size_t bytes)
 {
-	return zalloc_mapped(bytes, bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : BIG_PAGE);
+	if (bytes > SIZE_MAX - BIG_PAGE)
+		return NULL;
+	return zalloc_mapped(page_up(bytes), bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : BIG_PAGE);
 }
 
 void big_zero(void *p, size_t bytes)
 {
-	char *lo = align_up(p, BIG_PAGE);
-	char *end = (char *)p + bytes;
-	char *hi = (char *)((uintptr_t)end & ~(uintptr_t)(BIG_PAGE - 1));
-
-	if (hi <= lo) {
-		memset(p, 0, bytes);
-		return;
-	}
-	memset(p, 0, (size_t)(lo - (char *)p));
-	memset(hi, 0, (size_t)(end - hi));
-	/* Private anonymous pages read as zeros after this; should it fail,
-	 * they are zeroed by hand and stay. */
-	if (madvise(lo, (size_t)(hi - lo), MADV_DONTNEED))
-		memset(lo, 0, (size_t)(hi - lo));
+	/* Whole pages only: each reads as it was or as zeros, never half
+	 * zeroed, for readers that may still look.  Should it fail, they
+	 * are zeroed by hand and stay. */
+	if (madvise(p, page_up(bytes), MADV_DONTNEED))
+		memset(p, 0, page_up(bytes));
 }
 
 void *big_reserve(size_t bytes)
