@@ -195,10 +195,11 @@ static FLAT_WORD_ALIGN void *flat_lookup_k8(struct bpfmap *map, const void *key)
 	return flat_lookup_k8_in(to_flat(map), key);
 }
 #else
-map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, enum flat_isa isa)
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
 {
 	(void)kind;
 	(void)v8;
+	(void)far;
 	(void)isa;
 	return NULL; /* the general copy-out */
 }

@@ -282,9 +282,12 @@ static ALWAYS_INLINE bool rtab_probe_valid(struct rtab *r, const struct rtab_pro
 	if (!seq_spin_read_valid(&p->first->lock, p->seq))
 		return false;
 	/* The scan's reads before the generation's: a retirement that they
-	 * overlapped finished a resize first. */
+	 * overlapped finished a resize first.  (TSan builds have no fences,
+	 * and scan inside the section.) */
+#ifndef BPFMAP_TSAN
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(&r->table_gen, __ATOMIC_RELAXED) == p->gen;
+#endif
+	return __atomic_load_n(&r->table_gen, __ATOMIC_ACQUIRE) == p->gen;
 }
 
 static ALWAYS_INLINE int rtab_probe(struct rtab *r, uint32_t hash, const void *key,
