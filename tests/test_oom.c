@@ -64,8 +64,7 @@ static void create_fails_cleanly(enum bpfmap_type type, uint32_t key_size, uint3
 
 /* Every hash type, on each table it may get (8-byte keys: the flat table
  * when preallocated; 16-byte keys in a small map: the chained one), and
- * RHASH (both arenas' chunk counts; its tables come from mmap, which
- * this cannot fail). */
+ * RHASH (its table and both arenas' chunk counts). */
 static void test_create_fails_cleanly(void **state)
 {
 	static const enum bpfmap_type types[] = { BPFMAP_TYPE_HASH, BPFMAP_TYPE_PERCPU_HASH,

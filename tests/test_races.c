@@ -943,58 +943,6 @@ static void test_rhash_group_moved(void **state)
 	rhash_group_reused(true, true);
 }
 
-/*
- * An update scans its bucket outside any read-side section first
- * (rtab_probe), so the table it read may be retired and its memory given
- * back under it.  Here the scan of a present key X in a map one insert
- * from full stops right after reading the table; the map fills up, which
- * grows the table, and the old table's memory goes back (it reads as
- * zeros: a bucket whose lock word is 0, even and "unchanged" if read only
- * now, and no slots).  Seen alone, that is "X absent, map full": -E2BIG
- * for a key present all along.  The scan must see that a resize finished
- * meanwhile (r->table_gen) and update X instead.
- */
-static void test_rhash_probe_retired_table(void **state)
-{
-	(void)state;
-#ifdef BPFMAP_TSAN
-	print_message("skipped under ThreadSanitizer: its builds scan inside a read-side "
-		      "section, where the table cannot go\n");
-	skip();
-#endif
-	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
-	/* 2400 keys: the 256-bucket table grows past 2304. */
-	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 8, 8, 2400, &o);
-	struct rtab *r = to_rtab(m);
-	uint64_t k, v = 1, x = 0, out;
-
-	assert_non_null(m);
-	for (k = 0; k < 2300; k++)
-		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	struct rtab_table *t = rtab_table_of(r);
-	const struct rtab_group *g = &t->groups[rtab_bucket(t, rhash_hash(m, x))];
-
-	assert_int_equal(t->n, 256);
-
-	struct op upd = { .m = m, .key = x, .value = 7, .cpu = -1 };
-
-	op_start_stopped(&upd, HOOK_RTAB_PROBE, 0);
-	assert_ptr_equal(stop.obj, g);
-	for (; k < 2400; k++)
-		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	assert_int_equal(rtab_table_of(r)->n, 512);
-	/* Full, and the count knows it without a look at every shard. */
-	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), -E2BIG);
-	rtab_reclaim_wait(r); /* the old table's callback has run */
-	assert_int_equal(__atomic_load_n(&g->lock, __ATOMIC_RELAXED), 0);
-	assert_int_equal(__atomic_load_n(&g->next, __ATOMIC_RELAXED), RTAB_NONE);
-	op_release();
-	assert_int_equal(op_join(&upd), 0);
-	assert_int_equal(bpfmap_lookup_elem(m, &x, &out), 0);
-	assert_int_equal(out, 7);
-	bpfmap_free(m);
-}
-
 /* Values of two words: an overwrite takes the lock (one-word values are
  * stored lock-free, and a copy reads them at once). */
 static void test_rhash_copy_overwritten(void **state)
@@ -1146,7 +1094,6 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),
-		cmocka_unit_test_setup(test_rhash_probe_retired_table, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),

@@ -34,34 +34,21 @@ static size_t rtab_table_bytes(uint32_t bits)
 	return sizeof(struct rtab_table) + n * sizeof(struct rtab_group) + (n >> RTAB_RUN_SHIFT);
 }
 
-struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits)
+struct rtab_table *rtab_table_alloc(uint32_t bits)
 {
-	size_t bytes = rtab_table_bytes(bits);
-	struct rtab_table *t = r->regions[bits];
+	struct rtab_table *t = big_zalloc(rtab_table_bytes(bits));
 
-	if (!t) {
-		t = big_zalloc_mapped(bytes);
-		if (!t)
-			return NULL;
-		r->regions[bits] = t;
-	} else if (__atomic_load_n(&r->region_free, __ATOMIC_ACQUIRE) & (1u << bits)) {
-		/* Zeroed when it was freed. */
-		__atomic_fetch_and(&r->region_free, ~(1u << bits), __ATOMIC_RELAXED);
-	} else {
+	if (!t)
 		return NULL;
-	}
 	t->n = 1u << bits;
 	t->shift = 32 - bits;
 	t->runs = (uint8_t *)&t->groups[t->n];
-	t->r = r;
 	return t;
 }
 
-
-size_t rtab_regions_mem(const struct rtab *r)
+void rtab_table_free(struct rtab_table *t)
 {
-	return (size_t)__builtin_popcount(__atomic_load_n(&r->region_free, __ATOMIC_RELAXED)) *
-	       4096;
+	big_free(t);
 }
 
 size_t rtab_table_mem(const struct rtab_table *t)
@@ -93,8 +80,12 @@ void rtab_elem_unused(struct rtab *r, uint32_t idx)
 
 static void rtab_teardown(struct rtab *r)
 {
-	for (uint32_t bits = 0; bits <= RTAB_MAX_BITS; bits++)
-		big_free(r->regions[bits]);
+	struct rtab_table *t = rtab_word_table(r->table);
+
+	if (t) {
+		rtab_table_free(t->next);
+		rtab_table_free(t);
+	}
 	free(r->retiring);
 	slot_arena_destroy(&r->elems);
 	slot_arena_destroy(&r->groups);
@@ -122,31 +113,6 @@ static void rtab_retired_cb(struct rcu_head *head)
 	if (handoff_put(&r->callbacks))
 		rtab_teardown(r);
 	rcu_deferred_exit();
-}
-
-static void rtab_table_retired_cb(struct rcu_head *head)
-{
-	struct rtab_table *t;
-	struct rtab *r;
-
-	rcu_deferred_enter();
-	t = caa_container_of(head, struct rtab_table, rcu);
-	r = t->r;
-	if (!handoff_freed(&r->callbacks)) {
-		uint32_t bits = 32 - t->shift;
-
-		big_zero(t, rtab_table_bytes(bits));
-		__atomic_fetch_or(&r->region_free, 1u << bits, __ATOMIC_RELEASE);
-	}
-	if (handoff_put(&r->callbacks))
-		rtab_teardown(r);
-	rcu_deferred_exit();
-}
-
-void rtab_table_retire(struct rtab *r, struct rtab_table *t)
-{
-	handoff_get(&r->callbacks, 1);
-	rcu_defer(&t->rcu, rtab_table_retired_cb);
 }
 
 /* Queue the retiring batch for its grace period (the retire lock held). */

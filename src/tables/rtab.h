@@ -36,13 +36,9 @@
  * the new buckets and then marking the old one RTAB_MOVED, so that readers
  * and writers there go on to `next`.  A new bucket is reachable only
  * through moved old ones, so nothing else writes it before.  When the last
- * run has moved, `next` becomes the map's table and the old one's memory
- * goes back after a grace period (its address space stays: r->regions).
- * Nobody waits for a resize: a lookup at worst retries one bucket.
- *
- * Updates.  Their first scan runs outside any read-side section and counts
- * only if the bucket's lock word and r->table_gen did not change around it
- * (tables/rtab_ops.c, rtab_probe).
+ * run has moved, `next` becomes the map's table and the old one is freed
+ * after a grace period.  Nobody waits for a resize: a lookup at worst
+ * retries one bucket.
  */
 #ifndef BPFMAP_TABLES_RTAB_H
 #define BPFMAP_TABLES_RTAB_H
@@ -112,8 +108,7 @@ struct rtab_table {
 	uint32_t moved;   /* atomic: runs moved */
 	uint8_t *runs;    /* atomic: each run's RTAB_RUN_* (after the groups) */
 	struct rcu_head rcu;
-	struct rtab *r;   /* the map, for the retired table's callback */
-	char pad_[64 - 40 - sizeof(struct rcu_head)];
+	char pad_[64 - 32 - sizeof(struct rcu_head)];
 	struct rtab_group groups[]; /* the buckets' first groups */
 };
 
@@ -125,9 +120,6 @@ struct rtab {
 	struct bpfmap map;
 	/* Hot: what lookups read. */
 	uintptr_t table;    /* atomic: the current table | its shift (rtab_table_word) */
-	/* atomic: resizes finished.  A scan outside any read-side section
-	 * counts only if this did not change around it (rtab_probe). */
-	uint32_t table_gen;
 	char *arena;        /* element i at i * stride; 0 is never used */
 	struct rtab_group *ogroups; /* overflow group i; 0 is never used */
 	uint32_t stride;    /* bytes per element */
@@ -152,14 +144,6 @@ struct rtab {
 	uint32_t resize_lock;   /* trylock only: starting a resize */
 	uint64_t resizes;       /* atomic: resizes started (tests, the bench) */
 	uint32_t min_bits, max_bits;
-	/* A table of 2^bits buckets lives at regions[bits], mapped from its
-	 * first use to the map's teardown, so that a scan outside any
-	 * read-side section never faults on a retired table; retiring one
-	 * gives its memory back (big_zero).  Bit b of region_free: regions[b]
-	 * is there and not in use (atomic; set by the retired table's
-	 * callback, cleared by the next table of that size). */
-	struct rtab_table *regions[RTAB_MAX_BITS + 1];
-	uint32_t region_free;
 	/* Values of one word (at most 8 bytes, no spin lock): overwrites of a
 	 * present key store it without the bucket lock while this is
 	 * STORES_ON (sync/store_switch.h; rtab_stop_lockfree_stores). */
@@ -381,17 +365,9 @@ struct rtab_cursor {
  * lock. */
 int rtab_arenas_init(struct rtab *r, uint32_t max_entries);
 size_t rtab_arenas_mem(const struct rtab *r);
-/* A zeroed table of 2^@bits buckets in its region, or NULL without memory
- * or while the last table of that size waits for its grace period (the
- * caller keeps the table it has).  Only one thread at a time (the resize
- * lock, or creation). */
-struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits);
-/* A table no longer the map's: its memory back and its region free once
- * no read-side section can be in it. */
-void rtab_table_retire(struct rtab *r, struct rtab_table *t);
+struct rtab_table *rtab_table_alloc(uint32_t bits);
+void rtab_table_free(struct rtab_table *t);
 size_t rtab_table_mem(const struct rtab_table *t);
-/* What the regions of retired tables still take (their header's page). */
-size_t rtab_regions_mem(const struct rtab *r);
 /* An unused element's (group's) index, or RTAB_NONE when the arena is
  * exhausted for now (elements: every free one waits for its grace
  * period). */

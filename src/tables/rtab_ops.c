@@ -244,99 +244,46 @@ void rtab_stop_lockfree_stores(struct rtab *r)
 }
 
 /*
- * An update starts with one scan of the key's bucket outside any read-side
- * section (rtab_probe), so that the answers it can give linearizably cost
- * no section: -EEXIST (NOEXIST on a key seen present), -ENOENT (EXIST on a
- * key seen absent) and -E2BIG (a key absent while the count is full with
- * nothing in flight).  Each holds only if the bucket's lock word was even
- * and unchanged around the scan (no writer ran there) and no resize
- * finished meanwhile (r->table_gen): then the table the scan read was
- * the map's, or being moved out of with this bucket still in it, and not
- * retired.  A scan that overlapped a retirement may have read a table's
- * memory given back (it reads as zeros) or taken by the next table of that
- * size, which is why tables stay mapped (r->regions); overflow groups and
- * elements live in arenas that stay mapped too, so a scan never faults, and
- * what it read from them counts only if the checks hold.
- *
- * ThreadSanitizer builds scan inside the section: TSan would report the
- * reads of an element being reused that the checks then throw away.
+ * The answers one lock-free scan can give linearizably, as the other
+ * tables give them: -EEXIST (NOEXIST on a key seen present), -ENOENT
+ * (EXIST on a key seen absent) and -E2BIG (a key absent while the count is
+ * full with nothing in flight, both within one unchanged even lock word);
+ * and the overwrite of a present key's one-word value, as one atomic store
+ * (copy-outs read the word at once, so they see it old or new; a delete
+ * after the scan orders the store just before it; the element is reused
+ * only after this read-side section).  RTAB_TAKE_LOCK for everything else.
  */
 #define RTAB_TAKE_LOCK 2
-#define RTAB_FOUND 3
-#ifdef BPFMAP_TSAN
-#define RTAB_PROBE_IN_SECTION 1
-#else
-#define RTAB_PROBE_IN_SECTION 0
-#endif
 
-/* What the scan saw: where, and the words that validate it. */
-struct rtab_probe {
-	struct rtab_group *first;
-	struct rtab_slot s;
+static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, const void *key,
+						const void *value, uint64_t mode, uint32_t key_size,
+						enum hash_kind kind, struct rtab_hint *hint)
+{
+	struct rtab_table *t = rtab_table_of(r);
+	struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
+	uint32_t seq = seq_spin_read_begin(&g->lock);
 	char *e;
-	uint32_t seq, gen;
-};
 
-static ALWAYS_INLINE bool rtab_probe_valid(struct rtab *r, const struct rtab_probe *p)
-{
-	if (!seq_spin_read_valid(&p->first->lock, p->seq))
-		return false;
-	/* The scan's reads before the generation's: a retirement that they
-	 * overlapped finished a resize first.  (TSan builds have no fences,
-	 * and scan inside the section.) */
-#ifndef BPFMAP_TSAN
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-#endif
-	return __atomic_load_n(&r->table_gen, __ATOMIC_ACQUIRE) == p->gen;
-}
-
-static ALWAYS_INLINE int rtab_probe(struct rtab *r, uint32_t hash, const void *key,
-				    uint64_t mode, uint32_t key_size, enum hash_kind kind,
-				    struct rtab_probe *p)
-{
-	struct rtab_table *t;
-
-	p->gen = __atomic_load_n(&r->table_gen, __ATOMIC_ACQUIRE);
-	t = rtab_table_of(r);
-	p->first = &t->groups[rtab_bucket(t, hash)];
-	TEST_HOOK(HOOK_RTAB_PROBE, p->first);
-	p->seq = seq_spin_read_begin(&p->first->lock);
-	if ((p->seq & 1) || rtab_load(&p->first->next) == RTAB_MOVED)
+	if ((seq & 1) || rtab_load(&g->next) == RTAB_MOVED)
 		return RTAB_TAKE_LOCK;
-	p->e = rtab_scan_at(r, p->first, hash, key, key_size, kind, &p->s);
-	if (p->e)
-		return mode != BPFMAP_NOEXIST ? RTAB_FOUND
-		       : rtab_probe_valid(r, p) ? -EEXIST : RTAB_TAKE_LOCK;
-	if (mode == BPFMAP_EXIST)
-		return rtab_probe_valid(r, p) ? -ENOENT : RTAB_TAKE_LOCK;
-	if (count_full_quiescent(&r->count) && rtab_probe_valid(r, p))
-		return -E2BIG;
-	return RTAB_TAKE_LOCK;
-}
-
-/*
- * The key the probe found, now in a read-side section.  Still valid, its
- * element was linked at an instant inside the section, so it is reused only
- * after it: the overwrite of a one-word value is one atomic store there
- * (copy-outs read the word at once, so they see it old or new; a delete
- * after the probe orders the store just before it), and otherwise the
- * locked update may trust the probe's slot (@hint).  Not valid, the locked
- * update looks again.
- */
-static ALWAYS_INLINE int rtab_update_found(struct rtab *r, const void *value,
-					   const struct rtab_probe *p, struct rtab_hint *hint)
-{
-	if (!rtab_probe_valid(r, p))
+	e = rtab_scan_at(r, g, hash, key, key_size, kind, &hint->s);
+	if (e) {
+		if (mode == BPFMAP_NOEXIST)
+			return -EEXIST;
+		if (r->value_word && stores_on(&r->lockfree_store)) {
+			TEST_HOOK(HOOK_RTAB_STORE, e);
+			__atomic_store_n((uint64_t *)(void *)rtab_value(r, e),
+					 map_value_word(&r->map, value), __ATOMIC_RELEASE);
+			return 0;
+		}
+		hint->first = g;
+		hint->link = rtab_index_of(r, e);
 		return RTAB_TAKE_LOCK;
-	if (r->value_word && stores_on(&r->lockfree_store)) {
-		TEST_HOOK(HOOK_RTAB_STORE, p->e);
-		__atomic_store_n((uint64_t *)(void *)rtab_value(r, p->e),
-				 map_value_word(&r->map, value), __ATOMIC_RELEASE);
-		return 0;
 	}
-	hint->first = p->first;
-	hint->s = p->s;
-	hint->link = rtab_index_of(r, p->e);
+	if (mode == BPFMAP_EXIST)
+		return seq_spin_read_valid(&g->lock, seq) ? -ENOENT : RTAB_TAKE_LOCK;
+	if (count_full_quiescent(&r->count) && seq_spin_read_valid(&g->lock, seq))
+		return -E2BIG;
 	return RTAB_TAKE_LOCK;
 }
 
@@ -364,29 +311,16 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	bool lockf = flags & BPFMAP_F_LOCK;
 	uint32_t hash = rtab_hash(r, key, key_size, kind);
 	struct rtab_hint hint = { NULL, { NULL, 0 }, RTAB_NONE };
-	struct rtab_probe probe;
 	int ret;
 
 	if (lockf) {
 		ret = rtab_update_present_locked_value(r, hash, key, value, mode);
 		if (ret <= 0)
 			return ret;
-		ret = RTAB_TAKE_LOCK;
 	}
-	if (RTAB_PROBE_IN_SECTION)
-		rcu_lock();
-	if (!lockf) {
-		ret = rtab_probe(r, hash, key, mode, key_size, kind, &probe);
-		if (ret < 0) {
-			if (RTAB_PROBE_IN_SECTION)
-				rcu_unlock();
-			return ret;
-		}
-	}
-	if (!RTAB_PROBE_IN_SECTION)
-		rcu_lock();
-	if (ret == RTAB_FOUND)
-		ret = rtab_update_found(r, value, &probe, &hint);
+	rcu_lock();
+	ret = lockf ? RTAB_TAKE_LOCK
+		    : rtab_update_lockfree(r, hash, key, value, mode, key_size, kind, &hint);
 	if (ret == RTAB_TAKE_LOCK)
 		ret = rtab_update_locked(r, hash, key, value, mode, lockf,
 					 hint.first ? &hint : NULL);

@@ -20,6 +20,13 @@
 
 static __thread uint32_t rtab_tick;
 
+static void rtab_table_free_cb(struct rcu_head *head)
+{
+	rcu_deferred_enter();
+	rtab_table_free(caa_container_of(head, struct rtab_table, rcu));
+	rcu_deferred_exit();
+}
+
 /* Old bucket @g's slots into the new table @nt, each by its hash: false if
  * an overflow group could not be had. */
 static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_table *nt)
@@ -89,11 +96,7 @@ static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_tabl
 static void rtab_finish(struct rtab *r, struct rtab_table *t, struct rtab_table *nt)
 {
 	__atomic_store_n(&r->table, rtab_table_word(nt), __ATOMIC_RELEASE);
-	/* After the switch: a scan that read the old table's word before it
-	 * sees this change (rtab_probe); before the retirement, so before
-	 * the old table's memory can go. */
-	__atomic_fetch_add(&r->table_gen, 1, __ATOMIC_RELEASE);
-	rtab_table_retire(r, t);
+	rcu_defer(&t->rcu, rtab_table_free_cb);
 }
 
 /* A run nobody has taken: the next after the movers' cursor, else (runs
@@ -141,9 +144,8 @@ static void rtab_resize_help(struct rtab *r, struct rtab_table *t, struct rtab_t
 }
 
 /* A table of 2^@bits buckets to move @t into, unless another thread has
- * started a resize or finished one meanwhile.  Without memory, or while
- * the last table of that size waits for its grace period, the table keeps
- * its size for now: fuller or emptier buckets, nothing lost. */
+ * started a resize or finished one meanwhile.  Without memory the table
+ * keeps its size: fuller buckets, nothing lost. */
 static void rtab_resize_start(struct rtab *r, struct rtab_table *t, uint32_t bits)
 {
 	uint32_t idle = 0;
@@ -153,7 +155,7 @@ static void rtab_resize_start(struct rtab *r, struct rtab_table *t, uint32_t bit
 					 __ATOMIC_RELAXED))
 		return;
 	if (rtab_table_of(r) == t && !__atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
-		nt = rtab_table_alloc(r, bits);
+		nt = rtab_table_alloc(bits);
 		if (nt) {
 			__atomic_store_n(&t->next, nt, __ATOMIC_RELEASE);
 			__atomic_fetch_add(&r->resizes, 1, __ATOMIC_RELAXED);

@@ -2,13 +2,11 @@
 /* Zeroed, aligned arrays for the maps' tables (see big_alloc.h). */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include "util/big_alloc.h"
 
 #define BIG_HUGE_PAGE ((size_t)2 << 20)
-#define BIG_PAGE ((size_t)4096)
 
 /* Just below every array: where its block starts, and how to release it. */
 struct big_header {
@@ -24,36 +22,29 @@ static char *align_up(char *p, size_t a)
 	return (char *)(((uintptr_t)p + a - 1) & ~(uintptr_t)(a - 1));
 }
 
-/* From mmap, aligned to @align (a power of two, at least 64), with its
- * header just below. */
-static void *zalloc_mapped(size_t bytes, size_t align)
-{
-	struct big_header *h;
-	size_t len = sizeof(*h) + bytes + align;
-	char *base, *p;
-
-	if (bytes > SIZE_MAX - sizeof(*h) - align)
-		return NULL;
-	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (base == MAP_FAILED)
-		return NULL;
-	p = align_up(base + sizeof(*h), align);
-	/* Advice only: failure changes nothing. */
-	if (align == BIG_HUGE_PAGE)
-		(void)madvise(p, bytes, MADV_HUGEPAGE);
-	h = (struct big_header *)(void *)p - 1;
-	h->base = base;
-	h->map_len = len;
-	return p;
-}
-
 void *big_zalloc(size_t bytes)
 {
 	struct big_header *h;
 	char *base, *p;
 
-	if (bytes >= BIG_ALLOC_MMAP_MIN)
-		return zalloc_mapped(bytes, bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : 64);
+	if (bytes >= BIG_ALLOC_MMAP_MIN) {
+		size_t align = bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : 64;
+		size_t len = sizeof(*h) + bytes + align;
+
+		if (bytes > SIZE_MAX - sizeof(*h) - align)
+			return NULL;
+		base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (base == MAP_FAILED)
+			return NULL;
+		p = align_up(base + sizeof(*h), align);
+		/* Advice only: failure changes nothing. */
+		if (align == BIG_HUGE_PAGE)
+			(void)madvise(p, bytes, MADV_HUGEPAGE);
+		h = (struct big_header *)(void *)p - 1;
+		h->base = base;
+		h->map_len = len;
+		return p;
+	}
 	if (bytes > SIZE_MAX - sizeof(*h) - 63)
 		return NULL;
 	base = calloc(1, sizeof(*h) + bytes + 63);
@@ -77,27 +68,6 @@ void big_free(void *p)
 		munmap(h->base, h->map_len);
 	else
 		free(h->base);
-}
-
-static size_t page_up(size_t bytes)
-{
-	return (bytes + BIG_PAGE - 1) & ~(BIG_PAGE - 1);
-}
-
-void *big_zalloc_mapped(size_t bytes)
-{
-	if (bytes > SIZE_MAX - BIG_PAGE)
-		return NULL;
-	return zalloc_mapped(page_up(bytes), bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : BIG_PAGE);
-}
-
-void big_zero(void *p, size_t bytes)
-{
-	/* Whole pages only: each reads as it was or as zeros, never half
-	 * zeroed, for readers that may still look.  Should it fail, they
-	 * are zeroed by hand and stay. */
-	if (madvise(p, page_up(bytes), MADV_DONTNEED))
-		memset(p, 0, page_up(bytes));
 }
 
 void *big_reserve(size_t bytes)

@@ -29,21 +29,6 @@ void *big_zalloc(size_t bytes);
 /* Release what big_zalloc returned; NULL is a no-op. */
 void big_free(void *p);
 
-/*
- * big_zalloc's array from mmap in every build, page-aligned (2 MiB-aligned
- * and advised for huge pages from 2 MiB on) and a whole number of pages
- * long, released by big_free.  For an array that must stay mapped while its
- * memory goes back (big_zero): the resizable table's bucket arrays, which
- * readers outside any read-side section may still read after they are
- * retired.  Its header takes one page before it.
- */
-void *big_zalloc_mapped(size_t bytes);
-/* Zero the @bytes at @p that big_zalloc_mapped returned, by giving its pages
- * back to the kernel: they read as zeros, a page at a time (a reader sees
- * a word as it was or as zero, never half of it), and cost memory again
- * only when written. */
-void big_zero(void *p, size_t bytes);
-
 /* @bytes of address space, page-aligned, zero when first touched and
  * costing memory only from then on, in 4 KiB pages (no huge pages: they
  * would cost 2 MiB at a time); never moved, so what lives there keeps its
