@@ -201,6 +201,18 @@ static void run_rounds_sides(struct report *rp, int round, const struct bench_en
 		s->n = round + 1;
 }
 
+/* Round @round of a row of bpfmap alone, one producer (the other side of
+ * its ratio is another such row, run just before or after it). */
+void run_round_lib(struct report *rp, int round, const char *bench, const char *what,
+		   const struct cell_ops *ops, const struct bench_args *a, struct rounds *s)
+{
+	struct bench_env one = rp->cenv;
+
+	one.producers = 1;
+	s->lib[round] = run_env(rp, &one, bench, what, ops, a, NULL);
+	s->n = round + 1;
+}
+
 /* Round @round of one row: bpfmap and the kernel. */
 void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
 			    const char *bench, const char *what, const struct cell_ops *lib,

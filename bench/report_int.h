@@ -213,6 +213,8 @@ void progress(struct report *rp, const char *what, const char *backend);
 double run_env(struct report *rp, const struct bench_env *env, const char *bench,
 	       const char *what, const struct cell_ops *ops, const struct bench_args *a,
 	       struct cell_result *out);
+void run_round_lib(struct report *rp, int round, const char *bench, const char *what,
+		   const struct cell_ops *ops, const struct bench_args *a, struct rounds *s);
 void run_rounds_pair(struct report *rp, int round, const struct bench_env *env,
 		     const char *bench, const char *what, const struct cell_ops *lib,
 		     const struct bench_args *la, const struct cell_ops *kern,

@@ -62,17 +62,6 @@ static void rhash_args(struct bench_args *a)
 	a->map_flags = BPFMAP_F_NO_PREALLOC;
 }
 
-static void lib_round(struct report *rp, int round, const char *bench, const char *what,
-		      const struct cell_ops *ops, const struct bench_args *a, struct rounds *s)
-{
-	struct bench_env one = rp->cenv;
-	struct cell_result r;
-
-	one.producers = 1;
-	s->lib[round] = run_env(rp, &one, bench, what, ops, a, &r);
-	s->n = round + 1;
-}
-
 void rhash_round(struct report *rp, int round)
 {
 	struct rhash_rows *h = &rp->rhash;
@@ -109,30 +98,30 @@ void rhash_round(struct report *rp, int round)
 			snprintf(a.tag, sizeof(a.tag), "beside RHASH");
 			snprintf(what, sizeof(what), "HASH lookup %s k=%u, beside RHASH", ps->name,
 				 keys[k]);
-			lib_round(rp, round, "bpf-hashmap-lookup", what, &lookup_lib_ops, &a,
-				  &h->look_hash[p][k]);
+			run_round_lib(rp, round, "bpf-hashmap-lookup", what, &lookup_lib_ops, &a,
+				      &h->look_hash[p][k]);
 			a.tag[0] = 0;
 			rhash_args(&a);
 			snprintf(what, sizeof(what), "RHASH lookup %s k=%u", ps->name, keys[k]);
-			lib_round(rp, round, "bpf-rhashmap-lookup", what, &lookup_lib_ops, &a,
-				  &h->look[p][k]);
+			run_round_lib(rp, round, "bpf-rhashmap-lookup", what, &lookup_lib_ops, &a,
+				      &h->look[p][k]);
 		}
 	for (int ovw = 0; ovw < 2; ovw++) {
 		memset(&a, 0, sizeof(a));
 		if (update_args_fill(&a, ovw ? UPDATE_OVERWRITE : UPDATE_FULL, err, sizeof(err)))
 			continue;
 		snprintf(a.tag, sizeof(a.tag), "%s, beside RHASH", ovw ? "overwrite" : "full update");
-		lib_round(rp, round, ovw ? "bpf-hashmap-overwrite" : "bpf-hashmap-full-update",
-			  ovw ? "HASH overwrite, beside RHASH" : "HASH full update, beside RHASH",
-			  &update_lib_ops, &a, ovw ? &h->ovw_hash : &h->upd_hash);
+		run_round_lib(rp, round, ovw ? "bpf-hashmap-overwrite" : "bpf-hashmap-full-update",
+			      ovw ? "HASH overwrite, beside RHASH" : "HASH full update, beside RHASH",
+			      &update_lib_ops, &a, ovw ? &h->ovw_hash : &h->upd_hash);
 		memset(&a, 0, sizeof(a));
 		rhash_args(&a);
 		if (update_args_fill(&a, ovw ? UPDATE_OVERWRITE : UPDATE_FULL, err, sizeof(err)))
 			continue;
 		snprintf(a.tag, sizeof(a.tag), "%s", ovw ? "overwrite" : "full update");
-		lib_round(rp, round, "bpf-rhashmap-full-update",
-			  ovw ? "RHASH overwrite" : "RHASH full update", &update_lib_ops, &a,
-			  ovw ? &h->ovw : &h->upd);
+		run_round_lib(rp, round, "bpf-rhashmap-full-update",
+			      ovw ? "RHASH overwrite" : "RHASH full update", &update_lib_ops, &a,
+			      ovw ? &h->ovw : &h->upd);
 	}
 }
 

@@ -68,19 +68,13 @@ static void round_type_lookups(struct report *rp, int round)
 						ps->nr_entries, preset_loops(rp, ps)))
 					continue;
 				if (report_want(rp, BACKEND_LIB)) {
-					struct bench_env one = rp->cenv;
-					struct cell_result r;
-
-					one.producers = 1;
 					snprintf(a.tag, sizeof(a.tag), "beside %s",
 						 map_type_name(types_of_rows[i]));
 					snprintf(what, sizeof(what), "lookup HASH %s k=%u, beside %s",
 						 ps->name, types_keys[k],
 						 map_type_name(types_of_rows[i]));
-					rp->types.look_hash[i][p][k].lib[round] =
-						run_env(rp, &one, "bpf-hashmap-lookup", what,
-							&lookup_lib_ops, &a, &r);
-					rp->types.look_hash[i][p][k].n = round + 1;
+					run_round_lib(rp, round, "bpf-hashmap-lookup", what,
+						      &lookup_lib_ops, &a, &rp->types.look_hash[i][p][k]);
 					a.tag[0] = 0;
 				}
 				a.map_type = types_of_rows[i];

@@ -816,22 +816,34 @@ static uint32_t rhash_hash(struct bpfmap *m, uint64_t k)
 	return rtab_hash(to_rtab(m), &k, 8, HASH_U64);
 }
 
+/* Insert @n keys from @from on whose bucket in the current table is @b,
+ * each with @v, into @keys; the key after the last one tried. */
+static uint64_t rhash_fill(struct bpfmap *m, uint32_t b, uint64_t from, uint64_t *keys,
+			   uint32_t n, uint64_t v)
+{
+	struct rtab_table *t = rtab_table_of(to_rtab(m));
+
+	for (uint64_t k = from;; k++) {
+		if (rtab_bucket(t, rhash_hash(m, k)) != b)
+			continue;
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		*keys++ = k;
+		if (!--n)
+			return k + 1;
+	}
+}
+
 static void test_rhash_slot_reused(void **state)
 {
 	(void)state;
 	struct bpfmap *m = rhash_map(8);
 	struct rtab *r = to_rtab(m);
 	struct rtab_table *t = rtab_table_of(r);
-	uint64_t keys[6], v = 1, w = 2;
-	uint32_t n = 0, b = rtab_bucket(t, rhash_hash(m, 0));
+	uint64_t keys[6], w = 2;
+	uint32_t b = rtab_bucket(t, rhash_hash(m, 0));
 
 	/* Six keys of one bucket: slots 0-5, the last one K. */
-	for (uint64_t k = 0; n < 6; k++) {
-		if (rtab_bucket(t, rhash_hash(m, k)) != b)
-			continue;
-		keys[n++] = k;
-		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	}
+	rhash_fill(m, b, 0, keys, 6, 1);
 	assert_int_equal(t->groups[b].hash[5], rhash_hash(m, keys[5]));
 	assert_int_equal(bpfmap_delete_elem(m, &keys[2]), 0); /* slot 2 free */
 
@@ -849,23 +861,6 @@ static void test_rhash_slot_reused(void **state)
 	assert_int_equal(op_join(&copy), 0);
 	assert_int_equal(copy.out, 2);
 	bpfmap_free(m);
-}
-
-/* Insert @n keys from @from on whose bucket in the current table is @b,
- * each with @v, into @keys; the key after the last one tried. */
-static uint64_t rhash_fill(struct bpfmap *m, uint32_t b, uint64_t from, uint64_t *keys,
-			   uint32_t n, uint64_t v)
-{
-	struct rtab_table *t = rtab_table_of(to_rtab(m));
-
-	for (uint64_t k = from;; k++) {
-		if (rtab_bucket(t, rhash_hash(m, k)) != b)
-			continue;
-		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-		*keys++ = k;
-		if (!--n)
-			return k + 1;
-	}
 }
 
 /*

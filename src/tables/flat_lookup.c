@@ -105,8 +105,7 @@ static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key
 	const uint32_t *seq = &f->buckets[h].seq;
 	uint32_t s1, m;
 
-	if (far)
-		__builtin_prefetch(flat_value_elem(f, (size_t)h * FLAT_SLOTS, 8));
+	flat_copy_prefetch(f, h, far);
 	s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 	m = flat_word_match(f, h, key, ks);
 

@@ -70,6 +70,14 @@ int flat_copy_small(const struct flat *f, const void *key, void *value, uint32_t
 		    enum hash_kind kind);
 int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock);
 
+/* A far copy-out's prefetch of home bucket @h's values (8 bytes each: one
+ * line), before its key compare (flat_copy_word). */
+static ALWAYS_INLINE void flat_copy_prefetch(const struct flat *f, uint32_t h, bool far)
+{
+	if (far)
+		__builtin_prefetch(flat_value_elem(f, (size_t)h * FLAT_SLOTS, 8));
+}
+
 /*
  * The end of a word-key copy-out that matched slot @pos: its value copied
  * out, valid if bucket seq @seq, read as @s1 before the keys were compared,

@@ -171,12 +171,11 @@ FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
 		uint64_t hash, k;                                                                  \
 		uint32_t h = flat_k##ks##_home(f, key, &k, &hash);                                 \
 		const uint32_t *seq = &f->buckets[h].seq;                                          \
-		uint32_t s1;                                                                       \
+		uint32_t s1, m;                                                                    \
                                                                                                    \
-		if (far)                                                                           \
-			__builtin_prefetch(flat_value_elem(f, (size_t)h * FLAT_SLOTS, 8));         \
+		flat_copy_prefetch(f, h, far);                                                     \
 		s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);                                       \
-		uint32_t m = flat_##name##_eq(f, h, k);                                            \
+		m = flat_##name##_eq(f, h, k);                                                     \
                                                                                                    \
 		FLAT_COPY_END(f, h, m, seq, s1, value, v8, ks);                                    \
 	}
