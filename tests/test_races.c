@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,11 +93,15 @@ struct op {
 	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
 	bool take; /* a lookup-and-delete into out */
 	uint64_t out;
+	uint64_t out_hi; /* the second word of a 16-byte value */
 	int cpu; /* -1: anywhere */
 	bool stopped; /* stop this one at stop.point */
 	int ret;      /* atomic: INT32_MIN until done */
 	pthread_t t;
 };
+
+_Static_assert(offsetof(struct op, out_hi) == offsetof(struct op, out) + 8,
+	       "a 16-byte value is copied out into out and out_hi");
 
 static bool pin(int cpu)
 {
@@ -954,6 +959,116 @@ static void test_rhash_copy_overwritten(void **state)
 	assert_int_equal(op_join(&copy), 0);
 	/* The copy read 1, then saw the group's word move: it copies again. */
 	assert_int_equal(copy.out, 2);
+	assert_int_equal(copy.out_hi, 2);
+	bpfmap_free(m);
+}
+
+/* The same copy, but the key is deleted before the copy looks again: its
+ * answer is -ENOENT, not the bytes it copied before the check failed
+ * (it answered 0 with them, torn or not, with the lock field uncleared). */
+static void test_rhash_copy_then_gone(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_map(16);
+	uint64_t k = 5, v[2] = { 1, 1 };
+	struct op copy = { .m = m, .key = k, .copy = true, .cpu = -1 };
+
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&copy, HOOK_RTAB_COPY, 0);
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	op_release();
+	assert_int_equal(op_join(&copy), -ENOENT);
+	bpfmap_free(m);
+}
+
+/* A map whose 16-byte values hold a spin lock at offset 0, then a word. */
+struct locked_value {
+	struct bpfmap_spin_lock lock;
+	uint32_t pad;
+	uint64_t word;
+};
+
+static struct bpfmap *rhash_locked_map(void)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC, .lock_off = 0);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 8, sizeof(struct locked_value),
+					 64, &o);
+
+	assert_non_null(m);
+	return m;
+}
+
+/* Plain copy-outs check a copy by the bucket's lock word: an F_LOCK store
+ * must move it too (it was made under the value's spin lock alone, and a
+ * copy-out running beside it returned half of each value). */
+static void test_rhash_flock_store_moves_word(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_locked_map();
+	struct rtab *r = to_rtab(m);
+	uint64_t k = 3;
+	struct locked_value v = { .word = 1 };
+	uint32_t *word, before;
+
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	struct rtab_table *t = rtab_table_of(r);
+
+	word = &t->groups[rtab_bucket(t, rtab_hash(r, &k, 8, HASH_U64))].lock;
+	before = __atomic_load_n(word, __ATOMIC_RELAXED);
+	v.word = 2;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_EXIST | BPFMAP_F_LOCK), 0);
+	assert_int_not_equal(__atomic_load_n(word, __ATOMIC_RELAXED), before);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v.word, 2);
+	bpfmap_free(m);
+}
+
+struct locked_update {
+	struct bpfmap *m;
+	uint64_t key;
+	int ret; /* atomic: INT32_MIN until done */
+};
+
+static void *locked_update_thread(void *arg)
+{
+	struct locked_update *u = arg;
+	struct locked_value v = { .word = 7 };
+
+	__atomic_store_n(&u->ret, bpfmap_update_elem(u->m, &u->key, &v, BPFMAP_ANY),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A program reads the value under its spin lock: an update without F_LOCK
+ * must wait for that lock too (it stored under the bucket's alone, and the
+ * program saw half of it). */
+static void test_rhash_store_waits_value_lock(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_locked_map();
+	struct locked_update u = { .m = m, .key = 4, .ret = INT32_MIN };
+	struct locked_value v = { .word = 1 }, *p;
+	pthread_t t;
+	int early = INT32_MIN;
+
+	assert_int_equal(bpfmap_update_elem(m, &u.key, &v, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, &u.key);
+	assert_non_null(p);
+	bpfmap_spin_lock(&p->lock);
+	assert_int_equal(pthread_create(&t, NULL, locked_update_thread, &u), 0);
+	for (int i = 0; i < 50 && early == INT32_MIN; i++) {
+		usleep(1000);
+		early = __atomic_load_n(&u.ret, __ATOMIC_SEQ_CST);
+	}
+	assert_int_equal(__atomic_load_n(&p->word, __ATOMIC_RELAXED), 1);
+	bpfmap_spin_unlock(&p->lock);
+	bpfmap_read_unlock();
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(early, INT32_MIN); /* it waited for the program's lock */
+	assert_int_equal(u.ret, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &u.key, &v), 0);
+	assert_int_equal(v.word, 7);
 	bpfmap_free(m);
 }
 
@@ -1090,6 +1205,9 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
+		cmocka_unit_test_setup(test_rhash_copy_then_gone, setup_hook),
+		cmocka_unit_test(test_rhash_flock_store_moves_word),
+		cmocka_unit_test(test_rhash_store_waits_value_lock),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),

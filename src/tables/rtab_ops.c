@@ -38,13 +38,16 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 				       bool sized)
 {
 	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
-	int ret = -ENOENT;
+	int ret;
 
 	rcu_lock();
 	for (;;) {
 		uint32_t *lock, seq;
 		char *e = rtab_find_checked(r, hash, key, key_size, kind, &lock, &seq);
 
+		/* A copy that failed its check and then finds the key gone
+		 * answers -ENOENT, never the bytes it copied. */
+		ret = -ENOENT;
 		if (!e)
 			break;
 		ret = 0;
@@ -126,14 +129,19 @@ int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
 	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, RTAB_GENERIC, false);
 }
 
-/* A present key's value, in place: under the group's lock, so that
- * copy-outs see the old bytes or the new; with F_LOCK also under the
- * value's spin lock, as programs take it. */
-static void rtab_store_locked(struct rtab *r, char *e, const void *value, bool lockf)
+/*
+ * A present key's value, in place: under the group's lock, so that
+ * copy-outs see the old bytes or the new; and in a map whose values hold a
+ * spin lock, under that lock too, with or without F_LOCK, so that programs
+ * and F_LOCK copy-outs, which read under it alone, never see half a store.
+ * The kernel stores an F_LOCK update under the value's lock alone, and
+ * one without F_LOCK under neither: both tear its plain copy-outs.
+ */
+static void rtab_store_locked(struct rtab *r, char *e, const void *value)
 {
 	char *v = rtab_value(r, e);
 
-	if (lockf) {
+	if (map_has_lock(&r->map)) {
 		struct bpfmap_spin_lock *l = value_lock(&r->map, v);
 
 		spin_lock_word(&l->val);
@@ -142,26 +150,6 @@ static void rtab_store_locked(struct rtab *r, char *e, const void *value, bool l
 	} else {
 		value_store(&r->map, v, value);
 	}
-}
-
-/* F_LOCK on a present key: the kernel stores under the value's lock alone. */
-static int rtab_update_present_locked_value(struct rtab *r, uint32_t hash, const void *key,
-					    const void *value, uint64_t mode)
-{
-	char *e;
-	int ret = 1;
-
-	rcu_lock();
-	e = rtab_find(r, hash, key, r->map.key_size, RTAB_GENERIC);
-	if (e) {
-		ret = -EEXIST;
-		if (mode != BPFMAP_NOEXIST) {
-			rtab_store_locked(r, e, value, true);
-			ret = 0;
-		}
-	}
-	rcu_unlock();
-	return ret;
 }
 
 /* An insert found the arenas exhausted for now (what waits in them for a
@@ -178,7 +166,7 @@ struct rtab_hint {
 
 /* The update under the bucket's lock, in the caller's read-side section. */
 static int rtab_update_locked(struct rtab *r, uint32_t hash, const void *key, const void *value,
-			      uint64_t mode, bool lockf, const struct rtab_hint *hint)
+			      uint64_t mode, const struct rtab_hint *hint)
 {
 	struct rtab_group *g = rtab_lock_bucket(r, hash, NULL);
 	struct rtab_slot s;
@@ -194,7 +182,7 @@ static int rtab_update_locked(struct rtab *r, uint32_t hash, const void *key, co
 	    rtab_find_locked(r, g, hash, key, &s)) {
 		ret = -EEXIST;
 		if (mode != BPFMAP_NOEXIST) {
-			rtab_store_locked(r, rtab_elem(r, s.g->link[s.i]), value, lockf);
+			rtab_store_locked(r, rtab_elem(r, s.g->link[s.i]), value);
 			ret = 0;
 		}
 		goto unlock;
@@ -313,17 +301,11 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	struct rtab_hint hint = { NULL, { NULL, 0 }, RTAB_NONE };
 	int ret;
 
-	if (lockf) {
-		ret = rtab_update_present_locked_value(r, hash, key, value, mode);
-		if (ret <= 0)
-			return ret;
-	}
 	rcu_lock();
 	ret = lockf ? RTAB_TAKE_LOCK
 		    : rtab_update_lockfree(r, hash, key, value, mode, key_size, kind, &hint);
 	if (ret == RTAB_TAKE_LOCK)
-		ret = rtab_update_locked(r, hash, key, value, mode, lockf,
-					 hint.first ? &hint : NULL);
+		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL);
 	rcu_unlock();
 	if (unlikely(ret == RTAB_RETRY)) {
 		/* Wait for the retired elements once, where waiting is allowed. */
@@ -331,7 +313,7 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 			return -ENOMEM;
 		rtab_reclaim_wait(r);
 		rcu_lock();
-		ret = rtab_update_locked(r, hash, key, value, mode, lockf, NULL);
+		ret = rtab_update_locked(r, hash, key, value, mode, NULL);
 		rcu_unlock();
 		if (ret == RTAB_RETRY)
 			ret = -ENOMEM;
