@@ -128,12 +128,46 @@ static void rtab_retire_flush_locked(struct rtab *r)
 }
 
 /*
+ * The batch being filled when the flush queued for it runs, one grace
+ * period or more after its first element: the elements retired since
+ * need one more, which this worker thread may wait for.  The flag drops
+ * before the batch is taken, so that an element retired after it queues
+ * the next flush.  Without it a batch that never filled kept its elements
+ * from the arena for good: a 48-entry map churned then emptied held 92 KiB
+ * where it started with 10.
+ */
+static void rtab_flush_retiring(struct rcu_head *head)
+{
+	struct rtab *r = caa_container_of(head, struct rtab, flush_rcu);
+	struct rtab_retired *batch = NULL;
+
+	rcu_deferred_enter();
+	if (!handoff_freed(&r->callbacks)) {
+		__atomic_store_n(&r->flush_queued, false, __ATOMIC_RELEASE);
+		spin_lock_word(&r->retire_lock);
+		batch = r->retiring;
+		r->retiring = NULL;
+		spin_unlock_word(&r->retire_lock);
+		if (batch) {
+			rcu_synchronize();
+			rtab_release(r, batch);
+			free(batch);
+		}
+	}
+	if (handoff_put(&r->callbacks))
+		rtab_teardown(r);
+	rcu_deferred_exit();
+}
+
+/*
  * Without memory for a batch (malloc fails) the one retired is lost to the
  * arena, counted in r->lost and still in bpfmap_mem_usage: a slot of
  * capacity, never a key or a value, and only while malloc fails.
  */
 void rtab_elem_retire(struct rtab *r, uint32_t idx)
 {
+	uint32_t n;
+
 	spin_lock_word(&r->retire_lock);
 	if (!r->retiring) {
 		r->retiring = malloc(sizeof(*r->retiring));
@@ -146,9 +180,15 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 		r->retiring->n = 0;
 	}
 	r->retiring->idx[r->retiring->n++] = idx;
-	if (r->retiring->n == RTAB_RETIRE_BATCH)
+	n = r->retiring->n;
+	if (n == RTAB_RETIRE_BATCH)
 		rtab_retire_flush_locked(r);
 	spin_unlock_word(&r->retire_lock);
+	if (n == 1 && !__atomic_load_n(&r->flush_queued, __ATOMIC_ACQUIRE) &&
+	    !__atomic_exchange_n(&r->flush_queued, true, __ATOMIC_ACQ_REL)) {
+		handoff_get(&r->callbacks, 1);
+		rcu_defer(&r->flush_rcu, rtab_flush_retiring);
+	}
 }
 
 /*
