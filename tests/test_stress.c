@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Concurrency torture test for BPFMAP_TYPE_HASH.
+ * Concurrency torture test for BPFMAP_TYPE_HASH, RHASH and LRU_HASH.
  *
  * NTHREADS threads (more than the cores we expect) hammer two small maps for a
  * bounded time with every operation of the public API mixed at random:
@@ -24,6 +24,15 @@
  * maps are checked at rest (walk vs batch, lookups, capacity, mem_usage), then
  * drained, refilled to exactly max_entries, and drained again.
  *
+ * The same run on the other map types, with their own rules:
+ *  - RHASH: batch passes never answer -ENOSPC and their cursor is key_size
+ *    bytes; one configuration is large enough to grow and shrink while the
+ *    threads run (and deletes bursts of keys to make it shrink);
+ *  - LRU_HASH: inserts evict instead of failing (-E2BIG is a failure), and
+ *    map B has room for all its keys, so its counter keys must never be
+ *    evicted (a map with room never evicts); a refill past max_entries
+ *    evicts one key.
+ *
  * Runs each configuration for BPFMAP_STRESS_SECONDS (default 2.5) seconds.
  * Then two linearizability tests of the lock-free update decisions (below),
  * half as long each, on preallocated and NO_PREALLOC maps, and two of the
@@ -31,9 +40,11 @@
  * Worker threads never call cmocka (it is not thread-safe): they count
  * failures, print the first few, and the main thread asserts at the end.
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -49,6 +60,8 @@
 
 #include <bpfmap.h>
 
+#include "tables/rtab.h" /* the resizes a resizing run made */
+
 #define NTHREADS 6
 #define DEFAULT_SECONDS 2.5
 
@@ -60,8 +73,15 @@
 #define B_CTRS 4
 #define B_KEYS 24
 
-#define MAX_KEYS A_KEYS
-#define BATCH_CAP A_MAX /* >= every max_entries: a bucket always fits */
+/* RHASH's large configuration: enough keys for its table to resize. */
+#define BIG_MAX 6000
+#define BIG_KEYS 9000
+#define BIG_BURST_EVERY 8000 /* thread 0's ops between its bursts of deletes */
+
+#define MAX_KEYS BIG_KEYS
+#define KEYS_CAP BIG_MAX  /* >= every max_entries: the workers' key and value arrays */
+#define BATCH_CAP A_MAX /* >= the elements of a batch unit (HASH, LRU_HASH) */
+#define CURSOR_WORDS 2  /* a batch cursor: 4 bytes, or RHASH's key_size (8) */
 #define MAX_FAIL_MSGS 20
 
 #define INIT_WRITER 0xffffu           /* values stored by the main thread */
@@ -162,8 +182,10 @@ struct target {
 
 struct config {
 	const char *name;
+	uint32_t type; /* enum bpfmap_type */
 	uint32_t map_flags;
 	bool lock;
+	bool big; /* map A of BIG_MAX entries and BIG_KEYS keys, with bursts of deletes */
 };
 
 struct run {
@@ -183,8 +205,8 @@ struct worker {
 	struct stats st;
 	uint64_t ctr_incs[B_CTRS];   /* increments this thread made */
 	uint64_t ctr_seen[B_CTRS];   /* highest counter value this thread read */
-	struct skey keys[BATCH_CAP];
-	struct sval vals[BATCH_CAP];
+	struct skey keys[KEYS_CAP];
+	struct sval vals[KEYS_CAP];
 	pthread_t thread;
 };
 
@@ -399,6 +421,26 @@ static int enomem_ok(const struct worker *w)
 	return (w->r->cfg->map_flags & BPFMAP_F_NO_PREALLOC) ? ENOMEM : 0;
 }
 
+/* An entry of expect_rc()'s list that allows nothing (no rc is +1). */
+#define RC_NONE (-1)
+
+/* Inserts into a full LRU map evict: -E2BIG is never an answer there. */
+static bool evicts(const struct run *r)
+{
+	return r->cfg->type == BPFMAP_TYPE_LRU_HASH;
+}
+
+static int e2big_ok(const struct worker *w)
+{
+	return evicts(w->r) ? RC_NONE : E2BIG;
+}
+
+/* RHASH's batches are element-granular: -ENOSPC is never an answer. */
+static int enospc_ok(const struct worker *w)
+{
+	return w->r->cfg->type == BPFMAP_TYPE_RHASH ? RC_NONE : ENOSPC;
+}
+
 /* Read a value word by word with atomics: it may be written concurrently. */
 static void snapshot(const struct sval *p, struct sval *out)
 {
@@ -473,10 +515,10 @@ static void op_update(struct worker *w, struct target *t, enum op op)
 	err = errno;
 	switch (op) {
 	case OP_UPDATE_ANY:
-		ok = expect_rc(w, "update ANY", rc, err, E2BIG, enomem_ok(w), 0);
+		ok = expect_rc(w, "update ANY", rc, err, e2big_ok(w), enomem_ok(w), 0);
 		break;
 	case OP_UPDATE_NOEXIST:
-		ok = expect_rc(w, "update NOEXIST", rc, err, EEXIST, E2BIG, enomem_ok(w), 0);
+		ok = expect_rc(w, "update NOEXIST", rc, err, EEXIST, e2big_ok(w), enomem_ok(w), 0);
 		break;
 	default:
 		ok = expect_rc(w, "update EXIST", rc, err, ENOENT, 0);
@@ -514,7 +556,8 @@ static void op_walk(struct worker *w, struct target *t)
 {
 	struct skey cur, next;
 	const struct skey *prev = NULL;
-	uint32_t steps = 1 + (uint32_t)(rnd(w) % (2 * t->max_entries));
+	/* Walks over big maps stay short: they would take most of the run. */
+	uint32_t steps = 1 + (uint32_t)(rnd(w) % (2 * (w->r->cfg->big ? A_MAX : t->max_entries)));
 
 	w->st.calls[OP_WALK]++;
 	if (rnd(w) & 1) { /* start after some key, present or not */
@@ -555,13 +598,14 @@ static void op_lookup_batch(struct worker *w, struct target *t, bool del)
 	uint32_t cap = 1 + (uint32_t)(rnd(w) % 8);
 	/* Usually whole passes for lookups; lookup_and_delete_batch mostly
 	 * takes a few buckets only, or it would keep map A nearly empty. */
-	uint32_t max_calls = (rnd(w) & 3) ? UINT32_MAX : 1 + (uint32_t)(rnd(w) % 4);
+	uint32_t max_calls = (rnd(w) & 3) && !w->r->cfg->big ? UINT32_MAX : 1 + (uint32_t)(rnd(w) % 4);
 
-	if (del && (rnd(w) & 15)) {
+	if (del && ((rnd(w) & 15) || w->r->cfg->big)) { /* big: op_burst thins it out */
 		cap = 1 + (uint32_t)(rnd(w) % 4);
 		max_calls = 1 + (uint32_t)(rnd(w) % 2);
 	}
-	uint32_t in = 0, out = 0, calls = 0;
+	uint64_t in[CURSOR_WORDS] = { 0 }, out[CURSOR_WORDS] = { 0 };
+	uint32_t calls = 0;
 	bool first = true;
 	uint8_t seen[MAX_KEYS] = { 0 };
 
@@ -572,14 +616,14 @@ static void op_lookup_batch(struct worker *w, struct target *t, bool del)
 
 		errno = 0;
 		if (del)
-			rc = bpfmap_lookup_and_delete_batch(t->map, first ? NULL : &in, &out, w->keys,
+			rc = bpfmap_lookup_and_delete_batch(t->map, first ? NULL : in, out, w->keys,
 							    w->vals, &count, &opts);
 		else
-			rc = bpfmap_lookup_batch(t->map, first ? NULL : &in, &out, w->keys, w->vals,
+			rc = bpfmap_lookup_batch(t->map, first ? NULL : in, out, w->keys, w->vals,
 						 &count, &opts);
 		err = errno;
 		if (rc) {
-			expect_rc(w, what, rc, err, ENOENT, ENOSPC, 0);
+			expect_rc(w, what, rc, err, ENOENT, enospc_ok(w), 0);
 			if (rc != -ENOENT && rc != -ENOSPC)
 				return;
 		}
@@ -615,7 +659,7 @@ static void op_lookup_batch(struct worker *w, struct target *t, bool del)
 			w->st.ok[op]++; /* complete passes */
 			return;
 		}
-		in = out;
+		memcpy(in, out, sizeof(in));
 		first = false;
 		if (++calls >= max_calls)
 			return;
@@ -638,7 +682,7 @@ static void op_update_batch(struct worker *w, struct target *t)
 	errno = 0;
 	rc = bpfmap_update_batch(t->map, w->keys, w->vals, &count, &opts);
 	err = errno;
-	if (expect_rc(w, "update_batch", rc, err, E2BIG, enomem_ok(w), 0)) {
+	if (expect_rc(w, "update_batch", rc, err, e2big_ok(w), enomem_ok(w), 0)) {
 		w->st.ok[OP_UPDATE_BATCH]++;
 		if (opts.elem_flags)
 			w->st.ok[OP_UPDATE_F_LOCK]++;
@@ -740,7 +784,8 @@ static void op_prog(struct worker *w, struct target *t, bool counter)
 		errno = 0;
 		rc = bpfmap_update_elem(t->map, &k2, &v, BPFMAP_ANY);
 		err = errno;
-		expect_rc(w, "update inside a read-side section", rc, err, E2BIG, enomem_ok(w), 0);
+		expect_rc(w, "update inside a read-side section", rc, err, e2big_ok(w), enomem_ok(w),
+			  0);
 		errno = 0;
 		rc = bpfmap_lookup_elem(t->map, &k2, &v);
 		err = errno;
@@ -809,14 +854,35 @@ static enum op pick_op(struct worker *w)
 	return OP_LOOKUP;
 }
 
+/*
+ * A burst of deletes over most of map A's keys, so that a resizable map
+ * shrinks while the other threads go on (and grows back after).
+ */
+static void op_burst(struct worker *w, struct target *t)
+{
+	uint32_t from = t->nctr + (uint32_t)(rnd(w) % (t->nkeys / 4));
+
+	for (uint32_t id = from; id < t->nkeys; id++) {
+		struct skey k = make_key(t, id);
+		int rc, err;
+
+		errno = 0;
+		rc = bpfmap_delete_elem(t->map, &k);
+		err = errno;
+		expect_rc(w, "delete (burst)", rc, err, ENOENT, 0);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct run *r = w->r;
 
-	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+	for (uint64_t n = 1; !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); n++) {
 		uint64_t x = rnd(w) % 100;
 
+		if (r->cfg->big && w->id == 0 && n % BIG_BURST_EVERY == 0)
+			op_burst(w, &r->a);
 		if (x < 70)
 			run_op(w, &r->a, pick_op(w));
 		else if (x < 85)
@@ -861,7 +927,8 @@ static uint32_t rest_walk(struct worker *w, struct target *t, uint8_t *present)
 static uint32_t rest_batch(struct worker *w, struct target *t, uint8_t *present, bool del)
 {
 	const char *what = del ? "rest lookup_and_delete_batch" : "rest lookup_batch";
-	uint32_t in = 0, out = 0, n = 0, cap = 1 + (uint32_t)(rnd(w) % 4);
+	uint64_t in[CURSOR_WORDS] = { 0 }, out[CURSOR_WORDS] = { 0 };
+	uint32_t n = 0, cap = 1 + (uint32_t)(rnd(w) % 4);
 	bool first = true;
 
 	memset(present, 0, MAX_KEYS);
@@ -871,13 +938,13 @@ static uint32_t rest_batch(struct worker *w, struct target *t, uint8_t *present,
 
 		errno = 0;
 		if (del)
-			rc = bpfmap_lookup_and_delete_batch(t->map, first ? NULL : &in, &out, w->keys,
+			rc = bpfmap_lookup_and_delete_batch(t->map, first ? NULL : in, out, w->keys,
 							    w->vals, &count, NULL);
 		else
-			rc = bpfmap_lookup_batch(t->map, first ? NULL : &in, &out, w->keys, w->vals,
+			rc = bpfmap_lookup_batch(t->map, first ? NULL : in, out, w->keys, w->vals,
 						 &count, NULL);
 		if (rc == -ENOSPC) {
-			if (count || cap >= t->max_entries)
+			if (count || cap >= t->max_entries || enospc_ok(w) == RC_NONE)
 				failf(w, "%s on %s: bad -ENOSPC (count %u cap %u)", what, t->name,
 				      count, cap);
 			cap = BATCH_CAP;
@@ -901,7 +968,7 @@ static uint32_t rest_batch(struct worker *w, struct target *t, uint8_t *present,
 		}
 		if (rc == -ENOENT)
 			return n;
-		in = out;
+		memcpy(in, out, sizeof(in));
 		first = false;
 	}
 	failf(w, "%s on %s: the pass does not end", what, t->name);
@@ -920,16 +987,44 @@ static double now_sec(void)
  * settle back at @target (the empty map's figure, or for a preallocated
  * map the figure before: it keeps what it has touched, and deletes touch
  * nothing new). */
+/* RHASH's memory follows the elements to within its arenas' hysteresis
+ * (a chunk each, about 64 KiB, kept while the others have little room:
+ * tables/slot_arena.h) and a table that shrinks as later operations move
+ * it; tests/test_rhash.c checks the exact figures. */
+#define RHASH_MEM_SLACK ((size_t)256 << 10)
+
+static bool mem_back(const struct worker *w, size_t m, size_t target)
+{
+	if (w->r->cfg->type == BPFMAP_TYPE_RHASH)
+		return m <= target + RHASH_MEM_SLACK;
+	return m == target;
+}
+
 static void wait_mem_back(struct worker *w, struct target *t, const char *when, size_t target)
 {
 	double deadline = now_sec() + 10;
 	size_t m;
 
-	while ((m = bpfmap_mem_usage(t->map)) != target && now_sec() < deadline)
+	while (!mem_back(w, m = bpfmap_mem_usage(t->map), target) && now_sec() < deadline)
 		usleep(1000);
-	if (m != target)
+	if (!mem_back(w, m, target))
 		failf(w, "%s on %s: mem_usage %zu, expected %zu (the empty map had %zu)", when,
 		      t->name, m, target, t->mem0);
+}
+
+/*
+ * Elements a map may hold beyond max_entries while reclamation lags: 4096
+ * in general.  The chained table's preallocated maps (LRU maps with
+ * per-CPU lists here) keep for good the heap elements they took while the
+ * pool was dry, and deletes inside read-side sections (evictions by the
+ * nested updates) queue up to 16384 before deleters wait
+ * (chain_deferred_limit), plus four pending batches of 2048.
+ */
+static size_t extra_elems(const struct config *cfg)
+{
+	if (cfg->map_flags & BPFMAP_F_NO_COMMON_LRU)
+		return 16384 + 4 * 2048 + 4096;
+	return 4096;
 }
 
 static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ctr_total)
@@ -986,7 +1081,7 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 	 * during the run may still wait for liburcu's reclamation thread (starved
 	 * on 2 cores under a sanitizer): give it time before judging the upper
 	 * bound. */
-	size_t upper = t->mem0 + (size_t)(t->max_entries + 4096) * (elem_bytes + 256);
+	size_t upper = t->mem0 + (size_t)(t->max_entries + extra_elems(cfg)) * (elem_bytes + 256);
 	for (double deadline = now_sec() + 10; m > upper && now_sec() < deadline;) {
 		usleep(1000);
 		m = bpfmap_mem_usage(t->map);
@@ -1007,8 +1102,20 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		failf(w, "drain on %s: map not empty", t->name);
 	wait_mem_back(w, t, "after drain", prealloc ? m : t->mem0);
 
-	/* Capacity is exactly max_entries again (the element count is right). */
-	for (uint32_t id = 0; id < t->max_entries; id++) {
+	/* Capacity is exactly max_entries again (the element count is right);
+	 * an LRU map B with room for all its keys is refilled with them.  With
+	 * per-CPU LRU lists this thread, pinned, fills its CPU's list only,
+	 * and a full list evicts from itself (documented, as the kernel's). */
+	uint32_t refill = t->max_entries < t->nkeys ? t->max_entries : t->nkeys;
+	uint32_t held = refill;
+
+	if (cfg->map_flags & BPFMAP_F_NO_COMMON_LRU) {
+		uint32_t room = t->max_entries / (uint32_t)bpfmap_num_possible_cpus();
+
+		held = refill < room ? refill : room;
+	}
+
+	for (uint32_t id = 0; id < refill; id++) {
 		struct skey k = make_key(t, id);
 
 		make_value(w, &k, &w->vals[0]);
@@ -1019,19 +1126,26 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 			failf(w, "refill on %s: insert %u of %u failed: %d", t->name, id,
 			      t->max_entries, rc);
 	}
-	{
+	if (refill == t->max_entries && refill < t->nkeys) {
 		struct skey k = make_key(t, t->max_entries);
 
 		make_value(w, &k, &w->vals[0]);
 		errno = 0;
 		rc = bpfmap_update_elem(t->map, &k, &w->vals[0], BPFMAP_ANY);
-		if (rc != -E2BIG || errno != E2BIG)
+		if (evicts(w->r) ? rc != 0 : (rc != -E2BIG || errno != E2BIG))
 			failf(w, "refill on %s: insert past max_entries gives %d", t->name, rc);
 	}
-	if ((rc = (int)rest_walk(w, t, walked)) != (int)t->max_entries)
-		failf(w, "refill on %s: walk finds %d keys", t->name, rc);
+	if ((rc = (int)rest_walk(w, t, walked)) != (int)held)
+		failf(w, "refill on %s: walk finds %d keys, want %u", t->name, rc, held);
+	if (evicts(w->r) && refill < t->nkeys && !walked[refill])
+		failf(w, "refill on %s: the key past max_entries is missing", t->name);
 	m = bpfmap_mem_usage(t->map);
-	if (cfg->map_flags & BPFMAP_F_NO_PREALLOC) {
+	if (cfg->type == BPFMAP_TYPE_RHASH) {
+		/* Its table and arenas grow by steps, not by the element. */
+		if (m < t->mem0 + (size_t)refill * elem_bytes || m > upper)
+			failf(w, "refill on %s: mem_usage %zu, empty %zu, for %u elements", t->name,
+			      m, t->mem0, t->max_entries);
+	} else if (cfg->map_flags & BPFMAP_F_NO_PREALLOC) {
 		size_t d = m - t->mem0, per = d / t->max_entries;
 
 		if (m < t->mem0 || d % t->max_entries || per < elem_bytes || per > elem_bytes + 256)
@@ -1041,14 +1155,16 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		failf(w, "refill on %s: mem_usage %zu, empty %zu", t->name, m, t->mem0);
 	}
 
-	/* Delete them all with delete_batch. */
+	/* Delete them all with delete_batch (the walk's keys: an LRU map
+	 * evicted one of the first max_entries). */
 	{
-		uint32_t count = t->max_entries;
+		uint32_t count = 0;
 
-		for (uint32_t id = 0; id < t->max_entries; id++)
-			w->keys[id] = make_key(t, id);
+		for (uint32_t id = 0; id < t->nkeys; id++)
+			if (walked[id] && count < KEYS_CAP)
+				w->keys[count++] = make_key(t, id);
 		rc = bpfmap_delete_batch(t->map, w->keys, &count, NULL);
-		if (rc || count != t->max_entries)
+		if (rc || count != held)
 			failf(w, "final delete_batch on %s: %d, count %u", t->name, rc, count);
 		if (rest_walk(w, t, walked) != 0)
 			failf(w, "final delete_batch on %s: map not empty", t->name);
@@ -1074,16 +1190,20 @@ static void create_target(struct target *t, const struct config *cfg, const char
 {
 	BPFMAP_CREATE_OPTS(opts, .map_flags = cfg->map_flags,
 			   .lock_off = cfg->lock ? LOCK_OFF : -1);
+	struct bpfmap_info info;
 
 	t->name = name;
-	t->max_entries = max_entries;
 	t->nkeys = nkeys;
 	t->nctr = nctr;
 	t->salt = salt;
-	t->map = bpfmap_create(BPFMAP_TYPE_HASH, name, sizeof(struct skey), sizeof(struct sval),
+	t->map = bpfmap_create(cfg->type, name, sizeof(struct skey), sizeof(struct sval),
 			       max_entries, &opts);
 	if (!t->map)
 		fail_msg("bpfmap_create(%s): %s", name, strerror(errno));
+	/* BPFMAP_F_NO_COMMON_LRU rounds max_entries up to whole CPUs. */
+	assert_int_equal(bpfmap_get_info(t->map, &info), 0);
+	t->max_entries = info.max_entries;
+	assert_true(t->max_entries <= KEYS_CAP);
 	t->mem0 = bpfmap_mem_usage(t->map);
 }
 
@@ -1099,8 +1219,15 @@ static void test_config(void **state)
 
 	assert_non_null(ws);
 	alarm((unsigned)stress_seconds + 120);
-	create_target(&r.a, cfg, "stress_churn", A_MAX, A_KEYS, 0, 0xa5a5a5a5u);
-	create_target(&r.b, cfg, "stress_counter", B_MAX, B_KEYS, B_CTRS, 0x3c3c3c3cu);
+	create_target(&r.a, cfg, "stress_churn", cfg->big ? BIG_MAX : A_MAX,
+		      cfg->big ? BIG_KEYS : A_KEYS, 0, 0xa5a5a5a5u);
+	/* An LRU map B has room for every key (with per-CPU lists, on every
+	 * CPU's list): its counter keys must stay. */
+	create_target(&r.b, cfg, "stress_counter",
+		      !evicts(&r)				     ? B_MAX
+		      : cfg->map_flags & BPFMAP_F_NO_COMMON_LRU ? B_KEYS * (uint32_t)bpfmap_num_possible_cpus()
+								     : B_KEYS,
+		      B_KEYS, B_CTRS, 0x3c3c3c3cu);
 	for (uint32_t id = 0; id < B_CTRS; id++) {
 		struct skey k = make_key(&r.b, id);
 		struct sval v;
@@ -1137,9 +1264,31 @@ static void test_config(void **state)
 			ctr_total[c] += ws[i].ctr_incs[c];
 	}
 
-	/* Quiescent: check both maps at rest. */
+	if (cfg->big) {
+		/* It grew twice at least (4609 elements) while every operation
+		 * ran; thread 0's bursts of deletes shrink it in between (about
+		 * fifty resizes in 2 s under ASan, five under TSan). */
+		uint64_t n = __atomic_load_n(&to_rtab(r.a.map)->resizes, __ATOMIC_RELAXED);
+
+		printf("[%s] %" PRIu64 " resizes of map A\n", cfg->name, n);
+		if (n < 2)
+			fail_msg("map A resized %" PRIu64 " times: the run did not exercise resizes", n);
+	}
+	/* Quiescent: check both maps at rest, on one CPU (per-CPU LRU lists
+	 * fill the inserting CPU's list). */
+	cpu_set_t was, one;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &was)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
 	check_at_rest(mw, &r.a, NULL);
 	check_at_rest(mw, &r.b, ctr_total);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
 
 	uint64_t all = 0, ctr_all = 0;
 
@@ -1539,10 +1688,16 @@ static void test_chain_copy_churn(void **state)
 int main(void)
 {
 	static const struct config cfgs[] = {
-		{ "hash prealloc, spin lock", 0, true },
-		{ "hash no_prealloc, spin lock", BPFMAP_F_NO_PREALLOC, true },
-		{ "hash prealloc, no lock", 0, false },
-		{ "hash no_prealloc, no lock", BPFMAP_F_NO_PREALLOC, false },
+		{ "hash prealloc, spin lock", BPFMAP_TYPE_HASH, 0, true, false },
+		{ "hash no_prealloc, spin lock", BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC, true, false },
+		{ "hash prealloc, no lock", BPFMAP_TYPE_HASH, 0, false, false },
+		{ "hash no_prealloc, no lock", BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC, false, false },
+		{ "rhash, spin lock", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, true, false },
+		{ "rhash, no lock", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, false, false },
+		{ "rhash, resizing", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, false, true },
+		{ "lru_hash, common lru", BPFMAP_TYPE_LRU_HASH, 0, false, false },
+		{ "lru_hash, per-cpu lists", BPFMAP_TYPE_LRU_HASH, BPFMAP_F_NO_COMMON_LRU, false,
+		  false },
 	};
 	static const uint32_t lin_flags[] = { 0, BPFMAP_F_NO_PREALLOC };
 	static const struct lin_cfg lin_cfgs[] = { { 0, LIN_MAX },
