@@ -4,7 +4,11 @@
  * test): every allocation bpfmap_create() makes for a hash-family map may
  * fail and must give NULL with ENOMEM and leak nothing; a failed insert
  * into a NO_PREALLOC map gives -ENOMEM and leaves the map exactly as it was.
+ * Then random operations on each type against a model while one allocation
+ * in eight fails: an insert may answer -ENOMEM and change nothing, every
+ * other answer is the model's, and no key or value is ever lost.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,11 +19,20 @@ void *__real_calloc(size_t n, size_t size);
 void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
 
-/* Allocation number `fail_at` (1-based, counted from arming) fails; 0: none. */
-static unsigned long fail_at, allocations;
+/* Allocation number `fail_at` (1-based, counted from arming) fails; 0: none.
+ * Or, with fail_one_in set, about one allocation in that many, chosen by a
+ * hash of its number (liburcu's worker runs some of bpfmap's allocations:
+ * atomic, and no shared generator state). */
+static unsigned long fail_at, allocations, fail_one_in;
 
 static bool should_fail(void)
 {
+	unsigned long n;
+
+	if (fail_one_in) {
+		n = __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+		return ((n * 0x9e3779b97f4a7c15ULL) >> 40) % fail_one_in == 0;
+	}
 	return fail_at && ++allocations == fail_at;
 }
 
@@ -120,11 +133,142 @@ static void test_insert_fails_cleanly(void **state)
 	bpfmap_free(map);
 }
 
+/* ---- random operations while allocations fail ---------------------------- */
+
+struct oom_case {
+	const char *name;
+	enum bpfmap_type type;
+	uint32_t key_size, max, keys, ops;
+	bool insert_allocates; /* each insert mallocs its element */
+};
+
+static uint64_t oom_rng = 88172645463325252ULL;
+
+static uint64_t oom_rnd(void)
+{
+	oom_rng ^= oom_rng << 13;
+	oom_rng ^= oom_rng >> 7;
+	oom_rng ^= oom_rng << 17;
+	return oom_rng;
+}
+
+/* Key i as the map stores it: i in the first word, then a fixed pattern. */
+static void oom_key(uint8_t *k, uint32_t key_size, uint32_t i)
+{
+	memset(k, 0xa5, key_size);
+	memcpy(k, &i, sizeof(i));
+}
+
+static void oom_model_run(const struct oom_case *c)
+{
+	uint32_t slots = c->type == BPFMAP_TYPE_PERCPU_HASH ? (uint32_t)bpfmap_num_possible_cpus() : 1;
+	uint32_t flags = BPFMAP_F_NO_PREALLOC, n = 0, enomem = 0;
+	struct bpfmap *map = must_create(c->type, c->key_size, 8, c->max, flags);
+	bool *present = calloc(c->keys, sizeof(*present));
+	uint64_t *val = calloc(c->keys, sizeof(*val));
+	uint64_t *buf = calloc(slots, sizeof(*buf));
+	uint8_t k[16];
+
+	assert_true(present && val && buf && c->key_size <= sizeof(k));
+	for (uint32_t op = 0; op < c->ops; op++) {
+		uint32_t i = (uint32_t)(oom_rnd() % c->keys), r = (uint32_t)(oom_rnd() % 10);
+		uint64_t v = oom_rnd();
+		int rc, want;
+
+		oom_key(k, c->key_size, i);
+		fail_one_in = 8;
+		if (r < 5) {
+			uint64_t mode = oom_rnd() % 3;
+
+			want = present[i] ? (mode == BPFMAP_NOEXIST ? -EEXIST : 0)
+					  : mode == BPFMAP_EXIST ? -ENOENT
+					  : n == c->max		 ? -E2BIG
+								 : 0;
+			for (uint32_t s = 0; s < slots; s++)
+				buf[s] = v + s;
+			rc = bpfmap_update_elem(map, k, buf, mode);
+			fail_one_in = 0;
+			if (rc == -ENOMEM && want == 0 && !present[i]) {
+				/* A new key's allocation failed: nothing changed. */
+				enomem++;
+				assert_int_equal(bpfmap_lookup_elem(map, k, buf), -ENOENT);
+				continue;
+			}
+			assert_int_equal(rc, want);
+			if (!rc) {
+				n += !present[i];
+				present[i] = true;
+				val[i] = v;
+			}
+		} else if (r < 7) {
+			bool take = oom_rnd() & 1;
+
+			rc = take ? bpfmap_lookup_and_delete_elem(map, k, buf)
+				  : bpfmap_delete_elem(map, k);
+			fail_one_in = 0;
+			assert_int_equal(rc, present[i] ? 0 : -ENOENT);
+			for (uint32_t s = 0; take && present[i] && s < slots; s++)
+				assert_int_equal(buf[s], val[i] + s);
+			n -= present[i];
+			present[i] = false;
+		} else {
+			rc = bpfmap_lookup_elem(map, k, buf);
+			fail_one_in = 0;
+			assert_int_equal(rc, present[i] ? 0 : -ENOENT);
+			for (uint32_t s = 0; present[i] && s < slots; s++)
+				assert_int_equal(buf[s], val[i] + s);
+		}
+		if (op % 1024 == 0)
+			assert_int_equal(walk_count(map, c->key_size), n);
+	}
+	fail_one_in = 0;
+	/* Nothing lost: every key the model holds, with its value, and the
+	 * capacity exact (the failed inserts took none of it). */
+	assert_int_equal(walk_count(map, c->key_size), n);
+	for (uint32_t i = 0; i < c->keys; i++) {
+		oom_key(k, c->key_size, i);
+		assert_int_equal(bpfmap_lookup_elem(map, k, buf), present[i] ? 0 : -ENOENT);
+		for (uint32_t s = 0; present[i] && s < slots; s++)
+			assert_int_equal(buf[s], val[i] + s);
+	}
+	for (uint32_t i = c->keys; n < c->max; i++, n++) {
+		oom_key(k, c->key_size, i);
+		assert_int_equal(bpfmap_update_elem(map, k, buf, BPFMAP_NOEXIST), 0);
+	}
+	oom_key(k, c->key_size, UINT32_MAX);
+	assert_int_equal(bpfmap_update_elem(map, k, buf, BPFMAP_NOEXIST), -E2BIG);
+	printf("[%s] %u ops, %u inserts answered -ENOMEM\n", c->name, c->ops, enomem);
+	if (c->insert_allocates)
+		assert_true(enomem > 0); /* the failures reached the inserts */
+	bpfmap_free(map);
+	free(present);
+	free(val);
+	free(buf);
+}
+
+static void test_ops_while_allocations_fail(void **state)
+{
+	static const struct oom_case cases[] = {
+		{ "hash, 8-byte keys", BPFMAP_TYPE_HASH, 8, 64, 96, 20000, true },
+		{ "hash, 16-byte keys", BPFMAP_TYPE_HASH, 16, 64, 96, 20000, true },
+		{ "percpu_hash", BPFMAP_TYPE_PERCPU_HASH, 8, 64, 96, 20000, true },
+		/* Large enough to resize (its tables are allocations too); its
+		 * elements come from an arena reserved at creation, its deletes
+		 * allocate batches to wait in. */
+		{ "rhash", BPFMAP_TYPE_RHASH, 8, 6000, 9000, 60000, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		oom_model_run(&cases[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		VARIANT_TESTS(test_create_fails_cleanly),
 		cmocka_unit_test(test_insert_fails_cleanly),
+		cmocka_unit_test(test_ops_while_allocations_fail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Concurrency torture test for BPFMAP_TYPE_HASH, RHASH and LRU_HASH.
+ * Concurrency torture test for BPFMAP_TYPE_HASH, and the other map types.
  *
  * NTHREADS threads (more than the cores we expect) hammer two small maps for a
  * bounded time with every operation of the public API mixed at random:
@@ -31,7 +31,12 @@
  *  - LRU_HASH: inserts evict instead of failing (-E2BIG is a failure), and
  *    map B has room for all its keys, so its counter keys must never be
  *    evicted (a map with room never evicts); a refill past max_entries
- *    evicts one key.
+ *    evicts one key;
+ *  - PERCPU_HASH and LRU_PERCPU_HASH: a syscall-view value is every
+ *    CPU's slot; writers put the same value in each, so a copy must show
+ *    every slot from one update, each checked as above; program-view
+ *    increments go to the calling CPU's slot, and the counters are the
+ *    slots' sums.
  *
  * Runs each configuration for BPFMAP_STRESS_SECONDS (default 2.5) seconds.
  * Then two linearizability tests of the lock-free update decisions (below),
@@ -190,6 +195,7 @@ struct config {
 
 struct run {
 	const struct config *cfg;
+	uint32_t slots; /* a value's slots in the syscall view: the CPUs of a per-CPU map, else 1 */
 	struct target a, b;
 	int stop;                    /* atomic */
 	uint64_t failures;           /* atomic */
@@ -206,7 +212,8 @@ struct worker {
 	uint64_t ctr_incs[B_CTRS];   /* increments this thread made */
 	uint64_t ctr_seen[B_CTRS];   /* highest counter value this thread read */
 	struct skey keys[KEYS_CAP];
-	struct sval vals[KEYS_CAP];
+	struct sval *vals; /* BATCH_CAP values of r->slots slots each */
+	struct sval *one;  /* one value of r->slots slots */
 	pthread_t thread;
 };
 
@@ -291,6 +298,21 @@ static void make_value(struct worker *w, const struct skey *k, struct sval *v)
 
 	__atomic_store_n(&w->r->pub_seq[w->id], s, __ATOMIC_RELEASE);
 	fill_value(v, k, w->id, s);
+	for (uint32_t j = 1; j < w->r->slots; j++) /* every CPU's slot the same */
+		v[j] = v[0];
+}
+
+/* An initial value (of the counter keys) in every slot. */
+static void fill_init(const struct run *r, struct sval *v, const struct skey *k)
+{
+	for (uint32_t j = 0; j < r->slots; j++)
+		fill_value(&v[j], k, INIT_WRITER, 0);
+}
+
+/* Value i of w's batch buffer. */
+static struct sval *wval(struct worker *w, uint32_t i)
+{
+	return &w->vals[(size_t)i * w->r->slots];
 }
 
 static uint32_t pick_key(struct worker *w, const struct target *t, bool destructive)
@@ -324,8 +346,8 @@ static bool check_key(struct worker *w, const struct target *t, const struct ske
  * copy-out (the lock word must read as zero on a locked map, unchanged on
  * others); else it is a program-view snapshot taken under the spin lock.
  */
-static bool check_value(struct worker *w, const struct target *t, const struct skey *k,
-			const struct sval *v, bool copy_out, const char *what)
+static bool check_slot(struct worker *w, const struct target *t, const struct skey *k,
+		       const struct sval *v, bool copy_out, const char *what)
 {
 	struct run *r = w->r;
 
@@ -372,11 +394,34 @@ static bool check_value(struct worker *w, const struct target *t, const struct s
 		failf(w, "%s on %s: key %u: bad checksum", what, t->name, k->id);
 		return false;
 	}
+	return true;
+}
+
+/*
+ * Is v a value some thread stored under key k, with every slot of a
+ * per-CPU value (copy_out: the syscall view's r->slots) from one update?
+ * A program view's is one slot.  Counters: the slots' sum.
+ */
+static bool check_value(struct worker *w, const struct target *t, const struct skey *k,
+			const struct sval *v, bool copy_out, const char *what)
+{
+	uint32_t n = copy_out ? w->r->slots : 1;
+	uint64_t c = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		if (!check_slot(w, t, k, &v[j], copy_out, what))
+			return false;
+		if (v[j].writer != v[0].writer || v[j].seq != v[0].seq) {
+			failf(w, "%s on %s: key %u: CPU %u's slot from writer %u seq %" PRIu64
+			      ", CPU 0's from writer %u seq %" PRIu64,
+			      what, t->name, k->id, j, v[j].writer, v[j].seq, v[0].writer, v[0].seq);
+			return false;
+		}
+		c += v[j].counter;
+	}
 	if (k->id < t->nctr && w->id < NTHREADS) {
 		/* Coherence: a thread never sees a counter go back, nor below
 		 * its own increments. */
-		uint64_t c = v->counter;
-
 		if (c < w->ctr_seen[k->id] || c < w->ctr_incs[k->id]) {
 			failf(w, "%s on %s: counter %u went back: %" PRIu64 " < %" PRIu64 " (own %" PRIu64 ")",
 			      what, t->name, k->id, c, w->ctr_seen[k->id], w->ctr_incs[k->id]);
@@ -427,7 +472,7 @@ static int enomem_ok(const struct worker *w)
 /* Inserts into a full LRU map evict: -E2BIG is never an answer there. */
 static bool evicts(const struct run *r)
 {
-	return r->cfg->type == BPFMAP_TYPE_LRU_HASH;
+	return r->cfg->type == BPFMAP_TYPE_LRU_HASH || r->cfg->type == BPFMAP_TYPE_LRU_PERCPU_HASH;
 }
 
 static int e2big_ok(const struct worker *w)
@@ -457,14 +502,14 @@ static void op_lookup(struct worker *w, struct target *t, bool flock)
 {
 	enum op op = flock ? OP_LOOKUP_LOCK : OP_LOOKUP;
 	struct skey k = make_key(t, pick_key(w, t, false));
-	struct sval v;
+	struct sval *v = w->one;
 	int rc, err;
 
 	w->st.calls[op]++;
 	if (flock && !w->r->cfg->lock) {
 		/* Documented: BPFMAP_F_LOCK on a map without a spin lock. */
 		errno = 0;
-		rc = bpfmap_lookup_elem_flags(t->map, &k, &v, BPFMAP_F_LOCK);
+		rc = bpfmap_lookup_elem_flags(t->map, &k, v, BPFMAP_F_LOCK);
 		err = errno;
 		if (rc != -EINVAL || err != EINVAL)
 			failf(w, "lookup F_LOCK without a lock: %d errno %d", rc, err);
@@ -472,13 +517,13 @@ static void op_lookup(struct worker *w, struct target *t, bool flock)
 	}
 	errno = 0;
 	if (flock)
-		rc = bpfmap_lookup_elem_flags(t->map, &k, &v, BPFMAP_F_LOCK);
+		rc = bpfmap_lookup_elem_flags(t->map, &k, v, BPFMAP_F_LOCK);
 	else
-		rc = bpfmap_lookup_elem(t->map, &k, &v);
+		rc = bpfmap_lookup_elem(t->map, &k, v);
 	err = errno;
 	if (expect_rc(w, op_names[op], rc, err, ENOENT, 0)) {
 		w->st.ok[op]++;
-		check_value(w, t, &k, &v, true, op_names[op]);
+		check_value(w, t, &k, v, true, op_names[op]);
 	} else if (k.id < t->nctr) {
 		failf(w, "%s on %s: counter key %u missing", op_names[op], t->name, k.id);
 	}
@@ -493,25 +538,25 @@ static void op_update(struct worker *w, struct target *t, enum op op)
 	};
 	struct skey k = make_key(t, pick_key(w, t, true));
 	uint64_t flags = modes[op];
-	struct sval v;
+	struct sval *v = w->one;
 	int rc, err;
 	bool ok;
 
-	make_value(w, &k, &v);
+	make_value(w, &k, v);
 	if (w->r->cfg->lock && (rnd(w) & 1)) {
 		flags |= BPFMAP_F_LOCK;
 		w->st.calls[OP_UPDATE_F_LOCK]++;
 	} else if (!w->r->cfg->lock && (rnd(w) & 15) == 0) {
 		/* Documented: BPFMAP_F_LOCK on a map without a spin lock. */
 		errno = 0;
-		rc = bpfmap_update_elem(t->map, &k, &v, flags | BPFMAP_F_LOCK);
+		rc = bpfmap_update_elem(t->map, &k, v, flags | BPFMAP_F_LOCK);
 		err = errno;
 		if (rc != -EINVAL || err != EINVAL)
 			failf(w, "update F_LOCK without a lock: %d errno %d", rc, err);
 	}
 	w->st.calls[op]++;
 	errno = 0;
-	rc = bpfmap_update_elem(t->map, &k, &v, flags);
+	rc = bpfmap_update_elem(t->map, &k, v, flags);
 	err = errno;
 	switch (op) {
 	case OP_UPDATE_ANY:
@@ -535,20 +580,20 @@ static void op_delete(struct worker *w, struct target *t, bool with_value)
 {
 	enum op op = with_value ? OP_LOOKUP_DELETE : OP_DELETE;
 	struct skey k = make_key(t, pick_key(w, t, true));
-	struct sval v;
+	struct sval *v = w->one;
 	int rc, err;
 
 	w->st.calls[op]++;
 	errno = 0;
 	if (with_value)
-		rc = bpfmap_lookup_and_delete_elem(t->map, &k, &v);
+		rc = bpfmap_lookup_and_delete_elem(t->map, &k, v);
 	else
 		rc = bpfmap_delete_elem(t->map, &k);
 	err = errno;
 	if (expect_rc(w, op_names[op], rc, err, ENOENT, 0)) {
 		w->st.ok[op]++;
 		if (with_value)
-			check_value(w, t, &k, &v, true, op_names[op]);
+			check_value(w, t, &k, v, true, op_names[op]);
 	}
 }
 
@@ -576,13 +621,13 @@ static void op_walk(struct worker *w, struct target *t)
 		if (!check_key(w, t, &next, "get_next_key"))
 			break;
 		if ((rnd(w) & 7) == 0) { /* the key may be gone already */
-			struct sval v;
+			struct sval *v = w->one;
 
 			errno = 0;
-			rc = bpfmap_lookup_elem(t->map, &next, &v);
+			rc = bpfmap_lookup_elem(t->map, &next, v);
 			err = errno;
 			if (expect_rc(w, "lookup after get_next_key", rc, err, ENOENT, 0))
-				check_value(w, t, &next, &v, true, "lookup after get_next_key");
+				check_value(w, t, &next, v, true, "lookup after get_next_key");
 		}
 		cur = next;
 		prev = &cur;
@@ -651,7 +696,7 @@ static void op_lookup_batch(struct worker *w, struct target *t, bool del)
 			 * in one bucket: no key may come back within a pass. */
 			if (seen[k->id]++)
 				failf(w, "%s on %s: key %u twice in one pass", what, t->name, k->id);
-			check_value(w, t, k, &w->vals[i], true, what);
+			check_value(w, t, k, wval(w, i), true, what);
 			if (del && k->id < t->nctr)
 				failf(w, "%s on %s: deleted counter key %u", what, t->name, k->id);
 		}
@@ -674,7 +719,7 @@ static void op_update_batch(struct worker *w, struct target *t)
 
 	for (uint32_t i = 0; i < n; i++) {
 		w->keys[i] = make_key(t, pick_key(w, t, true));
-		make_value(w, &w->keys[i], &w->vals[i]);
+		make_value(w, &w->keys[i], wval(w, i));
 	}
 	w->st.calls[OP_UPDATE_BATCH]++;
 	if (opts.elem_flags)
@@ -724,7 +769,7 @@ static void op_prog(struct worker *w, struct target *t, bool counter)
 	enum op op = counter ? OP_PROG_COUNTER : OP_PROG;
 	uint32_t id = counter ? (uint32_t)(rnd(w) % t->nctr) : pick_key(w, t, false);
 	struct skey k = make_key(t, id);
-	struct sval *p, v;
+	struct sval *p, *v = w->one;
 	int err;
 
 	w->st.calls[op]++;
@@ -750,9 +795,9 @@ static void op_prog(struct worker *w, struct target *t, bool counter)
 		      t->name, id);
 	if (w->r->cfg->lock) {
 		bpfmap_spin_lock(&p->lock);
-		snapshot(p, &v);
+		snapshot(p, v);
 		bpfmap_spin_unlock(&p->lock);
-		check_value(w, t, &k, &v, false, counter ? "prog view (counter)" : "prog view");
+		check_value(w, t, &k, v, false, counter ? "prog view (counter)" : "prog view");
 	}
 	if (!counter && id >= t->nctr && (rnd(w) & 7) == 0) {
 		/* As a BPF program may: delete the element we point at.  The
@@ -771,26 +816,26 @@ static void op_prog(struct worker *w, struct target *t, bool counter)
 			      t->name, id);
 		if (w->r->cfg->lock) {
 			bpfmap_spin_lock(&p->lock);
-			snapshot(p, &v);
+			snapshot(p, v);
 			bpfmap_spin_unlock(&p->lock);
-			check_value(w, t, &k, &v, false, "prog view after delete");
+			check_value(w, t, &k, v, false, "prog view after delete");
 		}
 	} else if (!counter && (rnd(w) & 7) == 1) {
 		/* Nested sections: syscall-view calls from inside one. */
 		struct skey k2 = make_key(t, pick_key(w, t, true));
 		int rc;
 
-		make_value(w, &k2, &v);
+		make_value(w, &k2, v);
 		errno = 0;
-		rc = bpfmap_update_elem(t->map, &k2, &v, BPFMAP_ANY);
+		rc = bpfmap_update_elem(t->map, &k2, v, BPFMAP_ANY);
 		err = errno;
 		expect_rc(w, "update inside a read-side section", rc, err, e2big_ok(w), enomem_ok(w),
 			  0);
 		errno = 0;
-		rc = bpfmap_lookup_elem(t->map, &k2, &v);
+		rc = bpfmap_lookup_elem(t->map, &k2, v);
 		err = errno;
 		if (expect_rc(w, "lookup inside a read-side section", rc, err, ENOENT, 0))
-			check_value(w, t, &k2, &v, true, "lookup inside a read-side section");
+			check_value(w, t, &k2, v, true, "lookup inside a read-side section");
 	}
 	bpfmap_read_unlock();
 }
@@ -963,7 +1008,7 @@ static uint32_t rest_batch(struct worker *w, struct target *t, uint8_t *present,
 				continue;
 			if (present[k->id]++)
 				failf(w, "%s on %s: key %u twice", what, t->name, k->id);
-			check_value(w, t, k, &w->vals[i], true, what);
+			check_value(w, t, k, wval(w, i), true, what);
 			n++;
 		}
 		if (rc == -ENOENT)
@@ -1033,7 +1078,7 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 	uint8_t walked[MAX_KEYS], batched[MAX_KEYS];
 	uint32_t nwalk = rest_walk(w, t, walked);
 	uint32_t nbatch = rest_batch(w, t, batched, false);
-	size_t elem_bytes = sizeof(struct skey) + sizeof(struct sval);
+	size_t elem_bytes = sizeof(struct skey) + w->r->slots * sizeof(struct sval);
 	size_t m = bpfmap_mem_usage(t->map);
 	bool prealloc = !(cfg->map_flags & BPFMAP_F_NO_PREALLOC);
 	int rc;
@@ -1047,20 +1092,23 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		      t->max_entries);
 	for (uint32_t id = 0; id < t->nkeys; id++) {
 		struct skey k = make_key(t, id);
-		struct sval v;
+		struct sval *v = w->one;
+		uint64_t sum = 0;
 
 		errno = 0;
-		rc = bpfmap_lookup_elem(t->map, &k, &v);
+		rc = bpfmap_lookup_elem(t->map, &k, v);
 		if (walked[id] && rc)
 			failf(w, "at rest on %s: walked key %u does not look up: %d", t->name, id, rc);
 		else if (!walked[id] && (rc != -ENOENT || errno != ENOENT))
 			failf(w, "at rest on %s: key %u not walked, but lookup gives %d", t->name,
 			      id, rc);
 		if (rc == 0)
-			check_value(w, t, &k, &v, true, "at rest lookup");
+			check_value(w, t, &k, v, true, "at rest lookup");
+		for (uint32_t j = 0; rc == 0 && j < w->r->slots; j++)
+			sum += v[j].counter;
 		if (rc == 0 && cfg->lock) {
-			rc = bpfmap_lookup_elem_flags(t->map, &k, &v, BPFMAP_F_LOCK);
-			if (rc || !check_value(w, t, &k, &v, true, "at rest F_LOCK lookup"))
+			rc = bpfmap_lookup_elem_flags(t->map, &k, v, BPFMAP_F_LOCK);
+			if (rc || !check_value(w, t, &k, v, true, "at rest F_LOCK lookup"))
 				failf(w, "at rest on %s: F_LOCK lookup of %u: %d", t->name, id, rc);
 		}
 		bpfmap_read_lock();
@@ -1071,9 +1119,9 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		if (id < t->nctr) {
 			if (!walked[id] || rc)
 				failf(w, "at rest on %s: counter key %u missing", t->name, id);
-			else if (v.counter != ctr_total[id])
+			else if (sum != ctr_total[id])
 				failf(w, "at rest on %s: counter %u is %" PRIu64 ", threads added %" PRIu64,
-				      t->name, id, v.counter, ctr_total[id]);
+				      t->name, id, sum, ctr_total[id]);
 		}
 	}
 
@@ -1088,7 +1136,11 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 	}
 	if (t->mem0 == 0 || m < t->mem0 ||
 	    ((cfg->map_flags & BPFMAP_F_NO_PREALLOC) && m < t->mem0 + nwalk * elem_bytes) ||
-	    (!(cfg->map_flags & BPFMAP_F_NO_PREALLOC) && t->mem0 < t->max_entries * elem_bytes) ||
+	    /* Preallocated maps count their capacity from creation, but for
+	     * values that live in elements handed out as keys come (tables/
+	     * flat.h: 128 bytes and more, as every CPU's slots here are). */
+	    (!(cfg->map_flags & BPFMAP_F_NO_PREALLOC) && w->r->slots == 1 &&
+	     t->mem0 < t->max_entries * elem_bytes) ||
 	    m > upper)
 		failf(w, "at rest on %s: mem_usage %zu (empty %zu) with %u elements", t->name, m,
 		      t->mem0, nwalk);
@@ -1118,10 +1170,10 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 	for (uint32_t id = 0; id < refill; id++) {
 		struct skey k = make_key(t, id);
 
-		make_value(w, &k, &w->vals[0]);
+		make_value(w, &k, w->vals);
 		if (id < t->nctr) /* counter keys hold INIT values */
-			fill_value(&w->vals[0], &k, INIT_WRITER, 0);
-		rc = bpfmap_update_elem(t->map, &k, &w->vals[0], BPFMAP_NOEXIST);
+			fill_init(w->r, w->vals, &k);
+		rc = bpfmap_update_elem(t->map, &k, w->vals, BPFMAP_NOEXIST);
 		if (rc)
 			failf(w, "refill on %s: insert %u of %u failed: %d", t->name, id,
 			      t->max_entries, rc);
@@ -1129,9 +1181,9 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 	if (refill == t->max_entries && refill < t->nkeys) {
 		struct skey k = make_key(t, t->max_entries);
 
-		make_value(w, &k, &w->vals[0]);
+		make_value(w, &k, w->vals);
 		errno = 0;
-		rc = bpfmap_update_elem(t->map, &k, &w->vals[0], BPFMAP_ANY);
+		rc = bpfmap_update_elem(t->map, &k, w->vals, BPFMAP_ANY);
 		if (evicts(w->r) ? rc != 0 : (rc != -E2BIG || errno != E2BIG))
 			failf(w, "refill on %s: insert past max_entries gives %d", t->name, rc);
 	}
@@ -1210,7 +1262,9 @@ static void create_target(struct target *t, const struct config *cfg, const char
 static void test_config(void **state)
 {
 	const struct config *cfg = *state;
-	struct run r = { .cfg = cfg };
+	bool percpu = cfg->type == BPFMAP_TYPE_PERCPU_HASH ||
+		      cfg->type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+	struct run r = { .cfg = cfg, .slots = percpu ? (uint32_t)bpfmap_num_possible_cpus() : 1 };
 	struct worker *ws = calloc(NTHREADS + 1, sizeof(*ws));
 	struct worker *mw = &ws[NTHREADS]; /* the main thread, for checks at rest */
 	struct stats tot = { 0 };
@@ -1228,19 +1282,19 @@ static void test_config(void **state)
 		      : cfg->map_flags & BPFMAP_F_NO_COMMON_LRU ? B_KEYS * (uint32_t)bpfmap_num_possible_cpus()
 								     : B_KEYS,
 		      B_KEYS, B_CTRS, 0x3c3c3c3cu);
-	for (uint32_t id = 0; id < B_CTRS; id++) {
-		struct skey k = make_key(&r.b, id);
-		struct sval v;
-
-		fill_value(&v, &k, INIT_WRITER, 0);
-		v.counter = 0;
-		assert_int_equal(bpfmap_update_elem(r.b.map, &k, &v, BPFMAP_NOEXIST), 0);
-	}
-
 	for (unsigned i = 0; i <= NTHREADS; i++) {
 		ws[i].r = &r;
 		ws[i].id = i;
 		ws[i].rng = mix64(0x5eed0000u + i * 7919 + (uint64_t)time(NULL)) | 1;
+		ws[i].vals = calloc((size_t)BATCH_CAP * r.slots, sizeof(struct sval));
+		ws[i].one = calloc(r.slots, sizeof(struct sval));
+		assert_true(ws[i].vals && ws[i].one);
+	}
+	for (uint32_t id = 0; id < B_CTRS; id++) {
+		struct skey k = make_key(&r.b, id);
+
+		fill_init(&r, mw->one, &k);
+		assert_int_equal(bpfmap_update_elem(r.b.map, &k, mw->one, BPFMAP_NOEXIST), 0);
 	}
 	t0 = now_sec();
 	for (unsigned i = 0; i < NTHREADS; i++)
@@ -1310,6 +1364,10 @@ static void test_config(void **state)
 	bpfmap_free(r.a.map);
 	bpfmap_free(r.b.map);
 	alarm(0);
+	for (unsigned i = 0; i <= NTHREADS; i++) {
+		free(ws[i].vals);
+		free(ws[i].one);
+	}
 	free(ws);
 
 	for (unsigned o = 0; o < NOPS_RANDOM; o++)
@@ -1698,6 +1756,10 @@ int main(void)
 		{ "lru_hash, common lru", BPFMAP_TYPE_LRU_HASH, 0, false, false },
 		{ "lru_hash, per-cpu lists", BPFMAP_TYPE_LRU_HASH, BPFMAP_F_NO_COMMON_LRU, false,
 		  false },
+		{ "percpu_hash prealloc", BPFMAP_TYPE_PERCPU_HASH, 0, false, false },
+		{ "percpu_hash no_prealloc", BPFMAP_TYPE_PERCPU_HASH, BPFMAP_F_NO_PREALLOC, false,
+		  false },
+		{ "lru_percpu_hash, common lru", BPFMAP_TYPE_LRU_PERCPU_HASH, 0, false, false },
 	};
 	static const uint32_t lin_flags[] = { 0, BPFMAP_F_NO_PREALLOC };
 	static const struct lin_cfg lin_cfgs[] = { { 0, LIN_MAX },
