@@ -263,12 +263,45 @@ static void test_ops_while_allocations_fail(void **state)
 		oom_model_run(&cases[i]);
 }
 
+/*
+ * LRU maps never answer -ENOMEM (README): an evicting insert into a full
+ * map whatever malloc does, on both tables (the common LRU on the flat
+ * table, per-CPU lists on the chained one, whose preallocated pool may run
+ * dry while deleted elements wait for their grace period).
+ */
+static void test_lru_inserts_while_allocations_fail(void **state)
+{
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_COMMON_LRU };
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+		struct bpfmap *map = must_create(BPFMAP_TYPE_LRU_HASH, 8, 8, 64, flags[f]);
+		uint32_t enomem = 0;
+
+		for (uint64_t k = 0; k < 20000; k++) {
+			int rc;
+
+			fail_one_in = 2;
+			rc = bpfmap_update_elem(map, &k, &k, BPFMAP_ANY);
+			fail_one_in = 0;
+			enomem += rc == -ENOMEM;
+			assert_true(rc == 0 || rc == -ENOMEM);
+		}
+		printf("[lru_hash, flags %#x] 20000 evicting inserts, %u answered -ENOMEM\n",
+		       flags[f], enomem);
+		assert_int_equal(enomem, 0);
+		assert_true(walk_count(map, 8) <= 64);
+		bpfmap_free(map);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		VARIANT_TESTS(test_create_fails_cleanly),
 		cmocka_unit_test(test_insert_fails_cleanly),
 		cmocka_unit_test(test_ops_while_allocations_fail),
+		cmocka_unit_test(test_lru_inserts_while_allocations_fail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -213,10 +213,10 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 					    uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_elem *e;
-	bool evicted = false, credit = false;
+	bool evicted = false, credit = false, waited = false;
 	int ret;
 
-	do {
+	for (;;) {
 		ret = 0;
 		chain_bucket_lock(b);
 		e = chain_walk(b, k, key_size, kind, NULL);
@@ -236,8 +236,16 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 				evicted = credit = true;
 			else
 				sched_yield(); /* a victim's bucket holder may be preempted */
+			continue;
 		}
-	} while (unlikely(ret == CHAIN_EVICT));
+		/* A preallocated map's pool is dry only while its deleted
+		 * elements wait for a grace period, and malloc failed to
+		 * bridge that: wait for them once, where waiting is allowed. */
+		if (unlikely(ret == -ENOMEM) && c->prealloc && !waited &&
+		    (waited = chain_reclaim_now(c)))
+			continue;
+		break;
+	}
 	if (unlikely(credit)) /* the key turned up while this evicted */
 		count_credit_give_back(&c->count);
 	if (evicted)

@@ -374,6 +374,11 @@ void chain_stop_lockfree_stores(struct chain *c);
  * by one exceeds its limit; never waits inside a read-side section (it
  * would wait for itself). */
 void chain_reclaim_throttle(struct chain *c);
+/* Release every deleted element now, waiting for the grace periods they
+ * need (outside read-side sections only: false, at once, inside one).  A
+ * preallocated map whose pool ran dry and whose malloc failed takes its
+ * elements back this way rather than answer -ENOMEM. */
+bool chain_reclaim_now(struct chain *c);
 
 /* The program-view lookup for a map of @kind and @key_size (@this_cpu: a
  * per-CPU map's, returning the calling CPU's slot, else the value or CPU

@@ -356,6 +356,16 @@ static __attribute__((noinline)) void chain_reclaim_pending(struct chain *c,
 	}
 }
 
+bool chain_reclaim_now(struct chain *c)
+{
+	if (!rcu_may_wait())
+		return false;
+	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+		chain_reclaim_pending(c, &c->pending[i]);
+	rcu_wait_deferred();
+	return true;
+}
+
 void chain_reclaim_throttle(struct chain *c)
 {
 	struct chain_pending *p = chain_my_pending(c);
