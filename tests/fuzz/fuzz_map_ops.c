@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libFuzzer harness: operation sequences on one BPFMAP_TYPE_HASH map against
- * a reference model.
+ * libFuzzer harness: operation sequences on one BPFMAP_TYPE_HASH map (one in
+ * eight PERCPU_HASH, one in eight RHASH) against a reference model.
  *
  * The input's first bytes choose a map (key size, value size with or without a
  * struct bpfmap_spin_lock, max_entries 1..64 or now and then 16384-20000,
@@ -17,7 +17,8 @@
  * library's), batch walks are checked against the cursor protocol (whole
  * buckets: -ENOSPC only when nothing was copied and more elements than the
  * capacity remain; 0 only with more to come; -ENOENT once every element was
- * returned).  Where the contract leaves the choice between two errors open
+ * returned; RHASH's element by element: 0 exactly when the room is full,
+ * never -ENOSPC, its cursor key_size bytes).  Where the contract leaves the choice between two errors open
  * (e.g. a bad flag on a read-only map), any applicable one is accepted.  A
  * disagreement prints what differed and traps.
  *
@@ -102,6 +103,8 @@ struct fuzz {
 	 * so its program view is slot 0, the model's first pvs bytes). */
 	uint32_t ks, vs, pvs, max_entries, flags;
 	bool percpu;
+	bool rhash; /* BPFMAP_TYPE_RHASH */
+	uint32_t cs; /* a batch cursor's bytes: 4, RHASH's key_size */
 	int32_t lock_off;
 	uint8_t *key[NKEYS]; /* ks bytes each, separately allocated (ASan bounds) */
 	uint8_t *vbuf;       /* value_size bytes */
@@ -142,7 +145,8 @@ static void mismatch(const char *fmt, ...)
 			"\n  map: %s%s key_size %u value_size %u lock_off %d max_entries %u "
 			"map_flags %#x; model holds %u; operation #%u\n"
 			"  (rerun the input with FUZZ_TRACE=1 for the operation log)\n",
-			f->percpu ? "PERCPU_HASH" : "HASH", f->flat ? " (flat layout)" : "", f->ks,
+			f->percpu ? "PERCPU_HASH" : f->rhash ? "RHASH" : "HASH",
+			f->flat ? " (flat layout)" : "", f->ks,
 			f->pvs, f->lock_off,
 			f->max_entries, f->flags, f->m.count, f->op_index);
 	else
@@ -493,6 +497,53 @@ static void op_get_next_key(struct fuzz *f, struct input *in)
 		expect_err("get_next_key", ret, errno, ERR(EPERM));
 		return;
 	}
+	if ((how & 1) && !f->m.present[start] && f->rhash) {
+		/* RHASH: an absent key resumes at its place in the map's order
+		 * (README): the walk from it is a suffix of the walk from NULL. */
+		unsigned order[NKEYS], n = 0, j = 0;
+
+		for (cur = NULL;; cur = f->key[order[n - 1]]) {
+			ret = bpfmap_get_next_key(f->map, cur, next);
+			e = errno;
+			if (ret == -ENOENT && e == ENOENT)
+				break;
+			expect_ret("get_next_key", ret, e, 0);
+			order[n] = id_of_key(f, next, "get_next_key");
+			if (!f->m.present[order[n]] || n == f->m.count)
+				mismatch("get_next_key walk returned key %u (present %d) as its %u-th",
+					 order[n], f->m.present[order[n]], n + 1);
+			for (unsigned i = 0; i < n; i++)
+				if (order[i] == order[n])
+					mismatch("get_next_key walk returned key %u twice", order[n]);
+			n++;
+		}
+		if (n != f->m.count)
+			mismatch("get_next_key walk found %u keys, the map holds %u", n, f->m.count);
+		uint8_t prev[128];
+		bool began = false;
+
+		for (cur = f->key[start];; cur = prev) {
+			ret = bpfmap_get_next_key(f->map, cur, next);
+			e = errno;
+			if (ret == -ENOENT && e == ENOENT)
+				break;
+			expect_ret("get_next_key(absent key) walk", ret, e, 0);
+			unsigned id = id_of_key(f, next, "get_next_key");
+
+			if (!began) /* where the suffix starts */
+				while (j < n && order[j] != id)
+					j++;
+			began = true;
+			if (j >= n || order[j] != id)
+				mismatch("get_next_key from absent key %u gave key %u, not the walk's "
+					 "order", start, id);
+			j++;
+			memcpy(prev, next, f->ks);
+		}
+		if (began && j != n)
+			mismatch("get_next_key from absent key %u stopped before the end", start);
+		return;
+	}
 	if ((how & 1) && !f->m.present[start]) {
 		/* An absent key starts from the first key, as NULL does. */
 		uint8_t first[128];
@@ -637,21 +688,21 @@ static uint32_t batch_capacity(struct input *in, unsigned call)
 
 /* One call of a batch walk; returns true when the walk is over. */
 static bool batch_call(struct fuzz *f, bool do_delete, const struct batch_opts_choice *c,
-		       uint32_t *in_cur, bool first, uint32_t *out_cur, uint32_t cap,
+		       uint8_t *in_cur, bool first, uint8_t *out_cur, uint32_t cap,
 		       bool *returned, int *ret_out)
 {
 	const char *what = do_delete ? "lookup_and_delete_batch" : "lookup_batch";
 	uint8_t *keys = malloc(cap ? (size_t)cap * f->ks : 1);
 	uint8_t *vals = malloc(cap ? (size_t)cap * f->vs : 1);
 	uint32_t count = cap, before = remaining(f, returned);
-	uint32_t out_before;
+	uint8_t out_before[sizeof(uint32_t) + 100]; /* the largest key */
 	bool over = false;
 	int ret, e;
 
-	if (!keys || !vals)
+	if (!keys || !vals || f->cs > sizeof(out_before))
 		abort();
-	*out_cur = 0xdeadbeef;
-	out_before = *out_cur;
+	memset(out_cur, 0xde, f->cs);
+	memcpy(out_before, out_cur, f->cs);
 	if (do_delete)
 		ret = bpfmap_lookup_and_delete_batch(f->map, first ? NULL : in_cur, out_cur, keys,
 						     vals, &count, c->p);
@@ -665,14 +716,22 @@ static bool batch_call(struct fuzz *f, bool do_delete, const struct batch_opts_c
 	if (cap == 0) {
 		/* Nothing to do, nothing touched. */
 		expect_ret(what, ret, e, 0);
-		if (count || *out_cur != out_before)
+		if (count || memcmp(out_cur, out_before, f->cs))
 			mismatch("%s with count 0 changed count (%u) or the cursor", what, count);
 		over = true; /* the caller decides whether to go on */
 		goto out;
 	}
 	if (count > cap)
 		mismatch("%s copied %u elements into room for %u", what, count, cap);
-	switch (ret) {
+	if (f->rhash) {
+		/* Element by element: 0 when the room is full, whatever
+		 * follows; else the end, with the last elements. */
+		if (ret == 0 && count != cap)
+			mismatch("%s returned 0 with %u elements in room for %u", what, count, cap);
+		if (ret != 0 && ret != -ENOENT)
+			mismatch("%s returned %d", what, ret);
+		over = ret == -ENOENT;
+	} else switch (ret) {
 	case 0:
 		/* More follows: the next bucket did not fit in what was left. */
 		if (count == 0)
@@ -708,7 +767,7 @@ out:
  * buffers of exactly that size, so that ASan sees any overrun); errno of
  * the call in *err. */
 static int batch_call_once(struct fuzz *f, bool do_delete, const struct batch_opts_choice *c,
-			   uint32_t *in_cur, uint32_t *out_cur, uint32_t *count, int *err)
+			   uint8_t *in_cur, uint8_t *out_cur, uint32_t *count, int *err)
 {
 	uint8_t *keys = malloc((size_t)*count * f->ks), *vals = malloc((size_t)*count * f->vs);
 	int ret;
@@ -733,8 +792,8 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 	uint8_t stop_after = u8(in);
 	struct batch_opts_choice c;
 	bool returned[NKEYS] = {0};
-	/* Cursors in buffers of exactly 4 bytes: the documented size. */
-	uint32_t *in_cur = malloc(4), *out_cur = malloc(4);
+	/* Cursors in buffers of exactly the documented size. */
+	uint8_t *in_cur = malloc(f->cs), *out_cur = malloc(f->cs);
 	errset errs = 0;
 
 	if (!in_cur || !out_cur)
@@ -752,12 +811,12 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 		expect_err(what, ret, err, errs);
 		goto out;
 	}
-	if (how & 0x40) {
+	if ((how & 0x40) && !f->rhash) { /* (an RHASH cursor is a key: none is past the end) */
 		/* A cursor past the last bucket: -ENOENT, nothing copied. */
-		uint32_t count = 4;
+		uint32_t count = 4, past = 0xffffffffu - (how & 0x3f);
 		int err, ret;
 
-		*in_cur = 0xffffffffu - (how & 0x3f);
+		memcpy(in_cur, &past, sizeof(past));
 		ret = batch_call_once(f, do_delete, &c, in_cur, out_cur, &count, &err);
 		expect_ret(what, ret, err, -ENOENT);
 		if (count)
@@ -780,7 +839,7 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 		if (cap == 0 || last_ret == -ENOSPC)
 			continue; /* retry from the same cursor (ENOSPC may or
 				   * may not have written out_batch) */
-		*in_cur = *out_cur;
+		memcpy(in_cur, out_cur, f->cs);
 		first = false;
 		/* Partial walks are fine: lookup_and_delete_batch deleted only
 		 * what it returned. */
@@ -789,12 +848,12 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 		if (calls > 200)
 			mismatch("%s walk does not end", what);
 	}
-	if (how & 0x20) {
+	if ((how & 0x20) && !f->rhash) { /* (RHASH writes no cursor when it copies none) */
 		/* The cursor the last call left is past the end: -ENOENT again. */
 		uint32_t count = 8;
 		int err, ret;
 
-		*in_cur = *out_cur;
+		memcpy(in_cur, out_cur, f->cs);
 		ret = batch_call_once(f, do_delete, &c, in_cur, out_cur, &count, &err);
 		expect_ret(what, ret, err, -ENOENT);
 		if (count)
@@ -1316,13 +1375,16 @@ static bool setup(struct fuzz *f, struct input *in)
 	f->percpu = (b3 & 0x1c) == 0x0c && f->lock_off < 0 && pin_cpu0();
 	if (f->percpu)
 		f->vs = (f->pvs + 7) / 8 * 8 * (uint32_t)bpfmap_num_possible_cpus();
+	/* One map in eight RHASH (always NO_PREALLOC, never ZERO_SEED). */
+	f->rhash = !f->percpu && (b3 & 0x1c) == 0x10;
+	f->cs = f->rhash ? f->ks : 4;
 	f->max_entries = 1 + b2 % 64;
 	f->flags = 0;
-	if (b3 & 1)
+	if ((b3 & 1) || f->rhash)
 		f->flags |= BPFMAP_F_NO_PREALLOC;
 	else if (b2 >= BIG_MAP_B2 && f->ks > 8)
 		f->max_entries = big_max_entries[b2 - BIG_MAP_B2];
-	if (b3 & 2)
+	if ((b3 & 2) && !f->rhash)
 		f->flags |= BPFMAP_F_ZERO_SEED;
 	if ((b3 & 0x1c) == 0x1c) /* one map in eight: an access flag */
 		f->flags |= access_flags[(b3 >> 5) % 4];
@@ -1347,7 +1409,7 @@ static bool setup(struct fuzz *f, struct input *in)
 	f->flat = (b3 & 0x80) && !(f->flags & BPFMAP_F_NO_PREALLOC) && !f->percpu;
 #endif
 	trace("create %s%s key_size %u value_size %u lock_off %d max_entries %u flags %#x",
-	      f->percpu ? "PERCPU_HASH" : "HASH", f->flat ? " (flat layout)" : "", f->ks, f->pvs,
+	      f->percpu ? "PERCPU_HASH" : f->rhash ? "RHASH" : "HASH", f->flat ? " (flat layout)" : "", f->ks, f->pvs,
 	      f->lock_off, f->max_entries, f->flags);
 #ifdef FUZZ_FLAT
 	if (f->flat) {
@@ -1365,8 +1427,10 @@ static bool setup(struct fuzz *f, struct input *in)
 		errno = -err;
 	} else
 #endif
-		f->map = bpfmap_create(f->percpu ? BPFMAP_TYPE_PERCPU_HASH : BPFMAP_TYPE_HASH, name,
-				       f->ks, f->pvs, f->max_entries, &o);
+		f->map = bpfmap_create(f->percpu  ? BPFMAP_TYPE_PERCPU_HASH
+				       : f->rhash ? BPFMAP_TYPE_RHASH
+						  : BPFMAP_TYPE_HASH,
+				       name, f->ks, f->pvs, f->max_entries, &o);
 	if (!f->map)
 		mismatch("bpfmap_create of a valid map failed: errno %d", errno);
 #ifdef FUZZ_FLAT
