@@ -480,15 +480,39 @@ static void op_delete(struct fuzz *f, struct input *in, bool with_lookup)
 
 /* ---- get_next_key ---- */
 
+/* A get_next_key walk from @from (NULL: the start) to -ENOENT: the ids it
+ * returned, in order, into @ids; each must be present, none twice. */
+static unsigned walk_ids(struct fuzz *f, const void *from, unsigned *ids)
+{
+	bool seen[NKEYS] = {0};
+	const void *cur = from;
+	unsigned n = 0;
+
+	for (;;) {
+		int ret = bpfmap_get_next_key(f->map, cur, f->kbuf), e = errno;
+
+		if (ret == -ENOENT && e == ENOENT)
+			break;
+		expect_ret("get_next_key", ret, e, 0);
+		unsigned id = id_of_key(f, f->kbuf, "get_next_key");
+		if (!f->m.present[id])
+			mismatch("get_next_key walk returned absent key %u", id);
+		if (seen[id])
+			mismatch("get_next_key walk returned key %u twice", id);
+		seen[id] = true;
+		ids[n++] = id;
+		cur = f->key[id];
+	}
+	return n;
+}
+
 /* A full walk from NULL (or from an absent key): every present key once. */
 static void op_get_next_key(struct fuzz *f, struct input *in)
 {
 	uint8_t how = u8(in);
-	unsigned start = key_id(in);
-	bool seen[NKEYS] = {0};
+	unsigned start = key_id(in), ids[NKEYS], found;
 	uint8_t *next = f->kbuf;
 	const void *cur = NULL;
-	uint32_t found = 0;
 	int ret, e;
 
 	trace("get_next_key walk how %u start %u", how, start);
@@ -500,90 +524,41 @@ static void op_get_next_key(struct fuzz *f, struct input *in)
 	if ((how & 1) && !f->m.present[start] && f->rhash) {
 		/* RHASH: an absent key resumes at its place in the map's order
 		 * (README): the walk from it is a suffix of the walk from NULL. */
-		unsigned order[NKEYS], n = 0, j = 0;
+		unsigned suffix[NKEYS], m;
 
-		for (cur = NULL;; cur = f->key[order[n - 1]]) {
-			ret = bpfmap_get_next_key(f->map, cur, next);
+		found = walk_ids(f, NULL, ids);
+		m = walk_ids(f, f->key[start], suffix);
+		if (m > found || memcmp(ids + found - m, suffix, m * sizeof(*suffix)))
+			mismatch("get_next_key from absent key %u: %u keys, not the end of the "
+				 "walk from the first key", start, m);
+	} else {
+		if ((how & 1) && !f->m.present[start]) {
+			/* An absent key starts from the first key, as NULL does. */
+			uint8_t first[128];
+
+			ret = bpfmap_get_next_key(f->map, NULL, first);
+			e = errno;
+			expect_ret("get_next_key(NULL)", ret, e, f->m.count ? 0 : -ENOENT);
+			ret = bpfmap_get_next_key(f->map, f->key[start], next);
+			e = errno;
+			expect_ret("get_next_key(absent key)", ret, e, f->m.count ? 0 : -ENOENT);
+			if (!ret && memcmp(first, next, f->ks))
+				mismatch("get_next_key(absent key) did not restart at the first key");
+			cur = f->key[start];
+		} else if ((how & 2) && f->m.present[start]) {
+			/* From a present key: the next one is another present key. */
+			ret = bpfmap_get_next_key(f->map, f->key[start], next);
 			e = errno;
 			if (ret == -ENOENT && e == ENOENT)
-				break;
-			expect_ret("get_next_key", ret, e, 0);
-			order[n] = id_of_key(f, next, "get_next_key");
-			if (!f->m.present[order[n]] || n == f->m.count)
-				mismatch("get_next_key walk returned key %u (present %d) as its %u-th",
-					 order[n], f->m.present[order[n]], n + 1);
-			for (unsigned i = 0; i < n; i++)
-				if (order[i] == order[n])
-					mismatch("get_next_key walk returned key %u twice", order[n]);
-			n++;
-		}
-		if (n != f->m.count)
-			mismatch("get_next_key walk found %u keys, the map holds %u", n, f->m.count);
-		uint8_t prev[128];
-		bool began = false;
-
-		for (cur = f->key[start];; cur = prev) {
-			ret = bpfmap_get_next_key(f->map, cur, next);
-			e = errno;
-			if (ret == -ENOENT && e == ENOENT)
-				break;
-			expect_ret("get_next_key(absent key) walk", ret, e, 0);
+				return;
+			expect_ret("get_next_key(present key)", ret, e, 0);
 			unsigned id = id_of_key(f, next, "get_next_key");
-
-			if (!began) /* where the suffix starts */
-				while (j < n && order[j] != id)
-					j++;
-			began = true;
-			if (j >= n || order[j] != id)
-				mismatch("get_next_key from absent key %u gave key %u, not the walk's "
-					 "order", start, id);
-			j++;
-			memcpy(prev, next, f->ks);
-		}
-		if (began && j != n)
-			mismatch("get_next_key from absent key %u stopped before the end", start);
-		return;
-	}
-	if ((how & 1) && !f->m.present[start]) {
-		/* An absent key starts from the first key, as NULL does. */
-		uint8_t first[128];
-
-		ret = bpfmap_get_next_key(f->map, NULL, first);
-		e = errno;
-		expect_ret("get_next_key(NULL)", ret, e, f->m.count ? 0 : -ENOENT);
-		ret = bpfmap_get_next_key(f->map, f->key[start], next);
-		e = errno;
-		expect_ret("get_next_key(absent key)", ret, e, f->m.count ? 0 : -ENOENT);
-		if (!ret && memcmp(first, next, f->ks))
-			mismatch("get_next_key(absent key) did not restart at the first key");
-		cur = f->key[start];
-	} else if ((how & 2) && f->m.present[start]) {
-		/* From a present key: the next one is another present key. */
-		ret = bpfmap_get_next_key(f->map, f->key[start], next);
-		e = errno;
-		if (ret == -ENOENT && e == ENOENT)
+			if (id == start || !f->m.present[id])
+				mismatch("get_next_key(key %u) gave key %u (present %d)", start, id,
+					 f->m.present[id]);
 			return;
-		expect_ret("get_next_key(present key)", ret, e, 0);
-		unsigned id = id_of_key(f, next, "get_next_key");
-		if (id == start || !f->m.present[id])
-			mismatch("get_next_key(key %u) gave key %u (present %d)", start, id,
-				 f->m.present[id]);
-		return;
-	}
-	for (;;) {
-		ret = bpfmap_get_next_key(f->map, cur, next);
-		e = errno;
-		if (ret == -ENOENT && e == ENOENT)
-			break;
-		expect_ret("get_next_key", ret, e, 0);
-		unsigned id = id_of_key(f, next, "get_next_key");
-		if (!f->m.present[id])
-			mismatch("get_next_key walk returned absent key %u", id);
-		if (seen[id])
-			mismatch("get_next_key walk returned key %u twice", id);
-		seen[id] = true;
-		found++;
-		cur = f->key[id];
+		}
+		found = walk_ids(f, cur, ids);
 	}
 	if (found != f->m.count)
 		mismatch("get_next_key walk found %u keys, the map holds %u", found, f->m.count);
