@@ -7,8 +7,9 @@
  * source builds against any version of the library.  The child gets 20 s
  * for work that needs grace periods and deferred reclamation on inherited
  * maps and new ones: lookup_and_delete on a chained map, churn on a flat one
- * until deleted slots must be reclaimed, batch lookup-and-delete,
- * bpfmap_free.  A child that hangs is killed (SIGKILL: liburcu blocks every
+ * until deleted slots must be reclaimed, batch lookup-and-delete, an RHASH
+ * grown and shrunk, evicting inserts into LRU maps (common and per-CPU
+ * lists), churn on a PERCPU_HASH, bpfmap_free.  A child that hangs is killed (SIGKILL: liburcu blocks every
  * other signal while it waits for a grace period) and the test fails.
  */
 #define _GNU_SOURCE
@@ -118,11 +119,73 @@ static int child_rhash(struct bpfmap *rh)
 	return 0;
 }
 
+/* The other types, inherited full: LRU_HASH with the common LRU (flat
+ * table) and with per-CPU lists (chained), and PERCPU_HASH. */
+#define TYPED 3
+static struct bpfmap *typed[TYPED];
+
+static void typed_fill(void)
+{
+	static const struct {
+		enum bpfmap_type type;
+		uint32_t flags;
+	} t[TYPED] = {
+		{ BPFMAP_TYPE_LRU_HASH, 0 },
+		{ BPFMAP_TYPE_LRU_HASH, BPFMAP_F_NO_COMMON_LRU },
+		{ BPFMAP_TYPE_PERCPU_HASH, 0 },
+	};
+	uint32_t ncpus = (uint32_t)bpfmap_num_possible_cpus();
+	uint64_t *v = calloc(ncpus, sizeof(*v));
+
+	if (!v)
+		abort();
+	for (int i = 0; i < TYPED; i++) {
+		typed[i] = must_create(t[i].type, 4, 8, KEYS, t[i].flags);
+		for (uint32_t k = 0; k < KEYS; k++)
+			if (bpfmap_update_elem(typed[i], &k, v, BPFMAP_NOEXIST))
+				abort();
+	}
+	free(v);
+}
+
+static void typed_free(void)
+{
+	for (int i = 0; i < TYPED; i++)
+		bpfmap_free(typed[i]);
+}
+
+/* In the child: the LRU maps evict for every new key (their locks, queues
+ * and reclamation), the per-CPU map churns, then all are freed. */
+static int child_typed(void)
+{
+	uint32_t ncpus = (uint32_t)bpfmap_num_possible_cpus(), k;
+	uint64_t v[64] = { 0 };
+
+	if (ncpus > 64)
+		return 0; /* the value buffer: skip, the other checks still run */
+	for (int i = 0; i < 2; i++) {
+		for (k = KEYS; k < 11 * KEYS; k++)
+			if (bpfmap_update_elem(typed[i], &k, v, BPFMAP_ANY))
+				return 9;
+		if (walk_count(typed[i], 4) > KEYS || bpfmap_lookup_elem(typed[i], &(uint32_t){ k - 1 }, v))
+			return 10;
+	}
+	for (uint32_t r = 0; r < 10 * KEYS; r++) {
+		k = r % KEYS;
+		if (bpfmap_delete_elem(typed[2], &k) || bpfmap_update_elem(typed[2], &k, v, BPFMAP_NOEXIST))
+			return 11;
+	}
+	typed_free();
+	return 0;
+}
+
 /* The child's work; exit status 0 if every call answered as it should. */
 static int child_work(struct bpfmap *chained, struct bpfmap *flat, struct bpfmap *rh)
 {
 	int err = child_rhash(rh);
 
+	if (!err)
+		err = child_typed();
 	if (err)
 		return err;
 	uint64_t v;
@@ -188,6 +251,7 @@ static void test_fork_with_readers(void **state)
 	pthread_t t[READERS];
 	pid_t pid;
 
+	typed_fill();
 	holding = release_them = 0;
 	for (int i = 0; i < READERS; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, reader, flat), 0);
@@ -211,6 +275,7 @@ static void test_fork_with_readers(void **state)
 	bpfmap_free(chained);
 	bpfmap_free(flat);
 	bpfmap_free(rh);
+	typed_free();
 }
 
 static void test_fork_during_grace_period(void **state)
@@ -223,6 +288,7 @@ static void test_fork_during_grace_period(void **state)
 	pthread_t r, w;
 	pid_t pid;
 
+	typed_fill();
 	holding = 0;
 	assert_int_equal(pthread_create(&r, NULL, slow_reader, NULL), 0);
 	while (!__atomic_load_n(&holding, __ATOMIC_SEQ_CST))
@@ -240,6 +306,7 @@ static void test_fork_during_grace_period(void **state)
 	bpfmap_free(flat);
 	bpfmap_free(other);
 	bpfmap_free(rh);
+	typed_free();
 }
 
 int main(void)
