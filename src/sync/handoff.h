@@ -38,6 +38,22 @@ static inline bool handoff_busy(const uint64_t *word)
 	return __atomic_load_n(word, __ATOMIC_RELAXED) != 0;
 }
 
+/*
+ * A callback queued at most once at a time (a flush of deferred work),
+ * its flag @queued: true if the caller set the flag and must queue the
+ * callback now, which is then counted (handoff_get).  The callback clears
+ * the flag, with release, before it takes the work, so that work added
+ * after that queues the next one.
+ */
+static inline bool handoff_get_once(uint64_t *word, bool *queued)
+{
+	if (__atomic_load_n(queued, __ATOMIC_ACQUIRE) ||
+	    __atomic_exchange_n(queued, true, __ATOMIC_ACQ_REL))
+		return false;
+	handoff_get(word, 1);
+	return true;
+}
+
 /* Has bpfmap_free run?  (A callback that sees it does no more work.) */
 static inline bool handoff_freed(const uint64_t *word)
 {

@@ -325,11 +325,8 @@ void chain_unlink_keep_count(struct chain *c, struct chain_elem **link, struct c
 	n = __atomic_load_n(&p->n, __ATOMIC_RELAXED) + 1;
 	__atomic_store_n(&p->n, n, __ATOMIC_RELAXED);
 	spin_unlock_word(&p->lock);
-	if (unlikely(n == 1) && !__atomic_load_n(&c->flush_queued, __ATOMIC_ACQUIRE) &&
-	    !__atomic_exchange_n(&c->flush_queued, true, __ATOMIC_ACQ_REL)) {
-		handoff_get(&c->callbacks, 1);
+	if (unlikely(n == 1) && handoff_get_once(&c->callbacks, &c->flush_queued))
 		rcu_defer(&c->flush_rcu, chain_flush_pending);
-	}
 }
 
 /* The backlog of elements queued one by one, past which deleters wait. */

@@ -99,6 +99,14 @@ static void rtab_release(struct rtab *r, const struct rtab_retired *batch)
 		slot_arena_free(&r->elems, batch->idx[i]);
 }
 
+/* A deferred callback's last access to the map. */
+static void rtab_callback_done(struct rtab *r)
+{
+	if (handoff_put(&r->callbacks))
+		rtab_teardown(r);
+	rcu_deferred_exit();
+}
+
 static void rtab_retired_cb(struct rcu_head *head)
 {
 	struct rtab_retired *batch;
@@ -110,9 +118,7 @@ static void rtab_retired_cb(struct rcu_head *head)
 	if (!handoff_freed(&r->callbacks))
 		rtab_release(r, batch);
 	free(batch);
-	if (handoff_put(&r->callbacks))
-		rtab_teardown(r);
-	rcu_deferred_exit();
+	rtab_callback_done(r);
 }
 
 /* Queue the retiring batch for its grace period (the retire lock held). */
@@ -154,9 +160,7 @@ static void rtab_flush_retiring(struct rcu_head *head)
 			free(batch);
 		}
 	}
-	if (handoff_put(&r->callbacks))
-		rtab_teardown(r);
-	rcu_deferred_exit();
+	rtab_callback_done(r);
 }
 
 /*
@@ -184,11 +188,8 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 	if (n == RTAB_RETIRE_BATCH)
 		rtab_retire_flush_locked(r);
 	spin_unlock_word(&r->retire_lock);
-	if (n == 1 && !__atomic_load_n(&r->flush_queued, __ATOMIC_ACQUIRE) &&
-	    !__atomic_exchange_n(&r->flush_queued, true, __ATOMIC_ACQ_REL)) {
-		handoff_get(&r->callbacks, 1);
+	if (n == 1 && handoff_get_once(&r->callbacks, &r->flush_queued))
 		rcu_defer(&r->flush_rcu, rtab_flush_retiring);
-	}
 }
 
 /*

@@ -142,7 +142,7 @@ struct rtab {
 	/* Queued when an element starts a batch, so that a batch that never
 	 * fills (deletes stop) still goes back within a worker's round. */
 	struct rcu_head flush_rcu;
-	bool flush_queued; /* atomic */
+	bool flush_queued; /* atomic: sync/handoff.h's handoff_get_once */
 	uint64_t lost;          /* atomic: retired without memory to wait in */
 	uint64_t callbacks;     /* sync/handoff.h: callbacks that touch the map */
 	uint32_t resize_lock;   /* trylock only: starting a resize */
