@@ -159,6 +159,13 @@ static void oom_key(uint8_t *k, uint32_t key_size, uint32_t i)
 	memcpy(k, &i, sizeof(i));
 }
 
+/* A copy-out of the model's value @v: slot s holds v + s. */
+static void oom_check_value(const uint64_t *buf, uint64_t v, uint32_t slots)
+{
+	for (uint32_t s = 0; s < slots; s++)
+		assert_int_equal(buf[s], v + s);
+}
+
 static void oom_model_run(const struct oom_case *c)
 {
 	uint32_t slots = c->type == BPFMAP_TYPE_PERCPU_HASH ? (uint32_t)bpfmap_num_possible_cpus() : 1;
@@ -207,16 +214,16 @@ static void oom_model_run(const struct oom_case *c)
 				  : bpfmap_delete_elem(map, k);
 			fail_one_in = 0;
 			assert_int_equal(rc, present[i] ? 0 : -ENOENT);
-			for (uint32_t s = 0; take && present[i] && s < slots; s++)
-				assert_int_equal(buf[s], val[i] + s);
+			if (take && present[i])
+				oom_check_value(buf, val[i], slots);
 			n -= present[i];
 			present[i] = false;
 		} else {
 			rc = bpfmap_lookup_elem(map, k, buf);
 			fail_one_in = 0;
 			assert_int_equal(rc, present[i] ? 0 : -ENOENT);
-			for (uint32_t s = 0; present[i] && s < slots; s++)
-				assert_int_equal(buf[s], val[i] + s);
+			if (present[i])
+				oom_check_value(buf, val[i], slots);
 		}
 		if (op % 1024 == 0)
 			assert_int_equal(walk_count(map, c->key_size), n);
@@ -228,8 +235,8 @@ static void oom_model_run(const struct oom_case *c)
 	for (uint32_t i = 0; i < c->keys; i++) {
 		oom_key(k, c->key_size, i);
 		assert_int_equal(bpfmap_lookup_elem(map, k, buf), present[i] ? 0 : -ENOENT);
-		for (uint32_t s = 0; present[i] && s < slots; s++)
-			assert_int_equal(buf[s], val[i] + s);
+		if (present[i])
+			oom_check_value(buf, val[i], slots);
 	}
 	for (uint32_t i = c->keys; n < c->max; i++, n++) {
 		oom_key(k, c->key_size, i);

@@ -309,6 +309,17 @@ static void fill_init(const struct run *r, struct sval *v, const struct skey *k)
 		fill_value(&v[j], k, INIT_WRITER, 0);
 }
 
+/* The counter of a value: its slots' sum (a per-CPU value's program-view
+ * increments land in whichever CPU's slot). */
+static uint64_t counter_sum(const struct sval *v, uint32_t slots)
+{
+	uint64_t c = 0;
+
+	for (uint32_t j = 0; j < slots; j++)
+		c += v[j].counter;
+	return c;
+}
+
 /* Value i of w's batch buffer. */
 static struct sval *wval(struct worker *w, uint32_t i)
 {
@@ -406,7 +417,7 @@ static bool check_value(struct worker *w, const struct target *t, const struct s
 			const struct sval *v, bool copy_out, const char *what)
 {
 	uint32_t n = copy_out ? w->r->slots : 1;
-	uint64_t c = 0;
+	uint64_t c = counter_sum(v, n);
 
 	for (uint32_t j = 0; j < n; j++) {
 		if (!check_slot(w, t, k, &v[j], copy_out, what))
@@ -417,7 +428,6 @@ static bool check_value(struct worker *w, const struct target *t, const struct s
 			      what, t->name, k->id, j, v[j].writer, v[j].seq, v[0].writer, v[0].seq);
 			return false;
 		}
-		c += v[j].counter;
 	}
 	if (k->id < t->nctr && w->id < NTHREADS) {
 		/* Coherence: a thread never sees a counter go back, nor below
@@ -1093,7 +1103,6 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 	for (uint32_t id = 0; id < t->nkeys; id++) {
 		struct skey k = make_key(t, id);
 		struct sval *v = w->one;
-		uint64_t sum = 0;
 
 		errno = 0;
 		rc = bpfmap_lookup_elem(t->map, &k, v);
@@ -1104,8 +1113,6 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 			      id, rc);
 		if (rc == 0)
 			check_value(w, t, &k, v, true, "at rest lookup");
-		for (uint32_t j = 0; rc == 0 && j < w->r->slots; j++)
-			sum += v[j].counter;
 		if (rc == 0 && cfg->lock) {
 			rc = bpfmap_lookup_elem_flags(t->map, &k, v, BPFMAP_F_LOCK);
 			if (rc || !check_value(w, t, &k, v, true, "at rest F_LOCK lookup"))
@@ -1119,9 +1126,9 @@ static void check_at_rest(struct worker *w, struct target *t, const uint64_t *ct
 		if (id < t->nctr) {
 			if (!walked[id] || rc)
 				failf(w, "at rest on %s: counter key %u missing", t->name, id);
-			else if (sum != ctr_total[id])
+			else if (counter_sum(v, w->r->slots) != ctr_total[id])
 				failf(w, "at rest on %s: counter %u is %" PRIu64 ", threads added %" PRIu64,
-				      t->name, id, sum, ctr_total[id]);
+				      t->name, id, counter_sum(v, w->r->slots), ctr_total[id]);
 		}
 	}
 
