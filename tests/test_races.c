@@ -981,6 +981,43 @@ static void test_rhash_copy_then_gone(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * Copy-outs outside any read-side section (rtab_bare_find): one stops
+ * after reading the map's table; a grow then finishes and the old table is
+ * retired and cleared (it stays mapped).  The copy goes on in the cleared
+ * table: an empty bucket with an even lock word, whose check alone passes.
+ * Only the resize generation tells it the table is no longer the map's:
+ * without that check the copy-out of the present key answered -ENOENT.
+ */
+static void test_rhash_bare_stale_table(void **state)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 8, 8, 4096, &o);
+	struct rtab *r = to_rtab(m);
+	struct rtab_table *t = rtab_table_of(r);
+	struct op probe = { .m = m, .key = 0, .copy = true, .cpu = -1 };
+	const struct rtab_group *g;
+	uint64_t k, v = 1;
+
+	(void)state;
+	if (!RTAB_BARE_PROBES)
+		skip_msg("ThreadSanitizer builds copy out of RHASH in read-side sections only");
+	assert_int_equal(bpfmap_update_elem(m, &probe.key, &v, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&probe, HOOK_RTAB_BARE, 0);
+	g = stop.obj;
+	assert_ptr_equal(g, &t->groups[rtab_bucket(t, rhash_hash(m, 0))]);
+	assert_int_not_equal(g->link[0], RTAB_NONE);
+	for (k = 1; rtab_table_of(r) == t; k++)
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	rcu_wait_deferred(); /* the old table retired: cleared, still mapped */
+	assert_int_equal(__atomic_load_n(&g->lock, __ATOMIC_RELAXED), 0);
+	assert_int_equal(__atomic_load_n(&g->link[0], __ATOMIC_RELAXED), RTAB_NONE);
+	op_release();
+	assert_int_equal(op_join(&probe), 0);
+	assert_int_equal(probe.out, 1);
+	bpfmap_free(m);
+}
+
 /* A map whose 16-byte values hold a spin lock at offset 0, then a word. */
 struct locked_value {
 	struct bpfmap_spin_lock lock;
@@ -1206,6 +1243,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_then_gone, setup_hook),
+		cmocka_unit_test_setup(test_rhash_bare_stale_table, setup_hook),
 		cmocka_unit_test(test_rhash_flock_store_moves_word),
 		cmocka_unit_test(test_rhash_store_waits_value_lock),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),

@@ -218,6 +218,57 @@ static void test_memory_follows(void **state)
 	bpfmap_free(m);
 }
 
+/* The tables in @r's stash. */
+static uint32_t stash_len(struct rtab *r)
+{
+	uint32_t n = 0;
+
+	for (struct rtab_table *t = r->stash; t; t = t->stash.next)
+		n++;
+	return n;
+}
+
+/*
+ * Retired tables stay mapped for the probes that take no read-side section
+ * (rtab.h, rtab_bare_find), cleared, and the next resize to their size
+ * takes them again: a map that grows and shrinks over and over keeps the
+ * tables of its first cycle and no more, and they hold little memory.
+ */
+static void test_tables_reused(void **state)
+{
+	struct bpfmap *m = rhash(8, 8, 1u << 20, 0);
+	struct rtab *r = to_rtab(m);
+	struct rtab_table *first = rtab_table_of(r);
+	uint32_t stashed = 0;
+	uint64_t v = 0;
+
+	(void)state;
+	for (int cycle = 0; cycle < 4; cycle++) {
+		for (uint64_t k = 0; k < 40000 / scale; k++)
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_ANY), 0);
+		rtab_reclaim_wait(r);
+		assert_ptr_not_equal(rtab_table_of(r), first);
+		for (uint64_t k = 1000; k < 40000 / scale; k++)
+			assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+		/* Shrinks move on with operations. */
+		for (int round = 0; round < 64; round++)
+			for (uint64_t k = 0; k < 1000; k++)
+				assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_EXIST), 0);
+		rtab_reclaim_wait(r);
+		assert_ptr_equal(rtab_table_of(r), first); /* the first one, again */
+		if (!cycle) {
+			stashed = stash_len(r);
+			assert_true(stashed >= 1);
+		}
+		assert_int_equal(stash_len(r), stashed);
+		assert_true(bpfmap_mem_usage(m) < 512u << 10);
+		assert_int_equal(walk_count(m, 8), 1000);
+	}
+	/* Cleared: a stashed table's pages went back, a page or two stay. */
+	assert_true(r->stash_bytes <= (size_t)stashed * 8192);
+	bpfmap_free(m);
+}
+
 /*
  * Churn through the arenas' chunk life cycle: grown, thinned out at random
  * by nine in ten, refilled with new keys, three times, then emptied.  Every
@@ -629,6 +680,7 @@ int main(int argc, char **argv)
 		test_entry(test_update_modes), test_entry(test_pointer_stays),
 		test_entry(test_memory_follows), test_entry(test_churn_memory),
 		test_entry(test_idle_batch_goes_back),
+		test_entry(test_tables_reused),
 		test_entry(test_get_next_key),
 		test_entry(test_batches),      test_entry(test_spin_lock_value),
 		test_entry(test_arena_exhausted),

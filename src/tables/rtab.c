@@ -34,28 +34,6 @@ static size_t rtab_table_bytes(uint32_t bits)
 	return sizeof(struct rtab_table) + n * sizeof(struct rtab_group) + (n >> RTAB_RUN_SHIFT);
 }
 
-struct rtab_table *rtab_table_alloc(uint32_t bits)
-{
-	struct rtab_table *t = big_zalloc(rtab_table_bytes(bits));
-
-	if (!t)
-		return NULL;
-	t->n = 1u << bits;
-	t->shift = 32 - bits;
-	t->runs = (uint8_t *)&t->groups[t->n];
-	return t;
-}
-
-void rtab_table_free(struct rtab_table *t)
-{
-	big_free(t);
-}
-
-size_t rtab_table_mem(const struct rtab_table *t)
-{
-	return rtab_table_bytes(32 - t->shift);
-}
-
 uint32_t rtab_elem_alloc(struct rtab *r)
 {
 	return slot_arena_alloc(&r->elems);
@@ -83,8 +61,13 @@ static void rtab_teardown(struct rtab *r)
 	struct rtab_table *t = rtab_word_table(r->table);
 
 	if (t) {
-		rtab_table_free(t->next);
-		rtab_table_free(t);
+		big_free(t->next);
+		big_free(t);
+	}
+	while (r->stash) {
+		t = r->stash;
+		r->stash = t->stash.next;
+		big_free(t);
 	}
 	free(r->retiring);
 	slot_arena_destroy(&r->elems);
@@ -105,6 +88,98 @@ static void rtab_callback_done(struct rtab *r)
 	if (handoff_put(&r->callbacks))
 		rtab_teardown(r);
 	rcu_deferred_exit();
+}
+
+/* A stashed table of 2^@bits buckets, or NULL. */
+static struct rtab_table *rtab_stash_take(struct rtab *r, uint32_t bits)
+{
+	struct rtab_table **pp, *t = NULL;
+
+	spin_lock_word(&r->stash_lock);
+	for (pp = &r->stash; *pp; pp = &(*pp)->stash.next) {
+		if ((*pp)->n == 1u << bits) {
+			t = *pp;
+			*pp = t->stash.next;
+			__atomic_fetch_sub(&r->stash_bytes, t->stash.resident, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	spin_unlock_word(&r->stash_lock);
+	return t;
+}
+
+/* A table, zeroed: a stashed one of the size if any (cleared when it was
+ * stashed), else new memory. */
+struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits)
+{
+	struct rtab_table *t = rtab_stash_take(r, bits);
+
+	if (!t) {
+		/* Mapped, so that a stashed one holds little memory. */
+		t = big_zalloc_mapped(rtab_table_bytes(bits));
+		if (!t)
+			return NULL;
+	}
+	memset(&t->stash, 0, sizeof(t->stash));
+	t->owner = r;
+	t->n = 1u << bits;
+	t->shift = 32 - bits;
+	t->runs = (uint8_t *)&t->groups[t->n];
+	return t;
+}
+
+static void rtab_table_stash(struct rtab *r, struct rtab_table *t)
+{
+	size_t bytes = rtab_table_bytes(32 - t->shift);
+	uint32_t n = t->n;
+
+	/* What rtab_bare_find may still read goes to zero atomically, after
+	 * the retirement, which r->gen tells. */
+	rtab_bare_publish();
+	bytes = big_clear(t, bytes);
+	/* No probe reads a table's header. */
+	t->n = n;
+	t->owner = r;
+	t->stash.resident = bytes;
+	spin_lock_word(&r->stash_lock);
+	t->stash.next = r->stash;
+	r->stash = t;
+	__atomic_fetch_add(&r->stash_bytes, bytes, __ATOMIC_RELAXED);
+	spin_unlock_word(&r->stash_lock);
+}
+
+static void rtab_table_retired_cb(struct rcu_head *head)
+{
+	struct rtab_table *t = caa_container_of(head, struct rtab_table, rcu);
+	struct rtab *r = t->owner;
+
+	rcu_deferred_enter();
+	if (!handoff_freed(&r->callbacks))
+		rtab_table_stash(r, t);
+	else
+		big_free(t);
+	rtab_callback_done(r);
+}
+
+void rtab_table_retire(struct rtab *r, struct rtab_table *t)
+{
+	handoff_get(&r->callbacks, 1);
+	rcu_defer(&t->rcu, rtab_table_retired_cb);
+}
+
+size_t rtab_table_mem(struct rtab *r)
+{
+	size_t bytes = __atomic_load_n(&r->stash_bytes, __ATOMIC_RELAXED);
+	struct rtab_table *t;
+
+	rcu_lock();
+	t = rtab_table_of(r);
+	bytes += rtab_table_bytes(32 - t->shift);
+	t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
+	if (t)
+		bytes += rtab_table_bytes(32 - t->shift);
+	rcu_unlock();
+	return bytes;
 }
 
 static void rtab_retired_cb(struct rcu_head *head)

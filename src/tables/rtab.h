@@ -29,6 +29,8 @@
  * around them.  A hit needs no check: a slot's element holds that key for
  * as long as a reader can reach it (elements are reused only after a grace
  * period).  A slot is filled element first, then hash; emptied by its link.
+ * Copy-outs first go without a read-side section and check more
+ * (rtab_bare_find), so retired tables stay mapped until the map goes.
  *
  * Resize.  A table's `next` is the table a resize moves into.  The moving
  * is shared out: each insert and delete that sees one in progress moves a
@@ -107,8 +109,15 @@ struct rtab_table {
 	uint32_t claimed; /* atomic: where movers look for the next run */
 	uint32_t moved;   /* atomic: runs moved */
 	uint8_t *runs;    /* atomic: each run's RTAB_RUN_* (after the groups) */
-	struct rcu_head rcu;
-	char pad_[64 - 32 - sizeof(struct rcu_head)];
+	union {
+		struct rcu_head rcu; /* retiring */
+		struct {	     /* retired, in the map's stash */
+			struct rtab_table *next;
+			size_t resident; /* bytes still in memory */
+		} stash;
+	};
+	struct rtab *owner; /* for its retirement (rtab_table_retire) */
+	char pad_[8];
 	struct rtab_group groups[]; /* the buckets' first groups */
 };
 
@@ -120,6 +129,7 @@ struct rtab {
 	struct bpfmap map;
 	/* Hot: what lookups read. */
 	uintptr_t table;    /* atomic: the current table | its shift (rtab_table_word) */
+	uint32_t gen;       /* atomic: resizes started and finished (rtab_bare_find) */
 	char *arena;        /* element i at i * stride; 0 is never used */
 	struct rtab_group *ogroups; /* overflow group i; 0 is never used */
 	uint32_t stride;    /* bytes per element */
@@ -146,6 +156,12 @@ struct rtab {
 	uint64_t lost;          /* atomic: retired without memory to wait in */
 	uint64_t callbacks;     /* sync/handoff.h: callbacks that touch the map */
 	uint32_t resize_lock;   /* trylock only: starting a resize */
+	/* Retired tables, cleared, kept mapped until the map goes (probes
+	 * outside read-side sections may still read them: rtab_bare_find),
+	 * and taken again by resizes to their size. */
+	uint32_t stash_lock;
+	struct rtab_table *stash;
+	size_t stash_bytes;     /* atomic: what the stash still holds in memory */
 	uint64_t resizes;       /* atomic: resizes started (tests, the bench) */
 	uint32_t min_bits, max_bits;
 	/* Values of one word (at most 8 bytes, no spin lock): overwrites of a
@@ -359,6 +375,80 @@ static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *
 	return rtab_find_checked(r, hash, key, key_size, kind, NULL, NULL);
 }
 
+/*
+ * Copy-outs outside any read-side section (rtab_ops.c): a section costs
+ * about a sixth of a copy-out of a small map.  What a section otherwise
+ * guarantees, the probe checks after the fact:
+ *  - the memory stays readable: elements and overflow groups live in
+ *    arenas that are never unmapped, and a retired table stays mapped,
+ *    cleared, until the map goes (rtab_table_retire);
+ *  - the table it read was the map's throughout: r->gen, odd from the
+ *    start of a resize to its end, is unchanged (a resize's writes to a
+ *    table, its retirement and its reuse all come after the start);
+ *  - the bucket did not change: its lock word is unchanged and even, which
+ *    also covers a hit, since an element is reused only after its key's
+ *    delete, a write under that word.
+ * A copy that fails either check is made again in a section.  The price:
+ * tables are kept for the map's life (cleared, most of their pages given
+ * back), and retiring one is a callback that touches the map.
+ * ThreadSanitizer builds copy in sections only: a stale probe may read an
+ * element's key while its next insert writes it, a race whose result the
+ * checks discard but which the tool would report.
+ */
+#if defined(BPFMAP_TSAN)
+#define RTAB_BARE_PROBES 0
+#else
+#define RTAB_BARE_PROBES 1
+#endif
+
+struct rtab_bare {
+	struct rtab_group *g; /* the bucket's first group; NULL: the probe gave up */
+	uint32_t gen, seq;
+};
+
+/* The element of (hash, key) in the current table, or NULL; b->g NULL when
+ * a resize is under way or a writer holds the bucket. */
+static ALWAYS_INLINE char *rtab_bare_find(struct rtab *r, uint32_t hash, const void *key,
+					  uint32_t key_size, enum hash_kind kind, struct rtab_bare *b)
+{
+	uintptr_t w;
+
+	b->g = NULL;
+	b->gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
+	if (b->gen & 1)
+		return NULL;
+	w = __atomic_load_n(&r->table, __ATOMIC_ACQUIRE);
+	b->g = &rtab_word_table(w)->groups[(uint64_t)hash >> (w & 63)];
+	TEST_HOOK(HOOK_RTAB_BARE, b->g);
+	b->seq = seq_spin_read_begin(&b->g->lock);
+	if (b->seq & 1) {
+		b->g = NULL;
+		return NULL;
+	}
+	return rtab_scan(r, b->g, hash, key, key_size, kind);
+}
+
+/* True when what rtab_bare_find saw, and read since, was one state of the
+ * map's current table. */
+static ALWAYS_INLINE bool rtab_bare_valid(const struct rtab *r, const struct rtab_bare *b)
+{
+	if (!seq_spin_read_valid(&b->g->lock, b->seq))
+		return false;
+#if RTAB_BARE_PROBES /* ThreadSanitizer has no fences */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+	return __atomic_load_n(&r->gen, __ATOMIC_RELAXED) == b->gen;
+}
+
+/* Before writes to a table that a bare probe may read: one that reads them
+ * then sees r->gen moved (rtab_bare_valid's fence). */
+static ALWAYS_INLINE void rtab_bare_publish(void)
+{
+#if RTAB_BARE_PROBES
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+#endif
+}
+
 /* A place in the order: after (hash, key), or with no key, from hash on. */
 struct rtab_cursor {
 	uint32_t hash;
@@ -369,9 +459,11 @@ struct rtab_cursor {
  * lock. */
 int rtab_arenas_init(struct rtab *r, uint32_t max_entries);
 size_t rtab_arenas_mem(const struct rtab *r);
-struct rtab_table *rtab_table_alloc(uint32_t bits);
-void rtab_table_free(struct rtab_table *t);
-size_t rtab_table_mem(const struct rtab_table *t);
+struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits);
+/* @t is no longer the map's: cleared and stashed once no read-side
+ * section can be in it. */
+void rtab_table_retire(struct rtab *r, struct rtab_table *t);
+size_t rtab_table_mem(struct rtab *r);
 /* An unused element's (group's) index, or RTAB_NONE when the arena is
  * exhausted for now (elements: every free one waits for its grace
  * period). */

@@ -21,17 +21,7 @@ static uint32_t rtab_bits_for(uint64_t n)
 static size_t rtab_mem_usage(const struct bpfmap *map)
 {
 	struct rtab *r = to_rtab((struct bpfmap *)map);
-	size_t bytes = sizeof(*r) + count_mem(&r->count) + rtab_arenas_mem(r);
-	struct rtab_table *t;
-
-	rcu_lock();
-	t = rtab_table_of(r);
-	bytes += rtab_table_mem(t);
-	t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
-	if (t)
-		bytes += rtab_table_mem(t);
-	rcu_unlock();
-	return bytes;
+	return sizeof(*r) + count_mem(&r->count) + rtab_arenas_mem(r) + rtab_table_mem(r);
 }
 
 static void rtab_free(struct bpfmap *map)
@@ -85,7 +75,7 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	if (rtab_arenas_init(r, p->max_entries))
 		goto nomem;
 	bits = rtab_bits_for((hint + RTAB_GROW_LOAD - 1) / RTAB_GROW_LOAD);
-	t = rtab_table_alloc(bits > r->min_bits ? bits : r->min_bits);
+	t = rtab_table_alloc(r, bits > r->min_bits ? bits : r->min_bits);
 	if (!t)
 		goto nomem;
 	r->table = rtab_table_word(t);

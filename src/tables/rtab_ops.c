@@ -32,6 +32,37 @@ static ALWAYS_INLINE void *rtab_lookup_view(struct bpfmap *map, const void *key,
 	return e ? rtab_value(r, e) : map_lookup_miss();
 }
 
+/*
+ * A copy-out outside any read-side section (rtab.h, rtab_bare_find): its
+ * answer, or RTAB_UNSURE.  Copy-outs only: updates enter the section
+ * first, since one that found its key would have to enter it and check
+ * again before its store, which cost overwrites a tenth (docs/RHASH.md).
+ */
+#define RTAB_UNSURE 3
+
+static ALWAYS_INLINE int rtab_copy_bare(struct rtab *r, uint32_t hash, const void *key,
+					void *value, uint32_t key_size, enum hash_kind kind)
+{
+	struct rtab_bare b;
+	char *e;
+
+	if (!RTAB_BARE_PROBES)
+		return RTAB_UNSURE;
+	e = rtab_bare_find(r, hash, key, key_size, kind, &b);
+	if (!b.g)
+		return RTAB_UNSURE;
+	if (e) {
+		shared_copy_out(value, rtab_value(r, e), r->map.value_size);
+		TEST_HOOK(HOOK_RTAB_COPY, e);
+	}
+	if (!rtab_bare_valid(r, &b))
+		return RTAB_UNSURE;
+	if (!e)
+		return -ENOENT;
+	value_clear_lock(&r->map, value);
+	return 0;
+}
+
 /* A consistent copy of the value: the group's word unchanged around it. */
 static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *value,
 				       uint64_t flags, uint32_t key_size, enum hash_kind kind,
@@ -40,6 +71,11 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
 	int ret;
 
+	if (!(flags & BPFMAP_F_LOCK)) {
+		ret = rtab_copy_bare(r, hash, key, value, key_size, kind);
+		if (ret != RTAB_UNSURE)
+			return ret;
+	}
 	rcu_lock();
 	for (;;) {
 		uint32_t *lock, seq;

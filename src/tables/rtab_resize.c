@@ -20,13 +20,6 @@
 
 static __thread uint32_t rtab_tick;
 
-static void rtab_table_free_cb(struct rcu_head *head)
-{
-	rcu_deferred_enter();
-	rtab_table_free(caa_container_of(head, struct rtab_table, rcu));
-	rcu_deferred_exit();
-}
-
 /* Old bucket @g's slots into the new table @nt, each by its hash: false if
  * an overflow group could not be had. */
 static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_table *nt)
@@ -73,6 +66,7 @@ static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_tabl
 
 	for (uint32_t b = first; b < first + RTAB_RUN; b++)
 		seq_spin_lock(&t->groups[b].lock);
+	rtab_bare_publish(); /* the run's writes come after the resize's start */
 	for (uint32_t b = first; ok && b < first + RTAB_RUN; b++)
 		ok = rtab_move_slots(r, &t->groups[b], nt);
 	if (!ok) {
@@ -96,7 +90,8 @@ static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_tabl
 static void rtab_finish(struct rtab *r, struct rtab_table *t, struct rtab_table *nt)
 {
 	__atomic_store_n(&r->table, rtab_table_word(nt), __ATOMIC_RELEASE);
-	rcu_defer(&t->rcu, rtab_table_free_cb);
+	__atomic_fetch_add(&r->gen, 1, __ATOMIC_RELEASE); /* even: no resize */
+	rtab_table_retire(r, t);
 }
 
 /* A run nobody has taken: the next after the movers' cursor, else (runs
@@ -155,8 +150,11 @@ static void rtab_resize_start(struct rtab *r, struct rtab_table *t, uint32_t bit
 					 __ATOMIC_RELAXED))
 		return;
 	if (rtab_table_of(r) == t && !__atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
-		nt = rtab_table_alloc(bits);
+		nt = rtab_table_alloc(r, bits);
 		if (nt) {
+			/* Odd until rtab_finish: probes outside read-side
+			 * sections go into one (rtab_bare_find). */
+			__atomic_fetch_add(&r->gen, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&t->next, nt, __ATOMIC_RELEASE);
 			__atomic_fetch_add(&r->resizes, 1, __ATOMIC_RELAXED);
 		}

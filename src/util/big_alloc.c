@@ -7,6 +7,7 @@
 #include "util/big_alloc.h"
 
 #define BIG_HUGE_PAGE ((size_t)2 << 20)
+#define BIG_PAGE ((size_t)4096)
 
 /* Just below every array: where its block starts, and how to release it. */
 struct big_header {
@@ -22,29 +23,36 @@ static char *align_up(char *p, size_t a)
 	return (char *)(((uintptr_t)p + a - 1) & ~(uintptr_t)(a - 1));
 }
 
+/* 2 MiB-aligned and advised for huge pages from 2 MiB on. */
+void *big_zalloc_mapped(size_t bytes)
+{
+	size_t align = bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : 64;
+	size_t len = sizeof(struct big_header) + bytes + align;
+	struct big_header *h;
+	char *base, *p;
+
+	if (bytes > SIZE_MAX - sizeof(*h) - align)
+		return NULL;
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	p = align_up(base + sizeof(*h), align);
+	/* Advice only: failure changes nothing. */
+	if (align == BIG_HUGE_PAGE)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
+	h = (struct big_header *)(void *)p - 1;
+	h->base = base;
+	h->map_len = len;
+	return p;
+}
+
 void *big_zalloc(size_t bytes)
 {
 	struct big_header *h;
 	char *base, *p;
 
-	if (bytes >= BIG_ALLOC_MMAP_MIN) {
-		size_t align = bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : 64;
-		size_t len = sizeof(*h) + bytes + align;
-
-		if (bytes > SIZE_MAX - sizeof(*h) - align)
-			return NULL;
-		base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (base == MAP_FAILED)
-			return NULL;
-		p = align_up(base + sizeof(*h), align);
-		/* Advice only: failure changes nothing. */
-		if (align == BIG_HUGE_PAGE)
-			(void)madvise(p, bytes, MADV_HUGEPAGE);
-		h = (struct big_header *)(void *)p - 1;
-		h->base = base;
-		h->map_len = len;
-		return p;
-	}
+	if (bytes >= BIG_ALLOC_MMAP_MIN)
+		return big_zalloc_mapped(bytes);
 	if (bytes > SIZE_MAX - sizeof(*h) - 63)
 		return NULL;
 	base = calloc(1, sizeof(*h) + bytes + 63);
@@ -68,6 +76,31 @@ void big_free(void *p)
 		munmap(h->base, h->map_len);
 	else
 		free(h->base);
+}
+
+/* Zero [p, end) with atomic stores: p is 8-byte aligned. */
+static void clear_atomic(char *p, char *end)
+{
+	for (; p + 8 <= end; p += 8)
+		__atomic_store_n((uint64_t *)(void *)p, 0, __ATOMIC_RELAXED);
+	for (; p < end; p++)
+		__atomic_store_n(p, 0, __ATOMIC_RELAXED);
+}
+
+size_t big_clear(void *p, size_t bytes)
+{
+	const struct big_header *h = (const struct big_header *)p - 1;
+	char *end = (char *)p + bytes, *lo = end, *hi = end; /* all by stores */
+
+	if (h->map_len) {
+		lo = align_up(p, BIG_PAGE);
+		hi = (char *)((uintptr_t)end & ~(uintptr_t)(BIG_PAGE - 1));
+		if (hi <= lo || madvise(lo, (size_t)(hi - lo), MADV_DONTNEED))
+			lo = hi = end;
+	}
+	clear_atomic(p, lo);
+	clear_atomic(hi, end);
+	return (size_t)(lo - (char *)p) + (size_t)(end - hi);
 }
 
 void *big_reserve(size_t bytes)

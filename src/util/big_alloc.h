@@ -26,8 +26,16 @@
 
 /* @bytes zeroed bytes, 64-byte aligned; NULL (errno ENOMEM) without memory. */
 void *big_zalloc(size_t bytes);
-/* Release what big_zalloc returned; NULL is a no-op. */
+/* The same, from mmap whatever the size or the build: for arrays that
+ * big_clear gives back to the kernel by the page. */
+void *big_zalloc_mapped(size_t bytes);
+/* Release what big_zalloc or big_zalloc_mapped returned; NULL is a no-op. */
 void big_free(void *p);
+/* Zero the @bytes at @p (from big_zalloc*) while threads may still load
+ * from them, atomically: the whole pages of a mapped array go back to the
+ * kernel and read as zero from then on, the rest is cleared by atomic
+ * stores.  Returns the bytes of it that still take memory. */
+size_t big_clear(void *p, size_t bytes);
 
 /* @bytes of address space, page-aligned, zero when first touched and
  * costing memory only from then on, in 4 KiB pages (no huge pages: they
