@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer harness: operation sequences on one BPFMAP_TYPE_HASH map (one in
- * eight PERCPU_HASH, one in eight RHASH) against a reference model.
+ * eight PERCPU_HASH, one in eight RHASH, one in eight LRU_HASH, and of the
+ * per-CPU ones one in two LRU_PERCPU_HASH) against a reference model.
  *
  * The input's first bytes choose a map (key size, value size with or without a
  * struct bpfmap_spin_lock, max_entries 1..64 or now and then 16384-20000,
@@ -18,7 +19,11 @@
  * buckets: -ENOSPC only when nothing was copied and more elements than the
  * capacity remain; 0 only with more to come; -ENOENT once every element was
  * returned; RHASH's element by element: 0 exactly when the room is full,
- * never -ENOSPC, its cursor key_size bytes).  Where the contract leaves the choice between two errors open
+ * never -ENOSPC, its cursor key_size bytes).  LRU maps (common lists) evict
+ * where the others answer -E2BIG: an insert of a new key into a full map
+ * takes out exactly one other key, which the model learns by looking up
+ * every key it holds (the victim is the map's choice); nothing else ever
+ * goes, and an update of a present key evicts nothing.  Where the contract leaves the choice between two errors open
  * (e.g. a bad flag on a read-only map), any applicable one is accepted.  A
  * disagreement prints what differed and traps.
  *
@@ -104,6 +109,7 @@ struct fuzz {
 	uint32_t ks, vs, pvs, max_entries, flags;
 	bool percpu;
 	bool rhash; /* BPFMAP_TYPE_RHASH */
+	bool lru;   /* LRU_HASH, or LRU_PERCPU_HASH with percpu: common lists */
 	uint32_t cs; /* a batch cursor's bytes: 4, RHASH's key_size */
 	int32_t lock_off;
 	uint8_t *key[NKEYS]; /* ks bytes each, separately allocated (ASan bounds) */
@@ -130,6 +136,13 @@ static void trace(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static const char *type_name(const struct fuzz *f)
+{
+	if (f->percpu)
+		return f->lru ? "LRU_PERCPU_HASH" : "PERCPU_HASH";
+	return f->lru ? "LRU_HASH" : f->rhash ? "RHASH" : "HASH";
+}
+
 static void mismatch(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void mismatch(const char *fmt, ...)
 {
@@ -145,8 +158,7 @@ static void mismatch(const char *fmt, ...)
 			"\n  map: %s%s key_size %u value_size %u lock_off %d max_entries %u "
 			"map_flags %#x; model holds %u; operation #%u\n"
 			"  (rerun the input with FUZZ_TRACE=1 for the operation log)\n",
-			f->percpu ? "PERCPU_HASH" : f->rhash ? "RHASH" : "HASH",
-			f->flat ? " (flat layout)" : "", f->ks,
+			type_name(f), f->flat ? " (flat layout)" : "", f->ks,
 			f->pvs, f->lock_off,
 			f->max_entries, f->flags, f->m.count, f->op_index);
 	else
@@ -328,6 +340,50 @@ static void model_remove(struct fuzz *f, unsigned id)
 }
 
 static void check_value(const struct fuzz *f, unsigned id, const uint8_t *got,
+			const char *what);
+
+/* An LRU map after updates that the model applied as if it had room: the
+ * keys the map evicted instead, learned by looking up every key the model
+ * holds, checked (values included) and dropped.  The map then holds
+ * exactly what the model does; @keep, the key written last, must be
+ * there.  Returns how many went. */
+static unsigned learn_evictions(struct fuzz *f, unsigned keep)
+{
+	unsigned gone = 0;
+
+	for (unsigned id = 0; id < NKEYS; id++) {
+		int ret;
+
+		if (!f->m.present[id])
+			continue;
+		ret = bpfmap_lookup_elem(f->map, f->key[id], f->vbuf);
+		if (ret == -ENOENT && id != keep) {
+			model_remove(f, id);
+			gone++;
+			continue;
+		}
+		expect_ret("lookup_elem (after an LRU update)", ret, errno, 0);
+		check_value(f, id, f->vbuf, "lookup_elem (after an LRU update)");
+	}
+	return gone;
+}
+
+/* After an LRU map's update of one key that the model applied: a new key
+ * into a full map evicted exactly one other, anything else none. */
+static void check_lru_update(struct fuzz *f, unsigned id, bool was_new)
+{
+	bool evicts = was_new && f->m.count > f->max_entries;
+	unsigned gone;
+
+	if (!f->lru || f->m.count < f->max_entries)
+		return;
+	gone = learn_evictions(f, id);
+	if (gone != (evicts ? 1u : 0u))
+		mismatch("LRU update of key %u (%s) evicted %u keys", id,
+			 was_new ? "new, map full" : "present", gone);
+}
+
+static void check_value(const struct fuzz *f, unsigned id, const uint8_t *got,
 			const char *what)
 {
 	if (memcmp(got, f->m.val[id], f->vs)) {
@@ -406,17 +462,21 @@ static void op_update(struct fuzz *f, struct input *in)
 		expect_err("update_elem", ret, e, errs);
 		return;
 	}
+	bool was_new = !f->m.present[id];
+
 	if (f->m.present[id])
 		want = u.mode == BPFMAP_NOEXIST ? -EEXIST : 0;
 	else if (u.mode == BPFMAP_EXIST)
 		want = -ENOENT;
 	else
-		want = f->m.count >= f->max_entries ? -E2BIG : 0;
+		want = f->m.count >= f->max_entries && !f->lru ? -E2BIG : 0;
 	expect_ret("update_elem", ret, e, want);
 	if (!want && u.cpu_slot) /* CPU 0's slot; a new element's others zero */
 		model_store_slot0(f, id, v);
 	else if (!want)
 		model_store(f, id, v);
+	if (!want)
+		check_lru_update(f, id, was_new);
 }
 
 static void op_lookup(struct fuzz *f, struct input *in)
@@ -869,19 +929,34 @@ static void op_update_batch(struct fuzz *f, struct input *in)
 			expect_err("update_batch", ret, e, errs);
 		goto out;
 	}
-	/* Each element as update_elem(ANY), in order, up to the first error. */
+	/* Each element as update_elem(ANY), in order, up to the first error;
+	 * an LRU map evicts instead of -E2BIG, its victims learned after. */
+	bool evicted = false;
+
 	for (; done < n; done++) {
 		unsigned id = ids[done];
 
 		if (!f->m.present[id] && f->m.count >= f->max_entries) {
-			want = -E2BIG;
-			break;
+			if (!f->lru) {
+				want = -E2BIG;
+				break;
+			}
+			evicted = true;
 		}
 		model_store(f, id, vals + (size_t)done * f->vs);
 	}
 	expect_ret("update_batch", ret, e, want);
 	if (count != done)
 		mismatch("update_batch reported count %u, expected %u", count, done);
+	/* Full once it evicted, and full it stays: the model then holds the
+	 * keys it wrote (a later write's value) and the others that stayed. */
+	if (f->lru && done && f->m.count >= f->max_entries) {
+		unsigned gone = learn_evictions(f, ids[done - 1]);
+
+		if (f->m.count != f->max_entries || (!evicted && gone))
+			mismatch("LRU update_batch left %u keys of %u (%u evicted)", f->m.count,
+				 f->max_entries, gone);
+	}
 out:
 	free(keys);
 	free(vals);
@@ -1054,15 +1129,19 @@ static void op_prog_view(struct fuzz *f, struct input *in)
 			for (unsigned k = 0, tries = u8(in) % 4; k <= tries; k++) {
 				unsigned nid = k == tries ? id : key_id(in);
 
+				bool was_new = !f->m.present[nid];
+
 				gen_value(f, v, u16(in));
 				ret = bpfmap_update_elem(f->map, f->key[nid], v, BPFMAP_ANY);
 				trace("  update key %u -> %d", nid, ret);
-				int want_upd = !f->m.present[nid] && f->m.count >= f->max_entries
+				int want_upd = was_new && f->m.count >= f->max_entries && !f->lru
 						       ? -E2BIG : 0;
 				expect_ret("update_elem (in a read-side section)", ret, errno,
 					   want_upd);
-				if (!ret)
+				if (!ret) {
 					model_store(f, nid, v);
+					check_lru_update(f, nid, was_new);
+				}
 			}
 			uint8_t *copy = malloc(f->vs);
 
@@ -1352,10 +1431,13 @@ static bool setup(struct fuzz *f, struct input *in)
 		f->vs = (f->pvs + 7) / 8 * 8 * (uint32_t)bpfmap_num_possible_cpus();
 	/* One map in eight RHASH (always NO_PREALLOC, never ZERO_SEED). */
 	f->rhash = !f->percpu && (b3 & 0x1c) == 0x10;
+	/* One in eight LRU_HASH without a spin lock, and one per-CPU map in
+	 * two LRU_PERCPU_HASH: preallocated, common lists, no access flag. */
+	f->lru = f->percpu ? (b3 & 0x20) != 0 : (b3 & 0x1c) == 0x14 && f->lock_off < 0;
 	f->cs = f->rhash ? f->ks : 4;
 	f->max_entries = 1 + b2 % 64;
 	f->flags = 0;
-	if ((b3 & 1) || f->rhash)
+	if (((b3 & 1) && !f->lru) || f->rhash)
 		f->flags |= BPFMAP_F_NO_PREALLOC;
 	else if (b2 >= BIG_MAP_B2 && f->ks > 8)
 		f->max_entries = big_max_entries[b2 - BIG_MAP_B2];
@@ -1381,10 +1463,10 @@ static bool setup(struct fuzz *f, struct input *in)
 	const char *name = map_names[(b4 >> 2) % (sizeof(map_names) / sizeof(*map_names))];
 
 #ifdef FUZZ_FLAT
-	f->flat = (b3 & 0x80) && !(f->flags & BPFMAP_F_NO_PREALLOC) && !f->percpu;
+	f->flat = (b3 & 0x80) && !(f->flags & BPFMAP_F_NO_PREALLOC) && !f->percpu && !f->lru;
 #endif
 	trace("create %s%s key_size %u value_size %u lock_off %d max_entries %u flags %#x",
-	      f->percpu ? "PERCPU_HASH" : f->rhash ? "RHASH" : "HASH", f->flat ? " (flat layout)" : "", f->ks, f->pvs,
+	      type_name(f), f->flat ? " (flat layout)" : "", f->ks, f->pvs,
 	      f->lock_off, f->max_entries, f->flags);
 #ifdef FUZZ_FLAT
 	if (f->flat) {
@@ -1402,7 +1484,9 @@ static bool setup(struct fuzz *f, struct input *in)
 		errno = -err;
 	} else
 #endif
-		f->map = bpfmap_create(f->percpu  ? BPFMAP_TYPE_PERCPU_HASH
+		f->map = bpfmap_create(f->percpu ? (f->lru ? BPFMAP_TYPE_LRU_PERCPU_HASH
+							   : BPFMAP_TYPE_PERCPU_HASH)
+				       : f->lru	  ? BPFMAP_TYPE_LRU_HASH
 				       : f->rhash ? BPFMAP_TYPE_RHASH
 						  : BPFMAP_TYPE_HASH,
 				       name, f->ks, f->pvs, f->max_entries, &o);
