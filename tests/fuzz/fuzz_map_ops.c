@@ -2,7 +2,8 @@
 /*
  * libFuzzer harness: operation sequences on one BPFMAP_TYPE_HASH map (one in
  * eight PERCPU_HASH, one in eight RHASH, one in eight LRU_HASH, and of the
- * per-CPU ones one in two LRU_PERCPU_HASH) against a reference model.
+ * per-CPU ones one in two LRU_PERCPU_HASH; of the LRU maps one in two
+ * with per-CPU lists) against a reference model.
  *
  * The input's first bytes choose a map (key size, value size with or without a
  * struct bpfmap_spin_lock, max_entries 1..64 or now and then 16384-20000,
@@ -19,8 +20,9 @@
  * buckets: -ENOSPC only when nothing was copied and more elements than the
  * capacity remain; 0 only with more to come; -ENOENT once every element was
  * returned; RHASH's element by element: 0 exactly when the room is full,
- * never -ENOSPC, its cursor key_size bytes).  LRU maps (common lists) evict
- * where the others answer -E2BIG: an insert of a new key into a full map
+ * never -ENOSPC, its cursor key_size bytes).  LRU maps evict where the
+ * others answer -E2BIG: an insert of a new key into a full map (with
+ * per-CPU lists, a full list of this thread's CPU)
  * takes out exactly one other key, which the model learns by looking up
  * every key it holds (the victim is the map's choice); nothing else ever
  * goes, and an update of a present key evicts nothing.  Where the contract leaves the choice between two errors open
@@ -109,7 +111,8 @@ struct fuzz {
 	uint32_t ks, vs, pvs, max_entries, flags;
 	bool percpu;
 	bool rhash; /* BPFMAP_TYPE_RHASH */
-	bool lru;   /* LRU_HASH, or LRU_PERCPU_HASH with percpu: common lists */
+	bool lru;   /* LRU_HASH, or LRU_PERCPU_HASH with percpu */
+	uint32_t lru_cap; /* LRU: elements before inserts evict (per-CPU lists: CPU 0's) */
 	uint32_t cs; /* a batch cursor's bytes: 4, RHASH's key_size */
 	int32_t lock_off;
 	uint8_t *key[NKEYS]; /* ks bytes each, separately allocated (ASan bounds) */
@@ -365,6 +368,8 @@ static unsigned learn_evictions(struct fuzz *f, unsigned keep)
 		expect_ret("lookup_elem (after an LRU update)", ret, errno, 0);
 		check_value(f, id, f->vbuf, "lookup_elem (after an LRU update)");
 	}
+	if (gone)
+		trace("  LRU: %u evicted", gone);
 	return gone;
 }
 
@@ -372,10 +377,10 @@ static unsigned learn_evictions(struct fuzz *f, unsigned keep)
  * into a full map evicted exactly one other, anything else none. */
 static void check_lru_update(struct fuzz *f, unsigned id, bool was_new)
 {
-	bool evicts = was_new && f->m.count > f->max_entries;
+	bool evicts = was_new && f->m.count > f->lru_cap;
 	unsigned gone;
 
-	if (!f->lru || f->m.count < f->max_entries)
+	if (!f->lru || f->m.count < f->lru_cap)
 		return;
 	gone = learn_evictions(f, id);
 	if (gone != (evicts ? 1u : 0u))
@@ -469,7 +474,7 @@ static void op_update(struct fuzz *f, struct input *in)
 	else if (u.mode == BPFMAP_EXIST)
 		want = -ENOENT;
 	else
-		want = f->m.count >= f->max_entries && !f->lru ? -E2BIG : 0;
+		want = !f->lru && f->m.count >= f->max_entries ? -E2BIG : 0;
 	expect_ret("update_elem", ret, e, want);
 	if (!want && u.cpu_slot) /* CPU 0's slot; a new element's others zero */
 		model_store_slot0(f, id, v);
@@ -936,7 +941,7 @@ static void op_update_batch(struct fuzz *f, struct input *in)
 	for (; done < n; done++) {
 		unsigned id = ids[done];
 
-		if (!f->m.present[id] && f->m.count >= f->max_entries) {
+		if (!f->m.present[id] && f->m.count >= (f->lru ? f->lru_cap : f->max_entries)) {
 			if (!f->lru) {
 				want = -E2BIG;
 				break;
@@ -950,12 +955,12 @@ static void op_update_batch(struct fuzz *f, struct input *in)
 		mismatch("update_batch reported count %u, expected %u", count, done);
 	/* Full once it evicted, and full it stays: the model then holds the
 	 * keys it wrote (a later write's value) and the others that stayed. */
-	if (f->lru && done && f->m.count >= f->max_entries) {
+	if (f->lru && done && f->m.count >= f->lru_cap) {
 		unsigned gone = learn_evictions(f, ids[done - 1]);
 
-		if (f->m.count != f->max_entries || (!evicted && gone))
+		if (f->m.count != f->lru_cap || (!evicted && gone))
 			mismatch("LRU update_batch left %u keys of %u (%u evicted)", f->m.count,
-				 f->max_entries, gone);
+				 f->lru_cap, gone);
 	}
 out:
 	free(keys);
@@ -1134,7 +1139,7 @@ static void op_prog_view(struct fuzz *f, struct input *in)
 				gen_value(f, v, u16(in));
 				ret = bpfmap_update_elem(f->map, f->key[nid], v, BPFMAP_ANY);
 				trace("  update key %u -> %d", nid, ret);
-				int want_upd = was_new && f->m.count >= f->max_entries && !f->lru
+				int want_upd = !f->lru && was_new && f->m.count >= f->max_entries
 						       ? -E2BIG : 0;
 				expect_ret("update_elem (in a read-side section)", ret, errno,
 					   want_upd);
@@ -1280,7 +1285,9 @@ static void op_null_args(struct fuzz *f, struct input *in)
 /* One invalid creation; it must fail with the documented errno. */
 static void try_bad_create(const struct fuzz *f, uint8_t which)
 {
-	BPFMAP_CREATE_OPTS(o, .map_flags = f->flags, .lock_off = f->lock_off);
+	/* A HASH map like the input's (an LRU one's per-CPU lists aside). */
+	BPFMAP_CREATE_OPTS(o, .map_flags = f->flags & ~BPFMAP_F_NO_COMMON_LRU,
+			   .lock_off = f->lock_off);
 	enum bpfmap_type type = BPFMAP_TYPE_HASH;
 	uint32_t ks = f->ks, vs = f->vs, me = f->max_entries;
 	const char *name = NULL;
@@ -1445,6 +1452,16 @@ static bool setup(struct fuzz *f, struct input *in)
 		f->flags |= BPFMAP_F_ZERO_SEED;
 	if ((b3 & 0x1c) == 0x1c) /* one map in eight: an access flag */
 		f->flags |= access_flags[(b3 >> 5) % 4];
+	/* One LRU map in two with per-CPU lists: this thread, on CPU 0, fills
+	 * CPU 0's, of max_entries / ncpus (max_entries rounded up to a
+	 * multiple of the CPUs), which evicts from itself once full. */
+	f->lru_cap = f->max_entries;
+	if (f->lru && (b3 & 0x40) && pin_cpu0()) {
+		uint32_t ncpus = (uint32_t)bpfmap_num_possible_cpus();
+
+		f->flags |= BPFMAP_F_NO_COMMON_LRU;
+		f->lru_cap = (f->max_entries + ncpus - 1) / ncpus;
+	}
 	for (unsigned id = 0; id < NKEYS; id++) {
 		f->key[id] = malloc(f->ks);
 		f->m.val[id] = malloc(f->vs);
