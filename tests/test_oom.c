@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Allocation failure injection (the build wraps malloc and calloc for this
- * test): every allocation bpfmap_create() makes for a hash-family map may
+ * Allocation failure injection (the build wraps malloc, calloc and mmap for
+ * this test; mmap gives RHASH its tables and every map its arenas and large
+ * arrays): every allocation bpfmap_create() makes for a hash-family map may
  * fail and must give NULL with ENOMEM and leak nothing; a failed insert
  * into a NO_PREALLOC map gives -ENOMEM and leaves the map exactly as it was.
  * Then random operations on each type against a model while one allocation
  * in eight fails: an insert may answer -ENOMEM and change nothing, every
  * other answer is the model's, and no key or value is ever lost.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
+#include "tables/rtab.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
 void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
 /* Allocation number `fail_at` (1-based, counted from arming) fails; 0: none.
  * Or, with fail_one_in set, about one allocation in that many, chosen by a
@@ -44,6 +49,15 @@ void *__wrap_malloc(size_t size)
 void *__wrap_calloc(size_t n, size_t size)
 {
 	return should_fail() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (should_fail()) {
+		errno = ENOMEM;
+		return (void *)-1; /* MAP_FAILED (sys/mman.h's MAP_TYPE clashes with core/map.h's) */
+	}
+	return __real_mmap(addr, len, prot, flags, fd, off);
 }
 
 static void arm(unsigned long nth)
@@ -302,6 +316,40 @@ static void test_lru_inserts_while_allocations_fail(void **state)
 	}
 }
 
+/*
+ * An RHASH grow without memory for its new table (mmap fails): the inserts
+ * that asked for it still succeed, the map keeps its table, fuller, and
+ * loses nothing; once memory is back, the next look grows it.
+ */
+static void test_rhash_grow_without_memory(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_RHASH, 8, 8, 100000, BPFMAP_F_NO_PREALLOC);
+	struct rtab *r = to_rtab(map);
+	struct rtab_table *t = rtab_table_of(r);
+	uint64_t k, out;
+
+	(void)state;
+	for (k = 0; k < (uint64_t)t->n * RTAB_GROW_LOAD; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
+	assert_int_equal(r->resizes, 0);
+	for (; k < (uint64_t)t->n * RTAB_GROW_LOAD + 256; k++) {
+		fail_one_in = 1; /* every allocation */
+		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
+		fail_one_in = 0;
+	}
+	assert_int_equal(r->resizes, 0);
+	assert_ptr_equal(rtab_table_of(r), t);
+	for (uint64_t i = 0; i < k; i++) {
+		assert_int_equal(bpfmap_lookup_elem(map, &i, &out), 0);
+		assert_int_equal(out, i);
+	}
+	for (int i = 0; i < 64; i++, k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
+	assert_true(r->resizes >= 1);
+	assert_int_equal(walk_count(map, 8), k);
+	bpfmap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_insert_fails_cleanly),
 		cmocka_unit_test(test_ops_while_allocations_fail),
 		cmocka_unit_test(test_lru_inserts_while_allocations_fail),
+		cmocka_unit_test(test_rhash_grow_without_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
