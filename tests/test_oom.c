@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "test_util.h"
 #include "tables/rtab.h"
@@ -55,7 +56,7 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 {
 	if (should_fail()) {
 		errno = ENOMEM;
-		return (void *)-1; /* MAP_FAILED (sys/mman.h's MAP_TYPE clashes with core/map.h's) */
+		return MAP_FAILED;
 	}
 	return __real_mmap(addr, len, prot, flags, fd, off);
 }

@@ -16,9 +16,9 @@
 
 /* The types of core/types.h by uapi value; NULL where none is built. */
 static const struct map_type *const map_types[] = {
-#define MAP_TYPE(type, name) [type] = &name,
+#define MAP_TYPE_ENTRY(type, name) [type] = &name,
 #include "core/types.h"
-#undef MAP_TYPE
+#undef MAP_TYPE_ENTRY
 };
 
 static const struct map_type *map_type_of(enum bpfmap_type type)

@@ -223,8 +223,8 @@ struct map_type {
 	struct bpfmap *(*alloc)(const struct map_params *p, int *err);
 };
 
-#define MAP_TYPE(type, name) extern const struct map_type name;
+#define MAP_TYPE_ENTRY(type, name) extern const struct map_type name;
 #include "core/types.h"
-#undef MAP_TYPE
+#undef MAP_TYPE_ENTRY
 
 #endif
