@@ -349,6 +349,7 @@ static void test_rhash_grow_without_memory(void **state)
 	assert_true(r->resizes >= 1);
 	assert_int_equal(walk_count(map, 8), k);
 	bpfmap_free(map);
+	rcu_wait_deferred(); /* the old table's retirement frees the map last */
 }
 
 int main(void)
