@@ -332,13 +332,13 @@ static void test_rhash_grow_without_memory(void **state)
 	(void)state;
 	for (k = 0; k < (uint64_t)t->n * RTAB_GROW_LOAD; k++)
 		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
-	assert_int_equal(r->resizes, 0);
+	assert_int_equal(rtab_resizes(r), 0);
 	for (; k < (uint64_t)t->n * RTAB_GROW_LOAD + 256; k++) {
 		fail_one_in = 1; /* every allocation */
 		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
 		fail_one_in = 0;
 	}
-	assert_int_equal(r->resizes, 0);
+	assert_int_equal(rtab_resizes(r), 0);
 	assert_ptr_equal(rtab_table_of(r), t);
 	for (uint64_t i = 0; i < k; i++) {
 		assert_int_equal(bpfmap_lookup_elem(map, &i, &out), 0);
@@ -346,7 +346,7 @@ static void test_rhash_grow_without_memory(void **state)
 	}
 	for (int i = 0; i < 64; i++, k++)
 		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
-	assert_true(r->resizes >= 1);
+	assert_true(rtab_resizes(r) >= 1);
 	assert_int_equal(walk_count(map, 8), k);
 	bpfmap_free(map);
 	rcu_wait_deferred(); /* the old table's retirement frees the map last */

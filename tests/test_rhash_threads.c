@@ -37,7 +37,7 @@ static struct bpfmap *rhash(uint32_t ks, uint32_t vs, uint32_t max)
 
 static uint64_t resizes(struct bpfmap *m)
 {
-	return __atomic_load_n(&to_rtab(m)->resizes, __ATOMIC_RELAXED);
+	return rtab_resizes(to_rtab(m));
 }
 
 /* ---- walks under resizes ------------------------------------------------- */

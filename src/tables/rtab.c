@@ -120,7 +120,6 @@ struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits)
 		if (!t)
 			return NULL;
 	}
-	memset(&t->stash, 0, sizeof(t->stash));
 	t->owner = r;
 	t->n = 1u << bits;
 	t->shift = 32 - bits;
@@ -137,9 +136,7 @@ static void rtab_table_stash(struct rtab *r, struct rtab_table *t)
 	 * the retirement, which r->gen tells. */
 	rtab_bare_publish();
 	bytes = big_clear(t, bytes);
-	/* No probe reads a table's header. */
-	t->n = n;
-	t->owner = r;
+	t->n = n; /* the stash's key (no probe reads a table's header) */
 	t->stash.resident = bytes;
 	spin_lock_word(&r->stash_lock);
 	t->stash.next = r->stash;

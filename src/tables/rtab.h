@@ -129,7 +129,7 @@ struct rtab {
 	struct bpfmap map;
 	/* Hot: what lookups read. */
 	uintptr_t table;    /* atomic: the current table | its shift (rtab_table_word) */
-	uint32_t gen;       /* atomic: resizes started and finished (rtab_bare_find) */
+	uint32_t gen;       /* atomic: resizes started and finished (rtab_bare_find, rtab_resizes) */
 	char *arena;        /* element i at i * stride; 0 is never used */
 	struct rtab_group *ogroups; /* overflow group i; 0 is never used */
 	uint32_t stride;    /* bytes per element */
@@ -162,7 +162,6 @@ struct rtab {
 	uint32_t stash_lock;
 	struct rtab_table *stash;
 	size_t stash_bytes;     /* atomic: what the stash still holds in memory */
-	uint64_t resizes;       /* atomic: resizes started (tests, the bench) */
 	uint32_t min_bits, max_bits;
 	/* Values of one word (at most 8 bytes, no spin lock): overwrites of a
 	 * present key store it without the bucket lock while this is
@@ -177,6 +176,12 @@ void rtab_stop_lockfree_stores(struct rtab *r);
 static ALWAYS_INLINE struct rtab *to_rtab(struct bpfmap *map)
 {
 	return (struct rtab *)map;
+}
+
+/* Resizes started so far (tests, the bench): r->gen counts starts and ends. */
+static ALWAYS_INLINE uint32_t rtab_resizes(const struct rtab *r)
+{
+	return (__atomic_load_n(&r->gen, __ATOMIC_RELAXED) + 1) / 2;
 }
 
 static ALWAYS_INLINE char *rtab_elem(const struct rtab *r, uint32_t idx)

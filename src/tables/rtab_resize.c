@@ -156,7 +156,6 @@ static void rtab_resize_start(struct rtab *r, struct rtab_table *t, uint32_t bit
 			 * sections go into one (rtab_bare_find). */
 			__atomic_fetch_add(&r->gen, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&t->next, nt, __ATOMIC_RELEASE);
-			__atomic_fetch_add(&r->resizes, 1, __ATOMIC_RELAXED);
 		}
 	}
 	__atomic_store_n(&r->resize_lock, 0, __ATOMIC_RELEASE);
