@@ -9,8 +9,9 @@
  *  - `small`, `demoted` and each epoch's count equal the number of states
  *    with SMALL, with DEMOTED, and with DEMOTED in that epoch;
  *  - a position that holds no live element has neither bit;
- *  - each live small element has exactly one live ring entry (one of its
- *    generation), so an eviction can still reach it; a small element the
+ *  - each live small element has a live ring entry (one of its
+ *    generation; in the ring, or in a CPU's buffer on its way there), so
+ *    an eviction can still reach it; a small element the
  *    ring lost could never be evicted (the main queue's hand passes small
  *    elements by), and the map would keep it for ever.
  * The writes to a state byte are of three kinds (the fill's store, the
@@ -26,6 +27,7 @@
 #include "test_rng.h"
 #include "test_util.h"
 #include "tables/flat_lru.h"
+#include "util/cpu.h"
 
 #define MAX_ENTRIES 2048
 #define KEY_SPACE (MAX_ENTRIES * 8)
@@ -66,7 +68,8 @@ static void *churn_thread(void *arg)
 	return NULL;
 }
 
-/* The ring's entries of value index @vi's generation @gen, live. */
+/* The queue entries (ring or buffers) of value index @vi's generation
+ * @gen, live. */
 static uint32_t ring_entries(const struct flat *f, uint32_t pos, uint32_t gen)
 {
 	const struct flat_lru *l = f->lru;
@@ -78,6 +81,12 @@ static uint32_t ring_entries(const struct flat *f, uint32_t pos, uint32_t gen)
 		if ((e & (FLAT_LRU_POS_MAX - 1)) == pos && e >> FLAT_LRU_POS_BITS == gen)
 			n++;
 	}
+	/* or still in a CPU's buffer, on its way to the ring */
+	for (uint32_t c = 0; l->pend && c <= l->pend_mask; c++)
+		for (uint32_t i = 0; i < l->pend[c].n; i++)
+			if ((l->pend[c].e[i] & (FLAT_LRU_POS_MAX - 1)) == pos &&
+			    l->pend[c].e[i] >> FLAT_LRU_POS_BITS == gen)
+				n++;
 	return n;
 }
 
@@ -98,9 +107,12 @@ static void check_queues(const struct flat *f)
 		live++;
 		if (st & FLAT_LRU_SMALL) {
 			small++;
-			assert_int_equal(ring_entries(f, pos, (st & FLAT_LRU_GEN_MASK) >>
-								  FLAT_LRU_GEN_SHIFT),
-					 1);
+			/* At least one: the generation has 2 bits, so a stale
+			 * entry of a position filled a multiple of 4 times since
+			 * looks live too (the eviction that pops it second finds
+			 * the element gone, or no longer small, and drops it). */
+			assert_true(ring_entries(f, pos, (st & FLAT_LRU_GEN_MASK) >>
+							     FLAT_LRU_GEN_SHIFT) >= 1);
 		}
 		if (st & FLAT_LRU_DEMOTED) {
 			demoted++;
@@ -124,6 +136,8 @@ static void test_queues_after_churn(void **state)
 	assert_non_null(map);
 	assert_ptr_equal(map->ops, &flat_ops); /* the common LRU on the flat table */
 	assert_non_null(to_flat(map)->lru);
+	/* new elements wait in per-CPU buffers on their way to the ring */
+	assert_true(!cpu_shards() || to_flat(map)->lru->pend);
 	for (uint64_t k = 0; k < MAX_ENTRIES; k++) /* full: every insert evicts */
 		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
 	check_queues(to_flat(map));

@@ -15,14 +15,9 @@
 
 static uint32_t count_shards_for(uint32_t max_entries)
 {
-	int cpus = bpfmap_num_possible_cpus();
-	uint32_t n = 1;
+	uint32_t n = cpu_shards();
 
-	if (cpus < 2)
-		return 0;
-	while (n < (uint32_t)cpus && n < 64)
-		n *= 2;
-	return max_entries / n >= COUNT_SHARD_MIN ? n : 0;
+	return n && max_entries / n >= COUNT_SHARD_MIN ? n : 0;
 }
 
 int count_init(struct count *c, uint32_t max_entries)

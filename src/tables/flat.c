@@ -29,8 +29,8 @@ int32_t flat_dead_total(const struct flat *f)
 {
 	int64_t d = __atomic_load_n(&f->dead, __ATOMIC_RELAXED);
 
-	for (uint32_t i = 0; f->count.shards && i <= f->count.shard_mask; i++)
-		d += __atomic_load_n(&f->count.shards[i].aux, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; f->dead_shards && i <= f->dead_mask; i++)
+		d += __atomic_load_n(&f->dead_shards[i].aux, __ATOMIC_RELAXED);
 	return (int32_t)d;
 }
 

@@ -159,29 +159,33 @@ struct flat {
 	/* The counts, on a cache line of their own (the struct is allocated
 	 * line-aligned): writers on other cores must not also steal the line
 	 * of the fields every operation reads.  Dead slots (WAIT + QUEUED) are
-	 * counted in dead, in sharded maps dead plus the shards' aux deltas
-	 * (flushed at +-FLAT_DEAD_FLUSH). */
+	 * counted in dead plus dead_shards' aux deltas (flushed at
+	 * +-FLAT_DEAD_FLUSH): two CPUs deleting must not pass one counter's
+	 * line to and fro. */
 	struct count count __attribute__((aligned(64))); /* sync/count.h */
 	int32_t dead; /* atomic */
+	/* What writers read, never write (the next lines' fields they do). */
 	uint32_t kick_at __attribute__((aligned(64))); /* dead slots that start a reclamation */
 	uint32_t sync_at;    /* dead slots from which an insert reclaims first (flat_update.c) */
-	uint32_t node_hwm;   /* atomic: nodes ever handed out (0 .. n_nodes) */
-	struct freelist node_free; /* nodes reclaimed, by node index */
-	uint64_t rq;         /* sync/handoff.h: the reclamation callback (flat_reclaim.c) */
 	struct flat_lru *lru; /* evicting maps (LRU_HASH): tables/flat_lru.h; else NULL */
-	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
+	struct count_shard *dead_shards; /* per CPU (count's if sharded); NULL: 1 CPU */
+	uint32_t dead_mask; /* dead_shards has dead_mask + 1 */
 	uint32_t bits_words; /* words of each bucket bitmap */
-	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
 	enum hash_kind hash_kind;
 	bool match_by_key; /* see "Matching by key" above */
 	uint32_t dead_home;	/* home of dead_word[0] */
 	uint64_t dead_word[2];	/* flat_dead_word */
-	/* sync/store_switch.h: lock-free overwrites (flat_stores.c), ON as
-	 * calloc leaves it. */
-	uint32_t stores;
 	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
+	uint32_t stores; /* sync/store_switch.h, ON (0) at first: flat_stores.c */
+	/* The allocators of positions and elements. */
+	uint32_t node_hwm __attribute__((aligned(64))); /* atomic: nodes ever handed out (0 .. n_nodes) */
+	uint32_t next_elem;  /* atomic: elements handed out to slots (long keys) */
+	struct freelist node_free; /* nodes reclaimed, by node index */
+	/* The reclaimers'. */
+	uint64_t rq __attribute__((aligned(64))); /* sync/handoff.h: the reclamation callback (flat_reclaim.c) */
+	uint32_t sync_busy;  /* atomic: 1 while an inserter reclaims synchronously */
 	struct rcu_head rcu;
 	struct hash_params hp; /* last: 1 KiB, its coefficients at a constant offset */
 };
@@ -215,9 +219,9 @@ static ALWAYS_INLINE int32_t flat_dead_inc(struct flat *f)
 {
 	struct count_shard *s;
 
-	if (!f->count.shards)
+	if (!f->dead_shards)
 		return __atomic_add_fetch(&f->dead, 1, __ATOMIC_RELAXED);
-	s = &f->count.shards[cpu_current() & f->count.shard_mask];
+	s = &f->dead_shards[cpu_current() & f->dead_mask];
 	if (__atomic_add_fetch(&s->aux, 1, __ATOMIC_RELAXED) < FLAT_DEAD_FLUSH)
 		return INT32_MIN;
 	return flat_dead_flush(f, s);
@@ -229,11 +233,11 @@ static ALWAYS_INLINE void flat_dead_dec(struct flat *f)
 {
 	struct count_shard *s;
 
-	if (!f->count.shards) {
+	if (!f->dead_shards) {
 		__atomic_fetch_sub(&f->dead, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	s = &f->count.shards[cpu_current() & f->count.shard_mask];
+	s = &f->dead_shards[cpu_current() & f->dead_mask];
 	if (__atomic_sub_fetch(&s->aux, 1, __ATOMIC_RELAXED) <= -FLAT_DEAD_FLUSH)
 		(void)flat_dead_flush(f, s);
 }

@@ -10,6 +10,7 @@
 #include "sync/spin_lock.h"
 #include "tables/flat_lru.h"
 #include "util/big_alloc.h"
+#include "util/cpu.h"
 #include "util/test_hook.h"
 
 /* Ring entries: an eighth of max_entries (the small queue's share, 10%,
@@ -21,6 +22,7 @@ int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 	uint64_t n_pos = (uint64_t)f->n_buckets * FLAT_SLOTS;
 	uint32_t stride = f->value_stride;
 	uint64_t inv, odd;
+	uint32_t n_pend = cpu_shards();
 	struct flat_lru *l;
 
 	if (n_pos > FLAT_LRU_POS_MAX)
@@ -46,6 +48,12 @@ int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 	for (int i = 0; i < 5; i++)
 		inv *= 2 - odd * inv;
 	l->stride_inv = inv;
+	if (n_pend && max / n_pend >= FLAT_LRU_PEND_MIN) {
+		l->pend = big_zalloc((size_t)n_pend * sizeof(*l->pend));
+		if (!l->pend)
+			return -ENOMEM;
+		l->pend_mask = n_pend - 1;
+	}
 	l->small_max = (uint32_t)((uint64_t)max * FLAT_LRU_SMALL_PERCENT / 100);
 	l->epoch_size = max / FLAT_LRU_EPOCHS + 1;
 	return 0;
@@ -131,21 +139,69 @@ static void ring_squeeze(struct flat *f)
 	}
 }
 
-void flat_lru_queue(struct flat *f, uint32_t pos, bool carried)
+/* Entry @e at the ring's tail (under the LRU's lock). */
+static void ring_push(struct flat *f, uint32_t e)
 {
 	struct flat_lru *l = f->lru;
-	uint32_t gen = flat_lru_state(l, flat_elem_of(f, pos)) >> FLAT_LRU_GEN_SHIFT, i;
+	uint32_t i;
 
-	if (!carried)
-		__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
-
-	spin_lock_word(&l->lock);
 	if (l->len == l->cap)
 		ring_squeeze(f);
 	i = l->head + l->len;
-	l->ring[i >= l->cap ? i - l->cap : i] = pos | gen << FLAT_LRU_POS_BITS;
+	l->ring[i >= l->cap ? i - l->cap : i] = e;
 	l->len++;
-	spin_unlock_word(&l->lock);
+}
+
+/* Buffer @p's entries into the ring (under the LRU's lock and @p's). */
+static void pend_flush(struct flat *f, struct flat_lru_pend *p)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		ring_push(f, p->e[i]);
+	__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED); /* read unlocked: pend_flush_some */
+}
+
+/* The same for the buffer of each CPU in @mask (bit i: buffer i) whose
+ * lock is free (under the LRU's lock, which waits for no buffer's). */
+static void pend_flush_some(struct flat *f, uint64_t mask)
+{
+	struct flat_lru *l = f->lru;
+
+	for (; mask; mask &= mask - 1) {
+		struct flat_lru_pend *p = &l->pend[__builtin_ctzll(mask)];
+
+		if (__atomic_load_n(&p->n, __ATOMIC_RELAXED) &&
+		    !__atomic_exchange_n(&p->lock, 1, __ATOMIC_ACQUIRE)) {
+			pend_flush(f, p);
+			spin_unlock_word(&p->lock);
+		}
+	}
+}
+
+void flat_lru_queue(struct flat *f, uint32_t pos, bool carried)
+{
+	struct flat_lru *l = f->lru;
+	uint32_t e = pos | (flat_lru_state(l, flat_elem_of(f, pos)) >> FLAT_LRU_GEN_SHIFT)
+				   << FLAT_LRU_POS_BITS;
+	struct flat_lru_pend *p;
+
+	if (!carried)
+		__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
+	if (!l->pend) {
+		spin_lock_word(&l->lock);
+		ring_push(f, e);
+		spin_unlock_word(&l->lock);
+		return;
+	}
+	p = &l->pend[cpu_current() & l->pend_mask];
+	spin_lock_word(&p->lock);
+	if (p->n == FLAT_LRU_PEND) {
+		spin_lock_word(&l->lock);
+		pend_flush(f, p);
+		spin_unlock_word(&l->lock);
+	}
+	p->e[p->n] = e;
+	__atomic_store_n(&p->n, p->n + 1, __ATOMIC_RELAXED);
+	spin_unlock_word(&p->lock);
 }
 
 void *flat_lru_lookup(struct bpfmap *map, const void *key)
@@ -163,7 +219,8 @@ size_t flat_lru_mem(const struct flat *f)
 	const struct flat_lru *l = f->lru;
 	uint64_t used = f->pool_base + (uint64_t)__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
 
-	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) + (size_t)used; /* a byte a slot */
+	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) + (size_t)used /* a byte a slot */ +
+	       (l->pend ? (l->pend_mask + 1) * sizeof(*l->pend) : 0);
 }
 
 /* What a pick expects the victim's state to be, checked again under its
@@ -350,6 +407,11 @@ uint32_t flat_lru_evict(struct flat *f)
 
 		spin_lock_word(&l->lock);
 		pos = pick(f, &expect);
+		if (pos == FLAT_NONE && l->pend) {
+			/* the victims may all wait in buffers */
+			pend_flush_some(f, ~0ull >> (63 - l->pend_mask)); /* every buffer */
+			pos = pick(f, &expect);
+		}
 		spin_unlock_word(&l->lock);
 		if (pos == FLAT_NONE)
 			return 0;

@@ -33,7 +33,17 @@
  *    marks.  A squeeze frees an eighth of the ring at least, so it costs a
  *    few entries per insert.
  *
- * Locks: the home's lock, then the LRU's.  An insert evicts (flat_lru_evict)
+ * New ring entries wait in small per-CPU buffers (FLAT_LRU_PEND each) and
+ * join the ring a buffer at a time, or when the CPU's next eviction takes
+ * the LRU's lock anyway: with two CPUs inserting, one lock hand-over per
+ * insert instead of two, and the ring's lines written a run at a time.  An
+ * element waiting there is not yet a victim; a pick that finds none flushes
+ * every buffer first, so a tiny map never stalls on them.  Maps of fewer
+ * than FLAT_LRU_PEND_MIN elements per buffer keep none (their order is the
+ * exact insertion order).
+ *
+ * Locks: the home's lock, then a buffer's, then the LRU's; the LRU's holder
+ * only tries buffers' locks.  An insert evicts (flat_lru_evict)
  * holding no home lock: before it takes its own when its lock-free probe saw
  * the key absent and the map full, else after finding the map full under
  * it, as the chained table's inserts do.  The eviction picks a victim under
@@ -73,6 +83,17 @@
 #define FLAT_LRU_POS_BITS 30
 #define FLAT_LRU_POS_MAX (1u << FLAT_LRU_POS_BITS)
 
+/* Ring entries a CPU's buffer holds before they join the ring. */
+#define FLAT_LRU_PEND 14
+/* Elements per buffer below which a map keeps no buffers. */
+#define FLAT_LRU_PEND_MIN 256
+
+struct flat_lru_pend {
+	uint32_t lock; /* sync/spin_lock.h */
+	uint32_t n;
+	uint32_t e[FLAT_LRU_PEND];
+} __attribute__((aligned(64)));
+
 struct flat_lru {
 	/* What program-view lookups read. */
 	map_lookup_fn lookup; /* the table's own lookup, which flat_lru_lookup wraps */
@@ -92,6 +113,8 @@ struct flat_lru {
 	uint32_t evict_epoch;  /* the oldest epoch with demoted elements */
 	uint32_t epoch_size;   /* demotions an epoch takes before the next one */
 	bool evicted;	       /* an eviction since the last demotion */
+	struct flat_lru_pend *pend; /* per CPU, NULL in small maps */
+	uint32_t pend_mask;	    /* pend has pend_mask + 1 buffers */
 	uint32_t small __attribute__((aligned(64))); /* atomic: elements with SMALL */
 	uint32_t demoted; /* atomic: elements with DEMOTED */
 	uint32_t epoch_count[FLAT_LRU_EPOCHS]; /* atomic: DEMOTED elements per epoch */
@@ -223,6 +246,7 @@ static inline void flat_lru_destroy(struct flat *f)
 	if (f->lru) {
 		big_free(f->lru->state);
 		big_free(f->lru->ring);
+		big_free(f->lru->pend);
 		big_free(f->lru);
 		f->lru = NULL;
 	}

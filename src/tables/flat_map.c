@@ -12,6 +12,7 @@
 #include "tables/flat.h"
 #include "tables/flat_lru.h"
 #include "util/big_alloc.h"
+#include "util/cpu.h"
 
 /* Hand f to its reclamation callback, if one is queued (sync/handoff.h). */
 static void flat_free(struct bpfmap *map)
@@ -204,6 +205,14 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 		f->buckets[pos / FLAT_SLOTS].tags |= (uint64_t)FLAT_BUSY << (8 * (pos % FLAT_SLOTS));
 	if (count_init(&f->count, p->max_entries))
 		goto nomem;
+	f->dead_shards = f->count.shards;
+	f->dead_mask = f->count.shard_mask;
+	if (!f->dead_shards && cpu_shards()) {
+		f->dead_shards = big_zalloc(cpu_shards() * sizeof(*f->dead_shards));
+		if (!f->dead_shards)
+			goto nomem;
+		f->dead_mask = cpu_shards() - 1;
+	}
 	hash_params_init(&f->hp, p->map_flags & BPFMAP_F_ZERO_SEED);
 
 	f->node_bytes = sizeof(struct flat_bucket) / FLAT_SLOTS + sizeof(uint32_t) +
@@ -212,7 +221,10 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->fixed_bytes = sizeof(*f) + (size_t)n_homes * (sizeof(struct flat_bucket) +
 							 sizeof(struct flat_home)) +
 			 (size_t)home_pos * pos_bytes +
-			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count);
+			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count) +
+			 (f->dead_shards != f->count.shards
+				  ? (f->dead_mask + 1) * sizeof(*f->dead_shards)
+				  : 0);
 	f->mul = f->hp.mul;
 	f->fin = f->hp.fin;
 	f->hash_kind = hash_kind_for_key_size(p->key_size);

@@ -105,6 +105,8 @@ void flat_release(struct flat *f)
 	big_free(f->node_next);
 	big_free(f->homes);
 	free(f->wait_bits);
+	if (f->dead_shards != f->count.shards)
+		big_free(f->dead_shards);
 	count_destroy(&f->count);
 	flat_lru_destroy(f);
 	big_free(f->elems);

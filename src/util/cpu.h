@@ -20,6 +20,11 @@
 
 uint32_t cpu_current_slow(void);
 
+/* Shards for per-CPU counters and buffers: the possible CPUs rounded up to
+ * a power of two, at most 64 (a thread indexes them by cpu_current() & (n
+ * - 1)); 0 on one CPU, where sharding only costs. */
+uint32_t cpu_shards(void);
+
 #ifdef CPU_HAVE_RSEQ
 /* glibc's __rseq_offset, copied when the library loads (util/cpu.c): one
  * load from this library's data, not two through the GOT. */
