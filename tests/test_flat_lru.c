@@ -10,8 +10,8 @@
  *    with SMALL, with DEMOTED, and with DEMOTED in that epoch;
  *  - a position that holds no live element has neither bit;
  *  - each live small element has a live ring entry (one of its
- *    generation; in the ring, or in a CPU's buffer on its way there), so
- *    an eviction can still reach it; a small element the
+ *    generation; in the ring, in a CPU's buffer on its way there, or among
+ *    a CPU's picked victims), so an eviction can still reach it; a small element the
  *    ring lost could never be evicted (the main queue's hand passes small
  *    elements by), and the map would keep it for ever.
  * The writes to a state byte are of three kinds (the fill's store, the
@@ -20,7 +20,9 @@
  * doubled count shows up here.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,12 +83,19 @@ static uint32_t ring_entries(const struct flat *f, uint32_t pos, uint32_t gen)
 		if ((e & (FLAT_LRU_POS_MAX - 1)) == pos && e >> FLAT_LRU_POS_BITS == gen)
 			n++;
 	}
-	/* or still in a CPU's buffer, on its way to the ring */
-	for (uint32_t c = 0; l->pend && c <= l->pend_mask; c++)
-		for (uint32_t i = 0; i < l->pend[c].n; i++)
-			if ((l->pend[c].e[i] & (FLAT_LRU_POS_MAX - 1)) == pos &&
-			    l->pend[c].e[i] >> FLAT_LRU_POS_BITS == gen)
+	/* or in a CPU's buffer, on its way to the ring, or its victims (small
+	 * ones with their generation; main ones are picked with 0x40) */
+	for (uint32_t c = 0; l->cpu && c <= l->cpu_mask; c++) {
+		const struct flat_lru_cpu *cc = &l->cpu[c];
+
+		for (uint32_t i = 0; i < cc->n; i++)
+			if ((cc->e[i] & (FLAT_LRU_POS_MAX - 1)) == pos &&
+			    cc->e[i] >> FLAT_LRU_POS_BITS == gen)
 				n++;
+		for (uint32_t i = 0; i < cc->nc; i++)
+			if (cc->cand[i] == pos && (cc->cexp[i] & 0x7f) == gen)
+				n++;
+	}
 	return n;
 }
 
@@ -136,8 +145,8 @@ static void test_queues_after_churn(void **state)
 	assert_non_null(map);
 	assert_ptr_equal(map->ops, &flat_ops); /* the common LRU on the flat table */
 	assert_non_null(to_flat(map)->lru);
-	/* new elements wait in per-CPU buffers on their way to the ring */
-	assert_true(!cpu_shards() || to_flat(map)->lru->pend);
+	/* per-CPU buffers and victims */
+	assert_true(!cpu_shards() || to_flat(map)->lru->cpu);
 	for (uint64_t k = 0; k < MAX_ENTRIES; k++) /* full: every insert evicts */
 		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
 	check_queues(to_flat(map));
@@ -151,10 +160,72 @@ static void test_queues_after_churn(void **state)
 	bpfmap_free(map);
 }
 
+struct one_insert {
+	struct bpfmap *map;
+	uint64_t key;
+};
+
+/* Inserts one new key from CPU 1 (so that CPU 1 picks a batch of victims
+ * and buffers the new key's ring entry), then leaves CPU 1 idle. */
+static void *insert_on_cpu1(void *arg)
+{
+	struct one_insert *o = arg;
+
+	pin_to(1);
+	assert_int_equal(bpfmap_update_elem(o->map, &o->key, &o->key, BPFMAP_NOEXIST), 0);
+	return NULL;
+}
+
+/*
+ * What an idle CPU holds ages like the rest: after CPU 1's one eviction,
+ * it keeps seven picked victims (elements out of the ring) and its new
+ * key's entry in its buffer.  Should nobody take them back, those eight
+ * keys would stay in the map for ever however many keys CPU 0 inserts
+ * (the main queue's hand passes small elements by).  After three times
+ * max_entries new keys from CPU 0, none of the first keys may be left.
+ */
+static void test_idle_cpu_ages(void **state)
+{
+	struct bpfmap *map;
+	struct one_insert o;
+	pthread_t th;
+	uint64_t left = 0;
+	cpu_set_t saved;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	if (cpu_shards() < 2 || !CPU_ISSET(0, &saved) || !CPU_ISSET(1, &saved)) {
+		print_message("skipped: needs CPUs 0 and 1 (per-CPU victims)\n");
+		skip();
+	}
+	pin_to(0);
+	map = bpfmap_create(BPFMAP_TYPE_LRU_HASH, "idle", 8, 8, MAX_ENTRIES, NULL);
+	assert_non_null(map);
+	assert_non_null(to_flat(map)->lru->cpu);
+	for (uint64_t k = 0; k < MAX_ENTRIES; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
+	o = (struct one_insert){ map, 1u << 30 };
+	assert_int_equal(pthread_create(&th, NULL, insert_on_cpu1, &o), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(to_flat(map)->lru->cpu[1].nc > 0); /* the premise */
+	for (uint64_t k = 1u << 31; k < (1u << 31) + 3 * MAX_ENTRIES; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
+	for (uint64_t k = 0; k < MAX_ENTRIES; k++) {
+		uint64_t v;
+
+		left += bpfmap_lookup_elem(map, &k, &v) == 0;
+	}
+	assert_int_equal(left, 0);
+	assert_int_equal(bpfmap_lookup_elem(map, &o.key, &left), -ENOENT);
+	bpfmap_free(map);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		test_entry(test_queues_after_churn),
+		test_entry(test_idle_cpu_ages),
 	};
 
 	return run_test_group(tests);

@@ -22,7 +22,7 @@ int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 	uint64_t n_pos = (uint64_t)f->n_buckets * FLAT_SLOTS;
 	uint32_t stride = f->value_stride;
 	uint64_t inv, odd;
-	uint32_t n_pend = cpu_shards();
+	uint32_t n_cpu = cpu_shards();
 	struct flat_lru *l;
 
 	if (n_pos > FLAT_LRU_POS_MAX)
@@ -48,11 +48,11 @@ int flat_lru_init(struct flat *f, uint32_t max, map_lookup_fn lookup)
 	for (int i = 0; i < 5; i++)
 		inv *= 2 - odd * inv;
 	l->stride_inv = inv;
-	if (n_pend && max / n_pend >= FLAT_LRU_PEND_MIN) {
-		l->pend = big_zalloc((size_t)n_pend * sizeof(*l->pend));
-		if (!l->pend)
+	if (n_cpu && max / n_cpu >= FLAT_LRU_PEND_MIN) {
+		l->cpu = big_zalloc((size_t)n_cpu * sizeof(*l->cpu));
+		if (!l->cpu)
 			return -ENOMEM;
-		l->pend_mask = n_pend - 1;
+		l->cpu_mask = n_cpu - 1;
 	}
 	l->small_max = (uint32_t)((uint64_t)max * FLAT_LRU_SMALL_PERCENT / 100);
 	l->epoch_size = max / FLAT_LRU_EPOCHS + 1;
@@ -152,29 +152,13 @@ static void ring_push(struct flat *f, uint32_t e)
 	l->len++;
 }
 
-/* Buffer @p's entries into the ring (under the LRU's lock and @p's). */
-static void pend_flush(struct flat *f, struct flat_lru_pend *p)
+/* CPU @c's buffered entries into the ring (under the LRU's lock and
+ * @c's). */
+static void pend_flush(struct flat *f, struct flat_lru_cpu *c)
 {
-	for (uint32_t i = 0; i < p->n; i++)
-		ring_push(f, p->e[i]);
-	__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED); /* read unlocked: pend_flush_some */
-}
-
-/* The same for the buffer of each CPU in @mask (bit i: buffer i) whose
- * lock is free (under the LRU's lock, which waits for no buffer's). */
-static void pend_flush_some(struct flat *f, uint64_t mask)
-{
-	struct flat_lru *l = f->lru;
-
-	for (; mask; mask &= mask - 1) {
-		struct flat_lru_pend *p = &l->pend[__builtin_ctzll(mask)];
-
-		if (__atomic_load_n(&p->n, __ATOMIC_RELAXED) &&
-		    !__atomic_exchange_n(&p->lock, 1, __ATOMIC_ACQUIRE)) {
-			pend_flush(f, p);
-			spin_unlock_word(&p->lock);
-		}
-	}
+	for (uint32_t i = 0; i < c->n; i++)
+		ring_push(f, c->e[i]);
+	c->n = 0;
 }
 
 void flat_lru_queue(struct flat *f, uint32_t pos, bool carried)
@@ -182,26 +166,26 @@ void flat_lru_queue(struct flat *f, uint32_t pos, bool carried)
 	struct flat_lru *l = f->lru;
 	uint32_t e = pos | (flat_lru_state(l, flat_elem_of(f, pos)) >> FLAT_LRU_GEN_SHIFT)
 				   << FLAT_LRU_POS_BITS;
-	struct flat_lru_pend *p;
+	struct flat_lru_cpu *c;
 
 	if (!carried)
 		__atomic_fetch_add(&l->small, 1, __ATOMIC_RELAXED);
-	if (!l->pend) {
+	if (!l->cpu) {
 		spin_lock_word(&l->lock);
 		ring_push(f, e);
 		spin_unlock_word(&l->lock);
 		return;
 	}
-	p = &l->pend[cpu_current() & l->pend_mask];
-	spin_lock_word(&p->lock);
-	if (p->n == FLAT_LRU_PEND) {
+	c = &l->cpu[cpu_current() & l->cpu_mask];
+	spin_lock_word(&c->lock);
+	if (c->n == FLAT_LRU_PEND) {
 		spin_lock_word(&l->lock);
-		pend_flush(f, p);
+		pend_flush(f, c);
+		c->stamp = l->refills; /* not idle */
 		spin_unlock_word(&l->lock);
 	}
-	p->e[p->n] = e;
-	__atomic_store_n(&p->n, p->n + 1, __ATOMIC_RELAXED);
-	spin_unlock_word(&p->lock);
+	c->e[c->n++] = e;
+	spin_unlock_word(&c->lock);
 }
 
 void *flat_lru_lookup(struct bpfmap *map, const void *key)
@@ -220,12 +204,15 @@ size_t flat_lru_mem(const struct flat *f)
 	uint64_t used = f->pool_base + (uint64_t)__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
 
 	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) + (size_t)used /* a byte a slot */ +
-	       (l->pend ? (l->pend_mask + 1) * sizeof(*l->pend) : 0);
+	       (l->cpu ? (l->cpu_mask + 1) * sizeof(*l->cpu) : 0);
 }
 
 /* What a pick expects the victim's state to be, checked again under its
- * home's lock: a small element of generation gen, or a main one. */
-#define PICK_MAIN 0xffu
+ * home's lock: a small element of generation gen, or a main one; and
+ * whether it was picked used (a forced pick), or is to be passed by if a
+ * lookup uses it meanwhile. */
+#define PICK_MAIN 0x40u
+#define PICK_FORCED 0x80u
 
 /*
  * The small queue's victim: the oldest element that was not used; the
@@ -252,6 +239,16 @@ static uint32_t pick_small(struct flat *f, bool force, uint32_t *expect)
 		return pos;
 	}
 	return FLAT_NONE;
+}
+
+/* Main element @vi picked: a demoted one leaves its epoch now, not when
+ * it goes, so that the next picks of a CPU's batch look for the epoch's
+ * other elements, or the next epoch's. */
+static void pos_picked_main(struct flat_lru *l, size_t vi, uint32_t *expect)
+{
+	if (flat_lru_state(l, vi) & FLAT_LRU_DEMOTED)
+		flat_lru_leave(l, vi, FLAT_LRU_DEMOTED);
+	*expect = PICK_MAIN;
 }
 
 /*
@@ -300,11 +297,11 @@ static uint32_t pick_main(struct flat *f, bool force, uint32_t *expect)
 			}
 			continue;
 		}
-		*expect = PICK_MAIN;
+		pos_picked_main(l, vi, expect);
 		return pos;
 	}
 	if (alt != FLAT_NONE)
-		*expect = PICK_MAIN;
+		pos_picked_main(l, flat_elem_of(f, alt), expect);
 	return alt;
 }
 
@@ -325,6 +322,8 @@ static uint32_t pick(struct flat *f, uint32_t *expect)
 					  : pick_small(f, force, expect);
 		if (pos != FLAT_NONE) {
 			l->evicted = true;
+			if (force)
+				*expect |= PICK_FORCED;
 			return pos;
 		}
 	}
@@ -385,8 +384,18 @@ static uint32_t take(struct flat *f, uint32_t pos, uint32_t expect)
 		}
 	}
 	if (ok) {
-		st = flat_lru_state(l, flat_elem_of(f, pos));
-		ok = expect == PICK_MAIN ? !(st & FLAT_LRU_SMALL) : entry_live(st, expect);
+		uint32_t want = expect & ~PICK_FORCED;
+		size_t vi = flat_elem_of(f, pos);
+
+		st = flat_lru_state(l, vi);
+		ok = want == PICK_MAIN ? !(st & FLAT_LRU_SMALL) : entry_live(st, want);
+		if (ok && !(expect & PICK_FORCED) && (st & FLAT_LRU_REF)) {
+			/* used since its pick: what the pick would then do */
+			flat_lru_leave(l, vi,
+				       FLAT_LRU_REF | (want == PICK_MAIN ? FLAT_LRU_DEMOTED
+									 : FLAT_LRU_SMALL));
+			ok = false;
+		}
 	}
 	if (ok)
 		kick = flat_kill_locked(f, h, pos, prev, &got);
@@ -396,23 +405,99 @@ static uint32_t take(struct flat *f, uint32_t pos, uint32_t expect)
 	return ok ? got : 0;
 }
 
-uint32_t flat_lru_evict(struct flat *f)
+/* CPU @c's buffer into the ring and its small victims back (its main ones
+ * the hand finds again), if its lock is free.  Under the LRU's lock. */
+static void cpu_give_back(struct flat *f, struct flat_lru_cpu *c)
+{
+	if (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE))
+		return;
+	pend_flush(f, c);
+	while (c->nc) { /* the oldest last */
+		c->nc--;
+		if (!(c->cexp[c->nc] & PICK_MAIN))
+			ring_push(f, c->cand[c->nc] | (uint32_t)c->cexp[c->nc] << FLAT_LRU_POS_BITS);
+	}
+	c->stamp = f->lru->refills;
+	spin_unlock_word(&c->lock);
+}
+
+/* CPU @c's next victims, picked under the LRU's lock (@c's held): its
+ * buffer goes into the ring first, then up to FLAT_LRU_CAND picks, the
+ * oldest last.  One other CPU a time, if idle, gives back what it holds;
+ * all of them do when no victim is found. */
+static void cpu_refill(struct flat *f, struct flat_lru_cpu *c)
 {
 	struct flat_lru *l = f->lru;
+	struct flat_lru_cpu *o;
+	uint32_t n = 0, expect;
 
+	spin_lock_word(&l->lock);
+	c->stamp = ++l->refills;
+	pend_flush(f, c);
+	o = &l->cpu[l->sweep++ & l->cpu_mask];
+	if (o != c && l->refills - o->stamp > FLAT_LRU_IDLE)
+		cpu_give_back(f, o);
+	for (int round = 0; round < 2 && !n; round++) {
+		for (uint32_t i = 0; round && i <= l->cpu_mask; i++)
+			if (&l->cpu[i] != c)
+				cpu_give_back(f, &l->cpu[i]);
+		while (n < FLAT_LRU_CAND) {
+			uint32_t pos = pick(f, &expect);
+
+			if (pos == FLAT_NONE)
+				break;
+			c->cand[n] = pos;
+			c->cexp[n++] = (uint8_t)expect;
+		}
+	}
+	spin_unlock_word(&l->lock);
+	for (uint32_t i = 0; i < n / 2; i++) {
+		uint32_t p = c->cand[i];
+		uint8_t x = c->cexp[i];
+
+		c->cand[i] = c->cand[n - 1 - i];
+		c->cexp[i] = c->cexp[n - 1 - i];
+		c->cand[n - 1 - i] = p;
+		c->cexp[n - 1 - i] = x;
+	}
+	c->nc = n;
+}
+
+/* The next victim and what take() checks of it; FLAT_NONE when none. */
+static uint32_t next_victim(struct flat *f, uint32_t *expect)
+{
+	struct flat_lru *l = f->lru;
+	struct flat_lru_cpu *c;
+	uint32_t pos = FLAT_NONE;
+
+	if (!l->cpu) {
+		spin_lock_word(&l->lock);
+		pos = pick(f, expect);
+		spin_unlock_word(&l->lock);
+		return pos;
+	}
+	c = &l->cpu[cpu_current() & l->cpu_mask];
+	spin_lock_word(&c->lock);
+	if (!c->nc)
+		cpu_refill(f, c);
+	if (c->nc) {
+		c->nc--;
+		pos = c->cand[c->nc];
+		*expect = c->cexp[c->nc];
+	}
+	spin_unlock_word(&c->lock);
+	return pos;
+}
+
+uint32_t flat_lru_evict(struct flat *f)
+{
 	/* A pick fails the check only when its element went meanwhile (a
-	 * delete, or another eviction): try again, a bounded number of times. */
+	 * delete, or another eviction) or was used since: try again, a
+	 * bounded number of times. */
 	for (int tries = 0; tries < 16; tries++) {
 		uint32_t expect = PICK_MAIN, pos, got;
 
-		spin_lock_word(&l->lock);
-		pos = pick(f, &expect);
-		if (pos == FLAT_NONE && l->pend) {
-			/* the victims may all wait in buffers */
-			pend_flush_some(f, ~0ull >> (63 - l->pend_mask)); /* every buffer */
-			pos = pick(f, &expect);
-		}
-		spin_unlock_word(&l->lock);
+		pos = next_victim(f, &expect);
 		if (pos == FLAT_NONE)
 			return 0;
 		TEST_HOOK(HOOK_LRU_VICTIM, &pos);

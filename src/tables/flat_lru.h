@@ -33,17 +33,24 @@
  *    marks.  A squeeze frees an eighth of the ring at least, so it costs a
  *    few entries per insert.
  *
- * New ring entries wait in small per-CPU buffers (FLAT_LRU_PEND each) and
- * join the ring a buffer at a time, or when the CPU's next eviction takes
- * the LRU's lock anyway: with two CPUs inserting, one lock hand-over per
- * insert instead of two, and the ring's lines written a run at a time.  An
- * element waiting there is not yet a victim; a pick that finds none flushes
- * every buffer first, so a tiny map never stalls on them.  Maps of fewer
- * than FLAT_LRU_PEND_MIN elements per buffer keep none (their order is the
- * exact insertion order).
+ * Per CPU (struct flat_lru_cpu), so that two CPUs inserting do not pass
+ * the LRU's lock and ring to and fro at every insert: new ring entries wait
+ * in a buffer (FLAT_LRU_PEND) and join the ring a buffer at a time, and an
+ * eviction picks FLAT_LRU_CAND victims at once and takes them one at a
+ * time.  The LRU's lock is then taken about once per eight inserts, not
+ * twice per insert.  A victim picked unused but used by the time its turn
+ * comes is not taken: it moves on to the main queue as a pick would have
+ * done.  An element in a buffer, or a CPU's small victim, is not in the
+ * ring.  A pick that finds no victim first flushes every CPU's buffer and
+ * puts its small victims back, so a map never stalls on them; and each
+ * CPU's pick of victims does the same to one other CPU if that one has
+ * picked none for FLAT_LRU_IDLE picks, so that what an idle CPU holds ages
+ * like the rest.  Maps of
+ * fewer than FLAT_LRU_PEND_MIN elements per CPU keep none of this (their
+ * order is then the exact insertion order).
  *
- * Locks: the home's lock, then a buffer's, then the LRU's; the LRU's holder
- * only tries buffers' locks.  An insert evicts (flat_lru_evict)
+ * Locks: the home's lock, then the CPU's, then the LRU's; the LRU's holder
+ * only tries CPUs' locks.  An insert evicts (flat_lru_evict)
  * holding no home lock: before it takes its own when its lock-free probe saw
  * the key absent and the map full, else after finding the map full under
  * it, as the chained table's inserts do.  The eviction picks a victim under
@@ -85,13 +92,24 @@
 
 /* Ring entries a CPU's buffer holds before they join the ring. */
 #define FLAT_LRU_PEND 14
-/* Elements per buffer below which a map keeps no buffers. */
+/* Victims a CPU picks at once, to evict one at a time. */
+#define FLAT_LRU_CAND 8
+/* Other CPUs' picks of victims after which a CPU's are given back. */
+#define FLAT_LRU_IDLE 16
+/* Elements per CPU below which a map keeps no buffers or candidates. */
 #define FLAT_LRU_PEND_MIN 256
 
-struct flat_lru_pend {
+/* A CPU's buffer of new ring entries, and its picked victims (each with
+ * what take() checks: the small element's generation, or PICK_MAIN, with
+ * PICK_FORCED when picked used; the oldest last). */
+struct flat_lru_cpu {
 	uint32_t lock; /* sync/spin_lock.h */
-	uint32_t n;
+	uint32_t n;    /* entries in e */
 	uint32_t e[FLAT_LRU_PEND];
+	uint32_t nc __attribute__((aligned(64))); /* victims in cand */
+	uint32_t stamp; /* under the LRU's lock: its refills when this CPU's last */
+	uint32_t cand[FLAT_LRU_CAND];
+	uint8_t cexp[FLAT_LRU_CAND];
 } __attribute__((aligned(64)));
 
 struct flat_lru {
@@ -113,8 +131,10 @@ struct flat_lru {
 	uint32_t evict_epoch;  /* the oldest epoch with demoted elements */
 	uint32_t epoch_size;   /* demotions an epoch takes before the next one */
 	bool evicted;	       /* an eviction since the last demotion */
-	struct flat_lru_pend *pend; /* per CPU, NULL in small maps */
-	uint32_t pend_mask;	    /* pend has pend_mask + 1 buffers */
+	struct flat_lru_cpu *cpu; /* per CPU, NULL in small maps */
+	uint32_t cpu_mask;	  /* cpu has cpu_mask + 1 */
+	uint32_t refills;	  /* CPUs' picks of victims, for stamp */
+	uint32_t sweep;		  /* the CPU whose idleness the next refill checks */
 	uint32_t small __attribute__((aligned(64))); /* atomic: elements with SMALL */
 	uint32_t demoted; /* atomic: elements with DEMOTED */
 	uint32_t epoch_count[FLAT_LRU_EPOCHS]; /* atomic: DEMOTED elements per epoch */
@@ -246,7 +266,7 @@ static inline void flat_lru_destroy(struct flat *f)
 	if (f->lru) {
 		big_free(f->lru->state);
 		big_free(f->lru->ring);
-		big_free(f->lru->pend);
+		big_free(f->lru->cpu);
 		big_free(f->lru);
 		f->lru = NULL;
 	}
