@@ -148,9 +148,10 @@ static void rtab_table_stash(struct rtab *r, struct rtab_table *t)
 static void rtab_table_retired_cb(struct rcu_head *head)
 {
 	struct rtab_table *t = caa_container_of(head, struct rtab_table, rcu);
-	struct rtab *r = t->owner;
+	struct rtab *r;
 
-	rcu_deferred_enter();
+	rcu_deferred_enter(); /* first: it orders the read of t->owner */
+	r = t->owner;
 	if (!handoff_freed(&r->callbacks))
 		rtab_table_stash(r, t);
 	else
