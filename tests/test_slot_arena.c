@@ -4,7 +4,9 @@
  * twice or outside 1 .. cap and no byte of a held slot changed; wholly free
  * chunks really given back (mincore) and counted so; released chunks used
  * before fresh slots, and reading as zeros; no give-and-fault cycle at a
- * chunk boundary; and no slot lost or duplicated with threads (TSan too).
+ * chunk boundary; pages faulted in ahead of a growing arena, counted, and
+ * no more than a sixteenth; and no slot lost or duplicated with threads
+ * (TSan too).
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -166,6 +168,59 @@ static void test_gives_back(void **state)
 	slot_arena_destroy(&a);
 }
 
+/* Whether this kernel has MADV_POPULATE_WRITE (Linux 5.14). */
+static bool kernel_populates(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool ok;
+
+	assert_true(p != MAP_FAILED);
+	ok = !madvise(p, 4096, 23 /* MADV_POPULATE_WRITE */);
+	munmap(p, 4096);
+	return ok;
+}
+
+/* A growing arena: small, its memory is its slots' pages and nothing more;
+ * from 256 KiB on, pages beyond the slots handed out are resident (faulted
+ * in ahead, a run at a time), slot_arena_mem() counts every resident page,
+ * and what is ahead stays within a sixteenth of what is used and a chunk. */
+static void test_populates_ahead(void **state)
+{
+	const uint32_t cap = 200000;
+	bool populates = kernel_populates();
+	size_t most_ahead = 0, chunk;
+	struct slot_arena a;
+
+	(void)state;
+	assert_int_equal(slot_arena_init(&a, cap, 16, 0), 0);
+	chunk = (size_t)a.stride << a.chunk_shift;
+	for (uint32_t i = 1; i <= cap; i++) {
+		size_t used, mem, res;
+
+		assert_int_equal(slot_arena_alloc(&a), i);
+		fill(&a, i);
+		if (i % 1024 && i != cap)
+			continue;
+		used = ((size_t)(i + 1) * 16 + 4095) & ~(size_t)4095;
+		mem = slot_arena_mem(&a);
+		res = resident(&a);
+		assert_true(res <= mem);
+		assert_true(mem >= used);
+		if (used < ((size_t)256 << 10))
+			assert_int_equal(mem, used);
+		else
+			assert_true(mem - used <= used / 16 + 4096 && mem - used <= chunk + 4096);
+		if (res > used && res - used > most_ahead)
+			most_ahead = res - used;
+	}
+	if (populates)
+		assert_true(most_ahead >= 4 * 4096);
+	else
+		print_message("kernel without MADV_POPULATE_WRITE: pages fault in one by one, "
+			      "the look-ahead is not checked\n");
+	slot_arena_destroy(&a);
+}
+
 /* A map holding steady at a chunk boundary: the one slot left in a chunk
  * freed and taken again, over and over, gives nothing back (no system
  * call, no faults), while no other chunk has room for the next inserts. */
@@ -311,6 +366,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_gives_back),
+		cmocka_unit_test(test_populates_ahead),
 		cmocka_unit_test(test_no_thrash),
 		cmocka_unit_test(test_first_chunk),
 		cmocka_unit_test(test_threads),

@@ -200,9 +200,11 @@ struct rtab_hint {
 	uint32_t link;
 };
 
-/* The update under the bucket's lock, in the caller's read-side section. */
-static int rtab_update_locked(struct rtab *r, uint32_t hash, const void *key, const void *value,
-			      uint64_t mode, const struct rtab_hint *hint)
+/* The update under the bucket's lock, in the caller's read-side section;
+ * inline, so that a key of a constant size is copied without a call. */
+static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const void *key,
+					    const void *value, uint64_t mode,
+					    const struct rtab_hint *hint, uint32_t key_size)
 {
 	struct rtab_group *g = rtab_lock_bucket(r, hash, NULL);
 	struct rtab_slot s;
@@ -233,7 +235,7 @@ static int rtab_update_locked(struct rtab *r, uint32_t hash, const void *key, co
 	idx = rtab_elem_alloc(r);
 	if (likely(idx != RTAB_NONE)) {
 		e = rtab_elem(r, idx);
-		memcpy(e, key, r->map.key_size);
+		memcpy(e, key, key_size);
 		if (map_has_lock(&r->map))
 			memset(rtab_value(r, e), 0, r->map.value_size);
 		value_store(&r->map, rtab_value(r, e), value);
@@ -341,7 +343,8 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	ret = lockf ? RTAB_TAKE_LOCK
 		    : rtab_update_lockfree(r, hash, key, value, mode, key_size, kind, &hint);
 	if (ret == RTAB_TAKE_LOCK)
-		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL);
+		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL,
+					 key_size);
 	rcu_unlock();
 	if (unlikely(ret == RTAB_RETRY)) {
 		/* Wait for the retired elements once, where waiting is allowed. */
@@ -349,7 +352,7 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 			return -ENOMEM;
 		rtab_reclaim_wait(r);
 		rcu_lock();
-		ret = rtab_update_locked(r, hash, key, value, mode, NULL);
+		ret = rtab_update_locked(r, hash, key, value, mode, NULL, key_size);
 		rcu_unlock();
 		if (ret == RTAB_RETRY)
 			ret = -ENOMEM;

@@ -9,12 +9,18 @@
 #include "sync/spin_lock.h"
 #include "tables/slot_arena.h"
 #include "util/big_alloc.h"
+#include "util/compiler.h"
 #include "util/test_hook.h"
 
 #define CHUNK_NONE UINT32_MAX
 /* A chunk's slots, in bytes, about this much (see slot_arena.h). */
 #define CHUNK_BYTES_AIM ((size_t)64 << 10)
 #define PAGE 4096u
+/* Fault pages in ahead from this much in use on (slot_arena.h). */
+#define AHEAD_FROM ((size_t)256 << 10)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 enum chunk_state {
 	CHUNK_FULL,     /* on no list: every slot handed out */
@@ -161,9 +167,37 @@ static uint32_t alloc_reused_locked(struct slot_arena *a)
 	return idx;
 }
 
+/*
+ * The pages up to @end and a run beyond, in one system call by the thread
+ * that moves a->ahead past them.  Where the kernel has no
+ * MADV_POPULATE_WRITE (or the call fails) pages fault in one by one, as
+ * they would without it.
+ */
+static void populate_ahead(struct slot_arena *a, size_t end)
+{
+	size_t have = __atomic_load_n(&a->ahead, __ATOMIC_RELAXED), limit, want;
+
+	limit = ((size_t)a->cap + 1) * a->stride & ~(size_t)(PAGE - 1);
+	do {
+		size_t run = have / 16 < chunk_bytes(a) ? have / 16 : chunk_bytes(a);
+
+		if (end <= have)
+			return;
+		want = ((end + PAGE - 1) & ~(size_t)(PAGE - 1)) + (run & ~(size_t)(PAGE - 1));
+		if (want > limit)
+			want = limit;
+		if (want <= have)
+			return;
+	} while (!__atomic_compare_exchange_n(&a->ahead, &have, want, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	have &= ~(size_t)(PAGE - 1);
+	(void)madvise(a->base + have, want - have, MADV_POPULATE_WRITE);
+}
+
 uint32_t slot_arena_alloc(struct slot_arena *a)
 {
 	uint32_t f;
+	size_t end;
 
 	if (__atomic_load_n(&a->avail, __ATOMIC_RELAXED)) {
 		uint32_t idx;
@@ -180,6 +214,9 @@ uint32_t slot_arena_alloc(struct slot_arena *a)
 			return 0;
 	} while (!__atomic_compare_exchange_n(&a->fresh, &f, f + 1, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+	end = (size_t)(f + 1) * a->stride;
+	if (unlikely(end > __atomic_load_n(&a->ahead, __ATOMIC_RELAXED)) && end >= AHEAD_FROM)
+		populate_ahead(a, end);
 	return f;
 }
 
@@ -247,7 +284,10 @@ size_t slot_arena_mem(const struct slot_arena *a)
 {
 	size_t used = big_reserve_used((size_t)__atomic_load_n(&a->fresh, __ATOMIC_RELAXED) *
 				       a->stride);
+	size_t ahead = __atomic_load_n(&a->ahead, __ATOMIC_RELAXED);
 	size_t back = (size_t)__atomic_load_n(&a->released_n, __ATOMIC_RELAXED) * chunk_bytes(a);
 
+	if (ahead > used)
+		used = ahead;
 	return back < used ? used - back : 0;
 }

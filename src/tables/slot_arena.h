@@ -21,6 +21,13 @@
  * steady at a chunk boundary does not give back and fault in the same
  * pages over and over.
  *
+ * A growing arena faults its fresh pages in ahead of use, a run at a time
+ * (MADV_POPULATE_WRITE, Linux 5.14): one system call for a run instead of
+ * a fault per page, which in a virtual machine costs microseconds each.
+ * The run is a sixteenth of what is in use (at most a chunk), and only
+ * from 256 KiB on, so that a small map's memory still follows its slots
+ * to the page; slot_arena_mem counts what was faulted in ahead.
+ *
  * A free slot holds its free-list link at link_off (4 bytes, written and
  * read atomically, so that readers who may still look at a slot freed
  * without a grace period can): the caller must not need those bytes of a
@@ -42,6 +49,7 @@ struct slot_arena {
 	uint32_t chunk_shift; /* slots per chunk: 1 << chunk_shift */
 	uint32_t n_chunks;
 	uint32_t fresh;      /* atomic: the first slot never handed out */
+	size_t ahead;        /* atomic: bytes from base faulted in (or being) */
 	uint32_t avail;      /* atomic: slots the chunks can hand out again */
 	uint32_t released_n; /* atomic: chunks given back, not yet reused */
 	uint32_t lock;       /* spin_lock_word: the chunks' lists and counts */
