@@ -198,12 +198,15 @@ int lru_hit_measure(const struct bench_env *env, const struct bench_args *a, boo
 
 /* rhash-grow and rhash-mem (bench_rhash.c), for the report. */
 struct rhash_grow_side {
-	double insert_s, max_us, p99999_us;
+	/* floor_us: the longest gap of the reader's empty loop (bench_rhash.c) */
+	double insert_s, max_us, p99999_us, floor_us;
 	uint64_t lookups, misses, insert_errors;
 	bool fifo; /* the reader ran SCHED_FIFO */
 };
 struct rhash_grow_row {
 	uint32_t n;
+	int rounds;
+	double ratio; /* the median of each round's RHASH / HASH insert time */
 	struct rhash_grow_side rhash, hash;
 };
 struct rhash_mem_row {

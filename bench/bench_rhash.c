@@ -8,11 +8,22 @@
  *   lookup timed.  The same with a preallocated HASH of the same
  *   max_entries.  Figures: the inserts' time (and RHASH's over HASH's),
  *   the lookups that missed (must be 0), the longest lookup and the
- *   99.999th percentile.  The reader runs SCHED_FIFO (priority 1) where
- *   the process may, so that the longest lookup is the map's and not the
- *   scheduler's: without it, on this 2-CPU machine, HASH's longest lookup
- *   was 163 us and RHASH's 144 in the same run.
+ *   99.999th percentile.  GROW_ROUNDS rounds, RHASH and HASH alternated,
+ *   medians (of the ratio: each round's pair's).
  *
+ *   The longest lookup is the machine's as much as the map's, so the
+ *   reader does what it can to be left alone, and measures what is left:
+ *   - it runs SCHED_FIFO (priority 1) where the process may; without it,
+ *     on this 2-CPU machine, HASH's longest lookup was 163 us and RHASH's
+ *     144 in the same run;
+ *   - it pauses GROW_PAUSE_NS after every GROW_BURST_NS, between two
+ *     lookups: a SCHED_FIFO thread that runs more than the kernel's RT
+ *     share (sched_rt_runtime_us, 95% of each second) is stopped for the
+ *     rest of the second, 50 ms in the middle of whatever lookup it is in;
+ *   - before each growth it spins GROW_FLOOR_NS in an empty loop of clock
+ *     reads with the same pauses, and reports the longest gap between two
+ *     reads: the stall the machine alone gives a thread that does nothing.
+ *     On a virtual machine that floor is tens of microseconds.
  * rhash-mem: bpfmap_mem_usage() of an RHASH of 8 + 8 bytes and 1M
  *   max_entries: holding 1K elements; grown to 500K and deleted down to 1K
  *   (keys 1K..500K deleted, the first 1K kept), at once and once settled;
@@ -38,28 +49,67 @@
 #include "bench.h"
 #include "json.h"
 #include "output.h"
+#include "stats.h"
 
 #define GROW_DEFAULT 1000000u
 #define GROW_HIST 64 /* log2 buckets of lookup ns */
+#define GROW_ROUNDS 3
+#define GROW_BURST_NS 1000000ull
+#define GROW_PAUSE_NS 100000l
+#define GROW_FLOOR_NS 300000000ull
 
 struct grow_reader {
 	struct bpfmap *map;
 	uint64_t published; /* atomic: keys 0 .. published - 1 are in */
+	int ready;          /* atomic: the floor is measured, lookups start */
 	int done;           /* atomic */
 	int cpu;
 	bool fifo; /* the reader got SCHED_FIFO */
-	uint64_t lookups, misses, max_ns;
+	uint64_t lookups, misses, max_ns, floor_ns;
 	uint64_t hist[GROW_HIST];
 };
+
+/* After every GROW_BURST_NS of running, a pause (see the top): true if
+ * it paused. */
+static bool grow_pause(uint64_t *burst_end, uint64_t t)
+{
+	const struct timespec pause = { .tv_nsec = GROW_PAUSE_NS };
+
+	if (t < *burst_end)
+		return false;
+	nanosleep(&pause, NULL);
+	*burst_end = now_ns() + GROW_BURST_NS;
+	return true;
+}
+
+/* The longest gap between two clock reads of an empty loop, pauses left
+ * out. */
+static uint64_t grow_floor(void)
+{
+	uint64_t last = now_ns(), end = last + GROW_FLOOR_NS, burst = last + GROW_BURST_NS;
+	uint64_t most = 0;
+
+	while (last < end) {
+		uint64_t t = now_ns();
+
+		if (t - last > most)
+			most = t - last;
+		last = grow_pause(&burst, t) ? now_ns() : t;
+	}
+	return most;
+}
 
 static void *grow_reader_thread(void *arg)
 {
 	struct grow_reader *g = arg;
-	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	uint64_t x = 0x9e3779b97f4a7c15ULL, burst;
 	struct sched_param sp = { .sched_priority = 1 };
 
 	(void)bench_pin_self(g->cpu); /* as the producers: best effort */
 	g->fifo = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	g->floor_ns = grow_floor();
+	__atomic_store_n(&g->ready, 1, __ATOMIC_RELEASE);
+	burst = now_ns() + GROW_BURST_NS;
 	while (!__atomic_load_n(&g->done, __ATOMIC_ACQUIRE)) {
 		uint64_t n = __atomic_load_n(&g->published, __ATOMIC_ACQUIRE), k, t0, dt;
 		void *p;
@@ -78,6 +128,7 @@ static void *grow_reader_thread(void *arg)
 		if (dt > g->max_ns)
 			g->max_ns = dt;
 		g->hist[dt ? 63 - __builtin_clzll(dt) : 0]++;
+		(void)grow_pause(&burst, t0 + dt);
 	}
 	return NULL;
 }
@@ -110,6 +161,8 @@ static int grow_one(enum bpfmap_type type, uint32_t n, int reader_cpu, struct rh
 		bpfmap_free(g.map);
 		return -EAGAIN;
 	}
+	while (!__atomic_load_n(&g.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
 	t0 = now_ns();
 	for (uint64_t k = 0; k < n; k++) {
 		if (bpfmap_update_elem(g.map, &k, &v, BPFMAP_NOEXIST)) {
@@ -125,23 +178,60 @@ static int grow_one(enum bpfmap_type type, uint32_t n, int reader_cpu, struct rh
 	s->misses = g.misses;
 	s->max_us = (double)g.max_ns / 1e3;
 	s->p99999_us = grow_quantile(&g, 0.99999) / 1e3;
+	s->floor_us = (double)g.floor_ns / 1e3;
 	s->fifo = g.fifo;
 	bpfmap_free(g.map);
 	return 0;
+}
+
+/* The median of each figure over @n rounds into @out (misses and errors
+ * summed: every one counts). */
+static void grow_medians(const struct rhash_grow_side *r, int n, struct rhash_grow_side *out)
+{
+	double ins[GROW_ROUNDS], mx[GROW_ROUNDS], p[GROW_ROUNDS], fl[GROW_ROUNDS];
+
+	memset(out, 0, sizeof(*out));
+	out->fifo = true;
+	for (int i = 0; i < n; i++) {
+		ins[i] = r[i].insert_s;
+		mx[i] = r[i].max_us;
+		p[i] = r[i].p99999_us;
+		fl[i] = r[i].floor_us;
+		out->lookups += r[i].lookups;
+		out->misses += r[i].misses;
+		out->insert_errors += r[i].insert_errors;
+		out->fifo &= r[i].fifo;
+	}
+	out->insert_s = stats_median(ins, n);
+	out->max_us = stats_median(mx, n);
+	out->p99999_us = stats_median(p, n);
+	out->floor_us = stats_median(fl, n);
 }
 
 int rhash_grow_measure(const struct bench_env *env, uint32_t n, struct rhash_grow_row *row)
 {
 	int cpu0 = bench_producer_cpu(env, 0) >= 0 ? bench_producer_cpu(env, 0) : 0;
 	int reader = bench_spare_cpu(env) >= 0 ? bench_spare_cpu(env) : 1;
-	int err;
+	struct rhash_grow_side rh[GROW_ROUNDS], hs[GROW_ROUNDS];
+	double ratio[GROW_ROUNDS];
+	int err = 0;
 
 	(void)bench_pin_self(cpu0);
 	row->n = n;
-	err = grow_one(BPFMAP_TYPE_RHASH, n, reader, &row->rhash);
-	if (!err)
-		err = grow_one(BPFMAP_TYPE_HASH, n, reader, &row->hash);
-	return err;
+	row->rounds = GROW_ROUNDS;
+	for (int i = 0; i < GROW_ROUNDS && !err; i++) {
+		err = grow_one(BPFMAP_TYPE_RHASH, n, reader, &rh[i]);
+		if (!err)
+			err = grow_one(BPFMAP_TYPE_HASH, n, reader, &hs[i]);
+		if (!err)
+			ratio[i] = rh[i].insert_s / hs[i].insert_s;
+	}
+	if (err)
+		return err;
+	grow_medians(rh, GROW_ROUNDS, &row->rhash);
+	grow_medians(hs, GROW_ROUNDS, &row->hash);
+	row->ratio = stats_median(ratio, GROW_ROUNDS);
+	return 0;
 }
 
 static void mem_settle(struct bpfmap *m, struct rhash_mem_row *row)
@@ -211,16 +301,18 @@ int rhash_mem_measure(struct rhash_mem_row *row)
 
 void rhash_grow_print(FILE *f, const struct rhash_grow_row *row)
 {
-	fprintf(f, "  growth to %u, a reader looking up present keys: RHASH inserts %.3f s, "
-		   "HASH (preallocated) %.3f s: %.2fx\n",
-		row->n, row->rhash.insert_s, row->hash.insert_s,
-		row->rhash.insert_s / row->hash.insert_s);
+	fprintf(f, "  growth to %u, a reader looking up present keys (medians of %d rounds): "
+		   "RHASH inserts %.3f s, HASH (preallocated) %.3f s: %.2fx\n",
+		row->n, row->rounds, row->rhash.insert_s, row->hash.insert_s, row->ratio);
 	fprintf(f, "    RHASH lookups %llu, missed %llu, longest %.1f us, 99.999%% under %.1f us; "
 		   "HASH lookups %llu, missed %llu, longest %.1f us%s\n",
 		(unsigned long long)row->rhash.lookups, (unsigned long long)row->rhash.misses,
 		row->rhash.max_us, row->rhash.p99999_us, (unsigned long long)row->hash.lookups,
 		(unsigned long long)row->hash.misses, row->hash.max_us,
 		row->rhash.fifo ? " (reader SCHED_FIFO)" : " (reader not SCHED_FIFO: not permitted)");
+	fprintf(f, "    the reader's CPU alone, an empty loop for %.1f s before each growth: "
+		   "longest gap %.1f us (RHASH rounds), %.1f us (HASH rounds)\n",
+		GROW_FLOOR_NS / 1e9, row->rhash.floor_us, row->hash.floor_us);
 }
 
 void rhash_mem_print(FILE *f, const struct rhash_mem_row *row)
@@ -250,6 +342,7 @@ static void grow_json(const char *name, const char *type, uint32_t n,
 	jw_u64(&w, "errors", s->insert_errors);
 	jw_num(&w, "lookup_max_us", s->max_us);
 	jw_num(&w, "lookup_p99999_us", s->p99999_us);
+	jw_num(&w, "empty_loop_max_gap_us", s->floor_us);
 	jw_bool(&w, "reader_fifo", s->fifo);
 	jw_end(&w);
 }

@@ -425,7 +425,7 @@ static int rhash_targets(const struct report *rp, struct target *t)
 	tgt_init_max(&t[n++], "RHASH growth to 1M: longest lookup", 50, " us",
 		     h->grow_ok ? h->grow.rhash.max_us : nan);
 	tgt_init_max(&t[n++], "RHASH growth: 1M inserts vs prealloc HASH", 1.5, "x",
-		     h->grow_ok ? h->grow.rhash.insert_s / h->grow.hash.insert_s : nan);
+		     h->grow_ok ? h->grow.ratio : nan);
 	return n;
 }
 

@@ -76,7 +76,8 @@ for n, line in enumerate(open(sys.argv[1]), 1):
     if obj.get("bench") == "rhash-grow":
         # RHASH (and a preallocated HASH) grown to nr_entries, a reader on
         # another CPU: no lookup of a present key may miss
-        for k in ("backend", "map_type", "nr_entries", "insert_s", "lookups", "misses"):
+        for k in ("backend", "map_type", "nr_entries", "insert_s", "lookups", "misses",
+                  "empty_loop_max_gap_us"):
             assert k in obj, f"line {n} lacks {k}"
         assert obj["misses"] == 0, f"line {n}: a lookup missed a present key"
         continue
