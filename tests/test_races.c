@@ -1018,6 +1018,108 @@ static void test_rhash_bare_stale_table(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * A lock-free overwrite outside any read-side section (rtab_update_bare)
+ * stops after reading the map's table.  A grow then moves its bucket, and
+ * the key is deleted and inserted again (a new element, value 7), all
+ * inside a read-side section that keeps the old table from being cleared.
+ * The overwrite goes on in the old table, which still links the key's old
+ * element under an even lock word that did not change since it read it:
+ * only the resize generation says the table is stale.  The store must land
+ * in the new element: without that check it went into the deleted one,
+ * answered 0, and the key kept 7.
+ */
+static void test_rhash_bare_store_stale_table(void **state)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 8, 8, 4096, &o);
+	struct rtab *r = to_rtab(m);
+	struct rtab_table *t = rtab_table_of(r);
+	struct op store = { .m = m, .key = 0, .value = 5, .cpu = -1 };
+	const struct rtab_group *g;
+	uint64_t k, v = 1;
+	uint32_t old;
+
+	(void)state;
+	if (!RTAB_BARE_PROBES)
+		skip_msg("ThreadSanitizer builds update RHASH in read-side sections only");
+	assert_int_equal(bpfmap_update_elem(m, &store.key, &v, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&store, HOOK_RTAB_BARE, 0);
+	g = stop.obj;
+	assert_ptr_equal(g, &t->groups[rtab_bucket(t, rhash_hash(m, 0))]);
+	old = g->link[0];
+	assert_int_not_equal(old, RTAB_NONE);
+	bpfmap_read_lock();
+	for (k = 1; rtab_table_of(r) == t; k++)
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	k = 0;
+	v = 7;
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(__atomic_load_n(&g->link[0], __ATOMIC_RELAXED), old);
+	assert_int_equal(__atomic_load_n(&g->lock, __ATOMIC_RELAXED) & 1, 0);
+	op_release();
+	assert_int_equal(op_join(&store), 0);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v, 5);
+	bpfmap_free(m);
+}
+
+struct reclaim_reuse {
+	struct bpfmap *m;
+	uint64_t key, value;
+	int ret; /* atomic: INT32_MIN until done */
+	pthread_t t;
+};
+
+/* Wait for the deleted elements to come back, then insert (reusing one). */
+static void *reclaim_reuse_thread(void *arg)
+{
+	struct reclaim_reuse *u = arg;
+
+	rtab_reclaim_wait(to_rtab(u->m));
+	__atomic_store_n(&u->ret, bpfmap_update_elem(u->m, &u->key, &u->value, BPFMAP_NOEXIST),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A lock-free overwrite outside any read-side section stops in its store
+ * window, its check passed, before its store.  Its key is deleted and
+ * another thread waits for the deleted elements to come back, to insert a
+ * new key into the one the overwrite is about to store in.  The element
+ * must not come back before the store lands (rtab_release waits for the
+ * windows): without that wait the new key was inserted with 9 and then
+ * read 5, the overwrite's value.
+ */
+static void test_rhash_window_holds_element(void **state)
+{
+	struct bpfmap *m = rhash_map(8);
+	struct op store = { .m = m, .key = 3, .value = 5, .cpu = -1 };
+	struct reclaim_reuse u = { .m = m, .key = 4, .value = 9, .ret = INT32_MIN };
+	uint64_t v = 1;
+
+	(void)state;
+	if (!RTAB_BARE_PROBES)
+		skip_msg("ThreadSanitizer builds update RHASH in read-side sections only");
+	assert_int_equal(bpfmap_update_elem(m, &store.key, &v, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&store, HOOK_RTAB_STORE, 0);
+	assert_int_equal(bpfmap_delete_elem(m, &store.key), 0);
+	assert_int_equal(pthread_create(&u.t, NULL, reclaim_reuse_thread, &u), 0);
+	for (int i = 0; i < 50 && __atomic_load_n(&u.ret, __ATOMIC_SEQ_CST) == INT32_MIN; i++)
+		usleep(1000);
+	assert_int_equal(__atomic_load_n(&u.ret, __ATOMIC_SEQ_CST), INT32_MIN); /* it waits */
+	op_release();
+	assert_int_equal(op_join(&store), 0); /* landed just before the delete */
+	assert_int_equal(pthread_join(u.t, NULL), 0);
+	assert_int_equal(u.ret, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &u.key, &v), 0);
+	assert_int_equal(v, 9);
+	assert_int_equal(bpfmap_lookup_elem(m, &store.key, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
 /* A map whose 16-byte values hold a spin lock at offset 0, then a word. */
 struct locked_value {
 	struct bpfmap_spin_lock lock;
@@ -1244,6 +1346,8 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_then_gone, setup_hook),
 		cmocka_unit_test_setup(test_rhash_bare_stale_table, setup_hook),
+		cmocka_unit_test_setup(test_rhash_bare_store_stale_table, setup_hook),
+		cmocka_unit_test_setup(test_rhash_window_holds_element, setup_hook),
 		cmocka_unit_test(test_rhash_flock_store_moves_word),
 		cmocka_unit_test(test_rhash_store_waits_value_lock),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 
 #include "sync/handoff.h"
+#include "sync/store_switch.h"
+#include "sync/store_window.h"
 #include "tables/rtab.h"
 #include "tables/value.h"
 #include "util/big_alloc.h"
@@ -76,8 +78,12 @@ static void rtab_teardown(struct rtab *r)
 	free(r);
 }
 
+/* After the batch's grace period: the elements go back once no lock-free
+ * store that found them can still land (rtab_update_bare's windows). */
 static void rtab_release(struct rtab *r, const struct rtab_retired *batch)
 {
+	if (stores_may_fly(&r->lockfree_store))
+		store_windows_wait();
 	for (uint32_t i = 0; i < batch->n; i++)
 		slot_arena_free(&r->elems, batch->idx[i]);
 }

@@ -29,8 +29,8 @@
  * around them.  A hit needs no check: a slot's element holds that key for
  * as long as a reader can reach it (elements are reused only after a grace
  * period).  A slot is filled element first, then hash; emptied by its link.
- * Copy-outs first go without a read-side section and check more
- * (rtab_bare_find), so retired tables stay mapped until the map goes.
+ * Copy-outs and updates first go without a read-side section and check
+ * more (rtab_bare_find), so retired tables stay mapped until the map goes.
  *
  * Resize.  A table's `next` is the table a resize moves into.  The moving
  * is shared out: each insert and delete that sees one in progress moves a
@@ -381,8 +381,9 @@ static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *
 }
 
 /*
- * Copy-outs outside any read-side section (rtab_ops.c): a section costs
- * about a sixth of a copy-out of a small map.  What a section otherwise
+ * Copy-outs and updates outside any read-side section (rtab_ops.c): a
+ * section costs about a sixth of a copy-out of a small map, and kept
+ * overwrites and -E2BIG answers at 0.77-0.83x HASH's.  What a section otherwise
  * guarantees, the probe checks after the fact:
  *  - the memory stays readable: elements and overflow groups live in
  *    arenas that are never unmapped, and a retired table stays mapped,
@@ -393,12 +394,14 @@ static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *
  *  - the bucket did not change: its lock word is unchanged and even, which
  *    also covers a hit, since an element is reused only after its key's
  *    delete, a write under that word.
- * A copy that fails either check is made again in a section.  The price:
- * tables are kept for the map's life (cleared, most of their pages given
- * back), and retiring one is a callback that touches the map.
- * ThreadSanitizer builds copy in sections only: a stale probe may read an
- * element's key while its next insert writes it, a race whose result the
- * checks discard but which the tool would report.
+ * A copy that fails either check is made again in a section; an update
+ * goes to the lock.  A lock-free store also needs its element to stay the
+ * key's until it lands: it stores in a store window (rtab_update_bare).
+ * The price: tables are kept for the map's life (cleared, most of their
+ * pages given back), and retiring one is a callback that touches the map.
+ * ThreadSanitizer builds copy and update in sections only: a stale probe
+ * may read an element's key while its next insert writes it, a race whose
+ * result the checks discard but which the tool would report.
  */
 #if defined(BPFMAP_TSAN)
 #define RTAB_BARE_PROBES 0

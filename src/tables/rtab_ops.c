@@ -8,6 +8,7 @@
 
 #include "hash/sized_hash.h"
 #include "sync/store_switch.h"
+#include "sync/store_window.h"
 #include "tables/rtab.h"
 #include "tables/value.h"
 #include "util/shared_copy.h"
@@ -34,9 +35,7 @@ static ALWAYS_INLINE void *rtab_lookup_view(struct bpfmap *map, const void *key,
 
 /*
  * A copy-out outside any read-side section (rtab.h, rtab_bare_find): its
- * answer, or RTAB_UNSURE.  Copy-outs only: updates enter the section
- * first, since one that found its key would have to enter it and check
- * again before its store, which cost overwrites a tenth (docs/RHASH.md).
+ * answer, or RTAB_UNSURE.  Updates probe the same way (rtab_update_bare).
  */
 #define RTAB_UNSURE 3
 
@@ -266,7 +265,13 @@ unlock:
  */
 void rtab_stop_lockfree_stores(struct rtab *r)
 {
-	stores_stop_rcu(&r->lockfree_store);
+	if (!stores_stop_begin(&r->lockfree_store))
+		return;
+	store_windows_wait(); /* the stores of rtab_update_bare */
+	if (!rcu_may_wait())
+		return; /* in a section: those of rtab_update_lockfree stay unordered */
+	rcu_synchronize();
+	stores_stop_end(&r->lockfree_store);
 }
 
 /*
@@ -278,6 +283,7 @@ void rtab_stop_lockfree_stores(struct rtab *r)
  * (copy-outs read the word at once, so they see it old or new; a delete
  * after the scan orders the store just before it; the element is reused
  * only after this read-side section).  RTAB_TAKE_LOCK for everything else.
+ * The path of ThreadSanitizer builds, which have no bare probes (rtab.h).
  */
 #define RTAB_TAKE_LOCK 2
 
@@ -313,6 +319,56 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 	return RTAB_TAKE_LOCK;
 }
 
+/*
+ * The same answers outside any read-side section, for a probe that may read
+ * a table that is no longer the map's (rtab_bare_find): each counts only
+ * if the bucket's lock word and the map's resize generation did not move
+ * (rtab_bare_valid), and the store goes in a store window
+ * (sync/store_window.h) opened before that check: an element is reused
+ * only after its grace period and the windows open then (rtab_release), so
+ * the element the check vouched for is the key's until the store lands.  A
+ * delete after the check orders the store just before it, as above.
+ * RTAB_UNSURE for everything else, which the locked path decides.
+ */
+static ALWAYS_INLINE int rtab_update_bare(struct rtab *r, uint32_t hash, const void *key,
+					  const void *value, uint64_t mode, uint32_t key_size,
+					  enum hash_kind kind)
+{
+	struct store_window *win;
+	struct rtab_bare b;
+	bool done = false;
+	char *e;
+
+	if (!RTAB_BARE_PROBES)
+		return RTAB_UNSURE;
+	e = rtab_bare_find(r, hash, key, key_size, kind, &b);
+	if (!b.g)
+		return RTAB_UNSURE;
+	if (!e) {
+		if (mode != BPFMAP_EXIST && !count_full_quiescent(&r->count))
+			return RTAB_UNSURE;
+		if (!rtab_bare_valid(r, &b))
+			return RTAB_UNSURE;
+		return mode == BPFMAP_EXIST ? -ENOENT : -E2BIG;
+	}
+	if (mode == BPFMAP_NOEXIST)
+		return rtab_bare_valid(r, &b) ? -EEXIST : RTAB_UNSURE;
+	if (!r->value_word || !stores_on(&r->lockfree_store))
+		return RTAB_UNSURE;
+	win = store_window_enter(true);
+	if (unlikely(!win))
+		return RTAB_UNSURE;
+	if (likely(__atomic_load_n(&r->lockfree_store, STORE_WINDOW_ORDER) == STORES_ON) &&
+	    likely(rtab_bare_valid(r, &b))) {
+		TEST_HOOK(HOOK_RTAB_STORE, e);
+		__atomic_store_n((uint64_t *)(void *)rtab_value(r, e), map_value_word(&r->map, value),
+				 __ATOMIC_RELEASE);
+		done = true;
+	}
+	store_window_leave(win);
+	return done ? 0 : RTAB_UNSURE;
+}
+
 /* The hash of a key, its kind read from the map (the paths that do not
  * specialise). */
 static ALWAYS_INLINE uint32_t rtab_hash_inline(struct rtab *r, const void *key)
@@ -337,11 +393,15 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	bool lockf = flags & BPFMAP_F_LOCK;
 	uint32_t hash = rtab_hash(r, key, key_size, kind);
 	struct rtab_hint hint = { NULL, { NULL, 0 }, RTAB_NONE };
-	int ret;
+	int ret = lockf ? RTAB_UNSURE : rtab_update_bare(r, hash, key, value, mode, key_size, kind);
 
+	if (ret != RTAB_UNSURE)
+		return ret;
 	rcu_lock();
-	ret = lockf ? RTAB_TAKE_LOCK
-		    : rtab_update_lockfree(r, hash, key, value, mode, key_size, kind, &hint);
+	/* After a bare probe, whatever it could not decide goes to the lock. */
+	ret = lockf || RTAB_BARE_PROBES
+		      ? RTAB_TAKE_LOCK
+		      : rtab_update_lockfree(r, hash, key, value, mode, key_size, kind, &hint);
 	if (ret == RTAB_TAKE_LOCK)
 		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL,
 					 key_size);
