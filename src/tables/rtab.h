@@ -415,13 +415,16 @@ struct rtab_bare {
 };
 
 /* The element of (hash, key) in the current table, or NULL; b->g NULL when
- * a resize is under way or a writer holds the bucket. */
+ * a resize is under way, a writer holds the bucket, or the build has no
+ * bare probes. */
 static ALWAYS_INLINE char *rtab_bare_find(struct rtab *r, uint32_t hash, const void *key,
 					  uint32_t key_size, enum hash_kind kind, struct rtab_bare *b)
 {
 	uintptr_t w;
 
 	b->g = NULL;
+	if (!RTAB_BARE_PROBES)
+		return NULL;
 	b->gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
 	if (b->gen & 1)
 		return NULL;

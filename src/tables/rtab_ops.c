@@ -45,8 +45,6 @@ static ALWAYS_INLINE int rtab_copy_bare(struct rtab *r, uint32_t hash, const voi
 	struct rtab_bare b;
 	char *e;
 
-	if (!RTAB_BARE_PROBES)
-		return RTAB_UNSURE;
 	e = rtab_bare_find(r, hash, key, key_size, kind, &b);
 	if (!b.g)
 		return RTAB_UNSURE;
@@ -259,18 +257,22 @@ unlock:
  * A lookup-and-delete returns the value it removes, so it must not miss a
  * lock-free store ordered before it: such a store may land after the delete
  * copied the value, since the writer found the element just before.  The
- * first lookup-and-delete on a map turns lock-free stores off for good
- * (writers decide and store inside one read-side section, so a grace period
- * covers those in flight); the map stores under the bucket lock from then on.
+ * first lookup-and-delete on a map turns lock-free stores off for good and
+ * waits for those in flight: they decide and store in one store window
+ * (rtab_update_bare), or in ThreadSanitizer builds in one read-side section,
+ * which a grace period covers.  The map stores under the bucket lock from
+ * then on.
  */
 void rtab_stop_lockfree_stores(struct rtab *r)
 {
 	if (!stores_stop_begin(&r->lockfree_store))
 		return;
 	store_windows_wait(); /* the stores of rtab_update_bare */
-	if (!rcu_may_wait())
-		return; /* in a section: those of rtab_update_lockfree stay unordered */
-	rcu_synchronize();
+	if (!RTAB_BARE_PROBES) { /* rtab_update_lockfree's, in sections */
+		if (!rcu_may_wait())
+			return; /* inside one: they stay unordered */
+		rcu_synchronize();
+	}
 	stores_stop_end(&r->lockfree_store);
 }
 
@@ -339,8 +341,6 @@ static ALWAYS_INLINE int rtab_update_bare(struct rtab *r, uint32_t hash, const v
 	bool done = false;
 	char *e;
 
-	if (!RTAB_BARE_PROBES)
-		return RTAB_UNSURE;
 	e = rtab_bare_find(r, hash, key, key_size, kind, &b);
 	if (!b.g)
 		return RTAB_UNSURE;
