@@ -6,6 +6,8 @@
  * checks, and the batch operations in the per-CPU layout.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +342,28 @@ static void test_cpu_flags(void **state)
 }
 
 /* Batches: whole per-CPU values, or one CPU's slot with F_CPU. */
+/* lookup_batch with F_CPU and a capacity of UINT32_MAX elements, into
+ * buffers reserved for that many (MAP_NORESERVE: only touched pages are
+ * backed): every one of the @n elements, the count written back. */
+static void big_capacity_cpu_batch(struct bpfmap *map, const struct bpfmap_batch_opts *cpu_opts,
+				   uint32_t n)
+{
+	size_t cap = UINT32_MAX;
+	void *keys = mmap(NULL, cap * 4, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *slots = mmap(NULL, cap * 4, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint32_t cursor, count = UINT32_MAX;
+	int ret;
+
+	assert_true(keys != MAP_FAILED && slots != MAP_FAILED);
+	ret = bpfmap_lookup_batch(map, NULL, &cursor, keys, slots, &count, cpu_opts);
+	assert_int_equal(ret, -ENOENT);
+	assert_int_equal(count, n);
+	munmap(keys, cap * 4);
+	munmap(slots, cap * 4);
+}
+
 static void test_batches(void **state)
 {
 	enum bpfmap_type t = type_of(state);
@@ -404,6 +428,9 @@ static void test_batches(void **state)
 		     ERANGE);
 	count = n;
 	assert_errno(bpfmap_delete_batch(map, keys, &count, &cpu_opts), EINVAL);
+	/* A capacity far beyond the map: its elements, not -ENOMEM for a
+	 * buffer sized by the capacity times the whole per-CPU value. */
+	big_capacity_cpu_batch(map, &cpu_opts, n);
 	/* Lookup-and-delete batch: whole values, and the map empties. */
 	count = 64;
 	ret = bpfmap_lookup_and_delete_batch(map, NULL, &cursor, out_keys, out, &count, NULL);

@@ -64,13 +64,20 @@ int percpu_update(struct bpfmap *map, const void *key, const void *value, uint64
 int percpu_lookup_batch_cpu(struct bpfmap *map, const void *in_batch, void *out_batch,
 			    void *keys, void *values, uint32_t *count, uint32_t cpu)
 {
-	char *buf = malloc((size_t)*count * map->value_size);
+	/* A batch returns at most the map's elements: the whole-value buffer
+	 * is sized by those, not by the caller's capacity, which may be far
+	 * larger (and is ncpus times smaller per element than this buffer). */
+	uint32_t n = *count < map->max_entries ? *count : map->max_entries;
+	char *buf = malloc((size_t)(n ? n : 1) * map->value_size);
 	int ret;
 
-	if (!buf)
+	if (!buf) {
+		*count = 0;
 		return -ENOMEM;
-	ret = map->ops->lookup_batch(map, in_batch, out_batch, keys, buf, count, 0, false);
-	for (uint32_t i = 0; i < *count; i++)
+	}
+	ret = map->ops->lookup_batch(map, in_batch, out_batch, keys, buf, &n, 0, false);
+	*count = n;
+	for (uint32_t i = 0; i < n; i++)
 		memcpy((char *)values + (size_t)i * map->prog_value_size,
 		       buf + (size_t)i * map->value_size + (size_t)cpu * map->cpu_stride,
 		       map->prog_value_size);

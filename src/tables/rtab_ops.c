@@ -406,16 +406,17 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL,
 					 key_size);
 	rcu_unlock();
-	if (unlikely(ret == RTAB_RETRY)) {
-		/* Wait for the retired elements once, where waiting is allowed. */
+	/* Every free element waits for its grace period: wait for them, where
+	 * waiting is allowed, for as long as it takes.  Once was not enough:
+	 * another thread's inserts may take what the wait gave back, and the
+	 * count (at most max_entries) proves that room exists. */
+	while (unlikely(ret == RTAB_RETRY)) {
 		if (!rcu_may_wait())
 			return -ENOMEM;
 		rtab_reclaim_wait(r);
 		rcu_lock();
 		ret = rtab_update_locked(r, hash, key, value, mode, NULL, key_size);
 		rcu_unlock();
-		if (ret == RTAB_RETRY)
-			ret = -ENOMEM;
 	}
 	return ret;
 }
