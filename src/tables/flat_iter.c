@@ -2,9 +2,9 @@
 /*
  * BPFMAP_TYPE_HASH, preallocated (tables/flat.h): iteration.
  *
- * get_next_key walks the positions in order (the home buckets, then the
- * pool's nodes), inside a read-side section.  Keys are copied out as
- * flat_copy_live_key() does.
+ * get_next_key walks home by home, each home's keys (its bucket's and its
+ * chain's) in byte order, inside a read-side section.  Keys are copied out
+ * as flat_copy_live_key() does.
  *
  * Batch operations use the kernel's protocol with an eighth of a home as the
  * unit (flat_batch_sub): the cursor is (home << batch_sub_bits) + unit; a call takes all the
@@ -52,37 +52,80 @@ static bool flat_copy_live_key(const struct flat *f, uint32_t b, uint32_t i, voi
 	}
 }
 
+/* Is @k a better next key of home @h than *@have: after @after (when
+ * given) and before the best so far?  Copies it to @best if so. */
+static void flat_next_consider(const struct flat *f, const char *k, const void *after,
+			       char *best, bool *have)
+{
+	uint32_t ks = f->map.key_size;
+
+	if (after && memcmp(k, after, ks) <= 0)
+		return;
+	if (*have && memcmp(k, best, ks) >= 0)
+		return;
+	memcpy(best, k, ks);
+	*have = true;
+}
+
+/* Home @h's smallest key (in byte order) after @after, or any when NULL,
+ * into @best: its bucket's live slots and its chain's nodes.  The chain
+ * walk is bounded, since an in-section reuse may relink a node it stands
+ * on into another home's chain. */
+static bool flat_home_next(const struct flat *f, uint32_t h, const void *after, char *best,
+			   char *tmp)
+{
+	uint64_t live = flat_live(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
+	uint32_t steps = 0;
+	bool have = false;
+
+	for (; live; live &= live - 1)
+		if (flat_copy_live_key(f, h, flat_first(live), tmp))
+			flat_next_consider(f, tmp, after, best, &have);
+	for (uint32_t n = flat_chain(f, h); n != FLAT_NONE && steps++ <= f->n_nodes;
+	     n = flat_node_next(f, n))
+		if (flat_copy_live_key(f, n / FLAT_SLOTS, n % FLAT_SLOTS, tmp))
+			flat_next_consider(f, tmp, after, best, &have);
+	return have;
+}
+
+/*
+ * The walk goes home by home, and within a home by key bytes, so that a
+ * key's place in it does not depend on where the key sits: a key deleted
+ * and inserted again (in another slot, or a node) resumes the walk where
+ * it left off, and no key present throughout is skipped.  An absent key
+ * restarts the walk, as in the kernel.
+ */
 int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 {
 	struct flat *f = to_flat(map);
-	uint32_t ks = map->key_size, start = 0;
+	uint32_t ks = map->key_size, h0 = 0;
+	char stack[2 * 256], *best = ks <= 256 ? stack : malloc(2 * (size_t)ks);
+	const void *after = NULL;
 	int ret = -ENOENT;
 
+	if (!best)
+		return -ENOMEM;
 	rcu_lock();
 	if (key) {
 		uint64_t hash = flat_hash(f, key);
 		struct flat_place pl = flat_place_of(f, hash);
-		uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks,
-					 ks <= 8 ? flat_small_key(key, ks) : 0);
 
-		if (pos != FLAT_NONE)
-			start = pos + 1;
-		/* An absent key restarts the walk, as in the kernel. */
+		if (flat_find(f, pl.home, pl.tag, key, ks, ks <= 8 ? flat_small_key(key, ks) : 0) !=
+		    FLAT_NONE) {
+			h0 = pl.home;
+			after = key;
+		}
 	}
-	for (uint32_t b = start / FLAT_SLOTS; b < f->n_buckets; b++) {
-		uint64_t live = flat_live(__atomic_load_n(&f->buckets[b].tags, __ATOMIC_ACQUIRE));
-
-		if (b == start / FLAT_SLOTS)
-			live &= ~0ULL << (8 * (start % FLAT_SLOTS));
-		for (; live; live &= live - 1)
-			if (flat_copy_live_key(f, b, flat_first(live), next_key))
-				break;
-		if (live) {
+	for (uint32_t h = h0; h < f->n_homes; h++) {
+		if (flat_home_next(f, h, h == h0 ? after : NULL, best, best + ks)) {
+			memcpy(next_key, best, ks);
 			ret = 0;
 			break;
 		}
 	}
 	rcu_unlock();
+	if (best != stack)
+		free(best);
 	return ret;
 }
 
