@@ -341,7 +341,6 @@ static void test_cpu_flags(void **state)
 	free(out);
 }
 
-/* Batches: whole per-CPU values, or one CPU's slot with F_CPU. */
 /* lookup_batch with F_CPU and a capacity of UINT32_MAX elements, into
  * buffers reserved for that many (MAP_NORESERVE: only touched pages are
  * backed): every one of the @n elements, the count written back. */
@@ -364,6 +363,7 @@ static void big_capacity_cpu_batch(struct bpfmap *map, const struct bpfmap_batch
 	munmap(slots, cap * 4);
 }
 
+/* Batches: whole per-CPU values, or one CPU's slot with F_CPU. */
 static void test_batches(void **state)
 {
 	enum bpfmap_type t = type_of(state);

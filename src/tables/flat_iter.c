@@ -52,8 +52,8 @@ static bool flat_copy_live_key(const struct flat *f, uint32_t b, uint32_t i, voi
 	}
 }
 
-/* Is @k a better next key of home @h than *@have: after @after (when
- * given) and before the best so far?  Copies it to @best if so. */
+/* Key @k, if it comes after @after (when given) and before the best so
+ * far (@best, when *@have), becomes the best. */
 static void flat_next_consider(const struct flat *f, const char *k, const void *after,
 			       char *best, bool *have)
 {
