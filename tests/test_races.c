@@ -27,7 +27,10 @@
  * match and its link while the key is deleted and inserted again into a
  * slot it has passed, which would miss the key without its check of the
  * bucket's lock word; and a copy-out stopped between its copy and that
- * check while the value is overwritten in place.
+ * check while the value is overwritten in place.  And an RHASH walk step
+ * stopped in an overflow group that a delete then frees: the delete must
+ * not wait for it, nor a fork()ed child's insert, and the step must look
+ * again rather than miss the rest of its bucket.
  * And the slot arena's (tables/slot_arena.c): a chunk stopped between its
  * last free and the return of its pages while others allocate.
  * And the flat LRU's: an eviction stopped before and after it reads its
@@ -45,7 +48,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_rng.h"
@@ -92,6 +97,7 @@ struct op {
 	bool look; /* a program-view lookup (0: found), in a read-side section */
 	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
 	bool take; /* a lookup-and-delete into out */
+	bool walk; /* get_next_key from the first key into out */
 	uint64_t out;
 	uint64_t out_hi; /* the second word of a 16-byte value */
 	int cpu; /* -1: anywhere */
@@ -125,6 +131,8 @@ static void *op_thread(void *arg)
 		ret = bpfmap_lookup_elem(o->m, &o->key, &o->out);
 	} else if (o->take) {
 		ret = bpfmap_lookup_and_delete_elem(o->m, &o->key, &o->out);
+	} else if (o->walk) {
+		ret = bpfmap_get_next_key(o->m, NULL, &o->out);
 	} else if (o->look) {
 		bpfmap_read_lock();
 		ret = bpfmap_lookup(o->m, &o->key) ? 0 : -ENOENT;
@@ -943,6 +951,104 @@ static void test_rhash_group_moved(void **state)
 	rhash_group_reused(true, true);
 }
 
+/* Where @a falls against @b in the map's order (hash, key bytes). */
+static int rhash_order(struct bpfmap *m, uint64_t a, uint64_t b)
+{
+	uint32_t ha = rhash_hash(m, a), hb = rhash_hash(m, b);
+
+	return ha != hb ? (ha < hb ? -1 : 1) : memcmp(&a, &b, sizeof(a));
+}
+
+/* Has the child @pid exited with 0 within 5 s?  Killed if not. */
+static __attribute__((unused)) bool child_done(pid_t pid)
+{
+	int status = 0;
+
+	for (int i = 0; i < 500; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		usleep(10 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return false;
+}
+
+/*
+ * A get_next_key walk takes no lock.  Bucket 0 holds 15 keys: 7 in its
+ * first group, K1 alone in the overflow group G1 (six others deleted), and
+ * K2, the least of all in the order, in G2 after it.  The walk from the
+ * first key stops in G1, its slots read, before it reads G1's next.  Then:
+ *  - a fork()ed child inserts into bucket 0: it hung when a walk held the
+ *    bucket's lock (it cannot be released in the child), and the parent's
+ *    delete of K1 waited for the walk;
+ *  - that delete empties G1, which is freed at once, its next no longer
+ *    G2: the walk's scan misses K2, present throughout, and only the
+ *    bucket's lock word, moved by the delete, makes it read the bucket
+ *    again and answer K2.
+ */
+static void test_rhash_walk_holds_nothing(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_map(8);
+	struct rtab *r = to_rtab(m);
+	struct rtab_table *t = rtab_table_of(r);
+	uint64_t keys[15], spare[1], least, v = 1, k;
+	struct rtab_group *g1;
+	size_t li = 0;
+	pid_t pid;
+
+	k = rhash_fill(m, 0, 0, keys, 14, 1);
+	rhash_fill(m, 0, k, spare, 1, 1); /* one more, taken out at once */
+	assert_int_equal(bpfmap_delete_elem(m, spare), 0);
+	/* The least of the 15 goes in last, so that it lands in G2. */
+	keys[14] = spare[0];
+	for (size_t i = 1; i < 15; i++)
+		if (rhash_order(m, keys[i], keys[li]) < 0)
+			li = i;
+	least = keys[li];
+	keys[li] = keys[14];
+	keys[14] = least;
+	for (int i = 0; i < 15; i++)
+		(void)bpfmap_delete_elem(m, &keys[i]);
+	for (int i = 0; i < 15; i++)
+		assert_int_equal(bpfmap_update_elem(m, &keys[i], &v, BPFMAP_NOEXIST), 0);
+	g1 = rtab_ogroup(r, t->groups[0].next);
+	assert_int_not_equal(g1->next, RTAB_NONE);
+	assert_int_equal(rtab_ogroup(r, g1->next)->link[0] != RTAB_NONE, 1);
+	for (int i = 8; i < 14; i++) /* G1 keeps keys[7], K1 */
+		assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
+
+	struct op walk = { .m = m, .walk = true, .cpu = -1 };
+	struct op del = { .m = m, .key = keys[7], .del = true, .cpu = -1 };
+
+	op_start_stopped(&walk, HOOK_RTAB_WALK, 1);
+	assert_ptr_equal(stop.obj, g1);
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer stops a child of a threaded process that starts a
+	 * thread, and liburcu restarts its worker there; the other builds
+	 * run the fork. */
+	print_message("fork part skipped: ThreadSanitizer forbids threads in a forked child\n");
+	(void)pid;
+#else
+	pid = fork();
+	assert_int_not_equal(pid, -1);
+	if (pid == 0) {
+		uint64_t in = keys[8];
+
+		_exit(bpfmap_update_elem(m, &in, &v, BPFMAP_NOEXIST) ? 1 : 0);
+	}
+	assert_true(child_done(pid));
+#endif
+	op_start(&del);
+	assert_int_equal(op_answer_soon(&del), 0);
+	assert_int_equal(op_join(&del), 0);
+	op_release();
+	assert_int_equal(op_join(&walk), 0);
+	assert_int_equal(walk.out, least);
+	bpfmap_free(m);
+}
+
 /* Values of two words: an overwrite takes the lock (one-word values are
  * stored lock-free, and a copy reads them at once). */
 static void test_rhash_copy_overwritten(void **state)
@@ -1343,6 +1449,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),
+		cmocka_unit_test_setup(test_rhash_walk_holds_nothing, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_then_gone, setup_hook),
 		cmocka_unit_test_setup(test_rhash_bare_stale_table, setup_hook),

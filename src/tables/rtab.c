@@ -410,47 +410,7 @@ void rtab_free_ogroups(struct rtab *r, uint32_t og)
 	}
 }
 
-/* Where (hash, key) falls against element @e of hash @eh: < 0 before it,
- * 0 the same key, > 0 after it. */
-static int rtab_order(const struct rtab *r, uint32_t eh, const char *e, uint32_t hash,
-		      const void *key)
-{
-	if (hash != eh)
-		return hash < eh ? -1 : 1;
-	return memcmp(key, e, r->map.key_size);
-}
-
-bool rtab_first_after_locked(struct rtab *r, struct rtab_group *g, const struct rtab_cursor *c,
-			     struct rtab_slot *out)
-{
-	bool found = false;
-	uint32_t best_hash = 0;
-	const char *best = NULL;
-
-	for (; g; g = rtab_next_group(r, g)) {
-		for (int i = 0; i < RTAB_SLOTS; i++) {
-			uint32_t link = __atomic_load_n(&g->link[i], __ATOMIC_RELAXED);
-			const char *e;
-
-			if (link == RTAB_NONE)
-				continue;
-			e = rtab_elem(r, link);
-			if (c->key ? rtab_order(r, g->hash[i], e, c->hash, c->key) >= 0
-				   : g->hash[i] < c->hash)
-				continue;
-			if (found && rtab_order(r, g->hash[i], e, best_hash, best) < 0)
-				continue; /* the best so far comes before it */
-			found = true;
-			best = e;
-			best_hash = g->hash[i];
-			out->g = g;
-			out->i = i;
-		}
-	}
-	return found;
-}
-
-void rtab_copy_value_locked(struct rtab *r, char *e, void *dst, bool lockf)
+void rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf)
 {
 	if (lockf)
 		value_copy_out_locked(&r->map, dst, rtab_value(r, e));

@@ -511,11 +511,9 @@ void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s
 /* Free the overflow groups chained from group index @og on (the bucket
  * they were in locked). */
 void rtab_free_ogroups(struct rtab *r, uint32_t og);
-/* The first element after @c in the locked bucket @g: its slot, or false. */
-bool rtab_first_after_locked(struct rtab *r, struct rtab_group *g, const struct rtab_cursor *c,
-			     struct rtab_slot *out);
-/* Copy out the value of element @e (its bucket locked), the lock field zeroed. */
-void rtab_copy_value_locked(struct rtab *r, char *e, void *dst, bool lockf);
+/* Copy out the value of element @e, the lock field zeroed: under its
+ * bucket's lock, or kept only if the bucket's word is unchanged after. */
+void rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf);
 /* The last reference: free the map now or when its last callback ends. */
 void rtab_destroy(struct rtab *r);
 

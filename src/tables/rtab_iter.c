@@ -2,14 +2,98 @@
 /*
  * The resizable table's walks: get_next_key and the batches, in the map's
  * order (hash, key bytes), which no resize changes (tables/rtab.h).  Each
- * step answers "the first element after this place" under the lock of the
- * group it looks in, so a walk returns every element present throughout it
- * exactly once, in increasing order, whatever grows, shrinks or is deleted
- * meanwhile, the place it resumes from included.
+ * step answers "the first element after this place" from one consistent
+ * state of the group it looks in, so a walk returns every element present
+ * throughout it exactly once, in increasing order, whatever grows, shrinks
+ * or is deleted meanwhile, the place it resumes from included.
+ *
+ * A step that only reads takes no lock: it reads the bucket as a copy-out
+ * does, and keeps what it read only if the bucket's lock word was even and
+ * unchanged around it.  A walk that locked each bucket stalled the writers
+ * there, and a fork() while another thread walked left a bucket locked for
+ * ever in the child.  Lookup-and-delete batches lock, as every delete does.
  */
 #include <errno.h>
 
 #include "tables/rtab.h"
+
+/* Where (hash, key) falls against element @e of hash @eh: < 0 before it,
+ * 0 the same key, > 0 after it. */
+static int rtab_order(const struct rtab *r, uint32_t eh, const char *e, uint32_t hash,
+		      const void *key)
+{
+	if (hash != eh)
+		return hash < eh ? -1 : 1;
+	return memcmp(key, e, r->map.key_size);
+}
+
+/*
+ * The first element after @c among the bucket's groups from @g: its slot,
+ * or false.  Locked or not: a lock-free caller keeps the answer only if the
+ * bucket's word is unchanged after, so what it reads in between may be
+ * stale (a group freed under it and reused, whose next leads elsewhere),
+ * but always mapped, and never read past a first group's RTAB_MOVED.
+ * Elements it reaches stay unused until its read-side section ends.
+ */
+static bool rtab_first_after(const struct rtab *r, struct rtab_group *g,
+			     const struct rtab_cursor *c, struct rtab_slot *out)
+{
+	bool found = false;
+	uint32_t best_hash = 0;
+	const char *best = NULL;
+
+	for (;;) {
+		uint32_t next;
+
+		for (int i = 0; i < RTAB_SLOTS; i++) {
+			uint32_t link = rtab_load(&g->link[i]);
+			uint32_t hash = rtab_load(&g->hash[i]);
+			const char *e;
+
+			if (link == RTAB_NONE)
+				continue;
+			e = rtab_elem(r, link);
+			if (c->key ? rtab_order(r, hash, e, c->hash, c->key) >= 0 : hash < c->hash)
+				continue;
+			if (found && rtab_order(r, hash, e, best_hash, best) < 0)
+				continue; /* the best so far comes before it */
+			found = true;
+			best = e;
+			best_hash = hash;
+			out->g = g;
+			out->i = i;
+		}
+		TEST_HOOK(HOOK_RTAB_WALK, g);
+		next = rtab_load(&g->next);
+		if (next == RTAB_NONE || next == RTAB_MOVED)
+			return found;
+		g = rtab_ogroup(r, next);
+	}
+}
+
+/* The bucket of @hash in the table that holds it now, and its lock word,
+ * even, before any read of it (seq_spin_read_begin). */
+static struct rtab_group *rtab_read_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out,
+					   uint32_t *seq)
+{
+	struct rtab_table *t = rtab_table_of(r);
+
+	for (;;) {
+		struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
+
+		*seq = seq_spin_read_begin(&g->lock);
+		if (unlikely(*seq & 1)) {
+			cpu_relax();
+			continue;
+		}
+		if (unlikely(rtab_load(&g->next) == RTAB_MOVED)) {
+			t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		*t_out = t;
+		return g;
+	}
+}
 
 /*
  * Copy out the first element after @c (its key to @key_out, its value to
@@ -25,23 +109,37 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 	rcu_lock();
 	for (;;) {
 		struct rtab_table *t;
-		struct rtab_group *g = rtab_lock_bucket(r, at.hash, &t);
+		struct rtab_group *g;
 		struct rtab_slot s;
-		uint32_t b, shift;
+		uint32_t b, shift, seq = 0, idx = RTAB_NONE, hash = 0;
+		bool found;
 
-		if (rtab_first_after_locked(r, g, &at, &s)) {
-			uint32_t idx = s.g->link[s.i];
-			char *e = rtab_elem(r, idx);
-
-			memcpy(key_out, e, r->map.key_size);
+		if (do_delete)
+			g = rtab_lock_bucket(r, at.hash, &t);
+		else
+			g = rtab_read_bucket(r, at.hash, &t, &seq);
+		found = rtab_first_after(r, g, &at, &s);
+		if (found) {
+			idx = rtab_load(&s.g->link[s.i]);
+			hash = rtab_load(&s.g->hash[s.i]);
 			if (value_out)
-				rtab_copy_value_locked(r, e, value_out, lockf);
-			c->hash = s.g->hash[s.i];
+				rtab_copy_value(r, rtab_elem(r, idx), value_out, lockf);
+		}
+		if (!do_delete && !seq_spin_read_valid(&g->lock, seq)) {
+			cpu_relax();
+			continue;
+		}
+		if (found) {
+			/* Only now: @key_out may be the cursor's key (get_next_key
+			 * with one buffer), which a step read again must still
+			 * have.  The element's key cannot change before the
+			 * section ends. */
+			memcpy(key_out, rtab_elem(r, idx), r->map.key_size);
+			c->hash = hash;
 			c->key = key_out;
-			if (do_delete)
-				rtab_delete_locked(r, g, s);
-			rtab_unlock_bucket(g);
 			if (do_delete) {
+				rtab_delete_locked(r, g, s);
+				rtab_unlock_bucket(g);
 				rtab_elem_retire(r, idx);
 				rtab_resize_check(r, false);
 			}
@@ -50,7 +148,8 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 		}
 		shift = t->shift;
 		b = (uint32_t)(g - t->groups);
-		rtab_unlock_bucket(g);
+		if (do_delete)
+			rtab_unlock_bucket(g);
 		if (b + 1 == t->n) {
 			rcu_unlock();
 			return -ENOENT;

@@ -22,6 +22,8 @@ enum test_hook_point {
 	HOOK_RTAB_STEP,		 /* an RHASH scan: a slot's hash matched, its link (obj) not read */
 	HOOK_RTAB_COPY,		 /* an RHASH copy-out: value read, not yet validated */
 	HOOK_RTAB_STORE,	 /* an RHASH lock-free overwrite: key found (obj), not stored */
+	HOOK_RTAB_WALK,		 /* an RHASH walk step: a group's slots read, its next not
+				  * yet (obj: the group) */
 	HOOK_RTAB_BARE,		 /* an RHASH probe outside a read-side section: table read,
 				  * its bucket (obj) not yet */
 	HOOK_ARENA_GIVING,	 /* a slot arena: a chunk all free, off its lists, its pages
