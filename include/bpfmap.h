@@ -318,8 +318,11 @@ BPFMAP_API int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key
  * @key:      NULL, or a key; NULL or a key not in the map start from the first.
  * @next_key: receives the key after @key (key_size bytes).
  * Returns 0, or -ENOENT after the last key (or on an empty map), -EINVAL
- * (NULL map or next_key), -EPERM (BPFMAP_F_WRONLY).
- * Order: bucket order, then position in the bucket; it depends on the seed.
+ * (NULL map or next_key), -EPERM (BPFMAP_F_WRONLY), -ENOMEM (preallocated
+ * maps with keys over 256 bytes: no memory to compare keys in; the kernel's
+ * syscall allocates here too).
+ * Order: bucket by bucket (preallocated maps: each bucket's keys in byte
+ * order; chained maps: by position in the bucket); it depends on the seed.
  * Concurrency: lock-free.  A walk visits every key exactly once when nothing
  * changes meanwhile; under concurrent updates it may miss keys added or
  * removed during the walk, and restarts from the first key if @key has been
@@ -328,7 +331,8 @@ BPFMAP_API int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key
  * every table size; a walk returns every key present for the whole walk
  * exactly once and none twice, while the map grows and shrinks, and a @key
  * not in the map (deleted since, say) resumes from its place in that order,
- * not from the first key.  Each call locks one bucket.
+ * not from the first key.  Each call reads one bucket or more, taking no
+ * lock, and reads a bucket again if a writer changed it meanwhile.
  */
 BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 
@@ -354,7 +358,8 @@ BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *ne
  * BPFMAP_TYPE_RHASH: element by element, in get_next_key's exact order; the
  * cursor is the last key returned (key_size bytes), any *count >= 1 makes
  * progress (never -ENOSPC), and a cursor whose key was deleted since goes on
- * from its place.
+ * from its place.  Each element is read as get_next_key reads it, with no
+ * lock; lookup_and_delete_batch locks the bucket it deletes from.
  */
 BPFMAP_API int bpfmap_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch,
 				   void *keys, void *values, uint32_t *count,

@@ -7,7 +7,8 @@
  * into a NO_PREALLOC map gives -ENOMEM and leaves the map exactly as it was.
  * Then random operations on each type against a model while one allocation
  * in eight fails: an insert may answer -ENOMEM and change nothing, every
- * other answer is the model's, and no key or value is ever lost.
+ * other answer is the model's, and no key or value is ever lost.  And
+ * get_next_key's one allocation (long keys): -ENOMEM, nothing written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -352,6 +353,39 @@ static void test_rhash_grow_without_memory(void **state)
 	rcu_wait_deferred(); /* the old table's retirement frees the map last */
 }
 
+/*
+ * get_next_key on a preallocated map with keys over 256 bytes allocates the
+ * buffers it compares keys in (so does the kernel's syscall): without
+ * memory it answers -ENOMEM and writes nothing; with it, the walk goes on.
+ */
+static void test_get_next_key_long_keys(void **state)
+{
+	enum { KS = 300, N = 3 };
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, KS, 8, 16384, 0);
+	unsigned char key[KS] = { 0 }, next[KS];
+	uint64_t v = 1;
+	int n = 0, ret;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		key[0] = (unsigned char)i;
+		assert_int_equal(bpfmap_update_elem(map, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	memset(next, 0xa5, sizeof(next));
+	arm(1);
+	ret = bpfmap_get_next_key(map, NULL, next);
+	arm(0);
+	assert_int_equal(ret, -ENOMEM);
+	for (int i = 0; i < KS; i++)
+		assert_int_equal(next[i], 0xa5);
+	for (ret = bpfmap_get_next_key(map, NULL, next); !ret;
+	     ret = bpfmap_get_next_key(map, next, next))
+		n++;
+	assert_int_equal(ret, -ENOENT);
+	assert_int_equal(n, N);
+	bpfmap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_ops_while_allocations_fail),
 		cmocka_unit_test(test_lru_inserts_while_allocations_fail),
 		cmocka_unit_test(test_rhash_grow_without_memory),
+		cmocka_unit_test(test_get_next_key_long_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
