@@ -290,7 +290,9 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC); the map is unchanged.
  * Concurrency: locks the key's bucket.  Copy-out readers see the old or the new
  * value; program-view readers holding a pointer see the bytes change in place
- * (use the spin lock or atomics for multi-word consistency there).
+ * (use the spin lock or atomics for multi-word consistency there).  A value
+ * with a spin lock is stored under it, BPFMAP_F_LOCK or not: the update
+ * waits while a program holds that lock, with the bucket unlocked.
  */
 BPFMAP_API int bpfmap_update_elem(struct bpfmap *map, const void *key,
 				  const void *value, uint64_t flags);

@@ -30,7 +30,10 @@
  * check while the value is overwritten in place.  And an RHASH walk step
  * stopped in an overflow group that a delete then frees: the delete must
  * not wait for it, nor a fork()ed child's insert, and the step must look
- * again rather than miss the rest of its bucket.
+ * again rather than miss the rest of its bucket; and one whose bucket
+ * keeps changing, which must lock it at last.  And an update that waits
+ * for a value's spin lock that a program holds, in all three tables: the
+ * bucket's other keys and copy-outs must not wait with it.
  * And the slot arena's (tables/slot_arena.c): a chunk stopped between its
  * last free and the return of its pages while others allocate.
  * And the flat LRU's: an eviction stopped before and after it reads its
@@ -70,7 +73,8 @@ static struct {
 	int skip;    /* hits to let pass before stopping */
 	int armed;   /* atomic */
 	int reached; /* atomic */
-	int go;	     /* atomic */
+	int round;   /* atomic: stops so far (op_restop) */
+	int go;	     /* atomic: the thread goes on once go > the round it stopped in */
 	const void *obj; /* the hook's object where it stopped */
 } stop;
 
@@ -83,8 +87,10 @@ static void hook(enum test_hook_point point, const void *obj)
 		return;
 	__atomic_store_n(&stop.armed, 0, __ATOMIC_SEQ_CST);
 	stop.obj = obj;
+	int round = __atomic_load_n(&stop.round, __ATOMIC_SEQ_CST);
+
 	__atomic_store_n(&stop.reached, 1, __ATOMIC_SEQ_CST);
-	while (!__atomic_load_n(&stop.go, __ATOMIC_SEQ_CST))
+	while (__atomic_load_n(&stop.go, __ATOMIC_SEQ_CST) <= round)
 		usleep(100);
 }
 
@@ -169,7 +175,23 @@ static void op_start_stopped(struct op *o, enum test_hook_point point, int skip)
 
 static void op_release(void)
 {
-	__atomic_store_n(&stop.go, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&stop.go, __atomic_load_n(&stop.round, __ATOMIC_SEQ_CST) + 1,
+			 __ATOMIC_SEQ_CST);
+}
+
+/* Let the stopped @o go on, and stop it at the same point's next hit. */
+static void op_restop(struct op *o)
+{
+	int round = __atomic_load_n(&stop.round, __ATOMIC_SEQ_CST) + 1;
+
+	__atomic_store_n(&stop.reached, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&stop.round, round, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&stop.go, round, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&stop.reached, __ATOMIC_SEQ_CST)) {
+		assert_int_equal(__atomic_load_n(&o->ret, __ATOMIC_SEQ_CST), INT32_MIN);
+		usleep(100);
+	}
 }
 
 static int op_join(struct op *o)
@@ -178,17 +200,23 @@ static int op_join(struct op *o)
 	return o->ret;
 }
 
-/* Has @o answered within 50 ms?  Its answer, or INT32_MIN. */
-static int op_answer_soon(struct op *o)
+/* Has the answer *@ret of another thread (INT32_MIN until it comes) come
+ * within 50 ms?  It, or INT32_MIN. */
+static int answer_soon(const int *ret)
 {
 	for (int i = 0; i < 50; i++) {
-		int r = __atomic_load_n(&o->ret, __ATOMIC_SEQ_CST);
+		int r = __atomic_load_n(ret, __ATOMIC_SEQ_CST);
 
 		if (r != INT32_MIN)
 			return r;
 		usleep(1000);
 	}
 	return INT32_MIN;
+}
+
+static int op_answer_soon(struct op *o)
+{
+	return answer_soon(&o->ret);
 }
 
 static struct bpfmap *full_map(uint32_t ks, uint32_t me, uint32_t flags)
@@ -1318,6 +1346,126 @@ static void test_rhash_store_waits_value_lock(void **state)
 }
 
 /*
+ * A walk step that keeps finding its bucket changed locks it at last
+ * (RTAB_WALK_TRIES), so that writers cannot hold it off for as long as
+ * they go on.  The step stops in bucket B before its check; a delete and
+ * an insert change B, and it reads again, RTAB_WALK_TRIES times.  Until
+ * then the step holds nothing and each change answers at once; then it
+ * holds B's lock, and a delete waits for it.  Its answer is B's least key.
+ */
+static void test_rhash_walk_step_locks_at_last(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_map(8);
+	uint64_t keys[3], least, v = 1;
+	struct op walk = { .m = m, .walk = true, .cpu = -1 };
+
+	rhash_fill(m, 0, 0, keys, 3, 1);
+	least = keys[0];
+	for (int i = 1; i < 3; i++)
+		if (rhash_order(m, keys[i], least) < 0)
+			least = keys[i];
+	op_start_stopped(&walk, HOOK_RTAB_WALK, 0);
+	for (int i = 0; i < RTAB_WALK_TRIES; i++) {
+		struct op del = { .m = m, .key = keys[2], .del = true, .cpu = -1 };
+		struct op ins = { .m = m, .key = keys[2], .value = v, .cpu = -1 };
+
+		op_start(&del);
+		assert_int_equal(op_answer_soon(&del), 0);
+		assert_int_equal(op_join(&del), 0);
+		op_start(&ins);
+		assert_int_equal(op_answer_soon(&ins), 0);
+		assert_int_equal(op_join(&ins), 0);
+		op_restop(&walk);
+	}
+	struct op del = { .m = m, .key = keys[2], .del = true, .cpu = -1 };
+
+	op_start(&del);
+	assert_int_equal(op_answer_soon(&del), INT32_MIN); /* the step holds B */
+	op_release();
+	assert_int_equal(op_join(&walk), 0);
+	assert_int_equal(walk.out, least);
+	assert_int_equal(op_join(&del), 0);
+	bpfmap_free(m);
+}
+
+/*
+ * A program holds K's value lock; an update of K without F_LOCK waits for
+ * it, but not with K's bucket locked: meanwhile a copy-out of K answers at
+ * once (the old value), and so does an update of @other, a key of the same
+ * bucket.  Both waited for the program's lock when the update held the
+ * bucket (or, in the chained table, K's seqcount) while it waited.
+ */
+static void value_lock_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other)
+{
+	struct locked_update u = { .m = m, .key = k, .ret = INT32_MIN };
+	struct locked_update o = { .m = m, .key = other, .ret = INT32_MIN };
+	struct locked_value v = { .word = 1 }, *p;
+	struct op copy = { .m = m, .key = k, .copy = true, .cpu = -1 };
+	pthread_t tu, to;
+
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, &other, &v, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, &k);
+	assert_non_null(p);
+	bpfmap_spin_lock(&p->lock);
+	assert_int_equal(pthread_create(&tu, NULL, locked_update_thread, &u), 0);
+	assert_int_equal(answer_soon(&u.ret), INT32_MIN); /* waits for the program */
+	op_start(&copy);
+	assert_int_equal(pthread_create(&to, NULL, locked_update_thread, &o), 0);
+	int copied = op_answer_soon(&copy), updated = answer_soon(&o.ret);
+
+	assert_int_equal(__atomic_load_n(&p->word, __ATOMIC_RELAXED), 1);
+	bpfmap_spin_unlock(&p->lock);
+	bpfmap_read_unlock();
+	assert_int_equal(op_join(&copy), 0);
+	assert_int_equal(pthread_join(tu, NULL), 0);
+	assert_int_equal(pthread_join(to, NULL), 0);
+	assert_int_equal(copied, 0);
+	assert_int_equal(copy.out_hi, 1);
+	assert_int_equal(updated, 0);
+	assert_int_equal(u.ret, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &k, &v), 0);
+	assert_int_equal(v.word, 7);
+	bpfmap_free(m);
+}
+
+static void test_value_lock_waits_alone(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(o, .lock_off = 0);
+	struct bpfmap *m;
+	uint64_t other;
+
+	/* The flat table: eight entries are one home. */
+	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, sizeof(struct locked_value), 8, &o);
+	assert_non_null(m);
+	assert_int_equal(to_flat(m)->n_homes, 1);
+	value_lock_waits_alone(m, 1, 2);
+
+	/* The chained table. */
+	o.map_flags = BPFMAP_F_NO_PREALLOC;
+	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, sizeof(struct locked_value), 64, &o);
+	assert_non_null(m);
+	struct chain *c = chain_map_of(m);
+	uint64_t k = 1;
+	struct chain_bucket *bk = chain_bucket(c, chain_key_of(c, &k, CHAIN_GENERIC).hash);
+
+	for (other = 2; chain_bucket(c, chain_key_of(c, &other, CHAIN_GENERIC).hash) != bk;)
+		other++;
+	value_lock_waits_alone(m, k, other);
+
+	/* RHASH. */
+	m = rhash_locked_map();
+	struct rtab_table *t = rtab_table_of(to_rtab(m));
+
+	for (other = 2; rtab_bucket(t, rhash_hash(m, other)) != rtab_bucket(t, rhash_hash(m, 1));)
+		other++;
+	value_lock_waits_alone(m, 1, other);
+}
+
+/*
  * A lock-free overwrite found its key and stops before its store; a
  * lookup-and-delete of the key starts.  The overwrite will answer success,
  * so the value it stores must be the one the lookup-and-delete returns:
@@ -1450,6 +1598,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),
 		cmocka_unit_test_setup(test_rhash_walk_holds_nothing, setup_hook),
+		cmocka_unit_test_setup(test_rhash_walk_step_locks_at_last, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_then_gone, setup_hook),
 		cmocka_unit_test_setup(test_rhash_bare_stale_table, setup_hook),
@@ -1457,6 +1606,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_window_holds_element, setup_hook),
 		cmocka_unit_test(test_rhash_flock_store_moves_word),
 		cmocka_unit_test(test_rhash_store_waits_value_lock),
+		cmocka_unit_test(test_value_lock_waits_alone),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),

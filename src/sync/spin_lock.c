@@ -6,20 +6,23 @@
 
 #include "sync/spin_lock.h"
 
-void spin_lock_slow(uint32_t *word)
+void spin_wait_free(uint32_t *word)
 {
 	unsigned int spins = 0;
 
-	for (;;) {
-		while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
-			if (++spins < 128)
-				cpu_relax();
-			else
-				sched_yield();
-		}
-		if (!__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE))
-			return;
+	while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
+		if (++spins < 128)
+			cpu_relax();
+		else
+			sched_yield();
 	}
+}
+
+void spin_lock_slow(uint32_t *word)
+{
+	do
+		spin_wait_free(word);
+	while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE));
 }
 
 void seq_spin_lock_slow(uint32_t *word)

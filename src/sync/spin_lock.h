@@ -27,6 +27,20 @@ static ALWAYS_INLINE void spin_unlock_word(uint32_t *word)
 	__atomic_store_n(word, 0, __ATOMIC_RELEASE);
 }
 
+/* Take @word only if it is free now.  A writer that holds a bucket lock
+ * takes a value's spin lock this way: a program may hold that one for as
+ * long as it likes, and waiting for it with the bucket held would stall
+ * every reader and writer of the bucket meanwhile. */
+static ALWAYS_INLINE bool spin_trylock_word(uint32_t *word)
+{
+	return !__atomic_load_n(word, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE);
+}
+
+/* Wait until @word is free, without taking it (after a failed
+ * spin_trylock_word, with the bucket lock dropped). */
+void spin_wait_free(uint32_t *word);
+
 /*
  * The bucket lock of both tables (the chained table's buckets, the flat
  * table's homes): the same spin lock, but its word also versions what it

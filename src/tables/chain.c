@@ -43,33 +43,37 @@ static void chain_pcpu_copy_in(const struct chain *c, const struct chain_elem *e
 
 /* Overwrite a reachable element's value in place (@part of it, or all of
  * @value); bucket lock held.  The spin lock word is skipped: other threads
- * may hold it. */
-static void chain_write_value_locked(struct chain *c, struct chain_elem *e, const void *value,
+ * may hold it.  A value with a spin lock is stored under it, so that
+ * programs and BPFMAP_F_LOCK readers never see a mix, taken before the
+ * seqcount and only if it is free: false, nothing written, when it is held
+ * (the caller waits for it with the bucket unlocked). */
+static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, const void *value,
 				     const struct value_part *part)
 {
 	const struct bpfmap *map = &c->map;
 	void *dst = elem_value(c, e);
+	struct bpfmap_spin_lock *l = NULL;
 
 	if (c->value_word) { /* never with parts: per-CPU maps are not value_word */
 		chain_store_value_word(c, e, value);
-		return;
+		return true;
+	}
+	if (!c->pcpu && !part && map_has_lock(map)) {
+		l = value_lock(map, dst);
+		if (!spin_trylock_word(&l->val))
+			return false;
 	}
 	seqcount_write_begin(&e->seq);
-	if (c->pcpu) {
+	if (c->pcpu)
 		chain_pcpu_copy_in(c, e, value, part, false);
-	} else if (part) {
+	else if (part)
 		chain_part_copy_in(dst, part);
-	} else if (map_has_lock(map)) {
-		struct bpfmap_spin_lock *l = value_lock(map, dst);
-
-		/* Hold the value's lock so BPFMAP_F_LOCK readers never see a mix. */
-		spin_lock_word(&l->val);
+	else
 		value_store(map, dst, value);
-		spin_unlock_word(&l->val);
-	} else {
-		value_store(map, dst, value);
-	}
 	seqcount_write_end(&e->seq);
+	if (l)
+		spin_unlock_word(&l->val);
+	return true;
 }
 
 /* Fill an unpublished element: @value, or zeros and @part. */
@@ -221,10 +225,19 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		chain_bucket_lock(b);
 		e = chain_walk(b, k, key_size, kind, NULL);
 		if (e) {
-			if (mode == BPFMAP_NOEXIST)
+			if (mode == BPFMAP_NOEXIST) {
 				ret = -EEXIST;
-			else
-				chain_write_value_locked(c, e, value, part);
+			} else if (!chain_write_value_locked(c, e, value, part)) {
+				/* In a section, so that the element stays
+				 * while this waits on its lock word. */
+				uint32_t *busy = &value_lock(&c->map, elem_value(c, e))->val;
+
+				rcu_lock();
+				chain_bucket_unlock(b);
+				spin_wait_free(busy);
+				rcu_unlock();
+				continue;
+			}
 		} else if (mode == BPFMAP_EXIST) {
 			ret = -ENOENT;
 		} else {

@@ -21,8 +21,10 @@
 
 /* Overwrite a live element's value in place; home lock held.  The value's
  * spin lock (if any) is taken before the seq, so no writer ever waits while
- * it counts as busy on the bucket. */
-static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const void *value,
+ * it counts as busy on the bucket, and only if it is free: false, nothing
+ * written, when a program or an F_LOCK copy holds it (the caller waits for
+ * it with the home unlocked). */
+static ALWAYS_INLINE bool flat_write_value(struct flat *f, uint32_t pos, const void *value,
 					    const struct value_part *part)
 {
 	const struct bpfmap *map = &f->map;
@@ -34,17 +36,19 @@ static ALWAYS_INLINE void flat_write_value(struct flat *f, uint32_t pos, const v
 		 * the word at once too). */
 		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, pos),
 				 map_value_word(map, value), __ATOMIC_RELEASE);
-		return;
+		return true;
 	}
 	if (map_has_lock(map)) {
 		l = value_lock(map, flat_value_at(f, pos));
-		spin_lock_word(&l->val);
+		if (!spin_trylock_word(&l->val))
+			return false;
 	}
 	mwseq_write_begin(&f->buckets[b].seq);
 	flat_store_value(f, pos, value, part, false);
 	mwseq_write_end(&f->buckets[b].seq);
 	if (l)
 		spin_unlock_word(&l->val);
+	return true;
 }
 
 /* ---- lock-free overwrites ------------------------------------------------ */
@@ -382,7 +386,7 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 	uint64_t mode = flags & ~BPFMAP_F_LOCK;
 	bool section = ks > 8; /* long keys: compares need stable positions */
 	enum flat_insert_mode how = FLAT_INSERT_FIRST;
-	uint32_t *lock = &f->homes[h].lock, ticket;
+	uint32_t *lock = &f->homes[h].lock, ticket, *busy = NULL;
 	int ret;
 
 	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && !part && map->value_size <= 8 &&
@@ -416,8 +420,8 @@ retry:
 	if (pos != FLAT_NONE) {
 		if (mode == BPFMAP_NOEXIST)
 			ret = -EEXIST;
-		else
-			flat_write_value(f, pos, value, part);
+		else if (!flat_write_value(f, pos, value, part))
+			busy = &value_lock(&f->map, flat_value_at(f, pos))->val;
 		goto out;
 	}
 	if (mode == BPFMAP_EXIST) {
@@ -439,6 +443,15 @@ retry:
 		credit = 0;
 out:
 	seq_spin_unlock(lock);
+	if (unlikely(busy)) {
+		/* Positions stay mapped while the map lives: no section
+		 * needed to wait on one's lock word. */
+		spin_wait_free(busy);
+		busy = NULL;
+		if (section)
+			rcu_unlock();
+		goto retry;
+	}
 	if (section)
 		rcu_unlock();
 	if (unlikely(ret == -ENOSPC)) {

@@ -460,6 +460,14 @@ static ALWAYS_INLINE void rtab_bare_publish(void)
 #endif
 }
 
+/* A walk step reads its bucket lock-free at most this many times, finding
+ * it held or changed, and then locks it (tables/rtab_iter.c): writers that
+ * keep changing a bucket would otherwise hold the step off for as long as
+ * they go on, the longer the more value bytes it copies.  It locks only
+ * where writers are busy, so for fork() it adds no bucket they could not
+ * hold locked themselves. */
+#define RTAB_WALK_TRIES 3
+
 /* A place in the order: after (hash, key), or with no key, from hash on. */
 struct rtab_cursor {
 	uint32_t hash;

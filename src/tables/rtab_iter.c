@@ -72,7 +72,8 @@ static bool rtab_first_after(const struct rtab *r, struct rtab_group *g,
 }
 
 /* The bucket of @hash in the table that holds it now, and its lock word,
- * even, before any read of it (seq_spin_read_begin). */
+ * even, before any read of it (seq_spin_read_begin); NULL when a writer
+ * holds it. */
 static struct rtab_group *rtab_read_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out,
 					   uint32_t *seq)
 {
@@ -82,10 +83,8 @@ static struct rtab_group *rtab_read_bucket(struct rtab *r, uint32_t hash, struct
 		struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
 
 		*seq = seq_spin_read_begin(&g->lock);
-		if (unlikely(*seq & 1)) {
-			cpu_relax();
-			continue;
-		}
+		if (unlikely(*seq & 1))
+			return NULL;
 		if (unlikely(rtab_load(&g->next) == RTAB_MOVED)) {
 			t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
 			continue;
@@ -105,6 +104,7 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 		     bool lockf, bool do_delete)
 {
 	struct rtab_cursor at = *c;
+	unsigned int tries = 0;
 
 	rcu_lock();
 	for (;;) {
@@ -112,12 +112,18 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 		struct rtab_group *g;
 		struct rtab_slot s;
 		uint32_t b, shift, seq = 0, idx = RTAB_NONE, hash = 0;
-		bool found;
+		bool locked = do_delete || tries >= RTAB_WALK_TRIES, found;
 
-		if (do_delete)
+		if (locked) {
 			g = rtab_lock_bucket(r, at.hash, &t);
-		else
+		} else {
 			g = rtab_read_bucket(r, at.hash, &t, &seq);
+			if (unlikely(!g)) {
+				tries++;
+				cpu_relax();
+				continue;
+			}
+		}
 		found = rtab_first_after(r, g, &at, &s);
 		if (found) {
 			idx = rtab_load(&s.g->link[s.i]);
@@ -125,7 +131,8 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 			if (value_out)
 				rtab_copy_value(r, rtab_elem(r, idx), value_out, lockf);
 		}
-		if (!do_delete && !seq_spin_read_valid(&g->lock, seq)) {
+		if (!locked && !seq_spin_read_valid(&g->lock, seq)) {
+			tries++;
 			cpu_relax();
 			continue;
 		}
@@ -137,9 +144,11 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 			memcpy(key_out, rtab_elem(r, idx), r->map.key_size);
 			c->hash = hash;
 			c->key = key_out;
-			if (do_delete) {
+			if (do_delete)
 				rtab_delete_locked(r, g, s);
+			if (locked)
 				rtab_unlock_bucket(g);
+			if (do_delete) {
 				rtab_elem_retire(r, idx);
 				rtab_resize_check(r, false);
 			}
@@ -148,8 +157,9 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 		}
 		shift = t->shift;
 		b = (uint32_t)(g - t->groups);
-		if (do_delete)
+		if (locked)
 			rtab_unlock_bucket(g);
+		tries = 0;
 		if (b + 1 == t->n) {
 			rcu_unlock();
 			return -ENOENT;

@@ -162,27 +162,38 @@ int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
 	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, RTAB_GENERIC, false);
 }
 
+/* An overwrite found the value's spin lock held, and waited for it with the
+ * bucket unlocked (rtab_store_value_locked): the update starts again. */
+#define RTAB_VALUE_BUSY 4
+
 /*
- * A present key's value, in place: under the group's lock, so that
- * copy-outs see the old bytes or the new; and in a map whose values hold a
- * spin lock, under that lock too, with or without F_LOCK, so that programs
- * and F_LOCK copy-outs, which read under it alone, never see half a store.
- * The kernel stores an F_LOCK update under the value's lock alone, and
- * one without F_LOCK under neither: both tear its plain copy-outs.
+ * A present key's value with a spin lock, in place (its bucket locked):
+ * under that lock too, with or without F_LOCK, so that programs and F_LOCK
+ * copy-outs, which read under it alone, never see half a store; 0, or
+ * RTAB_VALUE_BUSY with the bucket unlocked.  The kernel stores an F_LOCK
+ * update under the value's lock alone, and one without F_LOCK under
+ * neither: both tear its plain copy-outs.  Out of line: rare, and the
+ * updates it would be inlined into are the hot path.
  */
-static void rtab_store_locked(struct rtab *r, char *e, const void *value)
+static __attribute__((noinline, cold)) int rtab_store_value_locked(struct rtab *r,
+									 struct rtab_group *g,
+									 char *e, const void *value)
 {
 	char *v = rtab_value(r, e);
+	struct bpfmap_spin_lock *l = value_lock(&r->map, v);
 
-	if (map_has_lock(&r->map)) {
-		struct bpfmap_spin_lock *l = value_lock(&r->map, v);
-
-		spin_lock_word(&l->val);
-		value_store(&r->map, v, value);
-		spin_unlock_word(&l->val);
-	} else {
-		value_store(&r->map, v, value);
+	/* Only if free (sync/spin_lock.h): a program may hold it for long,
+	 * and waiting here would stall the whole bucket.  The caller's
+	 * section keeps the element while this waits with the bucket
+	 * unlocked. */
+	if (!spin_trylock_word(&l->val)) {
+		rtab_unlock_bucket(g);
+		spin_wait_free(&l->val);
+		return RTAB_VALUE_BUSY;
 	}
+	value_store(&r->map, v, value);
+	spin_unlock_word(&l->val);
+	return 0;
 }
 
 /* An insert found the arenas exhausted for now (what waits in them for a
@@ -217,8 +228,15 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 	    rtab_find_locked(r, g, hash, key, &s)) {
 		ret = -EEXIST;
 		if (mode != BPFMAP_NOEXIST) {
-			rtab_store_locked(r, rtab_elem(r, s.g->link[s.i]), value);
+			e = rtab_elem(r, s.g->link[s.i]);
 			ret = 0;
+			if (unlikely(map_has_lock(&r->map))) {
+				ret = rtab_store_value_locked(r, g, e, value);
+				if (ret)
+					return ret; /* the bucket is unlocked */
+			} else {
+				value_store(&r->map, rtab_value(r, e), value);
+			}
 		}
 		goto unlock;
 	}
@@ -405,15 +423,19 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	if (ret == RTAB_TAKE_LOCK)
 		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL,
 					 key_size);
+
 	rcu_unlock();
 	/* Every free element waits for its grace period: wait for them, where
 	 * waiting is allowed, for as long as it takes.  Once was not enough:
 	 * another thread's inserts may take what the wait gave back, and the
-	 * count (at most max_entries) proves that room exists. */
-	while (unlikely(ret == RTAB_RETRY)) {
-		if (!rcu_may_wait())
-			return -ENOMEM;
-		rtab_reclaim_wait(r);
+	 * count (at most max_entries) proves that room exists.  An overwrite
+	 * that waited for its value's spin lock starts again too. */
+	while (unlikely(ret == RTAB_RETRY || ret == RTAB_VALUE_BUSY)) {
+		if (ret == RTAB_RETRY) {
+			if (!rcu_may_wait())
+				return -ENOMEM;
+			rtab_reclaim_wait(r);
+		}
 		rcu_lock();
 		ret = rtab_update_locked(r, hash, key, value, mode, NULL, key_size);
 		rcu_unlock();
