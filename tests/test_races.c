@@ -1431,6 +1431,79 @@ static void value_lock_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other)
 	bpfmap_free(m);
 }
 
+struct flock_batch {
+	struct bpfmap *m;
+	uint64_t keys[8];
+	struct locked_value values[8];
+	uint32_t count;
+	int ret; /* atomic: INT32_MIN until done */
+};
+
+static void *flock_batch_thread(void *arg)
+{
+	struct flock_batch *fb = arg;
+	uint64_t out;
+	struct bpfmap_batch_opts o = { .sz = sizeof(o), .elem_flags = BPFMAP_F_LOCK };
+
+	fb->count = 8;
+	__atomic_store_n(&fb->ret,
+			 bpfmap_lookup_and_delete_batch(fb->m, NULL, &out, fb->keys, fb->values,
+							&fb->count, &o),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * An RHASH lookup-and-delete batch with F_LOCK copies each value under its
+ * spin lock; one that a program holds, it waits for with the bucket
+ * unlocked, so an update of another key of that bucket answers meanwhile
+ * (it waited for the program when the batch held the bucket's lock).
+ */
+static void test_rhash_flock_batch_waits_alone(void **state)
+{
+	(void)state;
+	struct bpfmap *m = rhash_locked_map();
+	struct flock_batch fb = { .m = m, .ret = INT32_MIN };
+	struct locked_update o = { .m = m, .ret = INT32_MIN };
+	struct locked_value v = { .word = 1 }, *p;
+	uint64_t k = 1;
+	struct rtab_table *t = rtab_table_of(to_rtab(m));
+	pthread_t tb, to;
+
+	for (o.key = 2; rtab_bucket(t, rhash_hash(m, o.key)) != rtab_bucket(t, rhash_hash(m, k));)
+		o.key++;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, &o.key, &v, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, &k);
+	assert_non_null(p);
+	bpfmap_spin_lock(&p->lock);
+	assert_int_equal(pthread_create(&tb, NULL, flock_batch_thread, &fb), 0);
+	usleep(20 * 1000);
+	assert_int_equal(pthread_create(&to, NULL, locked_update_thread, &o), 0);
+	int updated = answer_soon(&o.ret), batched = answer_soon(&fb.ret);
+
+	bpfmap_spin_unlock(&p->lock);
+	bpfmap_read_unlock();
+	assert_int_equal(pthread_join(tb, NULL), 0);
+	assert_int_equal(pthread_join(to, NULL), 0);
+	assert_int_equal(updated, 0);
+	assert_int_equal(batched, INT32_MIN); /* it waited for the program */
+	assert_true(fb.ret == 0 || fb.ret == -ENOENT);
+	/* K was taken with its value, the other key too unless the batch
+	 * passed its place before the update put it back. */
+	assert_true(fb.count >= 1);
+	bool took_k = false;
+
+	for (uint32_t i = 0; i < fb.count; i++)
+		if (fb.keys[i] == k) {
+			took_k = true;
+			assert_int_equal(fb.values[i].word, 1);
+		}
+	assert_true(took_k);
+	bpfmap_free(m);
+}
+
 static void test_value_lock_waits_alone(void **state)
 {
 	(void)state;
@@ -1607,6 +1680,7 @@ int main(void)
 		cmocka_unit_test(test_rhash_flock_store_moves_word),
 		cmocka_unit_test(test_rhash_store_waits_value_lock),
 		cmocka_unit_test(test_value_lock_waits_alone),
+		cmocka_unit_test(test_rhash_flock_batch_waits_alone),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),

@@ -520,8 +520,11 @@ void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s
  * they were in locked). */
 void rtab_free_ogroups(struct rtab *r, uint32_t og);
 /* Copy out the value of element @e, the lock field zeroed: under its
- * bucket's lock, or kept only if the bucket's word is unchanged after. */
-void rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf);
+ * bucket's lock (@bucket_locked), or kept only if the bucket's word is
+ * unchanged after.  With @lockf under the value's spin lock, which a
+ * caller holding the bucket's takes only if free: false, nothing copied,
+ * when it is held. */
+bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket_locked);
 /* The last reference: free the map now or when its last callback ends. */
 void rtab_destroy(struct rtab *r);
 

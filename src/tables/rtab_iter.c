@@ -16,6 +16,7 @@
 #include <errno.h>
 
 #include "tables/rtab.h"
+#include "tables/value.h"
 
 /* Where (hash, key) falls against element @e of hash @eh: < 0 before it,
  * 0 the same key, > 0 after it. */
@@ -126,10 +127,19 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 		}
 		found = rtab_first_after(r, g, &at, &s);
 		if (found) {
+			char *e;
+
 			idx = rtab_load(&s.g->link[s.i]);
 			hash = rtab_load(&s.g->hash[s.i]);
-			if (value_out)
-				rtab_copy_value(r, rtab_elem(r, idx), value_out, lockf);
+			e = rtab_elem(r, idx);
+			/* False only with the bucket locked: a program holds
+			 * the value's lock, waited for with the bucket
+			 * unlocked. */
+			if (value_out && !rtab_copy_value(r, e, value_out, lockf, locked)) {
+				rtab_unlock_bucket(g);
+				spin_wait_free(&value_lock(&r->map, rtab_value(r, e))->val);
+				continue;
+			}
 		}
 		if (!locked && !seq_spin_read_valid(&g->lock, seq)) {
 			tries++;

@@ -85,7 +85,7 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 			break;
 		ret = 0;
 		if (flags & BPFMAP_F_LOCK) {
-			rtab_copy_value(r, e, value, true);
+			(void)rtab_copy_value(r, e, value, true, false);
 			break;
 		}
 		shared_copy_out(value, rtab_value(r, e), r->map.value_size);
@@ -463,7 +463,7 @@ static int rtab_delete(struct rtab *r, const void *key, void *value)
 	if (rtab_find_locked(r, g, hash, key, &s)) {
 		idx = s.g->link[s.i];
 		if (value)
-			rtab_copy_value(r, rtab_elem(r, idx), value, false);
+			(void)rtab_copy_value(r, rtab_elem(r, idx), value, false, true);
 		rtab_delete_locked(r, g, s);
 	}
 	rtab_unlock_bucket(g);

@@ -39,6 +39,20 @@ static inline void value_copy_out_locked(const struct bpfmap *map, void *dst, vo
 	spin_unlock_word(&l->val);
 }
 
+/* The same only if the lock is free now: false, nothing copied, when it
+ * is held.  A caller that holds a bucket lock copies this way, and waits
+ * for a held one with the bucket unlocked (sync/spin_lock.h). */
+static inline bool value_copy_out_trylocked(const struct bpfmap *map, void *dst, void *src)
+{
+	struct bpfmap_spin_lock *l = value_lock(map, src);
+
+	if (!spin_trylock_word(&l->val))
+		return false;
+	shared_copy_out(dst, src, map->value_size);
+	spin_unlock_word(&l->val);
+	return true;
+}
+
 /* Store @value into live value @dst, its lock word untouched (other threads
  * may hold it).  The caller keeps readers out (a seq, or the lock). */
 static inline void value_store(const struct bpfmap *map, void *dst, const void *value)
