@@ -1431,6 +1431,96 @@ static void value_lock_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other)
 	bpfmap_free(m);
 }
 
+struct wide_update {
+	struct bpfmap *m;
+	uint64_t key[2];
+	int ret; /* atomic: INT32_MIN until done */
+};
+
+static void *wide_update_thread(void *arg)
+{
+	struct wide_update *u = arg;
+	struct locked_value v = { .word = 7 };
+
+	__atomic_store_n(&u->ret, bpfmap_update_elem(u->m, u->key, &v, BPFMAP_ANY),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int gp_done; /* atomic */
+
+static void *grace_period_thread(void *arg)
+{
+	(void)arg;
+	rcu_synchronize();
+	__atomic_store_n(&gp_done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A program holds K's value lock outside any read-side section (its
+ * pointer obtained in one that has ended).  An update of K waits for it,
+ * and must do so outside read-side sections: the program may be waiting
+ * for a grace period (a churn of its own), which a waiting section would
+ * hold up for ever.  It did, in the chained table and RHASH, and in flat
+ * maps of long keys.
+ */
+static void value_lock_waits_outside(struct bpfmap *m)
+{
+	struct wide_update u = { .m = m, .key = { 1, 0 }, .ret = INT32_MIN };
+	struct locked_value v = { .word = 1 }, *p;
+	pthread_t tu, tg;
+	int done = 0;
+
+	assert_int_equal(bpfmap_update_elem(m, u.key, &v, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, u.key);
+	bpfmap_read_unlock();
+	assert_non_null(p);
+	bpfmap_spin_lock(&p->lock);
+	assert_int_equal(pthread_create(&tu, NULL, wide_update_thread, &u), 0);
+	assert_int_equal(answer_soon(&u.ret), INT32_MIN); /* waits for the program */
+	__atomic_store_n(&gp_done, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_create(&tg, NULL, grace_period_thread, NULL), 0);
+	for (int i = 0; i < 200 && !done; i++) {
+		usleep(1000);
+		done = __atomic_load_n(&gp_done, __ATOMIC_SEQ_CST);
+	}
+	bpfmap_spin_unlock(&p->lock);
+	assert_int_equal(pthread_join(tg, NULL), 0);
+	assert_int_equal(pthread_join(tu, NULL), 0);
+	assert_true(done); /* the grace period ended while the update waited */
+	assert_int_equal(u.ret, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, u.key, &v), 0);
+	assert_int_equal(v.word, 7);
+	bpfmap_free(m);
+}
+
+static void test_value_lock_waits_outside(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(o, .lock_off = 0);
+	struct bpfmap *m;
+
+	/* Flat maps of long keys update in a section. */
+	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value), 16384, &o);
+	assert_non_null(m);
+	assert_ptr_not_equal(m->ops, &chain_ops);
+	value_lock_waits_outside(m);
+	/* Chained, preallocated and not. */
+	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value), 64, &o);
+	assert_non_null(m);
+	assert_ptr_equal(m->ops, &chain_ops);
+	value_lock_waits_outside(m);
+	o.map_flags = BPFMAP_F_NO_PREALLOC;
+	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value), 64, &o);
+	assert_non_null(m);
+	value_lock_waits_outside(m);
+	m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 16, sizeof(struct locked_value), 64, &o);
+	assert_non_null(m);
+	value_lock_waits_outside(m);
+}
+
 struct flock_batch {
 	struct bpfmap *m;
 	uint64_t keys[8];
@@ -1681,6 +1771,7 @@ int main(void)
 		cmocka_unit_test(test_rhash_store_waits_value_lock),
 		cmocka_unit_test(test_value_lock_waits_alone),
 		cmocka_unit_test(test_rhash_flock_batch_waits_alone),
+		cmocka_unit_test(test_value_lock_waits_outside),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),

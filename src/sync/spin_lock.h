@@ -38,8 +38,21 @@ static ALWAYS_INLINE bool spin_trylock_word(uint32_t *word)
 }
 
 /* Wait until @word is free, without taking it (after a failed
- * spin_trylock_word, with the bucket lock dropped). */
+ * spin_trylock_word, with the bucket lock dropped).  Outside read-side
+ * sections where the word's memory stays mapped: its holder may be a
+ * program that holds it for long, or one that waits for a grace period. */
 void spin_wait_free(uint32_t *word);
+
+/* The same for @spins spins at most: false if still held. */
+static ALWAYS_INLINE bool spin_wait_free_for(const uint32_t *word, unsigned int spins)
+{
+	while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
+		if (!spins--)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
 
 /*
  * The bucket lock of both tables (the chained table's buckets, the flat

@@ -211,6 +211,31 @@ void chain_stop_lockfree_stores(struct chain *c)
 	stores_stop_rcu(&c->lockfree_store);
 }
 
+/*
+ * Wait for a value's spin lock that an update found held, bucket @b locked
+ * (unlocked on return), outside any read-side section: the holder may be a
+ * program waiting for a grace period.  A preallocated map's elements stay
+ * mapped while it lives; a NO_PREALLOC map's may be freed, so it spins a
+ * while in a section and then yields outside, and the update starts again
+ * either way.
+ */
+static void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy)
+{
+	bool free_now;
+
+	if (c->prealloc) {
+		chain_bucket_unlock(b);
+		spin_wait_free(busy);
+		return;
+	}
+	rcu_lock();
+	chain_bucket_unlock(b);
+	free_now = spin_wait_free_for(busy, 128);
+	rcu_unlock();
+	if (!free_now)
+		sched_yield();
+}
+
 static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucket *b,
 					    const struct chain_key *k, const void *value,
 					    const struct value_part *part, uint64_t mode,
@@ -228,14 +253,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			if (mode == BPFMAP_NOEXIST) {
 				ret = -EEXIST;
 			} else if (!chain_write_value_locked(c, e, value, part)) {
-				/* In a section, so that the element stays
-				 * while this waits on its lock word. */
-				uint32_t *busy = &value_lock(&c->map, elem_value(c, e))->val;
-
-				rcu_lock();
-				chain_bucket_unlock(b);
-				spin_wait_free(busy);
-				rcu_unlock();
+				chain_value_wait(c, b, &value_lock(&c->map, elem_value(c, e))->val);
 				continue;
 			}
 		} else if (mode == BPFMAP_EXIST) {

@@ -444,12 +444,13 @@ retry:
 out:
 	seq_spin_unlock(lock);
 	if (unlikely(busy)) {
-		/* Positions stay mapped while the map lives: no section
-		 * needed to wait on one's lock word. */
-		spin_wait_free(busy);
-		busy = NULL;
+		/* Positions stay mapped while the map lives: wait on one's
+		 * lock word outside the section, which its holder may be
+		 * waiting to see end. */
 		if (section)
 			rcu_unlock();
+		spin_wait_free(busy);
+		busy = NULL;
 		goto retry;
 	}
 	if (section)

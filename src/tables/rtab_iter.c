@@ -137,7 +137,12 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 			 * unlocked. */
 			if (value_out && !rtab_copy_value(r, e, value_out, lockf, locked)) {
 				rtab_unlock_bucket(g);
+				/* Outside the section (the arena stays
+				 * mapped): the holder may be waiting for a
+				 * grace period.  The cursor is the caller's. */
+				rcu_unlock();
 				spin_wait_free(&value_lock(&r->map, rtab_value(r, e))->val);
+				rcu_lock();
 				continue;
 			}
 		}

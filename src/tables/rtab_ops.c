@@ -170,25 +170,25 @@ int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
  * A present key's value with a spin lock, in place (its bucket locked):
  * under that lock too, with or without F_LOCK, so that programs and F_LOCK
  * copy-outs, which read under it alone, never see half a store; 0, or
- * RTAB_VALUE_BUSY with the bucket unlocked.  The kernel stores an F_LOCK
+ * RTAB_VALUE_BUSY with the bucket unlocked and *@busy the lock's word.  The kernel stores an F_LOCK
  * update under the value's lock alone, and one without F_LOCK under
  * neither: both tear its plain copy-outs.  Out of line: rare, and the
  * updates it would be inlined into are the hot path.
  */
 static __attribute__((noinline, cold)) int rtab_store_value_locked(struct rtab *r,
 									 struct rtab_group *g,
-									 char *e, const void *value)
+									 char *e, const void *value,
+									 uint32_t **busy)
 {
 	char *v = rtab_value(r, e);
 	struct bpfmap_spin_lock *l = value_lock(&r->map, v);
 
 	/* Only if free (sync/spin_lock.h): a program may hold it for long,
-	 * and waiting here would stall the whole bucket.  The caller's
-	 * section keeps the element while this waits with the bucket
-	 * unlocked. */
+	 * and waiting here would stall the whole bucket.  The caller waits
+	 * outside its section (the arena stays mapped). */
 	if (!spin_trylock_word(&l->val)) {
 		rtab_unlock_bucket(g);
-		spin_wait_free(&l->val);
+		*busy = &l->val;
 		return RTAB_VALUE_BUSY;
 	}
 	value_store(&r->map, v, value);
@@ -212,7 +212,8 @@ struct rtab_hint {
  * inline, so that a key of a constant size is copied without a call. */
 static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const void *key,
 					    const void *value, uint64_t mode,
-					    const struct rtab_hint *hint, uint32_t key_size)
+					    const struct rtab_hint *hint, uint32_t key_size,
+					    uint32_t **busy)
 {
 	struct rtab_group *g = rtab_lock_bucket(r, hash, NULL);
 	struct rtab_slot s;
@@ -231,7 +232,7 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 			e = rtab_elem(r, s.g->link[s.i]);
 			ret = 0;
 			if (unlikely(map_has_lock(&r->map))) {
-				ret = rtab_store_value_locked(r, g, e, value);
+				ret = rtab_store_value_locked(r, g, e, value, busy);
 				if (ret)
 					return ret; /* the bucket is unlocked */
 			} else {
@@ -411,6 +412,7 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	bool lockf = flags & BPFMAP_F_LOCK;
 	uint32_t hash = rtab_hash(r, key, key_size, kind);
 	struct rtab_hint hint = { NULL, { NULL, 0 }, RTAB_NONE };
+	uint32_t *busy = NULL;
 	int ret = lockf ? RTAB_UNSURE : rtab_update_bare(r, hash, key, value, mode, key_size, kind);
 
 	if (ret != RTAB_UNSURE)
@@ -422,7 +424,7 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 		      : rtab_update_lockfree(r, hash, key, value, mode, key_size, kind, &hint);
 	if (ret == RTAB_TAKE_LOCK)
 		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL,
-					 key_size);
+					 key_size, &busy);
 
 	rcu_unlock();
 	/* Every free element waits for its grace period: wait for them, where
@@ -435,9 +437,11 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 			if (!rcu_may_wait())
 				return -ENOMEM;
 			rtab_reclaim_wait(r);
+		} else {
+			spin_wait_free(busy);
 		}
 		rcu_lock();
-		ret = rtab_update_locked(r, hash, key, value, mode, NULL, key_size);
+		ret = rtab_update_locked(r, hash, key, value, mode, NULL, key_size, &busy);
 		rcu_unlock();
 	}
 	return ret;
