@@ -513,7 +513,10 @@ BPFMAP_API void bpfmap_read_unlock(void);
 /*
  * bpfmap_spin_lock / bpfmap_spin_unlock - take and release a value's spin lock
  * from program-view code, the twins of bpf_spin_lock()/bpf_spin_unlock().  They
- * exclude BPFMAP_F_LOCK copies of the same value.  Not recursive.
+ * exclude BPFMAP_F_LOCK copies of the same value.  Not recursive.  As in the
+ * kernel, where a program holding a bpf_spin_lock may call no helper, call
+ * nothing on the map while holding one: BPFMAP_F_LOCK copies and batches
+ * wait for the lock, some with a bucket locked or in a read-side section.
  */
 BPFMAP_API void bpfmap_spin_lock(struct bpfmap_spin_lock *lock);
 BPFMAP_API void bpfmap_spin_unlock(struct bpfmap_spin_lock *lock);
