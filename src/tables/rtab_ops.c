@@ -162,18 +162,19 @@ int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
 	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, RTAB_GENERIC, false);
 }
 
-/* An overwrite found the value's spin lock held, and waited for it with the
- * bucket unlocked (rtab_store_value_locked): the update starts again. */
+/* An overwrite found the value's spin lock held and unlocked the bucket
+ * (rtab_store_value_locked): the update waits for that lock outside its
+ * read-side section and starts again. */
 #define RTAB_VALUE_BUSY 4
 
 /*
  * A present key's value with a spin lock, in place (its bucket locked):
  * under that lock too, with or without F_LOCK, so that programs and F_LOCK
  * copy-outs, which read under it alone, never see half a store; 0, or
- * RTAB_VALUE_BUSY with the bucket unlocked and *@busy the lock's word.  The kernel stores an F_LOCK
- * update under the value's lock alone, and one without F_LOCK under
- * neither: both tear its plain copy-outs.  Out of line: rare, and the
- * updates it would be inlined into are the hot path.
+ * RTAB_VALUE_BUSY with the bucket unlocked and *@busy the lock's word.
+ * The kernel stores an F_LOCK update under the value's lock alone, and one
+ * without F_LOCK under neither: both tear its plain copy-outs.  Out of
+ * line: rare, and the updates it would be inlined into are the hot path.
  */
 static __attribute__((noinline, cold)) int rtab_store_value_locked(struct rtab *r,
 									 struct rtab_group *g,
@@ -425,7 +426,6 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 	if (ret == RTAB_TAKE_LOCK)
 		ret = rtab_update_locked(r, hash, key, value, mode, hint.first ? &hint : NULL,
 					 key_size, &busy);
-
 	rcu_unlock();
 	/* Every free element waits for its grace period: wait for them, where
 	 * waiting is allowed, for as long as it takes.  Once was not enough:
