@@ -1298,8 +1298,8 @@ static void test_rhash_flock_store_moves_word(void **state)
 
 struct locked_update {
 	struct bpfmap *m;
-	uint64_t key;
-	int ret; /* atomic: INT32_MIN until done */
+	uint64_t key[2]; /* maps of 8-byte keys read key[0] */
+	int ret;	 /* atomic: INT32_MIN until done */
 };
 
 static void *locked_update_thread(void *arg)
@@ -1307,7 +1307,7 @@ static void *locked_update_thread(void *arg)
 	struct locked_update *u = arg;
 	struct locked_value v = { .word = 7 };
 
-	__atomic_store_n(&u->ret, bpfmap_update_elem(u->m, &u->key, &v, BPFMAP_ANY),
+	__atomic_store_n(&u->ret, bpfmap_update_elem(u->m, u->key, &v, BPFMAP_ANY),
 			 __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -1319,28 +1319,25 @@ static void test_rhash_store_waits_value_lock(void **state)
 {
 	(void)state;
 	struct bpfmap *m = rhash_locked_map();
-	struct locked_update u = { .m = m, .key = 4, .ret = INT32_MIN };
+	struct locked_update u = { .m = m, .key = { 4 }, .ret = INT32_MIN };
 	struct locked_value v = { .word = 1 }, *p;
 	pthread_t t;
-	int early = INT32_MIN;
+	int early;
 
-	assert_int_equal(bpfmap_update_elem(m, &u.key, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, u.key, &v, BPFMAP_NOEXIST), 0);
 	bpfmap_read_lock();
-	p = bpfmap_lookup(m, &u.key);
+	p = bpfmap_lookup(m, u.key);
 	assert_non_null(p);
 	bpfmap_spin_lock(&p->lock);
 	assert_int_equal(pthread_create(&t, NULL, locked_update_thread, &u), 0);
-	for (int i = 0; i < 50 && early == INT32_MIN; i++) {
-		usleep(1000);
-		early = __atomic_load_n(&u.ret, __ATOMIC_SEQ_CST);
-	}
+	early = answer_soon(&u.ret);
 	assert_int_equal(__atomic_load_n(&p->word, __ATOMIC_RELAXED), 1);
 	bpfmap_spin_unlock(&p->lock);
 	bpfmap_read_unlock();
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(early, INT32_MIN); /* it waited for the program's lock */
 	assert_int_equal(u.ret, 0);
-	assert_int_equal(bpfmap_lookup_elem(m, &u.key, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, u.key, &v), 0);
 	assert_int_equal(v.word, 7);
 	bpfmap_free(m);
 }
@@ -1398,8 +1395,8 @@ static void test_rhash_walk_step_locks_at_last(void **state)
  */
 static void value_lock_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other)
 {
-	struct locked_update u = { .m = m, .key = k, .ret = INT32_MIN };
-	struct locked_update o = { .m = m, .key = other, .ret = INT32_MIN };
+	struct locked_update u = { .m = m, .key = { k }, .ret = INT32_MIN };
+	struct locked_update o = { .m = m, .key = { other }, .ret = INT32_MIN };
 	struct locked_value v = { .word = 1 }, *p;
 	struct op copy = { .m = m, .key = k, .copy = true, .cpu = -1 };
 	pthread_t tu, to;
@@ -1431,22 +1428,6 @@ static void value_lock_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other)
 	bpfmap_free(m);
 }
 
-struct wide_update {
-	struct bpfmap *m;
-	uint64_t key[2];
-	int ret; /* atomic: INT32_MIN until done */
-};
-
-static void *wide_update_thread(void *arg)
-{
-	struct wide_update *u = arg;
-	struct locked_value v = { .word = 7 };
-
-	__atomic_store_n(&u->ret, bpfmap_update_elem(u->m, u->key, &v, BPFMAP_ANY),
-			 __ATOMIC_SEQ_CST);
-	return NULL;
-}
-
 static int gp_done; /* atomic */
 
 static void *grace_period_thread(void *arg)
@@ -1467,7 +1448,7 @@ static void *grace_period_thread(void *arg)
  */
 static void value_lock_waits_outside(struct bpfmap *m)
 {
-	struct wide_update u = { .m = m, .key = { 1, 0 }, .ret = INT32_MIN };
+	struct locked_update u = { .m = m, .key = { 1, 0 }, .ret = INT32_MIN };
 	struct locked_value v = { .word = 1 }, *p;
 	pthread_t tu, tg;
 	int done = 0;
@@ -1478,7 +1459,7 @@ static void value_lock_waits_outside(struct bpfmap *m)
 	bpfmap_read_unlock();
 	assert_non_null(p);
 	bpfmap_spin_lock(&p->lock);
-	assert_int_equal(pthread_create(&tu, NULL, wide_update_thread, &u), 0);
+	assert_int_equal(pthread_create(&tu, NULL, locked_update_thread, &u), 0);
 	assert_int_equal(answer_soon(&u.ret), INT32_MIN); /* waits for the program */
 	__atomic_store_n(&gp_done, 0, __ATOMIC_SEQ_CST);
 	assert_int_equal(pthread_create(&tg, NULL, grace_period_thread, NULL), 0);
@@ -1560,10 +1541,11 @@ static void test_rhash_flock_batch_waits_alone(void **state)
 	struct rtab_table *t = rtab_table_of(to_rtab(m));
 	pthread_t tb, to;
 
-	for (o.key = 2; rtab_bucket(t, rhash_hash(m, o.key)) != rtab_bucket(t, rhash_hash(m, k));)
-		o.key++;
+	for (o.key[0] = 2;
+	     rtab_bucket(t, rhash_hash(m, o.key[0])) != rtab_bucket(t, rhash_hash(m, k));)
+		o.key[0]++;
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	assert_int_equal(bpfmap_update_elem(m, &o.key, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, o.key, &v, BPFMAP_NOEXIST), 0);
 	bpfmap_read_lock();
 	p = bpfmap_lookup(m, &k);
 	assert_non_null(p);
