@@ -443,12 +443,11 @@ static ALWAYS_INLINE void flat_copy_key_out(const struct flat *f, uint32_t pos, 
 	}
 }
 
-/* Compare a slot's key (longer than 8 bytes) with @key.  Every path that
- * compares long keys runs in a read-side section (or holds the key's home
- * lock): a slot whose tag was seen live or WAIT there is not reused before
- * the section ends, so its key bytes are stable and plain loads are
- * race-free (the key's stores happen before the tag's release store that the
- * caller's acquire load saw).  The compare is util/key_equal.h's. */
+/* Compare a slot's key (longer than 8 bytes) with @key.  Under the key's
+ * home lock the bytes are stable.  Elsewhere a reuse of the position may
+ * rewrite them during the compare (an insert into a deleted slot writes
+ * under the bucket's seq), so lock-free callers validate the answer by that
+ * seq.  The compare is util/key_equal.h's. */
 
 static ALWAYS_INLINE bool flat_key_eq(const struct flat *f, uint32_t pos, const void *key,
 				      uint32_t ks, uint64_t small)
