@@ -1504,7 +1504,8 @@ static void test_value_lock_waits_outside(void **state)
 
 struct flock_batch {
 	struct bpfmap *m;
-	uint64_t keys[8];
+	bool del; /* lookup_and_delete_batch, else lookup_batch */
+	char keys[8 * 16]; /* packed keys of 8 or 16 bytes */
 	struct locked_value values[8];
 	uint32_t count;
 	int ret; /* atomic: INT32_MIN until done */
@@ -1513,41 +1514,41 @@ struct flock_batch {
 static void *flock_batch_thread(void *arg)
 {
 	struct flock_batch *fb = arg;
-	uint64_t out;
+	uint64_t out[2]; /* a cursor: 4 bytes, RHASH's a key */
 	struct bpfmap_batch_opts o = { .sz = sizeof(o), .elem_flags = BPFMAP_F_LOCK };
 
 	fb->count = 8;
 	__atomic_store_n(&fb->ret,
-			 bpfmap_lookup_and_delete_batch(fb->m, NULL, &out, fb->keys, fb->values,
-							&fb->count, &o),
+			 fb->del ? bpfmap_lookup_and_delete_batch(fb->m, NULL, out, fb->keys,
+								  fb->values, &fb->count, &o)
+				 : bpfmap_lookup_batch(fb->m, NULL, out, fb->keys, fb->values,
+						       &fb->count, &o),
 			 __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
 /*
- * An RHASH lookup-and-delete batch with F_LOCK copies each value under its
- * spin lock; one that a program holds, it waits for with the bucket
- * unlocked, so an update of another key of that bucket answers meanwhile
- * (it waited for the program when the batch held the bucket's lock).
+ * A batch with F_LOCK copies each value under its spin lock; one that a
+ * program holds, it waits for with the bucket (the flat table: the home)
+ * unlocked, taking none of the bucket's values meanwhile, so an update of
+ * @other, a key of that bucket, answers at once.  It waited for the
+ * program with the bucket locked, and the update with it.  Only K and
+ * @other are in the map.
  */
-static void test_rhash_flock_batch_waits_alone(void **state)
+static void flock_batch_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other, bool del)
 {
-	(void)state;
-	struct bpfmap *m = rhash_locked_map();
-	struct flock_batch fb = { .m = m, .ret = INT32_MIN };
-	struct locked_update o = { .m = m, .ret = INT32_MIN };
+	struct flock_batch fb = { .m = m, .del = del, .ret = INT32_MIN };
+	struct locked_update o = { .m = m, .key = { other }, .ret = INT32_MIN };
 	struct locked_value v = { .word = 1 }, *p;
-	uint64_t k = 1;
-	struct rtab_table *t = rtab_table_of(to_rtab(m));
+	uint64_t key[2] = { k }, got[2] = { 0 }, first = 0;
+	uint32_t ks = m->key_size;
+	bool took_k = false;
 	pthread_t tb, to;
 
-	for (o.key[0] = 2;
-	     rtab_bucket(t, rhash_hash(m, o.key[0])) != rtab_bucket(t, rhash_hash(m, k));)
-		o.key[0]++;
-	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(bpfmap_update_elem(m, o.key, &v, BPFMAP_NOEXIST), 0);
 	bpfmap_read_lock();
-	p = bpfmap_lookup(m, &k);
+	p = bpfmap_lookup(m, key);
 	assert_non_null(p);
 	bpfmap_spin_lock(&p->lock);
 	assert_int_equal(pthread_create(&tb, NULL, flock_batch_thread, &fb), 0);
@@ -1562,18 +1563,72 @@ static void test_rhash_flock_batch_waits_alone(void **state)
 	assert_int_equal(updated, 0);
 	assert_int_equal(batched, INT32_MIN); /* it waited for the program */
 	assert_true(fb.ret == 0 || fb.ret == -ENOENT);
-	/* K was taken with its value, the other key too unless the batch
-	 * passed its place before the update put it back. */
-	assert_true(fb.count >= 1);
-	bool took_k = false;
-
-	for (uint32_t i = 0; i < fb.count; i++)
-		if (fb.keys[i] == k) {
+	/* K with its value; @other too, unless a lookup-and-delete passed its
+	 * place before the update put it back. */
+	assert_true(fb.count == 2 || (del && fb.count == 1));
+	for (uint32_t i = 0; i < fb.count; i++) {
+		memcpy(got, fb.keys + i * ks, ks);
+		assert_int_equal(got[1], 0);
+		assert_true(got[0] == k || got[0] == other);
+		assert_int_not_equal(got[0], first);
+		first = got[0];
+		assert_int_equal(fb.values[i].lock.val, 0);
+		if (got[0] == k) {
 			took_k = true;
 			assert_int_equal(fb.values[i].word, 1);
+		} else {
+			assert_true(fb.values[i].word == 1 || fb.values[i].word == 7);
 		}
+	}
 	assert_true(took_k);
 	bpfmap_free(m);
+}
+
+static void test_flock_batch_waits_alone(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(o, .lock_off = 0);
+	uint64_t k = 1, other;
+
+	for (int del = 0; del < 2; del++) {
+		/* The flat table: eight entries are one home. */
+		o.map_flags = 0;
+		struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8,
+						 sizeof(struct locked_value), 8, &o);
+
+		assert_non_null(m);
+		assert_int_equal(to_flat(m)->n_homes, 1);
+		flock_batch_waits_alone(m, 1, 2, del);
+
+		/* The chained table, both kinds of element memory (a small
+		 * preallocated map of 16-byte keys is chained). */
+		for (int np = 0; np < 2; np++) {
+			uint64_t key[2] = { k }, okey[2] = { 0 };
+
+			o.map_flags = np ? BPFMAP_F_NO_PREALLOC : 0;
+			m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, np ? 8 : 16,
+					  sizeof(struct locked_value), 64, &o);
+			assert_non_null(m);
+			struct chain *c = chain_map_of(m);
+			struct chain_bucket *bk =
+				chain_bucket(c, chain_key_of(c, key, CHAIN_GENERIC).hash);
+
+			assert_int_equal(c->prealloc, !np);
+			for (okey[0] = 2;
+			     chain_bucket(c, chain_key_of(c, okey, CHAIN_GENERIC).hash) != bk;)
+				okey[0]++;
+			flock_batch_waits_alone(m, k, okey[0], del);
+		}
+
+		/* RHASH. */
+		m = rhash_locked_map();
+		struct rtab_table *t = rtab_table_of(to_rtab(m));
+
+		for (other = 2;
+		     rtab_bucket(t, rhash_hash(m, other)) != rtab_bucket(t, rhash_hash(m, k));)
+			other++;
+		flock_batch_waits_alone(m, k, other, del);
+	}
 }
 
 static void test_value_lock_waits_alone(void **state)
@@ -1752,7 +1807,7 @@ int main(void)
 		cmocka_unit_test(test_rhash_flock_store_moves_word),
 		cmocka_unit_test(test_rhash_store_waits_value_lock),
 		cmocka_unit_test(test_value_lock_waits_alone),
-		cmocka_unit_test(test_rhash_flock_batch_waits_alone),
+		cmocka_unit_test(test_flock_batch_waits_alone),
 		cmocka_unit_test(test_value_lock_waits_outside),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),

@@ -369,6 +369,10 @@ void chain_unlink_keep_count(struct chain *c, struct chain_elem **link, struct c
  * chain.c. */
 void chain_stop_lockfree_stores(struct chain *c);
 
+/* Wait for a value's spin lock found held, bucket @b locked (unlocked on
+ * return), outside any read-side section (chain.c). */
+void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy);
+
 /* Called by deleting paths after they dropped their bucket lock: reclaims
  * the pending batch once it is full, and waits when the backlog queued one
  * by one exceeds its limit; never waits inside a read-side section (it

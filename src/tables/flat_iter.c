@@ -129,16 +129,6 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 	return ret;
 }
 
-/* Copy home h's element at @pos out (h locked, in a read-side section). */
-static void flat_walk_take(struct flat *f, uint32_t pos, char *keys, char *values, uint32_t n,
-			   bool with_lock)
-{
-	const struct bpfmap *map = &f->map;
-
-	flat_copy_key_out(f, pos, keys + (size_t)n * map->key_size);
-	flat_copy_value_locked_out(f, pos, values + (size_t)n * map->value_size, with_lock);
-}
-
 /*
  * Batch units: a home's elements split by the top batch_sub_bits bits of
  * their tags (the bits of the hash right below the home's, so a key's unit
@@ -239,17 +229,76 @@ static void flat_unit_counts(const struct flat *f, uint32_t h, uint32_t n[FLAT_B
 		n[flat_batch_sub(f, flat_tag_at(f, pos))]++;
 }
 
+/* What flat_units_do does to each element of the units it walks. */
+enum flat_units_act {
+	UNITS_TRYLOCK, /* take its value's spin lock if free, else stop (busy) */
+	UNITS_UNLOCK,  /* release the spin locks of the first @locked */
+	UNITS_TAKE,    /* copy it out (F_LOCK: under the lock taken, released
+			* here) and delete it if asked */
+};
+
+struct flat_units {
+	enum flat_units_act act;
+	char *keys, *values;
+	bool with_lock, do_delete;
+	bool kick;	 /* out: start a reclamation after unlocking */
+	uint32_t locked; /* UNITS_UNLOCK: how many UNITS_TRYLOCK took */
+	uint32_t *busy;	 /* out of UNITS_TRYLOCK: the held lock word that stopped it */
+};
+
+static uint32_t *flat_value_lock_word(struct flat *f, uint32_t pos)
+{
+	return &value_lock(&f->map, flat_value_at(f, pos))->val;
+}
+
+/* Do u->act to the element at @pos, the @n-th (chain node @prev before
+ * it); false stops the walk. */
+static bool flat_unit_act(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev, uint32_t n,
+			  struct flat_units *u)
+{
+	const struct bpfmap *map = &f->map;
+	char *value;
+
+	switch (u->act) {
+	case UNITS_TRYLOCK:
+		if (spin_trylock_word(flat_value_lock_word(f, pos)))
+			return true;
+		u->busy = flat_value_lock_word(f, pos);
+		return false;
+	case UNITS_UNLOCK:
+		if (n == u->locked)
+			return false;
+		spin_unlock_word(flat_value_lock_word(f, pos));
+		return true;
+	case UNITS_TAKE:
+		break;
+	}
+	value = u->values + (size_t)n * map->value_size;
+	flat_copy_key_out(f, pos, u->keys + (size_t)n * map->key_size);
+	if (u->with_lock) {
+		value_copy_out_held(map, value, flat_value_at(f, pos));
+		value_clear_lock(map, value);
+	} else {
+		flat_copy_value_locked_out(f, pos, value, false);
+	}
+	if (u->do_delete && flat_kill_locked(f, h, pos, prev, NULL))
+		u->kick = true;
+	return true;
+}
+
 /*
- * Copy out (and maybe delete) the elements of units [from, to) of home h,
- * whose lock is held, inside a read-side section: the bucket's, then the
- * chain's, deleted in chain order so that each node's predecessor is known.
+ * Walk the elements of units [from, to) of home h, whose lock is held,
+ * inside a read-side section, doing u->act to each: the bucket's, then the
+ * chain's, in chain order so that a deleted node's predecessor is known.
  * Under the lock the home's live slots and linked nodes are its elements
- * and stay so.  Returns how many.
+ * and stay so, and every walk visits them in the same order.  Returns how
+ * many it did.
  */
-static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint32_t to, char *keys,
-				char *values, bool with_lock, bool do_delete, bool *kick)
+static uint32_t flat_units_do(struct flat *f, uint32_t h, uint32_t from, uint32_t to,
+			      struct flat_units *u)
 {
 	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
+	bool deletes = u->act == UNITS_TAKE && u->do_delete;
 	uint32_t n = 0, prev = FLAT_NONE;
 
 	for (uint64_t live = flat_live(tags); live; live &= live - 1) {
@@ -258,9 +307,9 @@ static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint3
 
 		if (b < from || b >= to)
 			continue;
-		flat_walk_take(f, pos, keys, values, n++, with_lock);
-		if (do_delete && flat_kill_locked(f, h, pos, FLAT_NONE, NULL))
-			*kick = true;
+		if (!flat_unit_act(f, h, pos, FLAT_NONE, n, u))
+			return n;
+		n++;
 	}
 	for (uint32_t pos = flat_chain(f, h), next; pos != FLAT_NONE; pos = next) {
 		uint32_t b = flat_batch_sub(f, flat_tag_at(f, pos));
@@ -270,13 +319,36 @@ static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint3
 			prev = pos;
 			continue;
 		}
-		flat_walk_take(f, pos, keys, values, n++, with_lock);
-		if (!do_delete)
+		if (!flat_unit_act(f, h, pos, prev, n, u))
+			return n;
+		n++;
+		if (!deletes)
 			prev = pos;
-		else if (flat_kill_locked(f, h, pos, prev, NULL))
-			*kick = true;
 	}
 	return n;
+}
+
+/*
+ * Take units [from, to) of home h (locked) into u->keys and u->values.
+ * With F_LOCK every value's spin lock is taken first, or none: one that a
+ * program holds leaves the units untouched, its word in u->busy, to be
+ * waited for with the home unlocked (a program may hold it for long, and
+ * meanwhile the home's other writers must go on).  Returns how many.
+ */
+static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint32_t to,
+				struct flat_units *u)
+{
+	if (u->with_lock) {
+		u->act = UNITS_TRYLOCK;
+		u->locked = flat_units_do(f, h, from, to, u);
+		if (u->busy) {
+			u->act = UNITS_UNLOCK;
+			flat_units_do(f, h, from, to, u);
+			return 0;
+		}
+	}
+	u->act = UNITS_TAKE;
+	return flat_units_do(f, h, from, to, u);
 }
 
 int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
@@ -284,9 +356,10 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 		      bool do_delete)
 {
 	struct flat *f = to_flat(map);
-	bool with_lock = elem_flags & BPFMAP_F_LOCK, kick = false, full = false, ahead;
+	struct flat_units u = { .with_lock = elem_flags & BPFMAP_F_LOCK, .do_delete = do_delete };
 	uint32_t ks = map->key_size, vs = map->value_size;
 	uint32_t max_count = *count, total = 0, batch = 0, first;
+	bool full = false, ahead;
 	int ret = -ENOENT;
 
 	*count = 0;
@@ -317,18 +390,30 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 			}
 			room -= n[sub];
 		}
-		if (room < max_count - total)
-			total += flat_units_take(f, h, from, sub, (char *)keys + (size_t)total * ks,
-						 (char *)values + (size_t)total * vs, with_lock,
-						 do_delete, &kick);
+		if (room < max_count - total) {
+			u.keys = (char *)keys + (size_t)total * ks;
+			u.values = (char *)values + (size_t)total * vs;
+			total += flat_units_take(f, h, from, sub, &u);
+		}
 		seq_spin_unlock(lock);
+		if (unlikely(u.busy)) {
+			/* The table's memory stays while the map lives: the
+			 * word may be waited for outside the section. */
+			rcu_unlock();
+			spin_wait_free(u.busy);
+			rcu_lock();
+			u.busy = NULL;
+			batch -= sub - from;
+			full = false;
+			continue;
+		}
 		if (full)
 			ret = total ? 0 : -ENOSPC;
 	}
 	if (batch >> f->batch_sub_bits >= f->n_homes)
 		batch = f->cursor_end;
 	rcu_unlock();
-	if (kick)
+	if (u.kick)
 		flat_kick(f);
 	memcpy(out_batch, &batch, sizeof(batch));
 	*count = total;

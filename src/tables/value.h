@@ -29,14 +29,19 @@ static ALWAYS_INLINE void value_clear_lock(const struct bpfmap *map, void *dst)
 		memset((char *)dst + map->lock_off, 0, sizeof(struct bpfmap_spin_lock));
 }
 
-/* Copy live value @src out under its spin lock (BPFMAP_F_LOCK readers). */
+/* Copy live value @src out and release its spin lock, which the caller
+ * took (BPFMAP_F_LOCK readers).  The copy's lock field is not cleared. */
+static inline void value_copy_out_held(const struct bpfmap *map, void *dst, void *src)
+{
+	shared_copy_out(dst, src, map->value_size);
+	spin_unlock_word(&value_lock(map, src)->val);
+}
+
+/* Copy live value @src out under its spin lock. */
 static inline void value_copy_out_locked(const struct bpfmap *map, void *dst, void *src)
 {
-	struct bpfmap_spin_lock *l = value_lock(map, src);
-
-	spin_lock_word(&l->val);
-	shared_copy_out(dst, src, map->value_size);
-	spin_unlock_word(&l->val);
+	spin_lock_word(&value_lock(map, src)->val);
+	value_copy_out_held(map, dst, src);
 }
 
 /* The same only if the lock is free now: false, nothing copied, when it
@@ -44,12 +49,9 @@ static inline void value_copy_out_locked(const struct bpfmap *map, void *dst, vo
  * for a held one with the bucket unlocked (sync/spin_lock.h). */
 static inline bool value_copy_out_trylocked(const struct bpfmap *map, void *dst, void *src)
 {
-	struct bpfmap_spin_lock *l = value_lock(map, src);
-
-	if (!spin_trylock_word(&l->val))
+	if (!spin_trylock_word(&value_lock(map, src)->val))
 		return false;
-	shared_copy_out(dst, src, map->value_size);
-	spin_unlock_word(&l->val);
+	value_copy_out_held(map, dst, src);
 	return true;
 }
 
