@@ -495,6 +495,58 @@ static void test_churn_slots(void **state)
 	}
 }
 
+/*
+ * Delete one key and insert another, over and over, inside one read-side
+ * section of a full map (the README, "Read-side sections").  The flat table
+ * reuses a deleted position at once and never fails.  On the chained table
+ * the deleted elements keep their slots until the section ends: inserts
+ * succeed up to max(16384, 4 x max_entries) + 1024 such deletes, then may
+ * answer -ENOMEM, leaving the map unchanged; after the section the same
+ * insert succeeds, at once (a NO_PREALLOC map answered -ENOMEM until the
+ * reclamation in the background had caught up).
+ */
+static void test_churn_in_section(void **state)
+{
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_PREALLOC };
+	const uint32_t me = 16, sure = 16384 + 1024, rounds = 3 * sure;
+	size_t nf = type_of(state) == BPFMAP_TYPE_PERCPU_HASH ? 2 : 1;
+
+	for (size_t f = 0; f < nf; f++) {
+		struct bpfmap *map = must_create(type_of(state), 8, 8, me, flags[f]);
+		bool chained = map->ops != &flat_ops && map->ops != &flat_percpu_ops;
+		uint64_t *v = calloc(nr_cpus, 8), k;
+		uint32_t j;
+		int ret = 0;
+
+		for (k = 0; k < me; k++)
+			assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_NOEXIST), 0);
+		bpfmap_read_lock();
+		for (j = 0; j < rounds; j++) {
+			k = j;
+			assert_int_equal(bpfmap_delete_elem(map, &k), 0);
+			k = j + me;
+			ret = bpfmap_update_elem(map, &k, v, BPFMAP_NOEXIST);
+			if (ret)
+				break;
+		}
+		if (chained) {
+			assert_int_equal(ret, -ENOMEM);
+			assert_true(j >= sure);
+			assert_true(j <= sure + me + 16 * nr_cpus);
+			assert_int_equal(bpfmap_lookup_elem(map, &k, v), -ENOENT);
+		} else {
+			assert_int_equal(ret, 0);
+		}
+		bpfmap_read_unlock();
+		if (chained) /* it waits for the section's deletes now */
+			assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_NOEXIST), 0);
+		for (k = j + 1; k < j + me; k++) /* the others are all there */
+			assert_int_equal(bpfmap_lookup_elem(map, &k, v), 0);
+		free(v);
+		bpfmap_free(map);
+	}
+}
+
 #define ON(fn, i)                                                                                  \
 	cmocka_unit_test_prestate_setup_teardown(fn, variant_setup, variant_teardown,               \
 						 (void *)&variants[i])
@@ -505,7 +557,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		EACH(test_create_checks), EACH(test_syscall_layout), EACH(test_program_view),
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
-		EACH(test_churn_slots),	    EACH(test_percpu_add),
+		EACH(test_churn_slots),	    EACH(test_percpu_add), EACH(test_churn_in_section),
 	};
 	int n = bpfmap_num_possible_cpus();
 
