@@ -387,7 +387,7 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
  *         EXIST are not accepted here); flags is ignored, as in the kernel.
  * @count: in: number of elements; out: number updated before the error.
  * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
- * opts or NULL keys/values.
+ * opts or NULL keys/values.  *@count == 0 returns 0 and touches nothing.
  * Concurrency: each element is one bpfmap_update_elem(); the batch as a whole
  * is not atomic.
  */
@@ -401,7 +401,8 @@ BPFMAP_API int bpfmap_update_batch(struct bpfmap *map, const void *keys,
  * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (accepted, as in the kernel;
  *         it changes nothing for a delete); flags is ignored, as in the kernel.
  * @count: in: number of keys; out: number deleted before the error.
- * Returns 0 or the first error; -EINVAL for bad opts or NULL keys.
+ * Returns 0 or the first error; -EINVAL for bad opts or NULL keys.  *@count ==
+ * 0 returns 0 and touches nothing.
  * Concurrency: each key is one bpfmap_delete_elem(); not atomic as a whole.
  */
 BPFMAP_API int bpfmap_delete_batch(struct bpfmap *map, const void *keys,

@@ -158,6 +158,14 @@ static void test_null_arguments(void **state)
 	assert_errno(bpfmap_delete_batch(NULL, &k, &count, NULL), EINVAL);
 	assert_errno(bpfmap_delete_batch(map, NULL, &count, NULL), EINVAL);
 	assert_errno(bpfmap_delete_batch(map, &k, NULL, NULL), EINVAL);
+	/* A count of 0 touches nothing, NULL buffers included (the kernel's 0). */
+	uint32_t zero = 0;
+
+	assert_int_equal(bpfmap_update_batch(map, &k, NULL, &zero, NULL), 0);
+	assert_int_equal(bpfmap_update_batch(map, NULL, &v, &zero, NULL), 0);
+	assert_int_equal(bpfmap_delete_batch(map, NULL, &zero, NULL), 0);
+	assert_int_equal(bpfmap_lookup_batch(map, NULL, &cursor, NULL, NULL, &zero, NULL), 0);
+	assert_int_equal(zero, 0);
 	errno = 0;
 	assert_null(bpfmap_lookup(NULL, &k));
 	assert_int_equal(errno, EINVAL);

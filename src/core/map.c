@@ -415,7 +415,10 @@ int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch, void *out
 /* The generic update/delete batch (the kernel's generic_map_*_batch): apply
  * one operation per element in order, stop at the first error, report in
  * *count how many succeeded.  values is NULL for deletes. */
-static int batch_write(struct bpfmap *map, const void *keys, const void *values,
+/* update_batch (@update) or delete_batch (values NULL).  *count == 0
+ * touches nothing and returns 0 (NULL buffers included), as the lookup
+ * batches and the kernel do. */
+static int batch_write(struct bpfmap *map, const void *keys, const void *values, bool update,
 		       uint32_t *count, const struct bpfmap_batch_opts *opts)
 {
 	uint64_t elem_flags = 0;
@@ -423,17 +426,17 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 	int err;
 
 	err = batch_prologue(map, count, opts, false, true,
-			     values ? BPFMAP_F_LOCK | PERCPU_FLAGS : BPFMAP_F_LOCK, &elem_flags);
+			     update ? BPFMAP_F_LOCK | PERCPU_FLAGS : BPFMAP_F_LOCK, &elem_flags);
 	if (err <= 0)
 		return map_result(err);
-	if (!keys)
+	if (!keys || (update && !values))
 		return map_fail(-EINVAL);
 	n = *count;
 	stride = percpu_buffer_size(map, elem_flags);
 	for (done = 0; done < n; done++) {
 		const char *k = (const char *)keys + (size_t)done * map->key_size;
 
-		if (values)
+		if (update)
 			err = percpu_update(map, k, (const char *)values + (size_t)done * stride,
 					    elem_flags);
 		else
@@ -448,13 +451,11 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 int bpfmap_update_batch(struct bpfmap *map, const void *keys, const void *values,
 			uint32_t *count, const struct bpfmap_batch_opts *opts)
 {
-	if (!values)
-		return map_fail(-EINVAL);
-	return batch_write(map, keys, values, count, opts);
+	return batch_write(map, keys, values, true, count, opts);
 }
 
 int bpfmap_delete_batch(struct bpfmap *map, const void *keys, uint32_t *count,
 			const struct bpfmap_batch_opts *opts)
 {
-	return batch_write(map, keys, NULL, count, opts);
+	return batch_write(map, keys, NULL, false, count, opts);
 }
