@@ -1050,6 +1050,11 @@ static void test_rhash_walk_holds_nothing(void **state)
 	struct op walk = { .m = m, .walk = true, .cpu = -1 };
 	struct op del = { .m = m, .key = keys[7], .del = true, .cpu = -1 };
 
+	/* The deletes' reclamation done first: liburcu's pre-fork handler
+	 * waits for the callbacks in flight, and they for a grace period
+	 * that the stopped walk's section holds up (the test hung so, under
+	 * load). */
+	rcu_wait_deferred();
 	op_start_stopped(&walk, HOOK_RTAB_WALK, 1);
 	assert_ptr_equal(stop.obj, g1);
 #ifdef __SANITIZE_THREAD__

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,13 @@
 #include "test_util.h"
 
 const uint32_t test_map_flag_variants[2] = { 0, BPFMAP_F_NO_PREALLOC };
+
+/* Line by line into ctest's pipe, so that a test killed for its time
+ * shows where it was (a full buffer is lost with the process). */
+__attribute__((constructor)) static void test_output_by_line(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
 
 int test_close_sections(void **state)
 {
