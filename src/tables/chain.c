@@ -271,10 +271,12 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		}
 		/* A preallocated map's pool is dry only while its deleted
 		 * elements wait for a grace period, and malloc failed to
-		 * bridge that; a per-CPU map's slot indices likewise (a
-		 * section that deleted many elements has just ended, say):
-		 * wait for them once, where waiting is allowed. */
-		if (unlikely(ret == -ENOMEM) && (c->prealloc || c->pcpu) && !waited &&
+		 * bridge that; a per-CPU map's slot indices likewise, when
+		 * they ran out (a section that deleted many elements has
+		 * just ended, say): wait for them once, where waiting is
+		 * allowed.  A NO_PREALLOC map's failed malloc is its answer. */
+		if (unlikely(ret == -ENOMEM) &&
+		    (c->prealloc || (c->pcpu && freelist_looks_empty(&c->pcpu_free))) && !waited &&
 		    (waited = chain_reclaim_now(c)))
 			continue;
 		break;

@@ -53,6 +53,12 @@ static inline void freelist_chain_add(struct freelist *fl, struct freelist_chain
 void freelist_push_chain(struct freelist *fl, const struct freelist_chain *c);
 /* An index, or FREELIST_EMPTY. */
 uint32_t freelist_pop(struct freelist *fl);
+
+/* Whether the list was empty when looked at (a hint: others may push). */
+static inline bool freelist_looks_empty(const struct freelist *fl)
+{
+	return (uint32_t)__atomic_load_n(&fl->head, __ATOMIC_RELAXED) == 0;
+}
 size_t freelist_mem_usage(const struct freelist *fl);
 
 #endif
