@@ -530,6 +530,42 @@ static void test_credits_in_flight(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * A sharded count's slow path found the map full and quiescent and stops
+ * before it records that ("exhausted"); a delete runs whole meanwhile, so
+ * it saw no flag to clear.  The flag must not stay set over the room the
+ * delete gave back: it did, and every insert answered -E2BIG until the
+ * next delete (a helper saw 2047 of 2048 elements and -E2BIG for good).
+ */
+static void test_exhausted_after_delete(void **state)
+{
+	(void)state;
+	const uint32_t me = 8192;
+	struct bpfmap *m = full_map(8, me, 0);
+	struct flat *f = to_flat(m);
+	struct op a = { .m = m, .key = me + 1, .value = 1, .cpu = -1 };
+	uint64_t k = 0, v = 0;
+	int ret;
+
+	if (!f->count.shards) {
+		print_message("skipped: the count is not sharded with one CPU\n");
+		bpfmap_free(m);
+		skip();
+	}
+	op_start_stopped(&a, HOOK_COUNT_FULL, 0);
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	op_release();
+	ret = op_join(&a);
+	/* The insert saw the map full and may say so, or find the room. */
+	assert_true(ret == 0 || ret == -E2BIG);
+	k = me + 2;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), ret ? 0 : -E2BIG);
+	assert_int_equal(count_elements(&f->count), me);
+	k = me + 3;
+	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), -E2BIG);
+	bpfmap_free(m);
+}
+
 /* ---- the lock-free -E2BIG probe and its lock word ----------------------------- */
 
 /* The next 4-byte key from *next on whose home is h. */
@@ -1793,6 +1829,7 @@ int main(void)
 		cmocka_unit_test_setup(test_delete_seen_then_insert, setup_hook),
 		cmocka_unit_test_setup(test_insert_in_flight, setup_hook),
 		cmocka_unit_test_setup(test_credits_in_flight, setup_hook),
+		cmocka_unit_test_setup(test_exhausted_after_delete, setup_hook),
 		cmocka_unit_test_setup(test_lock_word_counts, setup_hook),
 		cmocka_unit_test_setup(test_probe_full_not_fooled, setup_hook),
 		cmocka_unit_test_setup(test_chain_walk_diverted, setup_hook),

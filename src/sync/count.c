@@ -152,9 +152,18 @@ static uint32_t count_insert_sharded(struct count *c, uint32_t idx)
 			break;
 		}
 		if (!count_collect(c, words, &busy) && !busy) {
-			/* Two passes agreed, nothing busy: full at one instant. */
+			/* Two passes agreed, nothing busy: full at one instant.
+			 * Say so, then look once more: a delete that began
+			 * before the flag was visible did not see it to clear
+			 * it, and may have given its room back meanwhile (the
+			 * flag then stayed set over free room until the next
+			 * delete).  A delete that begins later sees it. */
+			TEST_HOOK(HOOK_COUNT_FULL, c);
 			__atomic_store_n(&c->exhausted, 1, __ATOMIC_SEQ_CST);
-			break;
+			if (!count_collect(c, words, &busy) && !busy)
+				break;
+			__atomic_store_n(&c->exhausted, 0, __ATOMIC_SEQ_CST);
+			continue;
 		}
 		if (busy)
 			count_pause(&spins);

@@ -13,6 +13,7 @@
 enum test_hook_point {
 	HOOK_PROBE_FULL_SCANNED, /* flat_probe_full: key absent, lock word read */
 	HOOK_COUNT_STEAL,	 /* count: a shard's credits taken, not yet counted */
+	HOOK_COUNT_FULL,	 /* count: full and quiescent seen twice, not yet recorded */
 	HOOK_DELETE_HIDDEN,	 /* a delete: the key gone from lookups, count not yet */
 	HOOK_INSERT_RESERVED,	 /* an insert: room reserved, key not yet visible */
 	HOOK_CHAIN_STEP,	 /* a chain walk: about to read the node it reached (obj) */
