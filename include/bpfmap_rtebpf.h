@@ -15,7 +15,11 @@
  *    bpf_map_lookup_percpu_elem (195), with the semantics of bpfmap_lookup(),
  *    bpfmap_update(), bpfmap_delete() and bpfmap_lookup_percpu();
  *  - the string kfuncs under their kernel names (bpf_strcmp ... bpf_strnstr,
- *    declared __ksym), with the results of bpfmap_strcmp() ... ;
+ *    declared __ksym), with the results of bpfmap_strcmp() ... .  Unlike
+ *    the kernel's, which stop at a fault, they read the strings in place,
+ *    so their arguments must be NUL-terminated within memory the program
+ *    may read (or within the bound the kfunc takes): the validator checks
+ *    one byte of each;
  *  - atomic adds (lock *(u64 *)(r + off) += r), which rte_bpf supports.
  *
  * What rte_bpf (DPDK 22.11) does not accept, so neither does this: global
@@ -24,7 +28,11 @@
  * 32-bit jumps (build with clang -mcpu=v2 or lower), and helpers other than
  * the four above.  Its validator does not track NULL: a program that uses a
  * lookup's result without checking it is accepted and crashes on a miss.
- * Loading reports each of these with the instruction at fault.
+ * Nor does it keep a program from the 16-byte handles its map loads point
+ * at (they name the function a lookup calls): loading refuses any read or
+ * write through a map pointer, a map pointer stored anywhere but whole in
+ * a stack slot, and a stack pointer stored outside the stack.  Loading
+ * reports each of these with the instruction at fault.
  *
  * Concurrency: a loaded program may run in any number of threads at once.
  * Pointers its lookups return are valid inside a bpfmap read-side section;
@@ -112,9 +120,10 @@ struct bpfmap_rtebpf_prog;
  *  - EINVAL: not a BPF ELF object, no such section (or several and none
  *    named), a map or kfunc the program names that is not given or not
  *    provided, a helper that is not provided, a helper call whose map
- *    cannot be told from the code, global data, a BPF-to-BPF call, or the
- *    validator refused the program; opts->log_buf says which;
- *  - ENOENT, EACCES...: @path cannot be read; ENOMEM.
+ *    cannot be told from the code, an access that would reach a map's
+ *    handle, global data, a BPF-to-BPF call, or the validator refused the
+ *    program; opts->log_buf says which;
+ *  - ENOENT, EACCES, EISDIR...: @path cannot be read; ENOMEM.
  * Concurrency: loads may run in parallel, but each briefly redirects
  * DPDK's log stream (rte_openlog_stream()) to collect the validator's
  * messages, so DPDK messages of other threads may land in the log then.

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <rte_bpf.h>
 #include <rte_errno.h>
@@ -127,7 +128,14 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 
 	if (!call_map)
 		return -ENOMEM;
-	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, call_map);
+	uint32_t bad = 0;
+	const char *why = NULL;
+
+	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, call_map, &bad, &why);
+	if (err == -EINVAL)
+		err = rtebpf_log(log, "insn %u %s (a program may reach a map only by passing "
+				      "it to the map helpers)",
+				 bad, why);
 	for (uint32_t i = 0; !err && i < e->nb_insns; i++) {
 		struct ebpf_insn *ins = &e->insns[i];
 		const struct bpfmap_info *info;
@@ -224,10 +232,12 @@ static void explain_refusal(const char *said, const struct ebpf_insn *insns, uin
 			size_t tlen = 0;
 			FILE *f = open_memstream(&text, &tlen);
 
-			if (f) {
+			/* A 64-bit immediate load is dumped with its second
+			 * half, which a truncated program lacks. */
+			if (f && (insns[at].code != (BPF_LD | BPF_IMM | EBPF_DW) || at + 1 < n))
 				rte_bpf_dump(f, &insns[at], 1);
+			if (f)
 				fclose(f);
-			}
 			/* rte_bpf_dump() numbers the one instruction "L0:\t". */
 			if (text && tlen && strchr(text, '\t'))
 				rtebpf_log(log, "    insn %lu: %s", at, strtok(strchr(text, '\t') + 1, "\n"));
@@ -373,6 +383,14 @@ struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load_file(const char *path,
 		err = path ? errno : EINVAL;
 		rtebpf_log(&log, "%s: %s", path ? path : "(null)", strerror(err));
 		errno = err;
+		return NULL;
+	}
+	struct stat st;
+
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		rtebpf_log(&log, "%s: %s", path, strerror(EISDIR));
+		fclose(f);
+		errno = EISDIR;
 		return NULL;
 	}
 	if (fseek(f, 0, SEEK_END) == 0)

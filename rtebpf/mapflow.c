@@ -1,14 +1,26 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Which map each helper call receives in r1: a forward dataflow over the
- * program's control-flow graph.  Every register and every 8-byte stack slot
- * holds "map k", "a pointer into the stack", "unknown", or nothing yet;
- * where paths join, different facts become unknown.  64-bit immediate loads
- * of a map variable create map facts, register moves and 8-byte spills and
- * fills through r10 carry them, anything else that writes a register makes
- * it unknown, and a store through a stack pointer other than r10 forgets
- * every slot.  The result only chooses which sizes the validator is told:
- * at run time a helper uses whatever map r1 holds.
+ * program's control-flow graph, which also refuses what would let a program
+ * reach a map's handle (the 16-byte variable its map loads point at: the
+ * lookup function it calls, and the map) other than by passing it to a
+ * helper.
+ *
+ * Every register and every 8-byte stack slot holds a fact: "map k", or what
+ * it may be, as bits: a pointer into the stack, a map's handle, anything
+ * else (the context, what helpers return, scalars).  Where paths join,
+ * facts that differ become the union of their bits.  64-bit immediate
+ * loads of a map variable create map facts; register moves and 8-byte
+ * spills and fills through r10 carry them.  A store through a register
+ * that may point into the stack may change any slot: each slot may then
+ * hold what it held or what was stored.
+ *
+ * The validator only checks sizes, so this is what keeps handles out of
+ * reach: an access through a register that may hold a handle, and a store
+ * of one anywhere but whole into an r10 slot, are refused, so that memory
+ * other than the stack never holds a handle.  The result chooses which
+ * sizes the validator is told; a call whose r1 is not one map on every
+ * path is refused by the caller.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +30,14 @@
 
 #define NREGS 11
 #define NSLOTS 64 /* 512 bytes of stack */
-#define STACK_PTR (-3)
+
+/* A fact: a map's index (>= 0), or minus a set of these bits. */
+#define MAY_STACK 1
+#define MAY_MAP 2
+#define MAY_OTHER 4
+#define F_STACK (-MAY_STACK)
+#define F_OTHER (-MAY_OTHER)
+#define F_ANY (-(MAY_STACK | MAY_MAP | MAY_OTHER))
 
 struct state {
 	int16_t reg[NREGS];
@@ -26,9 +45,14 @@ struct state {
 	bool reached;
 };
 
+static int bits(int16_t f)
+{
+	return f >= 0 ? MAY_MAP : -f;
+}
+
 static int16_t join1(int16_t a, int16_t b)
 {
-	return a == b ? a : RTEBPF_MAP_UNKNOWN;
+	return a == b ? a : (int16_t)-(bits(a) | bits(b));
 }
 
 /* Merge @in into @s; true if @s changed. */
@@ -55,77 +79,138 @@ static int slot_of(int16_t off)
 	return (-off - 1) / 8;
 }
 
-static void forget_stack(struct state *s)
+/* A store of @f through a pointer somewhere into the stack. */
+static void store_anywhere(struct state *s, int16_t f)
 {
 	for (int k = 0; k < NSLOTS; k++)
-		s->slot[k] = RTEBPF_MAP_UNKNOWN;
+		s->slot[k] = join1(s->slot[k], f);
+}
+
+static bool whole_slot(const struct ebpf_insn *in)
+{
+	return BPF_SIZE(in->code) == EBPF_DW && in->off % 8 == 0 && slot_of(in->off) >= 0;
+}
+
+static void regs(uint8_t *dst, uint8_t *src, const struct ebpf_insn *in)
+{
+	*dst = in->dst_reg & 0xf;
+	*src = in->src_reg & 0xf;
+	if (*dst >= NREGS)
+		*dst = NREGS - 1;
+	if (*src >= NREGS)
+		*src = NREGS - 1;
+}
+
+/* Why instruction @in may not run in state @s, or NULL. */
+static const char *refusal(const struct ebpf_insn *in, const struct state *s)
+{
+	uint8_t cls = in->code & 0x07, dst, src;
+
+	regs(&dst, &src, in);
+	switch (cls) {
+	case BPF_LDX:
+		if (bits(s->reg[src]) & MAY_MAP)
+			return "reads through a map pointer";
+		break;
+	case BPF_ST:
+	case BPF_STX:
+		if (bits(s->reg[dst]) & MAY_MAP)
+			return "writes through a map pointer";
+		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_MAP) &&
+		    (dst != EBPF_REG_10 || BPF_MODE(in->code) != BPF_MEM || !whole_slot(in)))
+			return "stores a map pointer other than whole into a stack slot";
+		/* so that memory other than the stack never holds a pointer
+		 * into it, and what is loaded from there is not one */
+		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_STACK) &&
+		    (bits(s->reg[dst]) & ~MAY_STACK))
+			return "stores a pointer into the stack outside the stack";
+		break;
+	default:
+		break;
+	}
+	return NULL;
 }
 
 /* The state after instruction @i. */
 static void step(const struct ebpf_insn *ins, const int *map_load, uint32_t i, struct state *s)
 {
 	const struct ebpf_insn *in = &ins[i];
-	uint8_t cls = in->code & 0x07, dst = in->dst_reg & 0xf, src = in->src_reg & 0xf;
+	uint8_t cls = in->code & 0x07, dst, src;
+	int16_t f;
 	int k;
 
-	if (dst >= NREGS)
-		dst = NREGS - 1;
-	if (src >= NREGS)
-		src = NREGS - 1;
+	regs(&dst, &src, in);
 	switch (cls) {
 	case BPF_LD:
 		if (in->code == (BPF_LD | BPF_IMM | EBPF_DW)) {
-			s->reg[dst] = (int16_t)(map_load[i] >= 0 ? map_load[i] : RTEBPF_MAP_UNKNOWN);
+			s->reg[dst] = (int16_t)(map_load[i] >= 0 ? map_load[i] : F_OTHER);
 		} else {
 			/* packet loads: r0 set, r1-r5 clobbered */
-			for (int r = 0; r <= 5; r++)
-				s->reg[r] = RTEBPF_MAP_UNKNOWN;
+			for (int r = 1; r <= 5; r++)
+				s->reg[r] = F_ANY;
+			s->reg[0] = F_OTHER;
 		}
 		break;
 	case BPF_LDX:
+		/* Less than 8 bytes is no pointer; memory other than the
+		 * stack holds neither handles nor stack pointers (refusal). */
 		k = slot_of(in->off);
-		s->reg[dst] = src == EBPF_REG_10 && BPF_SIZE(in->code) == EBPF_DW && k >= 0 &&
-					      in->off % 8 == 0
-				      ? s->slot[k]
-				      : RTEBPF_MAP_UNKNOWN;
+		if (BPF_SIZE(in->code) != EBPF_DW) {
+			s->reg[dst] = F_OTHER;
+		} else if (src == EBPF_REG_10) {
+			s->reg[dst] = whole_slot(in) ? s->slot[k] : F_OTHER;
+		} else if (bits(s->reg[src]) & MAY_STACK) {
+			f = F_OTHER;
+			for (k = 0; k < NSLOTS; k++)
+				f = join1(f, s->slot[k]);
+			s->reg[dst] = f;
+		} else {
+			s->reg[dst] = F_OTHER;
+		}
 		break;
 	case BPF_ST:
 	case BPF_STX:
+		f = cls == BPF_STX && BPF_MODE(in->code) == BPF_MEM && whole_slot(in) ? s->reg[src]
+										    : F_OTHER;
 		if (dst == EBPF_REG_10) {
 			k = slot_of(in->off);
 			if (k < 0)
 				break;
-			if (cls == BPF_STX && BPF_MODE(in->code) == BPF_MEM &&
-			    BPF_SIZE(in->code) == EBPF_DW && in->off % 8 == 0)
-				s->slot[k] = s->reg[src];
-			else
-				s->slot[k] = RTEBPF_MAP_UNKNOWN;
+			s->slot[k] = BPF_MODE(in->code) == BPF_MEM && whole_slot(in)
+					     ? f
+					     : join1(s->slot[k], F_OTHER);
 			if (in->off % 8 && k > 0)
-				s->slot[k - 1] = RTEBPF_MAP_UNKNOWN;
-		} else if (s->reg[dst] == STACK_PTR) {
-			forget_stack(s);
+				s->slot[k - 1] = join1(s->slot[k - 1], F_OTHER);
+		} else if (bits(s->reg[dst]) & MAY_STACK) {
+			store_anywhere(s, cls == BPF_STX && BPF_MODE(in->code) == BPF_MEM &&
+							  BPF_SIZE(in->code) == EBPF_DW
+						  ? join1(s->reg[src], F_OTHER)
+						  : F_OTHER);
 		}
 		break;
 	case EBPF_ALU64:
-		if (BPF_OP(in->code) == EBPF_MOV && BPF_SRC(in->code) == BPF_X)
-			s->reg[dst] = src == EBPF_REG_10 ? STACK_PTR : s->reg[src];
-		else if (s->reg[dst] == STACK_PTR &&
+		if (BPF_OP(in->code) == EBPF_MOV)
+			s->reg[dst] = BPF_SRC(in->code) == BPF_X ? s->reg[src] : F_OTHER;
+		else if (s->reg[dst] == F_STACK &&
 			 (BPF_OP(in->code) == BPF_ADD || BPF_OP(in->code) == BPF_SUB) &&
 			 BPF_SRC(in->code) == BPF_K)
 			; /* still a pointer into the stack */
 		else
-			s->reg[dst] = RTEBPF_MAP_UNKNOWN;
+			s->reg[dst] = (int16_t)-(bits(s->reg[dst]) | MAY_OTHER |
+						 (BPF_SRC(in->code) == BPF_X ? bits(s->reg[src]) : 0));
 		break;
 	case BPF_ALU:
-		s->reg[dst] = RTEBPF_MAP_UNKNOWN;
+		s->reg[dst] = F_OTHER;
 		break;
 	default: /* jumps: calls clobber r0-r5 */
-		if (in->code == (BPF_JMP | EBPF_CALL))
-			for (int r = 0; r <= 5; r++)
-				s->reg[r] = RTEBPF_MAP_UNKNOWN;
+		if (in->code == (BPF_JMP | EBPF_CALL)) {
+			for (int r = 1; r <= 5; r++)
+				s->reg[r] = F_ANY;
+			s->reg[0] = F_OTHER;
+		}
 		break;
 	}
-	s->reg[EBPF_REG_10] = STACK_PTR;
+	s->reg[EBPF_REG_10] = F_STACK;
 }
 
 /* Successors of @i: up to two, -1 for none. */
@@ -148,7 +233,8 @@ static void successors(const struct ebpf_insn *ins, uint32_t i, int64_t next[2])
 	}
 }
 
-int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load, int *call_map)
+int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load, int *call_map,
+		   uint32_t *bad, const char **why)
 {
 	struct state *st = calloc(n ? n : 1, sizeof(*st));
 	uint32_t *work = malloc((n ? n : 1) * sizeof(*work));
@@ -162,10 +248,17 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		return -ENOMEM;
 	}
 	if (n) {
+		/* r1 the context.  The other registers hold what the caller
+		 * left there: a map helper call or a store here would refuse
+		 * them (and the validator refuses reads of them before they
+		 * are written).  The stack holds no pointer the validator
+		 * lets the program use before it is written. */
 		for (int r = 0; r < NREGS; r++)
-			st[0].reg[r] = RTEBPF_MAP_UNKNOWN;
-		forget_stack(&st[0]);
-		st[0].reg[EBPF_REG_10] = STACK_PTR;
+			st[0].reg[r] = F_ANY;
+		for (int k = 0; k < NSLOTS; k++)
+			st[0].slot[k] = F_OTHER;
+		st[0].reg[EBPF_REG_1] = F_OTHER;
+		st[0].reg[EBPF_REG_10] = F_STACK;
 		st[0].reached = true;
 		work[0] = 0;
 		queued[0] = true;
@@ -195,12 +288,16 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 			}
 		}
 	}
-	for (uint32_t i = 0; i < n; i++)
+	*why = NULL;
+	for (uint32_t i = 0; i < n; i++) {
 		call_map[i] = !st[i].reached		? RTEBPF_MAP_UNREACHED
 			      : st[i].reg[EBPF_REG_1] >= 0 ? st[i].reg[EBPF_REG_1]
 							   : RTEBPF_MAP_UNKNOWN;
+		if (st[i].reached && !*why && (*why = refusal(&insns[i], &st[i])))
+			*bad = i;
+	}
 	free(st);
 	free(work);
 	free(queued);
-	return 0;
+	return *why ? -EINVAL : 0;
 }

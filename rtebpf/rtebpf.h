@@ -112,8 +112,10 @@ RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 
 /* @map_load[i]: the map that instruction i (a 64-bit immediate load) loads,
  * or -1.  Fills @call_map[i], for every instruction i, with the map r1
- * holds on entry to it (meaningful at calls).  0 or -ENOMEM. */
+ * holds on entry to it (meaningful at calls).  0, -ENOMEM, or -EINVAL with
+ * *@bad the first instruction that would reach a map's handle other than
+ * through a helper, and *@why what it does. */
 RTEBPF_HIDDEN int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-				 int *call_map);
+				 int *call_map, uint32_t *bad, const char **why);
 
 #endif

@@ -345,6 +345,8 @@ static void test_refusals(void **state)
 	expect_refused(&m, "rte/oob", EINVAL, "memory boundary violation at pc: ");
 	expect_refused(&m, "rte/oob", EINVAL, "    insn ");
 	expect_refused(&m, "rte/loop", EINVAL, "rte_bpf accepts no loops");
+	expect_refused(&m, "rte/handle_write", EINVAL, "writes through a map pointer");
+	expect_refused(&m, "rte/handle_swap", EINVAL, "other than whole into a stack slot");
 	expect_refused(&m, "rte/oob", EINVAL, "insn 9: ldxdw r1, [r0 + 8]");
 	expect_refused(&m, "rte/nosuch", EINVAL, "no program section \"rte/nosuch\"");
 	expect_refused(&m, NULL, EINVAL, "several program sections");
@@ -369,6 +371,9 @@ static void test_bad_objects(void **state)
 	assert_null(bpfmap_rtebpf_load_file("/proc/self/exe", &map, 1, &opts));
 	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(log_buf, "not a little-endian 64-bit BPF object"));
+	assert_null(bpfmap_rtebpf_load_file("/", &map, 1, &opts));
+	assert_int_equal(errno, EISDIR);
+	assert_non_null(strstr(log_buf, "Is a directory"));
 	assert_null(bpfmap_rtebpf_load_file("/nonexistent/x.bpf.o", &map, 1, &opts));
 	assert_int_equal(errno, ENOENT);
 	assert_non_null(strstr(log_buf, "/nonexistent/x.bpf.o"));

@@ -3,8 +3,11 @@
  * rtebpf/mapflow.c on hand-built instruction sequences: which map r1 holds
  * at each helper call, through moves, spills and fills, calls that clobber
  * r1-r5, paths that join with the same or different maps, stores through a
- * pointer into the stack, and a loop.
+ * pointer into the stack, and a loop; and the refusal of every way to reach
+ * a map's handle other than passing it to a helper.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +39,31 @@ static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int 
 		map_load[i] = -1;
 	for (uint32_t i = 0; loads[i] >= 0; i += 2)
 		map_load[loads[i]] = loads[i + 1];
-	assert_int_equal(rtebpf_mapflow(ins, n, map_load, call_map), 0);
+	uint32_t bad = 0;
+	const char *why = NULL;
+
+	int ret = rtebpf_mapflow(ins, n, map_load, call_map, &bad, &why);
+
+	if (ret)
+		print_message("refused at %u: %s\n", bad, why);
+	assert_int_equal(ret, 0);
+}
+
+/* The same, refused at instruction @at. */
+static void refused(const struct ebpf_insn *ins, uint32_t n, const int *loads, uint32_t at)
+{
+	int map_load[64], call_map[64];
+	uint32_t bad = UINT32_MAX;
+	const char *why = NULL;
+
+	assert_true(n <= 64);
+	for (uint32_t i = 0; i < n; i++)
+		map_load[i] = -1;
+	for (uint32_t i = 0; loads[i] >= 0; i += 2)
+		map_load[loads[i]] = loads[i + 1];
+	assert_int_equal(rtebpf_mapflow(ins, n, map_load, call_map, &bad, &why), -EINVAL);
+	assert_non_null(why);
+	assert_int_equal(bad, at);
 }
 
 #define N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
@@ -84,25 +111,28 @@ static void test_moves_spills_calls(void **state)
 static void test_stack_alias(void **state)
 {
 	const struct ebpf_insn ins[] = {
-		LD_MAP(EBPF_REG_1),		     /* 0 */
-		STX_DW(EBPF_REG_10, -8, EBPF_REG_1), /* 2 */
-		STX_DW(EBPF_REG_0, 0, EBPF_REG_3),   /* 3: into a map value */
-		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 4 */
-		CALL(1),			     /* 5: map 0 */
-		MOV_REG(EBPF_REG_2, EBPF_REG_10),    /* 6 */
-		ADD_IMM(EBPF_REG_2, -8),	     /* 7: still into the stack */
-		STX_DW(EBPF_REG_2, 0, EBPF_REG_3),   /* 8: overwrites the spill */
-		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 9 */
-		CALL(1),			     /* 10: unknown */
+		CALL(1),			     /* 0: r0 a map value (or NULL) */
+		MOV_IMM(EBPF_REG_3, 7),		     /* 1 */
+		LD_MAP(EBPF_REG_1),		     /* 2 */
+		STX_DW(EBPF_REG_10, -8, EBPF_REG_1), /* 4 */
+		STX_DW(EBPF_REG_0, 0, EBPF_REG_3),   /* 5: into a map value */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 6 */
+		CALL(1),			     /* 7: map 0 */
+		MOV_IMM(EBPF_REG_3, 7),		     /* 8 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),    /* 9 */
+		ADD_IMM(EBPF_REG_2, -8),	     /* 10: still into the stack */
+		STX_DW(EBPF_REG_2, 0, EBPF_REG_3),   /* 11: overwrites the spill */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 12 */
+		CALL(1),			     /* 13: unknown */
 		EXIT(),
 	};
-	const int loads[] = { 0, 0, -1 };
+	const int loads[] = { 2, 0, -1 };
 	int m[N(ins)];
 
 	(void)state;
 	flow(ins, N(ins), loads, m);
-	assert_int_equal(m[5], 0);
-	assert_int_equal(m[10], RTEBPF_MAP_UNKNOWN);
+	assert_int_equal(m[7], 0);
+	assert_int_equal(m[13], RTEBPF_MAP_UNKNOWN);
 }
 
 /* Paths that join: the same map stays known, different maps do not; code
@@ -162,7 +192,107 @@ static void test_wild_jumps(void **state)
 	(void)state;
 	flow(ins, N(ins), loads, m);
 	assert_int_equal(m[5], RTEBPF_MAP_UNKNOWN);
-	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, m), 0);
+	uint32_t bad;
+	const char *why;
+
+	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, m, &bad, &why), 0);
+}
+
+#define ST_DW(dst, off, imm) { BPF_ST | BPF_MEM | EBPF_DW, dst, 0, off, imm }
+#define ADD_REG(dst, src) { EBPF_ALU64 | BPF_ADD | BPF_X, dst, src, 0, 0 }
+
+/* A map pointer may not be read or written through, nor stored other than
+ * whole into a stack slot (the handle holds the function a lookup calls). */
+static void test_handles_out_of_reach(void **state)
+{
+	(void)state;
+	const int loads[] = { 0, 0, -1 };
+	const struct ebpf_insn write[] = {
+		LD_MAP(EBPF_REG_1), ST_DW(EBPF_REG_1, 0, 0x41414141), EXIT(),
+	};
+	const struct ebpf_insn read[] = {
+		LD_MAP(EBPF_REG_1), LDX_DW(EBPF_REG_0, EBPF_REG_1, 8), EXIT(),
+	};
+	const struct ebpf_insn to_ctx[] = {
+		MOV_REG(EBPF_REG_6, EBPF_REG_1), LD_MAP(EBPF_REG_1),
+		STX_DW(EBPF_REG_6, 0, EBPF_REG_1), EXIT(),
+	};
+	const struct ebpf_insn half[] = {
+		LD_MAP(EBPF_REG_1), STX_W(EBPF_REG_10, -8, EBPF_REG_1), EXIT(),
+	};
+	const struct ebpf_insn moved[] = {
+		LD_MAP(EBPF_REG_1), ADD_IMM(EBPF_REG_1, 8), LDX_DW(EBPF_REG_0, EBPF_REG_1, 0),
+		EXIT(),
+	};
+	/* r2 the map on one path, the context on the other. */
+	const struct ebpf_insn joined[] = {
+		MOV_REG(EBPF_REG_2, EBPF_REG_1), JEQ_IMM(EBPF_REG_3, 0, 2), LD_MAP(EBPF_REG_2),
+		ST_DW(EBPF_REG_2, 0, 1), EXIT(),
+	};
+
+	refused(write, N(write), loads, 2);
+	refused(read, N(read), loads, 2);
+	refused(to_ctx, N(to_ctx), (const int[]){ 1, 0, -1 }, 3);
+	refused(half, N(half), loads, 2);
+	refused(moved, N(moved), loads, 3);
+	refused(joined, N(joined), (const int[]){ 2, 0, -1 }, 4);
+}
+
+/*
+ * A store through a pointer the analysis cannot place may hit any slot, so
+ * a spilled map is no longer known: a stack pointer made by register
+ * arithmetic, and one that is the context on another path (a helper
+ * found both used to swap the map a call received, and so to call an
+ * update checked against one map's sizes on another's).
+ */
+static void test_stores_through_lost_pointers(void **state)
+{
+	(void)state;
+	const struct ebpf_insn arith[] = {
+		LD_MAP(EBPF_REG_6),		     /* 0: map 0 */
+		LD_MAP(EBPF_REG_7),		     /* 2: map 1 */
+		STX_DW(EBPF_REG_10, -8, EBPF_REG_6), /* 4 */
+		MOV_IMM(EBPF_REG_3, -8),	     /* 5 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),    /* 6 */
+		ADD_REG(EBPF_REG_2, EBPF_REG_3),     /* 7: r10 - 8, by a register */
+		STX_DW(EBPF_REG_2, 0, EBPF_REG_3),   /* 8: a scalar over the spill */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 9 */
+		CALL(2),			     /* 10: map 0 or not one */
+		EXIT(),
+	};
+	const struct ebpf_insn joined[] = {
+		LD_MAP(EBPF_REG_6),		     /* 0: map 0 */
+		LD_MAP(EBPF_REG_7),		     /* 2: map 1 */
+		STX_DW(EBPF_REG_10, -8, EBPF_REG_6), /* 4 */
+		MOV_IMM(EBPF_REG_3, 0),		     /* 5 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_1),     /* 6: the context */
+		JEQ_IMM(EBPF_REG_8, 0, 2),	     /* 7: -> 10 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),    /* 8 */
+		ADD_IMM(EBPF_REG_2, -8),	     /* 9 */
+		STX_DW(EBPF_REG_2, 0, EBPF_REG_3),   /* 10: the spill, on one path */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -8), /* 11 */
+		CALL(2),			     /* 12: map 0 or not one */
+		EXIT(),
+	};
+	struct ebpf_insn swap[N(arith)];
+	int m[16];
+
+	flow(arith, N(arith), (const int[]){ 0, 0, 2, 1, -1 }, m);
+	assert_int_equal(m[10], RTEBPF_MAP_UNKNOWN);
+	flow(joined, N(joined), (const int[]){ 0, 0, 2, 1, -1 }, m);
+	assert_int_equal(m[12], RTEBPF_MAP_UNKNOWN);
+	/* Map 1 stored over the spill that way: refused at the store. */
+	memcpy(swap, arith, sizeof(swap));
+	swap[8].src_reg = EBPF_REG_7;
+	refused(swap, N(swap), (const int[]){ 0, 0, 2, 1, -1 }, 8);
+	/* And a pointer into the stack may not leave it (a fake handle
+	 * written through one read back from the context). */
+	const struct ebpf_insn leak[] = {
+		MOV_REG(EBPF_REG_2, EBPF_REG_10), ADD_IMM(EBPF_REG_2, -8),
+		STX_DW(EBPF_REG_1, 0, EBPF_REG_2), EXIT(),
+	};
+
+	refused(leak, N(leak), (const int[]){ -1 }, 2);
 }
 
 int main(void)
@@ -172,6 +302,8 @@ int main(void)
 		test_entry(test_stack_alias),
 		test_entry(test_joins_and_loops),
 		test_entry(test_wild_jumps),
+		test_entry(test_handles_out_of_reach),
+		test_entry(test_stores_through_lost_pointers),
 	};
 
 	return run_test_group(tests);

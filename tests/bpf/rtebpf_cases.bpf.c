@@ -168,6 +168,32 @@ int oob(struct case_ctx *c)
 	return 0;
 }
 
+/* A map's handle is the function a lookup calls: writing it redirected
+ * the next lookup anywhere (a helper's rip = 0x41414141). */
+SEC("rte/handle_write")
+int handle_write(struct case_ctx *c)
+{
+	__u32 k = 0;
+
+	*(volatile __u64 *)(void *)&small = (__u64)c->in[0];
+	return bpf_map_lookup_elem(&small, &k) != 0;
+}
+
+/* Swapping the map a call receives behind the analysis's back: the spill
+ * of one map overwritten through a stack pointer made by arithmetic. */
+SEC("rte/handle_swap")
+int handle_swap(struct case_ctx *c)
+{
+	void *slot[2];
+	volatile __s64 i = 0;
+	__u32 k = 0;
+	__u64 v = 0;
+
+	slot[0] = &small;
+	slot[i] = &pcpu;
+	return bpf_map_update_elem(slot[0], &k, &v, 0);
+}
+
 SEC("rte/loop")
 int loop(struct case_ctx *c)
 {
