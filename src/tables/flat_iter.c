@@ -238,7 +238,6 @@ enum flat_units_act {
 };
 
 struct flat_units {
-	enum flat_units_act act;
 	char *keys, *values;
 	bool with_lock, do_delete;
 	bool kick;	 /* out: start a reclamation after unlocking */
@@ -251,15 +250,15 @@ static uint32_t *flat_value_lock_word(struct flat *f, uint32_t pos)
 	return &value_lock(&f->map, flat_value_at(f, pos))->val;
 }
 
-/* Do u->act to the element at @pos, the @n-th (chain node @prev before
+/* Do @act to the element at @pos, the @n-th (chain node @prev before
  * it); false stops the walk. */
-static bool flat_unit_act(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev, uint32_t n,
-			  struct flat_units *u)
+static ALWAYS_INLINE bool flat_unit_act(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
+					uint32_t n, struct flat_units *u, enum flat_units_act act)
 {
 	const struct bpfmap *map = &f->map;
 	char *value;
 
-	switch (u->act) {
+	switch (act) {
 	case UNITS_TRYLOCK:
 		if (spin_trylock_word(flat_value_lock_word(f, pos)))
 			return true;
@@ -288,17 +287,19 @@ static bool flat_unit_act(struct flat *f, uint32_t h, uint32_t pos, uint32_t pre
 
 /*
  * Walk the elements of units [from, to) of home h, whose lock is held,
- * inside a read-side section, doing u->act to each: the bucket's, then the
+ * inside a read-side section, doing @act to each: the bucket's, then the
  * chain's, in chain order so that a deleted node's predecessor is known.
  * Under the lock the home's live slots and linked nodes are its elements
  * and stay so, and every walk visits them in the same order.  Returns how
- * many it did.
+ * many it did.  Inline, so that each act gets its own loop (a switch per
+ * element made a batch pass 13-15% slower).
  */
-static uint32_t flat_units_do(struct flat *f, uint32_t h, uint32_t from, uint32_t to,
-			      struct flat_units *u)
+static ALWAYS_INLINE uint32_t flat_units_do(struct flat *f, uint32_t h, uint32_t from,
+					    uint32_t to, struct flat_units *u,
+					    enum flat_units_act act)
 {
 	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE);
-	bool deletes = u->act == UNITS_TAKE && u->do_delete;
+	bool deletes = act == UNITS_TAKE && u->do_delete;
 	uint32_t n = 0, prev = FLAT_NONE;
 
 	for (uint64_t live = flat_live(tags); live; live &= live - 1) {
@@ -307,7 +308,7 @@ static uint32_t flat_units_do(struct flat *f, uint32_t h, uint32_t from, uint32_
 
 		if (b < from || b >= to)
 			continue;
-		if (!flat_unit_act(f, h, pos, FLAT_NONE, n, u))
+		if (!flat_unit_act(f, h, pos, FLAT_NONE, n, u, act))
 			return n;
 		n++;
 	}
@@ -319,7 +320,7 @@ static uint32_t flat_units_do(struct flat *f, uint32_t h, uint32_t from, uint32_
 			prev = pos;
 			continue;
 		}
-		if (!flat_unit_act(f, h, pos, prev, n, u))
+		if (!flat_unit_act(f, h, pos, prev, n, u, act))
 			return n;
 		n++;
 		if (!deletes)
@@ -339,16 +340,13 @@ static uint32_t flat_units_take(struct flat *f, uint32_t h, uint32_t from, uint3
 				struct flat_units *u)
 {
 	if (u->with_lock) {
-		u->act = UNITS_TRYLOCK;
-		u->locked = flat_units_do(f, h, from, to, u);
+		u->locked = flat_units_do(f, h, from, to, u, UNITS_TRYLOCK);
 		if (u->busy) {
-			u->act = UNITS_UNLOCK;
-			flat_units_do(f, h, from, to, u);
+			flat_units_do(f, h, from, to, u, UNITS_UNLOCK);
 			return 0;
 		}
 	}
-	u->act = UNITS_TAKE;
-	return flat_units_do(f, h, from, to, u);
+	return flat_units_do(f, h, from, to, u, UNITS_TAKE);
 }
 
 int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
