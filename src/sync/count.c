@@ -153,14 +153,20 @@ static uint32_t count_insert_sharded(struct count *c, uint32_t idx)
 		}
 		if (!count_collect(c, words, &busy) && !busy) {
 			/* Two passes agreed, nothing busy: full at one instant.
-			 * Say so, then look once more: a delete that began
-			 * before the flag was visible did not see it to clear
-			 * it, and may have given its room back meanwhile (the
-			 * flag then stayed set over free room until the next
-			 * delete).  A delete that begins later sees it. */
+			 * Say so tentatively, look once more, and only then
+			 * make it count: a delete that began before the flag
+			 * was visible did not see it to clear it, and may have
+			 * given its room back meanwhile (the flag stayed set
+			 * over free room until the next delete; set at once,
+			 * it was seen over that room until the look).  A
+			 * delete that begins later clears either state. */
+			uint32_t tentative = COUNT_TENTATIVE;
+
 			TEST_HOOK(HOOK_COUNT_FULL, c);
-			__atomic_store_n(&c->exhausted, 1, __ATOMIC_SEQ_CST);
-			if (!count_collect(c, words, &busy) && !busy)
+			__atomic_store_n(&c->exhausted, COUNT_TENTATIVE, __ATOMIC_SEQ_CST);
+			if (!count_collect(c, words, &busy) && !busy &&
+			    __atomic_compare_exchange_n(&c->exhausted, &tentative, COUNT_EXHAUSTED,
+							false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 				break;
 			__atomic_store_n(&c->exhausted, 0, __ATOMIC_SEQ_CST);
 			continue;

@@ -28,9 +28,9 @@
  * word), gather the credits, and take one if any; with none, read every
  * shard and the global word twice until both reads agree with no operation
  * busy: then the map was full at one instant in between, and "exhausted"
- * records it.  While exhausted, inserts answer -E2BIG without the lock (a
- * delete clears it before its key goes); the full-update benchmark's failed
- * inserts stay one load.
+ * records it, tentatively until one more read agrees.  While exhausted,
+ * inserts answer -E2BIG without the lock (a delete clears it before its key
+ * goes); the full-update benchmark's failed inserts stay one load.
  */
 #ifndef BPFMAP_SYNC_COUNT_H
 #define BPFMAP_SYNC_COUNT_H
@@ -48,6 +48,8 @@
 #define COUNT_FROZEN 0x80000000u /* a shard's credits are frozen (bit 31) */
 #define COUNT_FULL UINT32_MAX	 /* count_insert_begin: no room */
 #define COUNT_GLOBAL (UINT32_MAX - 1) /* the ticket of an unsharded count */
+#define COUNT_TENTATIVE 1u /* count.exhausted: being checked, not to be trusted */
+#define COUNT_EXHAUSTED 2u /* count.exhausted: full (a delete clears it first) */
 
 struct count_shard {
 	uint64_t word; /* atomic: credits | COUNT_FROZEN (low half), busy (high half) */
@@ -57,7 +59,8 @@ struct count_shard {
 struct count {
 	uint64_t word; /* atomic: elements (+ shards' credits) low, busy (unsharded) high */
 	uint32_t max;
-	uint32_t exhausted; /* atomic, sharded: full and quiescent, seen by the slow path */
+	uint32_t exhausted; /* atomic, sharded: COUNT_EXHAUSTED when the slow path saw the
+			     * map full and quiescent, COUNT_TENTATIVE while it checks */
 	uint32_t lock;	    /* sharded: the slow path's */
 	uint32_t shard_mask;
 	struct count_shard *shards; /* NULL: unsharded */
@@ -85,7 +88,7 @@ static ALWAYS_INLINE uint32_t count_insert_begin(struct count *c)
 				return COUNT_GLOBAL;
 		return count_insert_slow(c, COUNT_GLOBAL);
 	}
-	if (__atomic_load_n(&c->exhausted, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&c->exhausted, __ATOMIC_SEQ_CST) == COUNT_EXHAUSTED)
 		return COUNT_FULL;
 	uint32_t idx = cpu_current() & c->shard_mask;
 	struct count_shard *s = &c->shards[idx];
@@ -145,7 +148,7 @@ static ALWAYS_INLINE bool count_full_quiescent(const struct count *c)
 
 		return (uint32_t)w >= c->max && !(w >> 32);
 	}
-	return __atomic_load_n(&c->exhausted, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&c->exhausted, __ATOMIC_SEQ_CST) == COUNT_EXHAUSTED;
 }
 
 /*
