@@ -9,8 +9,10 @@
  * maps and new ones: lookup_and_delete on a chained map, churn on a flat one
  * until deleted slots must be reclaimed, batch lookup-and-delete, an RHASH
  * grown and shrunk, evicting inserts into LRU maps (common and per-CPU
- * lists), churn on a PERCPU_HASH, bpfmap_free.  A child that hangs is killed (SIGKILL: liburcu blocks every
- * other signal while it waits for a grace period) and the test fails.
+ * lists), churn on a PERCPU_HASH, bpfmap_free.  A child that hangs is killed
+ * (SIGKILL: liburcu blocks every other signal while it waits for a grace
+ * period) and the test fails.  Beside bpfmap's API it calls liburcu's
+ * barrier, to start without pending callbacks.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -19,6 +21,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <urcu-bp.h>
 
 #include "test_util.h"
 
@@ -252,6 +256,11 @@ static void test_fork_with_readers(void **state)
 	pid_t pid;
 
 	typed_fill();
+	/* The fills' reclamation done first (RHASH's growth retires tables):
+	 * with callbacks pending, fork() waits for the other threads' sections
+	 * (README, "fork()"), and these readers hold theirs until after it.
+	 * Under load the test hung so (CI, ASan build). */
+	urcu_bp_barrier();
 	holding = release_them = 0;
 	for (int i = 0; i < READERS; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, reader, flat), 0);
