@@ -412,10 +412,9 @@ int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch, void *out
 	return do_lookup_batch(map, in_batch, out_batch, keys, values, count, opts, true);
 }
 
-/* The generic update/delete batch (the kernel's generic_map_*_batch): apply
- * one operation per element in order, stop at the first error, report in
- * *count how many succeeded.  values is NULL for deletes. */
-/* update_batch (@update) or delete_batch (values NULL).  *count == 0
+/* The generic update (@update) or delete batch (the kernel's
+ * generic_map_*_batch): apply one operation per element in order, stop at
+ * the first error, report in *count how many succeeded.  *count == 0
  * touches nothing and returns 0 (NULL buffers included), as the lookup
  * batches and the kernel do. */
 static int batch_write(struct bpfmap *map, const void *keys, const void *values, bool update,

@@ -214,10 +214,10 @@ void chain_stop_lockfree_stores(struct chain *c)
 /*
  * Wait for a value's spin lock that an update (or a batch) found held,
  * bucket @b locked (unlocked on return), outside any read-side section: the
- * holder may be a program waiting for a grace period.  A preallocated map's elements stay
- * mapped while it lives; a NO_PREALLOC map's may be freed, so it spins a
- * while in a section and then yields outside, and the caller starts again
- * either way.
+ * holder may be a program waiting for a grace period.  A preallocated map's
+ * elements stay mapped while it lives; a NO_PREALLOC map's may be freed, so
+ * it spins a while in a section and then yields outside, and the caller
+ * starts again either way.
  */
 void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy)
 {
