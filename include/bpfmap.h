@@ -570,6 +570,15 @@ BPFMAP_API int bpfmap_num_possible_cpus(void);
  *    aligned blocks) use --partial-loads-ok=yes;
  *  - the kernel's -EFAULT (a fault while reading) has no user-space
  *    equivalent: an unreadable string crashes, as with the C library;
+ *  - so every string argument must be NUL-terminated (within its bound, for
+ *    the bounded functions, or readable up to the bound).  The kernel reads
+ *    byte by byte and stops where the answer is settled: at strcmp()'s first
+ *    difference, at strspn()'s first byte outside the set, or at a needle's
+ *    first mismatch, so it answers for a char array that has no NUL.  These
+ *    read ahead (a whole set or needle string first, the next block of the
+ *    other string) and may then read past such an array's end, into an
+ *    unmapped page; a runtime that passes a program's fixed-size buffers
+ *    should use the bounded functions, or make sure of the NUL;
  *  - errno is left untouched.
  * Concurrency: pure functions of the bytes they read; any thread may call
  * any of them at any time.  A string modified while it is being read gives

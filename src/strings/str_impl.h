@@ -108,8 +108,12 @@ STR_FN size_t chr_scan(const uchar *s, uchar c, size_t limit, size_t x, const bo
 #define CHR_KEY(v) (nul_only ? b_key_nul(v) : b_key_chr(v, vc))
 	mask_t m;
 
+	/* The first and last blocks drop their lanes outside [off, end)
+	 * before the test, not only after: a bounded string may end inside
+	 * a block whose other bytes are nobody's (undefined to Valgrind). */
 	if (!x) {
-		m = b_key_mask(CHR_KEY(b_define_from(b_load(p), off))) & ~m_below(off);
+		m = b_key_mask(CHR_KEY(b_define_from(b_load(p), off))) & ~m_below(off) &
+		    m_below(end);
 		if (m)
 			goto found;
 		x = BLK;
@@ -142,7 +146,7 @@ STR_FN size_t chr_scan(const uchar *s, uchar c, size_t limit, size_t x, const bo
 			if (x >= end)
 				break;
 		}
-		m = b_key_mask(CHR_KEY(b_load(p + x)));
+		m = b_key_mask(CHR_KEY(b_load(p + x))) & m_below(end - x);
 		if (m)
 			goto found;
 		x += BLK;
@@ -509,6 +513,8 @@ STR_FN void set_build_table(struct set *st, const uchar *chars, size_t len)
 	}
 	if (!st->invert)
 		w0 |= 1; /* the NUL */
+	else
+		w0 &= ~(uint64_t)1; /* a set byte turned NUL meanwhile: still a stop */
 	st->lut[0] = w0;
 	st->lut[1] = w1;
 	st->lut[2] = w2;
@@ -535,9 +541,23 @@ STR_FN size_t set_span_blk(const uchar *s, const struct set *st, const int nch, 
 	const mask_t flip = st->invert ? M_ALL : 0;
 	blk_t cv[SET_CHAIN];
 
+	/* The set's bytes are read again here, after its length, and another
+	 * thread may have changed them meanwhile: whatever they hold now, a
+	 * NUL must stop the scan, or it would read past s's end.  So strcspn's
+	 * chain ends with a NUL whatever the byte after the set holds now, and
+	 * strspn's never holds one.  (The table forms are built that way:
+	 * set_build_table.) */
 #pragma GCC unroll 8
-	for (int j = 0; j < nch; j++)
-		cv[j] = b_set1(st->chain[(size_t)j < st->nch ? j : 0]);
+	for (int j = 0; j < nch; j++) {
+		const size_t i = (size_t)j < st->nch ? (size_t)j : 0;
+		uchar c = st->chain[i];
+
+		if (!st->invert && i == st->nch - 1)
+			c = 0;
+		else if (st->invert && !c)
+			c = 1;
+		cv[j] = b_set1(c);
+	}
 #ifdef STR_HAVE_LUT
 	lut_t lut;
 
@@ -664,7 +684,7 @@ STR_FN int span_all(const uchar *s, const uchar *chars, const bool reject, size_
 		return 0; /* empty accept: every byte, the NUL too, ends the span */
 
 	struct set st;
-	/* The chain: the set's bytes and, for strcspn, its NUL right after. */
+	/* The chain: the set's bytes and, for strcspn, a NUL after them. */
 	const size_t nch = n + reject;
 
 	st.invert = !reject;
@@ -710,11 +730,19 @@ STR_FN int span_impl(const uchar *s, const uchar *chars, const bool reject)
 		if (nch <= HEAD_CHAIN) {
 			if (!nch)
 				return 0; /* empty accept */
+			/* The set's bytes are read again, and s's NUL must
+			 * stop whatever they hold now (set_span_blk): strcspn
+			 * compares with the NUL itself, not with the byte after
+			 * the set, and strspn takes no NUL into its set. */
 			blk_t v = b_loadu(s);
-			skey_t k = b_key_eq(v, b_set1(chars[0]));
+			skey_t k = reject ? b_key_nul(v)
+					  : b_key_eq(v, b_set1(chars[0] ? chars[0] : 1));
 
-			for (size_t j = 1; j < nch; j++)
-				k = b_key_join(k, b_key_eq(v, b_set1(chars[j])));
+			for (size_t j = !reject; j < nch - reject; j++) {
+				const uchar c = chars[j];
+
+				k = b_key_join(k, b_key_eq(v, b_set1(reject || c ? c : 1)));
+			}
 			mask_t stop = b_key_mask(k) ^ (reject ? 0 : M_ALL);
 
 			if (stop)
@@ -1040,7 +1068,9 @@ scan:
 				if (x >= end)
 					break;
 			}
-			if (b_key_mask(FIRST_KEY(b_load(p + x))))
+			/* lanes at or past the bound dropped before the test, as
+			 * in chr_scan */
+			if (b_key_mask(FIRST_KEY(b_load(p + x))) & m_below(end - x))
 				break;
 		}
 		if (x >= end)
