@@ -108,12 +108,14 @@ STR_FN size_t chr_scan(const uchar *s, uchar c, size_t limit, size_t x, const bo
 #define CHR_KEY(v) (nul_only ? b_key_nul(v) : b_key_chr(v, vc))
 	mask_t m;
 
-	/* The first and last blocks drop their lanes outside [off, end)
-	 * before the test, not only after: a bounded string may end inside
-	 * a block whose other bytes are nobody's (undefined to Valgrind). */
+	/* A bounded string may end inside a block whose other bytes are
+	 * nobody's, undefined to Valgrind: the first block, and every single
+	 * block in careful mode (Valgrind's), drop their lanes at or past end
+	 * before the test, not only after. */
 	if (!x) {
-		m = b_key_mask(CHR_KEY(b_define_from(b_load(p), off))) & ~m_below(off) &
-		    m_below(end);
+		m = b_key_mask(CHR_KEY(b_define_from(b_load(p), off))) & ~m_below(off);
+		if (end < BLK)
+			m &= m_below(end);
 		if (m)
 			goto found;
 		x = BLK;
@@ -146,7 +148,9 @@ STR_FN size_t chr_scan(const uchar *s, uchar c, size_t limit, size_t x, const bo
 			if (x >= end)
 				break;
 		}
-		m = b_key_mask(CHR_KEY(b_load(p + x))) & m_below(end - x);
+		m = b_key_mask(CHR_KEY(b_load(p + x)));
+		if (bpfmap_str_careful)
+			m &= m_below(end - x);
 		if (m)
 			goto found;
 		x += BLK;
