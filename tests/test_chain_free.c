@@ -10,7 +10,7 @@
  * wait for.  ASan sees a callback touching a released map, LSan a map no
  * one released; a free that waits for a reader that waits for it is caught
  * by the reader's watchdog.  No timing is asserted.  And the heap elements
- * of a preallocated map, kept for reuse until the map is freed, and capped.
+ * of a preallocated map, kept for reuse until the map is freed.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -420,85 +420,6 @@ static void test_heap_elements_kept(void **state)
 	rcu_wait_deferred();
 }
 
-/*
- * Inside one read-side section no deleted or evicted element can be reused,
- * so a preallocated map borrows from the heap for each insert, and keeps
- * what it borrowed until it is freed.  The borrowing is capped (the
- * deferred backlog's limit and 1024 more): past it, an insert inside the
- * section answers -ENOMEM and changes nothing, and once the section ends an
- * insert waits for the reclamation and succeeds.  Without the cap a
- * 1024-entry map grew to 144 MB over 2M evicting inserts in one section.
- * HASH with 16-byte keys, and LRU_HASH on the chained table (16-byte keys;
- * 8-byte keys with NO_COMMON_LRU).
- */
-static void test_heap_elements_capped(void **state)
-{
-	(void)state;
-	static const struct {
-		enum bpfmap_type type;
-		uint32_t key_size, flags;
-	} maps[] = {
-		{ BPFMAP_TYPE_HASH, 16, 0 },
-		{ BPFMAP_TYPE_LRU_HASH, 16, 0 },
-		{ BPFMAP_TYPE_LRU_HASH, 8, BPFMAP_F_NO_COMMON_LRU },
-	};
-	const uint64_t me = 1024, cap = 16384 + 1024;
-	const uint64_t pool_slack = 16 * (uint64_t)bpfmap_num_possible_cpus();
-
-	for (size_t t = 0; t < ARRAY_SIZE(maps); t++) {
-		struct bpfmap *m = must_create(maps[t].type, maps[t].key_size, 8, (uint32_t)me,
-					       maps[t].flags);
-		bool evicts = maps[t].type == BPFMAP_TYPE_LRU_HASH;
-		struct chain *c = to_chain(m);
-		uint64_t i, j, k[2] = { 0 }, v;
-		int ret = 0;
-
-		/* on the chained table (its LRU maps have their own ops) */
-		assert_ptr_equal(m->ops->update_elem, chain_ops.update_elem);
-		for (i = 0; i < me; i++) {
-			k[0] = i;
-			assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
-		}
-		bpfmap_read_lock();
-		for (j = 0; j < 3 * cap; j++) {
-			if (!evicts) {
-				k[0] = j;
-				assert_int_equal(bpfmap_delete_elem(m, k), 0);
-			}
-			k[0] = me + j;
-			ret = bpfmap_update_elem(m, k, &j, BPFMAP_NOEXIST);
-			if (ret)
-				break;
-		}
-		assert_int_equal(ret, -ENOMEM);
-		assert_true(j >= cap && j <= cap + pool_slack + 16);
-		assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= cap);
-		assert_int_equal(bpfmap_lookup_elem(m, k, &v), -ENOENT); /* unchanged */
-		bpfmap_read_unlock();
-		/* it waits for the section's deletes now */
-		assert_int_equal(bpfmap_update_elem(m, k, &j, BPFMAP_NOEXIST), 0);
-		assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= cap);
-		/* HASH: keys j + 1 .. j + me, every one not deleted; LRU: as many,
-		 * the newest among them */
-		for (i = j + 1; i <= j + me; i++) {
-			k[0] = i;
-			ret = bpfmap_lookup_elem(m, k, &v);
-			if (!evicts || i == j + me) {
-				assert_int_equal(ret, 0);
-				assert_int_equal(v, i - me);
-			}
-		}
-		for (i = 0, ret = bpfmap_get_next_key(m, NULL, k); !ret; i++)
-			ret = bpfmap_get_next_key(m, k, k);
-		if (maps[t].flags & BPFMAP_F_NO_COMMON_LRU) /* per-CPU lists, the thread's full */
-			assert_true(i >= me / (uint64_t)bpfmap_num_possible_cpus() && i <= me);
-		else
-			assert_int_equal(i, me);
-		bpfmap_free(m);
-	}
-	rcu_wait_deferred();
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,7 +429,6 @@ int main(int argc, char **argv)
 		VARIANT_TESTS(test_free_between_callbacks),
 		VARIANT_TESTS(test_free_during_flush),
 		cmocka_unit_test(test_heap_elements_kept),
-		cmocka_unit_test(test_heap_elements_capped),
 	};
 
 	if (argc > 1)

@@ -25,10 +25,6 @@
 #define CHAIN_DEFERRED_MIN 16384U
 #define CHAIN_DEFERRED_PER_MAX 4U
 
-/* Elements a preallocated map borrows from the heap beyond that backlog
- * (elements pending in the deleters' stacks, a grace period's worth). */
-#define CHAIN_HEAP_SLACK 1024U
-
 static bool elem_in_pool(const struct chain *c, const struct chain_elem *e)
 {
 	const char *p = (const char *)e;
@@ -46,12 +42,15 @@ static uint32_t pool_index(const struct chain *c, const struct chain_elem *e)
 	return (uint32_t)(((const char *)e - c->pool) / c->elem_size);
 }
 
+/* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
+ * enforced by the caller through c->count, so the pool's emptiness only means
+ * that reclamation lags behind; the heap covers that gap. */
 /* The per-CPU slots of a per-CPU map: the pool's indices, then room for
- * heap elements (what a preallocated map borrows while reclamation lags,
- * capped as chain_elem_alloc says; every element of a NO_PREALLOC map). */
+ * heap elements (the preallocated map's overflow while reclamation lags,
+ * bounded by the deleters' throttle; every element of a NO_PREALLOC map). */
 int chain_pcpu_init(struct chain *c)
 {
-	uint64_t heap = (uint64_t)c->deferred_limit + CHAIN_HEAP_SLACK;
+	uint64_t heap = (uint64_t)chain_deferred_limit(c->map.max_entries) + 1024;
 	uint64_t cap;
 
 	if (!c->prealloc)
@@ -69,10 +68,6 @@ int chain_pcpu_init(struct chain *c)
 	return 0;
 }
 
-/* A fresh element, or NULL: allocation failed, or a preallocated map's
- * borrowing is at its cap.  Capacity (max_entries) is enforced by the caller
- * through c->count, so the pool's emptiness only means that reclamation lags
- * behind; the heap covers that gap. */
 struct chain_elem *chain_elem_alloc(struct chain *c)
 {
 	struct chain_elem *e;
@@ -91,15 +86,6 @@ struct chain_elem *chain_elem_alloc(struct chain *c)
 			if (e)
 				return e;
 		}
-		/* Borrowed elements stay the map's until it is freed, so their
-		 * number is capped: past it an insert waits for reclamation
-		 * (chain_update_locked), or, inside a read-side section, where
-		 * it cannot, fails.  Without the cap, evictions or deletes and
-		 * inserts inside one long section grow the map for ever.  (Two
-		 * threads may both pass at the cap: a few more.) */
-		if (__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) >=
-		    (size_t)c->deferred_limit + CHAIN_HEAP_SLACK)
-			return NULL;
 	}
 	e = malloc(c->elem_size);
 	if (!e)
