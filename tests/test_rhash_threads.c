@@ -8,7 +8,8 @@
  *  - a growth from empty while another thread looks up the keys inserted so
  *    far, non-stop: no miss, and no copy-out torn by a concurrent overwrite;
  *  - inserts from several threads into a map that fills: exactly
- *    max_entries succeed, the rest answer -E2BIG, also with deletes mixed in.
+ *    max_entries succeed, the rest answer -E2BIG, also with deletes mixed in;
+ *  - a full map turning over while the callback worker is held.
  * The fixed interleavings (a lookup stopped inside a chain that a resize
  * splits, a copy-out stopped before its check) are in test_races.c.
  */
@@ -16,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 #include "tables/rtab.h"
@@ -344,6 +346,84 @@ static void test_churn_never_enomem(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * A full map turning over takes its deleted elements back itself, after one
+ * grace period, when its arena runs dry: it does not wait for liburcu's
+ * callback worker.  That worker runs callbacks about 10 ms apart, and a
+ * 1024-entry map that waited for it every max(1024, max_entries / 4)
+ * deletes took 10 us a pair instead of 0.1.  Here a callback of the test's
+ * own holds the worker for the whole churn of 8 x max_entries pairs: an
+ * insert that waited for the worker would never return (the churn thread
+ * is given 30 s, a deadlock detector, not a timing).
+ */
+struct worker_gate {
+	struct rcu_head rcu;
+	int reached, open; /* atomic */
+};
+
+static void worker_gate_cb(struct rcu_head *head)
+{
+	struct worker_gate *g = caa_container_of(head, struct worker_gate, rcu);
+
+	rcu_deferred_enter();
+	__atomic_store_n(&g->reached, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	rcu_deferred_exit();
+}
+
+struct turnover {
+	struct bpfmap *m;
+	uint32_t n;
+	int failed, done; /* done: atomic */
+};
+
+static void *turn_over(void *arg)
+{
+	struct turnover *a = arg;
+	uint64_t v = 0;
+
+	for (uint64_t i = 0; i < 8 * (uint64_t)a->n; i++) {
+		uint64_t k = i;
+
+		if (bpfmap_delete_elem(a->m, &k))
+			a->failed++;
+		k = i + a->n;
+		if (bpfmap_update_elem(a->m, &k, &v, BPFMAP_NOEXIST))
+			a->failed++;
+	}
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_turnover_without_worker(void **state)
+{
+	struct turnover a = { .m = rhash(8, 8, 1024), .n = 1024 };
+	struct worker_gate g = { 0 };
+	pthread_t t;
+	uint64_t v = 0;
+	int waited = 0;
+
+	(void)state;
+	for (uint64_t k = 0; k < a.n; k++)
+		assert_int_equal(bpfmap_update_elem(a.m, &k, &v, BPFMAP_NOEXIST), 0);
+	rcu_defer(&g.rcu, worker_gate_cb);
+	while (!__atomic_load_n(&g.reached, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	assert_int_equal(pthread_create(&t, NULL, turn_over, &a), 0);
+	while (!__atomic_load_n(&a.done, __ATOMIC_ACQUIRE) && waited < 30000) {
+		usleep(1000);
+		waited++;
+	}
+	__atomic_store_n(&g.open, 1, __ATOMIC_RELEASE); /* lets a stuck insert go */
+	pthread_join(t, NULL);
+	assert_true(waited < 30000);
+	assert_int_equal(a.failed, 0);
+	assert_int_equal(walk_count(a.m, 8), a.n);
+	bpfmap_free(a.m);
+	rcu_wait_deferred();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +431,7 @@ int main(void)
 		test_entry(test_lookups_during_growth),
 		test_entry(test_exact_full),
 		test_entry(test_churn_never_enomem),
+		test_entry(test_turnover_without_worker),
 	};
 
 	return run_test_group(tests);

@@ -20,8 +20,7 @@
 #define RTAB_RETIRE_BATCH 254u
 
 struct rtab_retired {
-	struct rcu_head rcu;
-	struct rtab *r;
+	struct rtab_retired *next; /* in r->ripe */
 	uint32_t n;
 	uint32_t idx[RTAB_RETIRE_BATCH];
 };
@@ -72,6 +71,12 @@ static void rtab_teardown(struct rtab *r)
 		big_free(t);
 	}
 	free(r->retiring);
+	while (r->ripe) {
+		struct rtab_retired *next = r->ripe->next;
+
+		free(r->ripe);
+		r->ripe = next;
+	}
 	slot_arena_destroy(&r->elems);
 	slot_arena_destroy(&r->groups);
 	count_destroy(&r->count);
@@ -186,58 +191,60 @@ size_t rtab_table_mem(struct rtab *r)
 	return bytes;
 }
 
-static void rtab_retired_cb(struct rcu_head *head)
+/* Every element retired so far: the full batches and the one filling. */
+static struct rtab_retired *rtab_take_retired(struct rtab *r)
 {
-	struct rtab_retired *batch;
-	struct rtab *r;
+	struct rtab_retired *list;
 
-	rcu_deferred_enter();
-	batch = caa_container_of(head, struct rtab_retired, rcu);
-	r = batch->r;
-	if (!handoff_freed(&r->callbacks))
-		rtab_release(r, batch);
-	free(batch);
-	rtab_callback_done(r);
+	spin_lock_word(&r->retire_lock);
+	list = r->ripe;
+	r->ripe = NULL;
+	if (r->retiring) {
+		r->retiring->next = list;
+		list = r->retiring;
+		r->retiring = NULL;
+	}
+	spin_unlock_word(&r->retire_lock);
+	return list;
 }
 
-/* Queue the retiring batch for its grace period (the retire lock held). */
-static void rtab_retire_flush_locked(struct rtab *r)
+/* Outside any read-side section: @list's elements back to the arena after
+ * one grace period from now. */
+static void rtab_release_all(struct rtab *r, struct rtab_retired *list)
 {
-	struct rtab_retired *batch = r->retiring;
-
-	if (!batch || !batch->n)
+	if (!list)
 		return;
-	r->retiring = NULL;
-	handoff_get(&r->callbacks, 1);
-	rcu_defer(&batch->rcu, rtab_retired_cb);
+	rcu_synchronize();
+	while (list) {
+		struct rtab_retired *next = list->next;
+
+		rtab_release(r, list);
+		free(list);
+		list = next;
+	}
 }
 
 /*
- * The batch being filled when the flush queued for it runs, one grace
- * period or more after its first element: the elements retired since
- * need one more, which this worker thread may wait for.  The flag drops
- * before the batch is taken, so that an element retired after it queues
- * the next flush.  Without it a batch that never filled kept its elements
- * from the arena for good: a 48-entry map churned then emptied held 92 KiB
- * where it started with 10.
+ * Queued when an element starts a batch, so that what is retired goes back
+ * within a worker's round even if nobody inserts: a batch that never filled
+ * would otherwise keep its elements from the arena for good (a 48-entry map
+ * churned then emptied held 92 KiB where it started with 10).  The flag
+ * drops before the batches are taken, so that an element retired after it
+ * queues the next flush.  Full batches wait for it too, rather than each
+ * for a callback of its own: an insert that finds the arena dry then takes
+ * them back itself after one grace period, instead of waiting for every
+ * callback queued (liburcu's worker runs them about 10 ms apart, and a
+ * full map turning over stalled that long every max(1024, max_entries / 4)
+ * deletes: 10 us a pair at 1024 entries, where HASH takes 0.1).
  */
 static void rtab_flush_retiring(struct rcu_head *head)
 {
 	struct rtab *r = caa_container_of(head, struct rtab, flush_rcu);
-	struct rtab_retired *batch = NULL;
 
 	rcu_deferred_enter();
 	if (!handoff_freed(&r->callbacks)) {
 		__atomic_store_n(&r->flush_queued, false, __ATOMIC_RELEASE);
-		spin_lock_word(&r->retire_lock);
-		batch = r->retiring;
-		r->retiring = NULL;
-		spin_unlock_word(&r->retire_lock);
-		if (batch) {
-			rcu_synchronize();
-			rtab_release(r, batch);
-			free(batch);
-		}
+		rtab_release_all(r, rtab_take_retired(r));
 	}
 	rtab_callback_done(r);
 }
@@ -259,13 +266,15 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 			__atomic_fetch_add(&r->lost, 1, __ATOMIC_RELAXED);
 			return;
 		}
-		r->retiring->r = r;
 		r->retiring->n = 0;
 	}
 	r->retiring->idx[r->retiring->n++] = idx;
 	n = r->retiring->n;
-	if (n == RTAB_RETIRE_BATCH)
-		rtab_retire_flush_locked(r);
+	if (n == RTAB_RETIRE_BATCH) {
+		r->retiring->next = r->ripe;
+		r->ripe = r->retiring;
+		r->retiring = NULL;
+	}
 	spin_unlock_word(&r->retire_lock);
 	if (n == 1 && handoff_get_once(&r->callbacks, &r->flush_queued))
 		rcu_defer(&r->flush_rcu, rtab_flush_retiring);
@@ -292,16 +301,19 @@ void rtab_ogroup_free(struct rtab *r, uint32_t idx)
 	slot_arena_free(&r->groups, idx);
 }
 
-void rtab_retire_flush(struct rtab *r)
+void rtab_reclaim_now(struct rtab *r)
 {
-	spin_lock_word(&r->retire_lock);
-	rtab_retire_flush_locked(r);
-	spin_unlock_word(&r->retire_lock);
+	struct rtab_retired *list = rtab_take_retired(r);
+
+	if (list)
+		rtab_release_all(r, list);
+	else /* a flush in flight holds them */
+		rcu_wait_deferred();
 }
 
 void rtab_reclaim_wait(struct rtab *r)
 {
-	rtab_retire_flush(r);
+	rtab_release_all(r, rtab_take_retired(r));
 	rcu_wait_deferred();
 }
 

@@ -145,12 +145,15 @@ struct rtab {
 	 * lookups read. */
 	struct slot_arena elems, groups;
 	struct count count;     /* sync/count.h: exact -E2BIG */
-	/* Elements unlinked, waiting to be queued for their grace period
-	 * (overflow groups are reused at once: rtab_ogroup_free). */
+	/* Elements unlinked, waiting for their grace period: the batch being
+	 * filled, and full ones (overflow groups are reused at once:
+	 * rtab_ogroup_free).  The flush callback, or an insert that finds
+	 * the arena dry, waits for one grace period and takes them all back. */
 	uint32_t retire_lock;
 	struct rtab_retired *retiring;
-	/* Queued when an element starts a batch, so that a batch that never
-	 * fills (deletes stop) still goes back within a worker's round. */
+	struct rtab_retired *ripe; /* full batches, linked by next */
+	/* Queued when an element starts a batch, so that retired elements
+	 * go back within a worker's round even if nobody inserts. */
 	struct rcu_head flush_rcu;
 	bool flush_queued; /* atomic: sync/handoff.h's handoff_get_once */
 	uint64_t lost;          /* atomic: retired without memory to wait in */
@@ -494,9 +497,10 @@ void rtab_elem_unused(struct rtab *r, uint32_t idx);
 void rtab_elem_retire(struct rtab *r, uint32_t idx);
 /* Unlinked under the lock of the bucket it was in: reused at once. */
 void rtab_ogroup_free(struct rtab *r, uint32_t idx);
-/* Queue what is retired so far for its grace period now. */
-void rtab_retire_flush(struct rtab *r);
-/* Outside any read-side section: wait until retired ones are free. */
+/* Outside any read-side section: retired elements back to the arena after
+ * one grace period (or, if a flush callback holds them, after it ran). */
+void rtab_reclaim_now(struct rtab *r);
+/* The same, then every callback queued so far (retired tables too). */
 void rtab_reclaim_wait(struct rtab *r);
 /* Lock the bucket of @hash in the table that holds it now (*t_out, when
  * asked for). */

@@ -436,7 +436,7 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 		if (ret == RTAB_RETRY) {
 			if (!rcu_may_wait())
 				return -ENOMEM;
-			rtab_reclaim_wait(r);
+			rtab_reclaim_now(r);
 		} else {
 			spin_wait_free(busy);
 		}
