@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "test_gate.h"
 #include "test_util.h"
 #include "tables/chain.h"
 
@@ -91,26 +92,6 @@ static struct bpfmap *with_callbacks_queued(uint32_t flags)
 	return m;
 }
 
-/* Waits below give up after FREE_WATCHDOG_S and the test fails: a free that
- * waits for what waits for it would otherwise hang.  A deadlock detector,
- * not a timing. */
-#define FREE_WATCHDOG_S 30
-
-/* Wait for *flag; false if the watchdog fired first. */
-static bool wait_flag(const int *flag)
-{
-	struct timespec t0, now, ms = { 0, 1000000 };
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
-		nanosleep(&ms, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - t0.tv_sec >= FREE_WATCHDOG_S)
-			return false;
-	}
-	return true;
-}
-
 /* Wait until c's flush has begun (it clears flush_queued first); false if
  * the watchdog fired first. */
 static bool wait_flush_started(struct chain *c)
@@ -121,16 +102,12 @@ static bool wait_flush_started(struct chain *c)
 	while (__atomic_load_n(&c->flush_queued, __ATOMIC_ACQUIRE)) {
 		sched_yield();
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - t0.tv_sec >= FREE_WATCHDOG_S)
+		if (now.tv_sec - t0.tv_sec >= GATE_WATCHDOG_S)
 			return false;
 	}
 	return true;
 }
 
-static void set_flag(int *flag)
-{
-	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
-}
 
 /* A reader that holds a read-side section from `enter` (at once if set
  * before) until `leave`, as a thread would that waits for the freeing thread
@@ -155,42 +132,6 @@ static void *free_reader_thread(void *arg)
 		r->gave_up = 1;
 	bpfmap_read_unlock();
 	return NULL;
-}
-
-/* A reclamation callback of the test's own that holds the callback thread
- * (which runs callbacks one at a time, in the order queued) from when it
- * runs until `open`. */
-struct gate {
-	struct rcu_head rcu;
-	int reached; /* atomic */
-	int open;    /* atomic */
-	int done;    /* atomic */
-	int gave_up;
-};
-
-static void gate_cb(struct rcu_head *head)
-{
-	struct gate *g = container_of(head, struct gate, rcu);
-
-	rcu_deferred_enter();
-	set_flag(&g->reached);
-	if (!wait_flag(&g->open))
-		g->gave_up = 1;
-	set_flag(&g->done);
-	rcu_deferred_exit();
-}
-
-static void gate_wait_reached(struct gate *g)
-{
-	assert_true(wait_flag(&g->reached));
-}
-
-/* Let the gate's callback return, and wait until it has (g may then go). */
-static void gate_release(struct gate *g)
-{
-	set_flag(&g->open);
-	assert_true(wait_flag(&g->done));
-	assert_int_equal(g->gave_up, 0);
 }
 
 /* Free right after the deletes, every callback still queued: a gate queued

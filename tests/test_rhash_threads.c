@@ -17,8 +17,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "test_gate.h"
 #include "test_util.h"
 #include "tables/rtab.h"
 
@@ -353,29 +353,13 @@ static void test_churn_never_enomem(void **state)
  * 1024-entry map that waited for it every max(1024, max_entries / 4)
  * deletes took 10 us a pair instead of 0.1.  Here a callback of the test's
  * own holds the worker for the whole churn of 8 x max_entries pairs: an
- * insert that waited for the worker would never return (the churn thread
- * is given 30 s, a deadlock detector, not a timing).
+ * insert that waited for the worker would never return (test_gate.h's
+ * watchdog).
  */
-struct worker_gate {
-	struct rcu_head rcu;
-	int reached, open; /* atomic */
-};
-
-static void worker_gate_cb(struct rcu_head *head)
-{
-	struct worker_gate *g = caa_container_of(head, struct worker_gate, rcu);
-
-	rcu_deferred_enter();
-	__atomic_store_n(&g->reached, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	rcu_deferred_exit();
-}
-
 struct turnover {
 	struct bpfmap *m;
 	uint32_t n;
-	int failed, done; /* done: atomic */
+	int failed, done; /* done: test_gate.h's flag */
 };
 
 static void *turn_over(void *arg)
@@ -392,32 +376,28 @@ static void *turn_over(void *arg)
 		if (bpfmap_update_elem(a->m, &k, &v, BPFMAP_NOEXIST))
 			a->failed++;
 	}
-	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	set_flag(&a->done);
 	return NULL;
 }
 
 static void test_turnover_without_worker(void **state)
 {
 	struct turnover a = { .m = rhash(8, 8, 1024), .n = 1024 };
-	struct worker_gate g = { 0 };
+	struct gate g = { 0 };
 	pthread_t t;
 	uint64_t v = 0;
-	int waited = 0;
+	bool done;
 
 	(void)state;
 	for (uint64_t k = 0; k < a.n; k++)
 		assert_int_equal(bpfmap_update_elem(a.m, &k, &v, BPFMAP_NOEXIST), 0);
-	rcu_defer(&g.rcu, worker_gate_cb);
-	while (!__atomic_load_n(&g.reached, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	rcu_defer(&g.rcu, gate_cb);
+	gate_wait_reached(&g);
 	assert_int_equal(pthread_create(&t, NULL, turn_over, &a), 0);
-	while (!__atomic_load_n(&a.done, __ATOMIC_ACQUIRE) && waited < 30000) {
-		usleep(1000);
-		waited++;
-	}
-	__atomic_store_n(&g.open, 1, __ATOMIC_RELEASE); /* lets a stuck insert go */
+	done = wait_flag(&a.done);
+	gate_release(&g); /* lets a stuck insert go */
 	pthread_join(t, NULL);
-	assert_true(waited < 30000);
+	assert_true(done);
 	assert_int_equal(a.failed, 0);
 	assert_int_equal(walk_count(a.m, 8), a.n);
 	bpfmap_free(a.m);
