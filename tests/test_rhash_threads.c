@@ -404,6 +404,43 @@ static void test_turnover_without_worker(void **state)
 	rcu_wait_deferred();
 }
 
+/*
+ * Deletes outside any read-side section, inserts inside one-op sections (a
+ * program inserting, a control plane deleting): the inserts cannot wait
+ * for a grace period, so the deletes must take retired elements back before
+ * the arena runs dry.  With the worker held, nothing else does: this
+ * answered -ENOMEM at the 1056th insert (a 64-entry map, 1024 + 32 spare).
+ */
+static void test_section_inserts_outside_deletes(void **state)
+{
+	struct bpfmap *m = rhash(8, 8, 64);
+	struct gate g = { 0 };
+	uint64_t v = 0, id = 0;
+	int failed_at = -1;
+
+	(void)state;
+	for (; id < 32; id++)
+		assert_int_equal(bpfmap_update_elem(m, &id, &v, BPFMAP_NOEXIST), 0);
+	rcu_defer(&g.rcu, gate_cb);
+	gate_wait_reached(&g);
+	for (int i = 0; i < 20000 && failed_at < 0; i++, id++) {
+		uint64_t old = id - 32;
+		int ret;
+
+		assert_int_equal(bpfmap_delete_elem(m, &old), 0);
+		bpfmap_read_lock();
+		ret = bpfmap_update(m, &id, &v, BPFMAP_NOEXIST);
+		bpfmap_read_unlock();
+		if (ret)
+			failed_at = i;
+	}
+	gate_release(&g);
+	assert_int_equal(failed_at, -1);
+	assert_int_equal(walk_count(m, 8), 32);
+	bpfmap_free(m);
+	rcu_wait_deferred();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +449,7 @@ int main(void)
 		test_entry(test_exact_full),
 		test_entry(test_churn_never_enomem),
 		test_entry(test_turnover_without_worker),
+		test_entry(test_section_inserts_outside_deletes),
 	};
 
 	return run_test_group(tests);

@@ -18,6 +18,16 @@
 
 /* Unlinked elements wait for one grace period together. */
 #define RTAB_RETIRE_BATCH 254u
+/*
+ * Room in the element arena below which a delete made outside any read-side
+ * section takes retired elements back itself (rtab_retire_settle).  Inserts
+ * inside sections cannot wait for a grace period, so without it a map whose
+ * deletes all come from outside and whose inserts all come from inside ran
+ * dry once its spare room had gone to waiting elements, and answered
+ * -ENOMEM, though every one of those elements was free to reuse.  Two
+ * batches: the one filling, and one for the inserts meanwhile.
+ */
+#define RTAB_LOW_ROOM (2 * RTAB_RETIRE_BATCH)
 
 struct rtab_retired {
 	struct rtab_retired *next; /* in r->ripe */
@@ -274,6 +284,8 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 		r->retiring->next = r->ripe;
 		r->ripe = r->retiring;
 		r->retiring = NULL;
+		if (slot_arena_room(&r->elems) < RTAB_LOW_ROOM)
+			__atomic_store_n(&r->settle_due, true, __ATOMIC_RELAXED);
 	}
 	spin_unlock_word(&r->retire_lock);
 	if (n == 1 && handoff_get_once(&r->callbacks, &r->flush_queued))
@@ -299,6 +311,14 @@ void rtab_ogroup_free(struct rtab *r, uint32_t idx)
 	for (int i = 0; i < RTAB_SLOTS; i++)
 		__atomic_store_n(&g->link[i], RTAB_NONE, __ATOMIC_RELAXED);
 	slot_arena_free(&r->groups, idx);
+}
+
+void rtab_settle_slow(struct rtab *r)
+{
+	if (!rcu_may_wait())
+		return;
+	__atomic_store_n(&r->settle_due, false, __ATOMIC_RELAXED);
+	rtab_release_all(r, rtab_take_retired(r));
 }
 
 void rtab_reclaim_now(struct rtab *r)

@@ -156,6 +156,9 @@ struct rtab {
 	 * go back within a worker's round even if nobody inserts. */
 	struct rcu_head flush_rcu;
 	bool flush_queued; /* atomic: sync/handoff.h's handoff_get_once */
+	/* atomic: a batch went ripe with the arena's room low; the deleter
+	 * takes them back once outside its section (rtab_retire_settle). */
+	bool settle_due;
 	uint64_t lost;          /* atomic: retired without memory to wait in */
 	uint64_t callbacks;     /* sync/handoff.h: callbacks that touch the map */
 	uint32_t resize_lock;   /* trylock only: starting a resize */
@@ -495,6 +498,16 @@ uint32_t rtab_ogroup_alloc(struct rtab *r);
 void rtab_elem_unused(struct rtab *r, uint32_t idx);
 /* Unlinked: reused once no reader can hold it.  Any context. */
 void rtab_elem_retire(struct rtab *r, uint32_t idx);
+void rtab_settle_slow(struct rtab *r);
+/* After a delete, once outside the section that retired: if the arena ran
+ * low on room meanwhile and the caller may wait, retired elements back now
+ * (one grace period), so that inserts made inside read-side sections, which
+ * cannot wait, keep finding room. */
+static ALWAYS_INLINE void rtab_retire_settle(struct rtab *r)
+{
+	if (unlikely(__atomic_load_n(&r->settle_due, __ATOMIC_RELAXED)))
+		rtab_settle_slow(r);
+}
 /* Unlinked under the lock of the bucket it was in: reused at once. */
 void rtab_ogroup_free(struct rtab *r, uint32_t idx);
 /* Outside any read-side section: retired elements back to the arena after

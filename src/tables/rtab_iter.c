@@ -168,6 +168,7 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 				rtab_resize_check(r, false);
 			}
 			rcu_unlock();
+			rtab_retire_settle(r);
 			return 0;
 		}
 		shift = t->shift;

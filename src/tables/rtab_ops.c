@@ -476,6 +476,7 @@ static int rtab_delete(struct rtab *r, const void *key, void *value)
 		rtab_resize_check(r, false);
 	}
 	rcu_unlock();
+	rtab_retire_settle(r);
 	return idx != RTAB_NONE ? 0 : -ENOENT;
 }
 

@@ -74,6 +74,13 @@ static inline char *slot_arena_at(const struct slot_arena *a, uint32_t idx)
 uint32_t slot_arena_alloc(struct slot_arena *a);
 /* @idx back: nothing may reach it any more.  Any thread. */
 void slot_arena_free(struct slot_arena *a, uint32_t idx);
+/* Slots that slot_arena_alloc can hand out now (a snapshot: other
+ * threads may take or give back any at once). */
+static inline uint32_t slot_arena_room(const struct slot_arena *a)
+{
+	return __atomic_load_n(&a->avail, __ATOMIC_RELAXED) + a->cap + 1 -
+	       __atomic_load_n(&a->fresh, __ATOMIC_RELAXED);
+}
 /* The memory the slots take now: the pages used, less those given back. */
 size_t slot_arena_mem(const struct slot_arena *a);
 
