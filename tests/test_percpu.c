@@ -11,8 +11,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tables/flat.h"
+#include "util/cpu.h"
 #include "test_util.h"
 
 static uint32_t nr_cpus;
@@ -547,6 +549,54 @@ static void test_churn_in_section(void **state)
 	}
 }
 
+/*
+ * The program view's slot is the calling CPU's, by every lookup path: word
+ * keys (the flat table's specialised lookups), a long key in a large map
+ * (the flat table's wrapped lookup) and in a small one (the chained
+ * table's), and bpfmap_lookup_bulk.  CTest runs this file twice, the second
+ * time with glibc's rseq registration off (test_percpu_no_rseq): the CPU
+ * number is rseq's, unchecked, where the kernel's possible-CPU mask bounds
+ * it, else checked, else sched_getcpu()'s.
+ */
+static void test_slot_of_cpu(void **state)
+{
+	static const struct {
+		uint32_t key_size, max_entries;
+	} shapes[] = { { 4, 16 }, { 8, 16 }, { 32, 16 }, { 32, 20000 }, { 8, 20000 } };
+	enum bpfmap_type t = type_of(state);
+
+#ifdef CPU_HAVE_RSEQ
+	/* What the maps below chose (util/cpu.h): the tunable decides here. */
+	assert_int_equal(cpu_rseq_usable(),
+			 __rseq_size != 0 && access("/sys/devices/system/cpu/possible", R_OK) == 0);
+#endif
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		uint32_t ks = shapes[s].key_size;
+		struct bpfmap *map = must_create(t, ks, 8, shapes[s].max_entries, 0);
+		uint64_t *in = fill_slots(8, (uint8_t)s);
+		uint8_t key[32] = { 0x5a, 1, 2, 3 };
+
+		assert_int_equal(bpfmap_update_elem(map, key, in, BPFMAP_ANY), 0);
+		bpfmap_read_lock();
+		for (uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+			void *bulk[1] = { NULL };
+			uint64_t *p;
+
+			pin_to(cpu);
+			p = bpfmap_lookup(map, key);
+			assert_ptr_equal(p, bpfmap_lookup_percpu(map, key, cpu));
+			assert_ptr_equal(bpfmap_lookup_func(map)(map, key), p);
+			assert_int_equal(bpfmap_lookup_bulk(map, key, 1, bulk), 1);
+			assert_ptr_equal(bulk[0], p);
+			assert_int_equal(*p, in[cpu]);
+		}
+		bpfmap_read_unlock();
+		test_unpin();
+		free(in);
+		bpfmap_free(map);
+	}
+}
+
 #define ON(fn, i)                                                                                  \
 	cmocka_unit_test_prestate_setup_teardown(fn, variant_setup, variant_teardown,               \
 						 (void *)&variants[i])
@@ -558,6 +608,7 @@ int main(void)
 		EACH(test_create_checks), EACH(test_syscall_layout), EACH(test_program_view),
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
 		EACH(test_churn_slots),	    EACH(test_percpu_add), EACH(test_churn_in_section),
+		EACH(test_slot_of_cpu),
 	};
 	int n = bpfmap_num_possible_cpus();
 

@@ -385,9 +385,10 @@ void chain_reclaim_throttle(struct chain *c);
 bool chain_reclaim_now(struct chain *c);
 
 /* The program-view lookup for a map of @kind and @key_size (@this_cpu: a
- * per-CPU map's, returning the calling CPU's slot, else the value or CPU
- * 0's slot; @lru: marking the element used), and its copy-out (map->copy;
- * NULL: the general one). */
+ * per-CPU map's, returning the calling CPU's slot, by rseq's CPU number
+ * unchecked where cpu_rseq_usable(); else the value or CPU 0's slot; @lru:
+ * marking the element used), and its copy-out (map->copy; NULL: the general
+ * one). */
 map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru);
 map_copy_fn chain_copy_for(const struct chain *c);
 int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);

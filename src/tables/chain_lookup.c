@@ -20,13 +20,14 @@
 /*
  * What a program-view lookup returns for element @e, by view (a constant in
  * each instantiation): its value; CPU 0's slot or the calling CPU's in a
- * per-CPU map; and in an evicting map the lookup marks @e as used.
+ * per-CPU map (its number from rseq unchecked, with RSEQ: map_pcpu_here);
+ * and in an evicting map the lookup marks @e as used.
  */
 enum chain_view {
 	CHAIN_VIEW_PLAIN = 0,
 	CHAIN_VIEW_CPU = 1, /* the calling CPU's slot */
 	CHAIN_VIEW_LRU = 2, /* mark the element used */
-	CHAIN_VIEW_LRU_CPU = 3,
+	CHAIN_VIEW_RSEQ = 4,
 };
 
 static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, unsigned int view)
@@ -38,7 +39,8 @@ static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, uns
 	if (view & CHAIN_VIEW_LRU)
 		chain_lru_touch(c, e);
 	if (view & CHAIN_VIEW_CPU)
-		return map_pcpu_here(&c->map, chain_pcpu_slot(c, e, 0), c->pcpu_region);
+		return map_pcpu_here(&c->map, chain_pcpu_slot(c, e, 0), c->pcpu_region,
+				     view & CHAIN_VIEW_RSEQ);
 	v = elem_value(c, e);
 	return v;
 }
@@ -119,7 +121,9 @@ static ALWAYS_INLINE void *chain_lookup_sized(struct bpfmap *map, const void *ke
 CHAIN_LOOKUPS(, CHAIN_VIEW_PLAIN)
 CHAIN_LOOKUPS(_cpu, CHAIN_VIEW_CPU)
 CHAIN_LOOKUPS(_lru, CHAIN_VIEW_LRU)
-CHAIN_LOOKUPS(_lru_cpu, CHAIN_VIEW_LRU_CPU)
+CHAIN_LOOKUPS(_lru_cpu, CHAIN_VIEW_LRU | CHAIN_VIEW_CPU)
+CHAIN_LOOKUPS(_cpu_rseq, CHAIN_VIEW_CPU | CHAIN_VIEW_RSEQ)
+CHAIN_LOOKUPS(_lru_cpu_rseq, CHAIN_VIEW_LRU | CHAIN_VIEW_CPU | CHAIN_VIEW_RSEQ)
 
 /*
  * Bulk lookups in chunks: hash every key and prefetch its bucket, then load
@@ -256,9 +260,13 @@ map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this
 {
 	unsigned int i = chain_lookup_index(kind, key_size);
 
-	if (lru)
-		return this_cpu ? chain_lookups_lru_cpu[i] : chain_lookups_lru[i];
-	return this_cpu ? chain_lookups_cpu[i] : chain_lookups[i];
+	bool rseq = cpu_rseq_usable();
+
+	if (this_cpu && lru)
+		return rseq ? chain_lookups_lru_cpu_rseq[i] : chain_lookups_lru_cpu[i];
+	if (this_cpu)
+		return rseq ? chain_lookups_cpu_rseq[i] : chain_lookups_cpu[i];
+	return lru ? chain_lookups_lru[i] : chain_lookups[i];
 }
 
 /* The copy-out of key @k (its hash computed): in a read-side section, as

@@ -197,5 +197,5 @@ __attribute__((noinline)) void *flat_lookup_word_far_pcpu(struct flat *f, uint64
 	char *v = lru ? flat_lookup_word_far_lru(f, hash, ks, small)
 		      : flat_lookup_word_far(f, hash, ks, small);
 
-	return v ? flat_pcpu_here(f, v) : NULL;
+	return v ? flat_pcpu_here(f, v, false) : NULL;
 }

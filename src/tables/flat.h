@@ -197,10 +197,11 @@ _Static_assert(offsetof(struct flat, buckets) >= 64 &&
 #define FLAT_NONE UINT32_MAX /* no slot */
 
 /* What a program-view lookup does beside finding the value: mark it (an
- * evicting map's, tables/flat_lru.h), and return the calling CPU's slot
- * rather than CPU 0's (a per-CPU map's, flat_percpu.c). */
+ * evicting map's, tables/flat_lru.h), return the calling CPU's slot (a
+ * per-CPU map's, flat_percpu.c), by rseq's CPU number unchecked (RSEQ). */
 #define FLAT_VIEW_LRU 1u
 #define FLAT_VIEW_PCPU 2u
+#define FLAT_VIEW_RSEQ 4u
 
 static ALWAYS_INLINE struct flat *to_flat(const struct bpfmap *map)
 {
@@ -318,9 +319,9 @@ static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
 }
 
 /* The calling CPU's slot of the per-CPU value whose CPU 0 slot is @v. */
-static ALWAYS_INLINE char *flat_pcpu_here(const struct flat *f, char *v)
+static ALWAYS_INLINE char *flat_pcpu_here(const struct flat *f, char *v, bool rseq)
 {
-	return map_pcpu_here(&f->map, v, f->cpu_region);
+	return map_pcpu_here(&f->map, v, f->cpu_region, rseq);
 }
 
 /* Element @e's value out to @dst as the syscall view lays it out (per-CPU
@@ -669,6 +670,7 @@ int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint3
  * CPU's slot around f->pcpu_inner, the slot of a given CPU, an add into the
  * calling CPU's, and the bulk lookup. */
 void *flat_percpu_lookup(struct bpfmap *map, const void *key);
+void *flat_percpu_lookup_rseq(struct bpfmap *map, const void *key);
 void *flat_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
 int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta);
 int flat_percpu_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
@@ -685,8 +687,7 @@ map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t v
  * for the general one. */
 map_copy_fn flat_copy_for(const struct flat *f);
 
-/* A map on the flat table; NULL with *err = -errno (the map type has
- * checked p). */
+/* A map on the flat table (p checked by its type); NULL, *err = -errno. */
 struct bpfmap *flat_create(const struct map_params *p, int *err);
 
 int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key);

@@ -94,7 +94,9 @@ static size_t flat_mem_usage(const struct bpfmap *map)
 static int flat_map_lookups(struct flat *f, const struct map_params *p, map_lookup_fn *out)
 {
 	bool words = f->match_by_key && !f->elems;
-	unsigned int view = (p->evict ? FLAT_VIEW_LRU : 0) | (p->cpus ? FLAT_VIEW_PCPU : 0);
+	bool rseq = p->cpus && cpu_rseq_usable();
+	unsigned int view = (p->evict ? FLAT_VIEW_LRU : 0) | (p->cpus ? FLAT_VIEW_PCPU : 0) |
+			    (rseq ? FLAT_VIEW_RSEQ : 0);
 	map_lookup_fn lookup = flat_lookup_for(f->hash_kind, p->key_size, f->value_stride, words, 0);
 	map_lookup_fn best = flat_lookup_for(f->hash_kind, p->key_size, f->value_stride, words, view);
 
@@ -110,7 +112,7 @@ static int flat_map_lookups(struct flat *f, const struct map_params *p, map_look
 	}
 	if (p->cpus) {
 		f->pcpu_inner = lookup;
-		lookup = flat_percpu_lookup;
+		lookup = rseq ? flat_percpu_lookup_rseq : flat_percpu_lookup;
 	}
 	*out = best ? best : lookup;
 	return 0;

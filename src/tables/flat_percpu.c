@@ -19,7 +19,15 @@ void *flat_percpu_lookup(struct bpfmap *map, const void *key)
 	struct flat *f = to_flat(map);
 	char *v = f->pcpu_inner(map, key);
 
-	return likely(v) ? flat_pcpu_here(f, v) : NULL;
+	return likely(v) ? flat_pcpu_here(f, v, false) : NULL;
+}
+
+void *flat_percpu_lookup_rseq(struct bpfmap *map, const void *key)
+{
+	struct flat *f = to_flat(map);
+	char *v = f->pcpu_inner(map, key);
+
+	return likely(v) ? flat_pcpu_here(f, v, true) : NULL;
 }
 
 void *flat_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)

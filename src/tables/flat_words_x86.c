@@ -41,7 +41,8 @@
 			if ((view) & FLAT_VIEW_LRU)                                                \
 				flat_lru_touch_index((f)->lru_state,                               \
 						     (size_t)(h) * FLAT_SLOTS + i_);               \
-			return (view) & FLAT_VIEW_PCPU ? flat_pcpu_here((f), v_) : v_;             \
+			return (view) & FLAT_VIEW_PCPU ? flat_pcpu_here((f), v_, (view) & FLAT_VIEW_RSEQ) \
+							: v_;                                      \
 		}                                                                                  \
 		return far_call;                                                                   \
 	} while (0)
@@ -140,7 +141,9 @@ FLAT_WORD_LOOKUP(k8_avx512, 8, FLAT_AVX512)
 	FLAT_WORD_LOOKUP_VIEW(name, , 0, attrs)                                                    \
 	FLAT_WORD_LOOKUP_VIEW(name, _lru, FLAT_VIEW_LRU, attrs)                                    \
 	FLAT_WORD_LOOKUP_VIEW(name, _pcpu, FLAT_VIEW_PCPU, attrs)                                  \
-	FLAT_WORD_LOOKUP_VIEW(name, _lru_pcpu, FLAT_VIEW_LRU | FLAT_VIEW_PCPU, attrs)
+	FLAT_WORD_LOOKUP_VIEW(name, _lru_pcpu, FLAT_VIEW_LRU | FLAT_VIEW_PCPU, attrs)             \
+	FLAT_WORD_LOOKUP_VIEW(name, _pcpu_rseq, FLAT_VIEW_PCPU | FLAT_VIEW_RSEQ, attrs)           \
+	FLAT_WORD_LOOKUP_VIEW(name, _lru_pcpu_rseq, FLAT_VIEW_LRU | FLAT_VIEW_PCPU | FLAT_VIEW_RSEQ, attrs)
 FLAT_WORD_LOOKUPS(k4_avx2, FLAT_AVX2)
 FLAT_WORD_LOOKUPS(k8_avx2, FLAT_AVX2)
 FLAT_WORD_LOOKUPS(k4_avx512, FLAT_AVX512)
@@ -225,14 +228,16 @@ map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat
 /* Both value strides of one lookup, as fns[][][][] lists them. */
 #define FLAT_WORD_PAIR(name) { flat_lookup_##name, flat_lookup_##name##_v8 }
 #define FLAT_WORD_VIEWS(name)                                                                      \
-	{ FLAT_WORD_PAIR(name), FLAT_WORD_PAIR(name##_lru), FLAT_WORD_PAIR(name##_pcpu),           \
-	  FLAT_WORD_PAIR(name##_lru_pcpu) }
+	{ FLAT_WORD_PAIR(name),		    FLAT_WORD_PAIR(name##_lru),                            \
+	  FLAT_WORD_PAIR(name##_pcpu),	    FLAT_WORD_PAIR(name##_lru_pcpu),                       \
+	  { NULL, NULL },		    { NULL, NULL },                                        \
+	  FLAT_WORD_PAIR(name##_pcpu_rseq), FLAT_WORD_PAIR(name##_lru_pcpu_rseq) }
 
 map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, enum flat_isa isa,
 				    unsigned int view)
 {
 	/* [isa - AVX2][8-byte keys][view][8-byte values] */
-	static const map_lookup_fn fns[2][2][4][2] = {
+	static const map_lookup_fn fns[2][2][FLAT_VIEW_RSEQ * 2][2] = {
 		{ FLAT_WORD_VIEWS(k4_avx2), FLAT_WORD_VIEWS(k8_avx2) },
 		{ FLAT_WORD_VIEWS(k4_avx512), FLAT_WORD_VIEWS(k8_avx512) },
 	};

@@ -8,6 +8,7 @@
 #ifndef BPFMAP_UTIL_CPU_H
 #define BPFMAP_UTIL_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,46 @@ static ALWAYS_INLINE int32_t cpu_current_raw(void)
 	return (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
 #else
 	return -1;
+#endif
+}
+
+/* The possible CPUs (libbpf's count: the highest possible CPU's number +
+ * 1), read once; -errno if neither sysfs nor sysconf says. */
+int cpu_possible(void);
+
+/*
+ * Whether rseq's CPU numbers may index a per-CPU map's slots unchecked:
+ * glibc registered rseq in this process, and the possible CPUs (every
+ * per-CPU map's slot count) were read from the kernel's own mask, above
+ * every CPU number the kernel writes into an rseq area.  Set once, when
+ * cpu_possible() first reads that mask, so before any per-CPU map exists;
+ * false where the count came from sysconf (no sysfs), which promises no
+ * such bound.
+ */
+extern bool cpu_rseq_indexes;
+
+static inline bool cpu_rseq_usable(void)
+{
+	return __atomic_load_n(&cpu_rseq_indexes, __ATOMIC_RELAXED);
+}
+
+/*
+ * The calling thread's CPU for a per-CPU map's slot where cpu_rseq_indexes
+ * held at the map's creation: rseq's cpu_id_start, which the kernel keeps
+ * a valid CPU number, with no check.  A thread whose registration failed
+ * reads 0, or a number a thread before it left there (glibc reuses thread
+ * descriptors): a valid CPU either way, and any CPU is a correct answer.
+ */
+static ALWAYS_INLINE uint32_t cpu_current_rseq(void)
+{
+#ifdef CPU_HAVE_RSEQ
+	const struct rseq *rs =
+		(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
+						    cpu_rseq_offset);
+
+	return __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
+#else
+	return 0; /* never chosen: cpu_rseq_indexes stays false */
 #endif
 }
 

@@ -35,7 +35,8 @@ static ALWAYS_INLINE bool rseq_add_u64(char *base, uint64_t cpu_bytes, uint64_t 
 {
 	struct rseq *rs;
 
-	if (unlikely(!__rseq_size))
+	/* cpu_id below indexes the slots unchecked: see cpu_rseq_indexes. */
+	if (unlikely(!cpu_rseq_usable()))
 		return false;
 	rs = (struct rseq *)(void *)((char *)__builtin_thread_pointer() + __rseq_offset);
 	for (;;) {
