@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_gate.h"
 #include "test_rng.h"
 #include "test_util.h"
 
@@ -825,6 +826,60 @@ static void test_model_diff(void **state)
 	free(out);
 }
 
+/*
+ * Inserts of new keys into a full map, one per read-side section (a
+ * runtime's programs), with liburcu's worker held so that nothing deleted is
+ * reclaimed: none may fail, and the map's memory stays what the full map
+ * took.  The chained table used to evict and then borrow an element from the
+ * heap for each such insert: an LRU_HASH of 1024 entries grew to 47 MB over
+ * 20M of them, and an LRU_PERCPU_HASH, whose heap elements need slot indices
+ * it has only so many of, answered -ENOMEM to 93% (each after evicting).  It
+ * now reuses the element it evicted (chain_reuse_wanted), as the flat table
+ * reuses a deleted position.  Keys of 16 bytes put the common-list maps of
+ * 1024 entries on the chained table too.  Over 100K inserts the heap would
+ * take megabytes.
+ */
+static void test_section_inserts_bounded(void **state)
+{
+	const struct variant *v = variant_of(state);
+
+	for (uint32_t ks = 8; ks <= 16; ks += 8) {
+		struct bpfmap *map = variant_create(v, ks, 8, 1024);
+		uint64_t key[2] = { 0, 0 }, one = 1;
+		uint32_t failed = 0;
+		struct bpfmap_info info;
+		struct gate g = { 0 };
+		uint64_t max;
+		size_t full;
+
+		assert_int_equal(bpfmap_get_info(map, &info), 0);
+		max = info.max_entries; /* NO_COMMON_LRU: rounded to the CPUs */
+
+		for (; key[0] < max; key[0]++) {
+			bpfmap_read_lock();
+			assert_int_equal(bpfmap_update(map, key, &one, BPFMAP_NOEXIST), 0);
+			bpfmap_read_unlock();
+		}
+		full = bpfmap_mem_usage(map);
+		rcu_defer(&g.rcu, gate_cb);
+		gate_wait_reached(&g);
+		for (; key[0] < max + 100000; key[0]++) {
+			bpfmap_read_lock();
+			failed += bpfmap_update(map, key, &one, BPFMAP_NOEXIST) != 0;
+			bpfmap_read_unlock();
+		}
+		gate_release(&g);
+		assert_int_equal(failed, 0);
+		/* The flat table's pool takes nodes until its dead positions
+		 * are reused: 42 KB full, 86 after (8-byte keys and values). */
+		assert_true(bpfmap_mem_usage(map) <= 2 * full + (64 << 10));
+		key[0]--;
+		assert_int_equal(bpfmap_lookup_elem(map, key, valbuf()), 0);
+		bpfmap_free(map);
+		rcu_wait_deferred();
+	}
+}
+
 #define ON(fn, i) \
 	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL, (void *)&variants[i])
 /* Both types, common and per-CPU lists, the common ones on both tables; the
@@ -841,6 +896,7 @@ int main(void)
 		SANITY_COMMON(test_sanity3), SANITY(test_sanity4),	  SANITY_COMMON(test_sanity5),
 		SANITY_PERCPU(test_sanity6), SANITY(test_sanity7),	  SANITY(test_sanity8),
 		SANITY(test_lru_rules),	     SANITY_PERCPU(test_no_common_rounding),
+		SANITY(test_section_inserts_bounded),
 		test_entry(test_marks_every_lookup),
 		test_entry(test_ring_turnover),
 		test_entry(test_demoted_epochs),

@@ -846,6 +846,71 @@ static void test_chain_copy_walk_diverted(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * An evicting map reuses the element an insert evicts at once when the
+ * insert is inside a read-side section and the pool has no free element
+ * (tables/chain.h, chain_reuses).  A program-view lookup of K, whose
+ * bucket's chain is X -> K, stopped about to read X: inside a section, with
+ * the pool used up, an insert of Y (another bucket) into the full map
+ * evicts X (K was used, X not) and takes its element, which now heads Y's
+ * chain.  The walk goes on from X: it must not answer that K, present
+ * throughout, is absent.
+ */
+static void test_chain_lru_walk_diverted(void **state)
+{
+	(void)state;
+	const uint32_t me = 64;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 16, 8, me, 0);
+	struct chain *c = to_chain(m);
+	uint64_t k[2] = { 0, 7 }, x[2] = { 0, 7 }, y[2] = { 0, 7 }, f[2] = { 0, 8 }, v = 1;
+	uint32_t bk, n;
+
+	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
+	if (!pin(0))
+		skip_msg("cannot pin to CPU 0 (one LRU list for the whole test)");
+	bk = chain_bucket_of(c, k);
+	do
+		x[0]++;
+	while (chain_bucket_of(c, x) != bk);
+	y[0] = x[0];
+	do
+		y[0]++;
+	while (chain_bucket_of(c, y) == bk);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, x, &v, BPFMAP_NOEXIST), 0); /* the head */
+	assert_non_null(bpfmap_lookup(m, k)); /* used: not the victim */
+	/* Use up the pool's free elements, then fill the map from the heap,
+	 * keeping K's bucket X -> K. */
+	while (!freelist_looks_empty(&c->free_slots)) {
+		assert_int_equal(bpfmap_update_elem(m, f, &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete_elem(m, f), 0);
+		f[0]++;
+	}
+	for (n = 2; n < me; f[0]++) {
+		if (chain_bucket_of(c, f) == bk)
+			continue;
+		assert_int_equal(bpfmap_update_elem(m, f, &v, BPFMAP_NOEXIST), 0);
+		n++;
+	}
+	struct op look = { .m = m, .key = k[0], .key_hi = k[1], .look = true, .cpu = -1 };
+
+	op_start_stopped(&look, HOOK_CHAIN_STEP, 0); /* about to read X */
+	const struct chain_elem *e = stop.obj;
+
+	assert_memory_equal(elem_key(e), x, sizeof(x));
+	assert_int_equal(bpfmap_update_elem(m, y, &v, BPFMAP_NOEXIST), 0);
+	assert_memory_equal(elem_key(e), y, sizeof(y)); /* X's element, now Y's */
+	op_release();
+	assert_int_equal(op_join(&look), 0);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, y, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, x, &v), -ENOENT);
+	bpfmap_free(m);
+	test_unpin();
+}
+
 /* Keys deeper in a chain than a section-free walk goes (CHAIN_STABLE_HOPS)
  * take the general copy-out: every key of a 12-long chain answers its own
  * value, and a deleted one is absent.  (No hook: a fixed layout.) */
@@ -1836,6 +1901,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
+		cmocka_unit_test_setup(test_chain_lru_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),

@@ -76,15 +76,24 @@ static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	return true;
 }
 
-/* Fill an unpublished element: @value, or zeros and @part. */
+/* Fill an unpublished element: @value, or zeros and @part.  @reused: an
+ * element an eviction just unlinked (retired), which readers may still be
+ * on: its count goes on from where it was, past any they read, and
+ * becomes unretired once the element holds its new key and value. */
 static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash,
-			   const void *key, const void *value, const struct value_part *part)
+			   const void *key, const void *value, const struct value_part *part,
+			   bool reused)
 {
 	const struct bpfmap *map = &c->map;
 	char *v = elem_value(c, e);
+	uint32_t seq = 0;
 
+	if (reused)
+		seq = (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) & ~(SEQCOUNT_RETIRED |
+								      SEQCOUNT_WRITING)) + 4;
+	else
+		e->seq = 0;
 	e->hash = hash;
-	e->seq = 0;
 	e->owner = c;
 	memcpy(elem_key(e), key, map->key_size);
 	if (c->pcpu) { /* v holds the slots' index, set when @e was made */
@@ -96,6 +105,28 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 		memcpy(v, value, map->value_size);
 		value_clear_lock(map, v);
 	}
+	if (reused)
+		__atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
+}
+
+/*
+ * Whether an insert that must evict should take its victim for itself
+ * (chain_reuses): inside a read-side section, where it cannot wait for
+ * reclamation, and when the pool has no free element, so that it would
+ * otherwise borrow one from the heap (a map whose programs insert at a
+ * high rate held tens of MB, or, per-CPU, answered -ENOMEM once its slot
+ * indices ran out).  Not in TSan builds: the readers' key compares race
+ * with the reuse's stores by design, validated afterwards (chain_walk_valid).
+ */
+static bool chain_reuse_wanted(const struct chain *c)
+{
+#ifdef BPFMAP_TSAN
+	(void)c;
+	return false;
+#else
+	return chain_reuses(c) && c->prealloc && freelist_looks_empty(&c->free_slots) &&
+	       !__atomic_load_n(&c->spare, __ATOMIC_RELAXED) && !rcu_may_wait();
+#endif
 }
 
 /*
@@ -113,7 +144,7 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
  * CHAIN_EVICT). */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
 			      const void *key, const void *value, const struct value_part *part,
-			      bool *credit)
+			      bool *credit, struct chain_elem **victim)
 {
 	uint32_t ticket, list = 0;
 	struct chain_elem *e;
@@ -128,7 +159,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			return -E2BIG;
 	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, c);
-	e = chain_elem_alloc(c);
+	e = *victim ? *victim : chain_elem_alloc(c);
 	if (!e) {
 		if (ticket == COUNT_CREDIT)
 			count_credit_give_back(&c->count);
@@ -136,7 +167,8 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			count_insert_end(&c->count, ticket, false);
 		return -ENOMEM;
 	}
-	chain_elem_init(c, e, hash, key, value, part);
+	chain_elem_init(c, e, hash, key, value, part, e == *victim);
+	*victim = NULL;
 	/* Atomic: a section-free copy-out may still walk through @e, reused. */
 	__atomic_store_n(&e->next, b->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
@@ -167,7 +199,8 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
  *    two reads of the bucket lock's version: an unchanged even version
  *    means the chain did not change meanwhile.
  * Everything else (an insert, a wider value, a retired element, a bucket
- * held or changed) takes the lock.
+ * held or changed) takes the lock.  In a map that reuses elements
+ * (chain_reuses) every answer needs the bucket unchanged across the walk.
  */
 static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_bucket *b,
 					      const struct chain_key *k, const void *value,
@@ -176,6 +209,13 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
 	uint32_t version = seq_spin_read_begin(&b->lock);
 	struct chain_elem *e = chain_walk(b, k, key_size, kind, NULL);
 
+	/* A map that reuses elements at once (no lock-free stores there)
+	 * decides only on a walk its bucket's version validates. */
+	if (chain_reuses(c)) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compares' loads */
+		if (!seq_spin_read_valid(&b->lock, version))
+			return CHAIN_TAKE_LOCK;
+	}
 	if (e) {
 		if (seqcount_is_retired(__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE)))
 			return CHAIN_TAKE_LOCK;
@@ -241,7 +281,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 					    const struct value_part *part, uint64_t mode,
 					    uint32_t key_size, enum hash_kind kind)
 {
-	struct chain_elem *e;
+	struct chain_elem *e, *victim = NULL;
 	bool evicted = false, credit = false, waited = false;
 	int ret;
 
@@ -259,11 +299,12 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		} else if (mode == BPFMAP_EXIST) {
 			ret = -ENOENT;
 		} else {
-			ret = chain_insert_locked(c, b, k->hash, k->key, value, part, &credit);
+			ret = chain_insert_locked(c, b, k->hash, k->key, value, part, &credit,
+						  &victim);
 		}
 		chain_bucket_unlock(b);
 		if (unlikely(ret == CHAIN_EVICT)) {
-			if (chain_lru_evict(c))
+			if (chain_lru_evict(c, !victim && chain_reuse_wanted(c) ? &victim : NULL))
 				evicted = credit = true;
 			else
 				sched_yield(); /* a victim's bucket holder may be preempted */
@@ -283,6 +324,8 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 	}
 	if (unlikely(credit)) /* the key turned up while this evicted */
 		count_credit_give_back(&c->count);
+	if (unlikely(victim)) /* taken for reuse, and not needed after all */
+		chain_retire_unlinked(c, victim);
 	if (evicted)
 		chain_reclaim_throttle(c); /* the victims */
 	return ret;
@@ -408,13 +451,10 @@ static ALWAYS_INLINE int chain_lookup_sized(struct chain *c, const void *key, vo
 					   uint64_t flags, uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_key k = chain_key_of(c, key, kind);
-	struct chain_elem *e;
-	int ret = -ENOENT;
+	int ret;
 
 	rcu_lock();
-	e = chain_walk(chain_bucket(c, k.hash), &k, key_size, kind, NULL);
-	if (e)
-		ret = chain_copy_value_out(c, e, value, flags & BPFMAP_F_LOCK);
+	ret = chain_copy_walked(c, &k, value, flags & BPFMAP_F_LOCK, key_size, kind);
 	rcu_unlock();
 	return ret;
 }

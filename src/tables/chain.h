@@ -40,6 +40,7 @@
 #include "tables/value.h"
 #include "util/key_equal.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 struct chain_elem {
 	struct chain_elem *next; /* atomic: readers follow it without the lock */
@@ -289,6 +290,7 @@ static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
 	struct chain_elem **link = &b->head, *e;
 
 	while ((e = __atomic_load_n(link, __ATOMIC_ACQUIRE))) {
+		TEST_HOOK(HOOK_CHAIN_STEP, e);
 		if (chain_key_match(e, k, key_size, kind))
 			break;
 		link = &e->next;
@@ -296,6 +298,47 @@ static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
 	if (link_out)
 		*link_out = link;
 	return e;
+}
+
+/*
+ * Evicting maps reuse elements at once (chain_reuse_wanted): an insert made
+ * inside a read-side section, when the pool has no free element, takes the
+ * element it evicted instead of borrowing one from the heap, which it could
+ * not give back before the section ends.  Such an element moves to another
+ * chain with no grace period, so a walk without the bucket lock that was on
+ * it may go on in the other chain, and a key compare may read it half
+ * rewritten.  Their walks (chain_walk_valid) therefore count only when the
+ * bucket's lock version is even and the same before and after: nothing was
+ * unlinked from the chain meanwhile, so every element reached was in it
+ * throughout, with its key.  The kernel's LRU reuses its nodes at once too.
+ */
+static ALWAYS_INLINE bool chain_reuses(const struct chain *c)
+{
+	return c->evict;
+}
+
+/* chain_walk without the bucket lock, in a read-side section, valid also
+ * in a map that reuses elements (@reuse: chain_reuses(c)), where a walk
+ * that is not starts again.  *@version (when asked for): the even version
+ * the walk was valid at, for a caller that reads on and validates again. */
+static ALWAYS_INLINE struct chain_elem *chain_walk_valid(struct chain_bucket *b,
+							 const struct chain_key *k,
+							 uint32_t key_size, enum hash_kind kind,
+							 bool reuse, uint32_t *version)
+{
+	for (;;) {
+		uint32_t v = reuse ? seq_spin_read_begin(&b->lock) : 0;
+		struct chain_elem *e = chain_walk(b, k, key_size, kind, NULL);
+
+		if (reuse)
+			__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compares' loads */
+		if (!reuse || seq_spin_read_valid(&b->lock, v)) {
+			if (version)
+				*version = v;
+			return e;
+		}
+		cpu_relax();
+	}
 }
 
 /* The element holding @key, whose hash is @hash, in bucket @b, or NULL
@@ -346,6 +389,32 @@ static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chai
 	return 0;
 }
 
+/* The copy-out of key @k's value, in a read-side section: 0, or -ENOENT.
+ * In a map that reuses elements the walk and the copy are validated
+ * together by the bucket's version: an element reused between the two would
+ * give another key's value. */
+static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_key *k, void *value,
+					   bool with_lock, uint32_t key_size, enum hash_kind kind)
+{
+	struct chain_bucket *b = chain_bucket(c, k->hash);
+	bool reuse = chain_reuses(c);
+
+	for (;;) {
+		uint32_t version;
+		struct chain_elem *e = chain_walk_valid(b, k, key_size, kind, reuse, &version);
+		int ret;
+
+		if (!e)
+			return -ENOENT;
+		ret = chain_copy_value_out(c, e, value, with_lock);
+		if (!reuse)
+			return ret;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy's loads */
+		if (seq_spin_read_valid(&b->lock, version))
+			return ret;
+	}
+}
+
 /* The bucket lock (see seq_spin_lock): writers hold it to change the chain,
  * and lock-free writers validate what they read against it. */
 static ALWAYS_INLINE void chain_bucket_lock(struct chain_bucket *b)
@@ -364,6 +433,11 @@ void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain
 /* The same, the count left alone: an eviction hands the victim's room to
  * the insert it makes room for (tables/chain_lru.h). */
 void chain_unlink_keep_count(struct chain *c, struct chain_elem **link, struct chain_elem *e);
+/* Its two halves: retire and unlink @e, but keep it (an eviction that
+ * hands its victim to the insert, to reuse at once: chain_reuses); and
+ * queue an unlinked element for reclamation. */
+void chain_unlink_only(struct chain *c, struct chain_elem **link, struct chain_elem *e);
+void chain_retire_unlinked(struct chain *c, struct chain_elem *e);
 
 /* Called by the lookup-and-delete paths before they take a bucket lock: see
  * chain.c. */

@@ -45,13 +45,19 @@ static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, uns
 	return v;
 }
 
+/* Evicting maps' views (LRU) walk as maps that reuse elements must. */
+#define CHAIN_VIEW_REUSE(view) (((view) & CHAIN_VIEW_LRU) != 0)
+
 static ALWAYS_INLINE void *chain_lookup_view(struct bpfmap *map, const void *key,
 					    unsigned int view)
 {
 	struct chain *c = to_chain(map);
-	uint32_t hash = chain_hash(c, key);
+	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
 
-	return chain_view(c, chain_find(c, chain_bucket(c, hash), hash, key), view);
+	return chain_view(c,
+			  chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size,
+					   CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL),
+			  view);
 }
 
 /* Program-view lookups for word-sized keys (chain_key_of: the hash inlined,
@@ -62,7 +68,8 @@ static ALWAYS_INLINE void *chain_lookup_word(struct bpfmap *map, const void *key
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = chain_key_of(c, key, kind);
-	struct chain_elem *e = chain_walk(chain_bucket(c, k.hash), &k, key_size, kind, NULL);
+	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, key_size, kind,
+						CHAIN_VIEW_REUSE(view), NULL);
 
 	return chain_view(c, e, view);
 }
@@ -74,8 +81,9 @@ static ALWAYS_INLINE void *chain_lookup_sized(struct bpfmap *map, const void *ke
 					     uint32_t key_size, unsigned int view)
 {
 	struct chain *c = to_chain(map);
-	uint32_t hash = chain_top(hash_sized(key, key_size, &c->hp));
-	struct chain_elem *e = chain_find_sized(chain_bucket(c, hash), hash, key, key_size);
+	struct chain_key k = { .key = key, .hash = chain_top(hash_sized(key, key_size, &c->hp)) };
+	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, key_size,
+						CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL);
 
 	return chain_view(c, e, view);
 }
@@ -180,8 +188,9 @@ int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **v
 void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 {
 	struct chain *c = to_chain(map);
-	uint32_t hash = chain_hash(c, key);
-	struct chain_elem *e = chain_find(c, chain_bucket(c, hash), hash, key);
+	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
+	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size,
+						CHAIN_GENERIC, chain_reuses(c), NULL);
 
 	if (!e)
 		return map_lookup_miss();
@@ -206,7 +215,7 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 	struct chain_elem *e;
 
 	rcu_lock();
-	e = chain_walk(chain_bucket(c, k.hash), &k, key_size, kind, NULL);
+	e = chain_walk_valid(chain_bucket(c, k.hash), &k, key_size, kind, chain_reuses(c), NULL);
 	if (e)
 		chain_pcpu_add(c, e, delta);
 	rcu_unlock();
@@ -274,13 +283,10 @@ map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this
 static ALWAYS_INLINE int chain_copy_key(struct chain *c, const struct chain_key *k, void *value,
 					uint32_t key_size, enum hash_kind kind)
 {
-	struct chain_elem *e;
-	int ret = -ENOENT;
+	int ret;
 
 	rcu_lock();
-	e = chain_walk(chain_bucket(c, k->hash), k, key_size, kind, NULL);
-	if (e)
-		ret = chain_copy_value_out(c, e, value, false);
+	ret = chain_copy_walked(c, k, value, false, key_size, kind);
 	rcu_unlock();
 	return map_result(ret);
 }

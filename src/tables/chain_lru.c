@@ -154,7 +154,8 @@ static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_lis
  * walk stops at an element younger than @limit, the other list's oldest:
  * the two lists are one queue merged by age.  @force: the oldest whose
  * bucket can be locked, whatever its count or age. */
-static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t limit, bool force)
+static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t limit, bool force,
+			   struct chain_elem **take)
 {
 	uint32_t scan;
 
@@ -212,7 +213,12 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 		lru_remove(l, e, q);
 		spin_unlock_word(&l->lock);
 		TEST_HOOK(HOOK_LRU_VICTIM, e);
-		chain_unlink_keep_count(c, link_to(b, e), e);
+		if (take) {
+			chain_unlink_only(c, link_to(b, e), e);
+			*take = e;
+		} else {
+			chain_unlink_keep_count(c, link_to(b, e), e);
+		}
 		chain_bucket_unlock(b);
 		return true;
 	}
@@ -230,15 +236,15 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
  * as old again as this one's: then from that one, walked as one queue with
  * the own list (per-CPU lists: the own list only).  Then every list in turn,
  * then the same forced (see chain_lru.h). */
-bool chain_lru_evict(struct chain *c)
+bool chain_lru_evict(struct chain *c, struct chain_elem **take)
 {
 	uint32_t n = c->n_lru, own = cpu_current() % n;
 	struct chain_lru_list *l = &c->lru[own], *o = NULL;
 	uint64_t limit = UINT64_MAX;
 
 	if (c->lru_cap) /* per-CPU lists: a full own list evicts from itself */
-		return lru_evict_from(c, l, UINT64_MAX, false) ||
-		       lru_evict_from(c, l, UINT64_MAX, true);
+		return lru_evict_from(c, l, UINT64_MAX, false, take) ||
+		       lru_evict_from(c, l, UINT64_MAX, true, take);
 	if (n > 1) {
 		uint32_t rr = lru_next_other();
 
@@ -256,9 +262,9 @@ bool chain_lru_evict(struct chain *c)
 				limit = sl;
 			}
 		}
-		if (lru_evict_from(c, l, limit, false))
+		if (lru_evict_from(c, l, limit, false, take))
 			return true;
-		if (lru_evict_from(c, o, UINT64_MAX, false))
+		if (lru_evict_from(c, o, UINT64_MAX, false, take))
 			return true;
 	}
 	/* Every list, twice (the first walks lowered the counts), and only
@@ -267,7 +273,7 @@ bool chain_lru_evict(struct chain *c)
 		for (uint32_t i = 0; i < n; i++) {
 			struct chain_lru_list *x = &c->lru[i];
 
-			if (lru_len(x) && lru_evict_from(c, x, UINT64_MAX, pass == 2))
+			if (lru_len(x) && lru_evict_from(c, x, UINT64_MAX, pass == 2, take))
 				return true;
 		}
 	}

@@ -122,7 +122,9 @@ uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list);
  * list lock is held then); true when one went, and the caller then holds
  * its room as a credit (the count was not decremented); false when none
  * could be taken (every candidate's bucket busy, or the lists empty while
- * inserts are in flight). */
-bool chain_lru_evict(struct chain *c);
+ * inserts are in flight).  With @take the victim is retired and unlinked
+ * but not queued for reclamation: *@take is the caller's to reuse
+ * (chain_reuses) or to queue (chain_retire_unlinked). */
+bool chain_lru_evict(struct chain *c, struct chain_elem **take);
 
 #endif

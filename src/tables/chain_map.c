@@ -75,7 +75,10 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	/* Parts of a per-CPU value are stored under the lock (update_part),
 	 * which one-word stores without it would race with. */
 	c->value_word = value_bytes <= 8 && p->lock_off < 0 && !p->cpus;
-	c->lockfree_store = c->value_word ? STORES_ON : STORES_OFF;
+	/* Not where elements are reused at once (chain_reuses): a store that
+	 * found its key's element could land after the element took another
+	 * key. */
+	c->lockfree_store = c->value_word && !p->evict ? STORES_ON : STORES_OFF;
 	copy = chain_copy_for(c);
 	if (copy)
 		c->map.copy = copy;

@@ -310,14 +310,24 @@ void chain_unlink_locked(struct chain *c, struct chain_elem **link, struct chain
 
 void chain_unlink_keep_count(struct chain *c, struct chain_elem **link, struct chain_elem *e)
 {
-	struct chain_pending *p = chain_my_pending(c);
-	uint32_t n;
+	chain_unlink_only(c, link, e);
+	chain_retire_unlinked(c, e);
+}
 
+void chain_unlink_only(struct chain *c, struct chain_elem **link, struct chain_elem *e)
+{
 	/* Retired before unlinked: lock-free writers and copy-out readers that
 	 * still hold @e see that the key left the map (chain_update_lockfree). */
 	seqcount_retire(&e->seq);
 	__atomic_store_n(link, elem_next(e), __ATOMIC_RELEASE);
 	TEST_HOOK(HOOK_DELETE_HIDDEN, c);
+	(void)c;
+}
+
+void chain_retire_unlinked(struct chain *c, struct chain_elem *e)
+{
+	struct chain_pending *p = chain_my_pending(c);
+	uint32_t n;
 
 	spin_lock_word(&p->lock);
 	e->reclaim_next = p->head;
