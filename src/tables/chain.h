@@ -14,7 +14,9 @@
  * An element is retired (seqcount bit) just before it is unlinked, which
  * orders lock-free stores and copy-out reads against its deletion.
  * Unlinked elements are reclaimed in batches after an RCU grace period: back
- * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC).
+ * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC); except
+ * that an evicting map's insert inside a read-side section may reuse its
+ * victim at once (chain_reuses, below).
  * bpfmap_free never waits for reclamation callbacks: the last one to finish
  * releases the map (chain_free in chain.c).
  */
