@@ -319,28 +319,58 @@ static ALWAYS_INLINE bool chain_reuses(const struct chain *c)
 	return c->evict;
 }
 
-/* chain_walk without the bucket lock, in a read-side section, valid also
- * in a map that reuses elements (@reuse: chain_reuses(c)), where a walk
- * that is not starts again.  *@version (when asked for): the even version
- * the walk was valid at, for a caller that reads on and validates again. */
+/* chain_walk_once's answer when its walk was not valid. */
+#define CHAIN_WALK_AGAIN ((struct chain_elem *)1)
+
+/*
+ * chain_walk without the bucket lock, in a read-side section, in a map that
+ * may reuse elements (@reuse: chain_reuses(c)): CHAIN_WALK_AGAIN when the
+ * walk was not valid.  Without @version a hit needs no validation: the
+ * key's element is in no other chain, so a walk that strayed cannot find
+ * it there, and what a hit returns is the element its key was in while the
+ * walk compared it (a pointer to it is then as a pointer to an element
+ * reused after the lookup: README, "Pointers").  A key compared while the
+ * element was rewritten could match only if it were a mix of the old and
+ * the new key's bytes and (keys over 8 bytes; word keys are one store)
+ * the hash read matched it too: a 32-bit collision of the map's keyed
+ * hash on top of that mix, left unchecked (reading the hash again after
+ * the compare cost the 32-byte lookups 8-10%).  *@version (when asked for):
+ * the even version that the whole walk was valid at, for a caller that
+ * reads on and validates again.
+ */
+static ALWAYS_INLINE struct chain_elem *chain_walk_once(struct chain_bucket *b,
+							const struct chain_key *k,
+							uint32_t key_size, enum hash_kind kind,
+							bool reuse, uint32_t *version)
+{
+	uint32_t v;
+	struct chain_elem *e;
+
+	if (!reuse)
+		return chain_walk(b, k, key_size, kind, NULL);
+	v = seq_spin_read_begin(&b->lock);
+	e = chain_walk(b, k, key_size, kind, NULL);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compares' loads */
+	if (e && !version)
+		return e;
+	if (unlikely(!seq_spin_read_valid(&b->lock, v)))
+		return CHAIN_WALK_AGAIN;
+	if (version)
+		*version = v;
+	return e;
+}
+
+/* The same, walking again until a walk is valid. */
 static ALWAYS_INLINE struct chain_elem *chain_walk_valid(struct chain_bucket *b,
 							 const struct chain_key *k,
 							 uint32_t key_size, enum hash_kind kind,
 							 bool reuse, uint32_t *version)
 {
-	for (;;) {
-		uint32_t v = reuse ? seq_spin_read_begin(&b->lock) : 0;
-		struct chain_elem *e = chain_walk(b, k, key_size, kind, NULL);
+	struct chain_elem *e;
 
-		if (reuse)
-			__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compares' loads */
-		if (!reuse || seq_spin_read_valid(&b->lock, v)) {
-			if (version)
-				*version = v;
-			return e;
-		}
+	while ((e = chain_walk_once(b, k, key_size, kind, reuse, version)) == CHAIN_WALK_AGAIN)
 		cpu_relax();
-	}
+	return e;
 }
 
 /* The element holding @key, whose hash is @hash, in bucket @b, or NULL
@@ -402,7 +432,7 @@ static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_k
 	bool reuse = chain_reuses(c);
 
 	for (;;) {
-		uint32_t version;
+		uint32_t version = 0;
 		struct chain_elem *e = chain_walk_valid(b, k, key_size, kind, reuse, &version);
 		int ret;
 

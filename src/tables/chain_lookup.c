@@ -48,16 +48,38 @@ static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, uns
 /* Evicting maps' views (LRU) walk as maps that reuse elements must. */
 #define CHAIN_VIEW_REUSE(view) (((view) & CHAIN_VIEW_LRU) != 0)
 
-static ALWAYS_INLINE void *chain_lookup_view(struct bpfmap *map, const void *key,
-					    unsigned int view)
+/* A lookup whose first walk was not valid (chain_walk_once): again until
+ * one is, out of line, so that the lookups reach it by a tail call and
+ * their fast path keeps no register across a call. */
+static __attribute__((noinline)) void *chain_lookup_again(struct bpfmap *map, const void *key,
+							  unsigned int view)
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
 
 	return chain_view(c,
 			  chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size,
-					   CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL),
+					   CHAIN_GENERIC, true, NULL),
 			  view);
+}
+
+/* The end of each lookup: @e's view, or the walk again. */
+#define CHAIN_LOOKUP_END(map, key, c, e, view)                                 \
+	do {                                                                   \
+		if (CHAIN_VIEW_REUSE(view) && unlikely((e) == CHAIN_WALK_AGAIN)) \
+			return chain_lookup_again((map), (key), (view));       \
+		return chain_view((c), (e), (view));                           \
+	} while (0)
+
+static ALWAYS_INLINE void *chain_lookup_view(struct bpfmap *map, const void *key,
+					    unsigned int view)
+{
+	struct chain *c = to_chain(map);
+	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
+	struct chain_elem *e = chain_walk_once(chain_bucket(c, k.hash), &k, map->key_size,
+					       CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL);
+
+	CHAIN_LOOKUP_END(map, key, c, e, view);
 }
 
 /* Program-view lookups for word-sized keys (chain_key_of: the hash inlined,
@@ -68,10 +90,10 @@ static ALWAYS_INLINE void *chain_lookup_word(struct bpfmap *map, const void *key
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = chain_key_of(c, key, kind);
-	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, key_size, kind,
-						CHAIN_VIEW_REUSE(view), NULL);
+	struct chain_elem *e = chain_walk_once(chain_bucket(c, k.hash), &k, key_size, kind,
+					       CHAIN_VIEW_REUSE(view), NULL);
 
-	return chain_view(c, e, view);
+	CHAIN_LOOKUP_END(map, key, c, e, view);
 }
 
 /* Common longer key sizes: the hash (hash/sized_hash.h, the map's own
@@ -82,10 +104,10 @@ static ALWAYS_INLINE void *chain_lookup_sized(struct bpfmap *map, const void *ke
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = { .key = key, .hash = chain_top(hash_sized(key, key_size, &c->hp)) };
-	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, key_size,
-						CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL);
+	struct chain_elem *e = chain_walk_once(chain_bucket(c, k.hash), &k, key_size,
+					       CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL);
 
-	return chain_view(c, e, view);
+	CHAIN_LOOKUP_END(map, key, c, e, view);
 }
 
 #define CHAIN_LOOKUPS(suffix, view)                                                                \
