@@ -102,4 +102,15 @@ static ALWAYS_INLINE bool seq_spin_read_valid(const uint32_t *word, uint32_t sta
 	return !(start & 1) && __atomic_load_n(word, __ATOMIC_ACQUIRE) == start;
 }
 
+/* The same where the reads in between include plain ones (a key compare,
+ * a value's copy): the fence keeps them before the reload (TSan, which
+ * has no fences, sees the lock holders' release stores instead). */
+static ALWAYS_INLINE bool seq_spin_read_valid_plain(const uint32_t *word, uint32_t start)
+{
+#ifndef BPFMAP_TSAN
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+	return seq_spin_read_valid(word, start);
+}
+
 #endif

@@ -211,11 +211,8 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
 
 	/* A map that reuses elements at once (no lock-free stores there)
 	 * decides only on a walk its bucket's version validates. */
-	if (chain_reuses(c)) {
-		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compares' loads */
-		if (!seq_spin_read_valid(&b->lock, version))
-			return CHAIN_TAKE_LOCK;
-	}
+	if (chain_reuses(c) && !seq_spin_read_valid_plain(&b->lock, version))
+		return CHAIN_TAKE_LOCK;
 	if (e) {
 		if (seqcount_is_retired(__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE)))
 			return CHAIN_TAKE_LOCK;

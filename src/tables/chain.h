@@ -350,10 +350,9 @@ static ALWAYS_INLINE struct chain_elem *chain_walk_once(struct chain_bucket *b,
 		return chain_walk(b, k, key_size, kind, NULL);
 	v = seq_spin_read_begin(&b->lock);
 	e = chain_walk(b, k, key_size, kind, NULL);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compares' loads */
 	if (e && !version)
 		return e;
-	if (unlikely(!seq_spin_read_valid(&b->lock, v)))
+	if (unlikely(!seq_spin_read_valid_plain(&b->lock, v)))
 		return CHAIN_WALK_AGAIN;
 	if (version)
 		*version = v;
@@ -439,10 +438,7 @@ static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_k
 		if (!e)
 			return -ENOENT;
 		ret = chain_copy_value_out(c, e, value, with_lock);
-		if (!reuse)
-			return ret;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy's loads */
-		if (seq_spin_read_valid(&b->lock, version))
+		if (!reuse || seq_spin_read_valid_plain(&b->lock, version))
 			return ret;
 	}
 }
