@@ -42,20 +42,22 @@ const char *hash_kind_name(enum hash_kind kind);
  * with their kind a constant, so that each keeps only the registers its
  * kind needs; @name##_kind(kind, ...) picks one, as a tail call.  @type
  * @self: the table's first parameter; the "any" variant passes @any_ks
- * and @any_kind, expressions of @self.
+ * and @any_kind, expressions of @self.  Each starts on a 64-byte boundary:
+ * where an unrelated change moved RHASH's by 16 bytes, its -E2BIG updates
+ * ran 10% slower with identical code.
  */
 #define HASH_KIND_UPDATES(name, sized, type, self, any_ks, any_kind)                            \
-	static __attribute__((noinline)) int name##_u32(type self, const void *key,              \
+	static __attribute__((noinline, aligned(64))) int name##_u32(type self, const void *key,        \
 							const void *value, uint64_t flags)       \
 	{                                                                                        \
 		return sized(self, key, value, flags, 4, HASH_U32);                              \
 	}                                                                                        \
-	static __attribute__((noinline)) int name##_u64(type self, const void *key,              \
+	static __attribute__((noinline, aligned(64))) int name##_u64(type self, const void *key,        \
 							const void *value, uint64_t flags)       \
 	{                                                                                        \
 		return sized(self, key, value, flags, 8, HASH_U64);                              \
 	}                                                                                        \
-	static __attribute__((noinline)) int name##_any(type self, const void *key,              \
+	static __attribute__((noinline, aligned(64))) int name##_any(type self, const void *key,        \
 							const void *value, uint64_t flags)       \
 	{                                                                                        \
 		return sized(self, key, value, flags, any_ks, any_kind);                         \
