@@ -309,10 +309,11 @@ static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
  * not give back before the section ends.  Such an element moves to another
  * chain with no grace period, so a walk without the bucket lock that was on
  * it may go on in the other chain, and a key compare may read it half
- * rewritten.  Their walks (chain_walk_valid) therefore count only when the
- * bucket's lock version is even and the same before and after: nothing was
+ * rewritten.  Their walks (chain_walk_once) therefore validate by the
+ * bucket's lock version, even and the same before and after: nothing was
  * unlinked from the chain meanwhile, so every element reached was in it
- * throughout, with its key.  The kernel's LRU reuses its nodes at once too.
+ * throughout, with its key (a lookup's hit needs no check: see there).
+ * The kernel's LRU reuses its nodes at once too.
  */
 static ALWAYS_INLINE bool chain_reuses(const struct chain *c)
 {

@@ -14,20 +14,23 @@
 
 #include "tables/flat.h"
 
-void *flat_percpu_lookup(struct bpfmap *map, const void *key)
+static ALWAYS_INLINE void *flat_percpu_lookup_view(struct bpfmap *map, const void *key,
+						    bool rseq)
 {
 	struct flat *f = to_flat(map);
 	char *v = f->pcpu_inner(map, key);
 
-	return likely(v) ? flat_pcpu_here(f, v, false) : NULL;
+	return likely(v) ? flat_pcpu_here(f, v, rseq) : NULL;
+}
+
+void *flat_percpu_lookup(struct bpfmap *map, const void *key)
+{
+	return flat_percpu_lookup_view(map, key, false);
 }
 
 void *flat_percpu_lookup_rseq(struct bpfmap *map, const void *key)
 {
-	struct flat *f = to_flat(map);
-	char *v = f->pcpu_inner(map, key);
-
-	return likely(v) ? flat_pcpu_here(f, v, true) : NULL;
+	return flat_percpu_lookup_view(map, key, true);
 }
 
 void *flat_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)

@@ -23,15 +23,6 @@ __attribute__((constructor)) static void cpu_rseq_offset_init(void)
 
 bool cpu_rseq_indexes;
 
-static bool rseq_registered(void)
-{
-#ifdef CPU_HAVE_RSEQ
-	return __rseq_size != 0;
-#else
-	return false;
-#endif
-}
-
 /* Possible CPUs, read the way libbpf reads them (a range list such as
  * "0-3,8") so that per-CPU buffers have the same size for this library and
  * the kernel. */
@@ -76,8 +67,15 @@ static int read_possible_cpus(void)
 		fclose(f);
 	}
 	if (n > 0) {
-		if (rseq_registered())
-			__atomic_store_n(&cpu_rseq_indexes, true, __ATOMIC_RELAXED);
+#ifdef CPU_HAVE_RSEQ
+		/* The offset first: a constructor of the program's may make a
+		 * per-CPU map before this library's own copied it, and an
+		 * unchecked index read at offset 0 is no CPU number. */
+		if (__rseq_size) { /* glibc registered rseq */
+			__atomic_store_n(&cpu_rseq_offset, __rseq_offset, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpu_rseq_indexes, true, __ATOMIC_RELEASE);
+		}
+#endif
 		return n;
 	}
 	long conf = sysconf(_SC_NPROCESSORS_CONF);

@@ -67,7 +67,7 @@ extern bool cpu_rseq_indexes;
 
 static inline bool cpu_rseq_usable(void)
 {
-	return __atomic_load_n(&cpu_rseq_indexes, __ATOMIC_RELAXED);
+	return __atomic_load_n(&cpu_rseq_indexes, __ATOMIC_ACQUIRE);
 }
 
 /*
