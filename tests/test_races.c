@@ -1010,6 +1010,66 @@ static void test_rhash_slot_reused(void **state)
 }
 
 /*
+ * A slot refilled under a lookup with another key of its bucket.  A
+ * program-view lookup of K matches K's hash in slot 5 and stops before
+ * reading the link; K is deleted and Y, of the same bucket, takes slot 5.
+ * The lookup then reads Y's link beside K's stale hash: it must not take
+ * Y's element for K's.  4-byte keys, whose lookups are the fastest and the
+ * likeliest to be made to skip the element (an attempt that trusted a
+ * bijective hash failed here without a second read of the slot).
+ */
+static void test_rhash_slot_refilled_other_key(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 4, 8, 1u << 16, &o);
+	struct rtab *r;
+	struct rtab_table *t;
+	uint32_t keys[8], n = 0, b, y;
+	uint64_t v = 1;
+
+	assert_non_null(m);
+	r = to_rtab(m);
+	t = rtab_table_of(r);
+	b = rtab_bucket(t, rtab_hash(r, &n, 4, HASH_U32));
+	/* Seven keys of bucket b fill its first group, then Y of the same. */
+	for (uint32_t k = 0; n < 8; k++) {
+		if (rtab_bucket(t, rtab_hash(r, &k, 4, HASH_U32)) != b)
+			continue;
+		if (n < 7)
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		keys[n++] = k;
+	}
+	y = keys[7];
+	assert_int_equal(t->groups[b].hash[5], rtab_hash(r, &keys[5], 4, HASH_U32));
+
+	struct op look = { .m = m, .key = keys[5], .look = true, .cpu = -1 };
+
+	op_start_stopped(&look, HOOK_RTAB_STEP, 0);
+	assert_ptr_equal(stop.obj, &t->groups[b].link[5]);
+	assert_int_equal(bpfmap_delete_elem(m, &keys[5]), 0);
+	v = 2;
+	assert_int_equal(bpfmap_update_elem(m, &y, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(t->groups[b].hash[5], rtab_hash(r, &y, 4, HASH_U32));
+	op_release();
+	assert_int_equal(op_join(&look), -ENOENT);
+	/* The others stay found, Y with its value. */
+	bpfmap_read_lock();
+	for (int i = 0; i < 8; i++) {
+		uint64_t *p = bpfmap_lookup(m, &keys[i]);
+
+		if (i == 5) {
+			assert_null(p);
+			continue;
+		}
+		assert_non_null(p);
+		assert_int_equal(*p, i == 7 ? 2 : 1);
+	}
+	bpfmap_read_unlock();
+	bpfmap_free(m);
+}
+
+/*
  * Overflow groups are reused without a grace period (rtab_ogroup_free).
  * A lookup of K, the eighth key of bucket B and alone in B's overflow
  * group G, stops in G before reading K's link; then the group changes
@@ -1907,6 +1967,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
 		cmocka_unit_test_setup(test_chain_lru_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
+		cmocka_unit_test_setup(test_rhash_slot_refilled_other_key, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_moved, setup_hook),
 		cmocka_unit_test_setup(test_rhash_walk_holds_nothing, setup_hook),
