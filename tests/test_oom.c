@@ -319,6 +319,55 @@ static void test_lru_inserts_while_allocations_fail(void **state)
 }
 
 /*
+ * The same inside read-side sections, as programs insert: there the
+ * inserts cannot wait for a grace period, so an insert into a full map
+ * whose pool has nothing free reuses the element it evicts (the chained
+ * table) or the position it frees (the flat table) and needs no memory.
+ * One long section, and a section per insert; LRU_HASH and
+ * LRU_PERCPU_HASH (through the program view, as a program updates it).
+ */
+static void test_lru_section_inserts_while_allocations_fail(void **state)
+{
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_COMMON_LRU };
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_LRU_HASH,
+						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
+			for (int per_insert = 0; per_insert < 2; per_insert++) {
+				struct bpfmap *map = must_create(types[t], 8, 8, 64, flags[f]);
+				uint32_t enomem = 0, other = 0;
+
+				if (!per_insert)
+					bpfmap_read_lock();
+				for (uint64_t k = 0; k < 20000; k++) {
+					int rc;
+
+					if (per_insert)
+						bpfmap_read_lock();
+					fail_one_in = 2;
+					rc = bpfmap_update(map, &k, &k, BPFMAP_ANY);
+					fail_one_in = 0;
+					if (per_insert)
+						bpfmap_read_unlock();
+					enomem += rc == -ENOMEM;
+					other += rc != 0 && rc != -ENOMEM;
+				}
+				if (!per_insert)
+					bpfmap_read_unlock();
+				printf("[type %d, flags %#x, %s] 20000 evicting inserts in sections, "
+				       "%u answered -ENOMEM\n",
+				       types[t], flags[f],
+				       per_insert ? "a section each" : "one section", enomem);
+				assert_int_equal(other, 0);
+				assert_int_equal(enomem, 0);
+				assert_true(walk_count(map, 8) <= 64);
+				bpfmap_free(map);
+			}
+}
+
+/*
  * An RHASH grow without memory for its new table (mmap fails): the inserts
  * that asked for it still succeed, the map keeps its table, fuller, and
  * loses nothing; once memory is back, the next look grows it.
@@ -393,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_insert_fails_cleanly),
 		cmocka_unit_test(test_ops_while_allocations_fail),
 		cmocka_unit_test(test_lru_inserts_while_allocations_fail),
+		cmocka_unit_test(test_lru_section_inserts_while_allocations_fail),
 		cmocka_unit_test(test_rhash_grow_without_memory),
 		cmocka_unit_test(test_get_next_key_long_keys),
 	};
