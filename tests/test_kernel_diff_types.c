@@ -124,6 +124,128 @@ static void run_create(void)
 	}
 }
 
+/*
+ * Every flag bit of every call that takes flags, on HASH and these three
+ * types, answer by answer against the kernel: map_flags at creation (each of
+ * bits 0-31, alone and with NO_PREALLOC), and bits 0-63 of update_elem's and
+ * lookup_elem_flags' flags and of each batch call's elem_flags and flags.
+ * Bits 3 and 4 (BPFMAP_F_CPU, BPFMAP_F_ALL_CPUS) are left out: Linux 6.18
+ * lacks them.  A call that changes the maps changes both the same way, and
+ * key 1 is put back where a call took it, so that every call finds the
+ * same map on both sides.
+ */
+#define FB_MAX 16
+
+static void fb_put_back(int fd, struct bpfmap *m, const uint32_t *k, const void *v)
+{
+	bpf_map_update_elem(fd, k, v, BPF_ANY);
+	bpfmap_update_elem(m, k, v, BPFMAP_ANY);
+}
+
+static void run_flag_bits_ops(int type)
+{
+	bool percpu = type != BPF_MAP_TYPE_HASH && type != BPF_MAP_TYPE_LRU_HASH;
+	size_t bytes = 8 * (percpu ? g_cpus : 1);
+	int fd = kernel_create(type, 4, 8, FB_MAX, 0), err;
+	struct bpfmap *m = ours_create(type, 4, 8, FB_MAX, 0, &err);
+	uint8_t *v = calloc(FB_MAX, bytes), *out_k = calloc(FB_MAX, bytes);
+	uint8_t *out_b = calloc(FB_MAX, bytes);
+	uint32_t one = 1, two = 2, three = 3, keys_k[FB_MAX], keys_b[FB_MAX];
+
+	if (fd < 0 || !m || !v || !out_k || !out_b) {
+		CHECK(0, "flag bits, type %d: kernel %d, bpfmap %d", type, fd, err);
+		goto out;
+	}
+	fb_put_back(fd, m, &one, v);
+	for (int b = 0; b < 64; b++) {
+		uint64_t f = 1ULL << b;
+		uint32_t ck, cb, bk, bb;
+		int rk, rb;
+
+		if (b == 3 || b == 4)
+			continue;
+#define FB_CHECK(what)                                                                     \
+	CHECK(rk == rb, "type %d, %s, bit %d: kernel %d, bpfmap %d", type, what, b, rk, rb)
+		rk = bpf_map_update_elem(fd, &one, v, f) ? -errno : 0;
+		rb = bpfmap_update_elem(m, &one, v, f);
+		FB_CHECK("update of a present key");
+		rk = bpf_map_update_elem(fd, &two, v, f) ? -errno : 0;
+		rb = bpfmap_update_elem(m, &two, v, f);
+		FB_CHECK("update of an absent key");
+		bpf_map_delete_elem(fd, &two);
+		bpfmap_delete_elem(m, &two);
+		rk = bpf_map_lookup_elem_flags(fd, &one, out_k, f) ? -errno : 0;
+		rb = bpfmap_lookup_elem_flags(m, &one, out_b, f);
+		FB_CHECK("lookup_elem_flags");
+		for (int which = 0; which < 2; which++) {
+			LIBBPF_OPTS(bpf_map_batch_opts, ko, .elem_flags = which ? 0 : f,
+				    .flags = which ? f : 0);
+			BPFMAP_BATCH_OPTS(bo, .elem_flags = which ? 0 : f, .flags = which ? f : 0);
+			const char *field = which ? "flags" : "elem_flags";
+			char what[64];
+
+			ck = cb = FB_MAX;
+			rk = bpf_map_lookup_batch(fd, NULL, &bk, keys_k, out_k, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_lookup_batch(m, NULL, &bb, keys_b, out_b, &cb, &bo);
+			snprintf(what, sizeof(what), "lookup_batch %s", field);
+			FB_CHECK(what);
+			ck = cb = 1;
+			rk = bpf_map_update_batch(fd, &one, v, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_update_batch(m, &one, v, &cb, &bo);
+			snprintf(what, sizeof(what), "update_batch %s", field);
+			FB_CHECK(what);
+			ck = cb = 1;
+			rk = bpf_map_delete_batch(fd, &three, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_delete_batch(m, &three, &cb, &bo);
+			snprintf(what, sizeof(what), "delete_batch (absent key) %s", field);
+			FB_CHECK(what);
+			ck = cb = FB_MAX;
+			rk = bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, out_k, &ck, &ko)
+				     ? -errno
+				     : 0;
+			rb = bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, out_b, &cb, &bo);
+			snprintf(what, sizeof(what), "lookup_and_delete_batch %s", field);
+			FB_CHECK(what);
+			fb_put_back(fd, m, &one, v);
+		}
+#undef FB_CHECK
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	bpfmap_free(m);
+	free(v);
+	free(out_k);
+	free(out_b);
+}
+
+static void run_flag_bits(void)
+{
+	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
+				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
+	unsigned long before = g_checks;
+
+	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
+		for (int b = 0; b < 32; b++)
+			for (int np = 0; np < 2; np++) {
+				uint32_t flags = 1U << b | (np ? BPF_F_NO_PREALLOC : 0);
+				int rk = kernel_create(all[t], 4, 8, 16, flags), rb;
+				struct bpfmap *m = ours_create(all[t], 4, 8, 16, flags, &rb);
+
+				if (rk >= 0) {
+					close(rk);
+					rk = 0;
+				}
+				bpfmap_free(m);
+				CHECK(rk == rb || rk == -ENOMEM || rb == -ENOMEM,
+				      "create type %d flags %#x: kernel %d, bpfmap %d", all[t], flags,
+				      rk, rb);
+			}
+		run_flag_bits_ops(all[t]);
+	}
+	printf("flag bits: %lu answers compared\n", g_checks - before);
+}
+
 /* PERCPU_HASH: random operations, every answer and byte compared. */
 static void run_percpu(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags, uint32_t ops)
 {
@@ -320,6 +442,7 @@ int main(void)
 	printf("seed %#llx, %u possible CPUs\n", (unsigned long long)g_rng, g_cpus);
 
 	run_create();
+	run_flag_bits();
 	run_percpu(4, 8, 16, 0, 4000);
 	run_percpu(8, 4, 64, BPF_F_NO_PREALLOC, 4000);
 	run_percpu(13, 12, 32, 0, 4000);

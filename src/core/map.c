@@ -55,6 +55,9 @@ static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 	return 0;
 }
 
+/* BPF_F_TOKEN_FD: map_token_fd names a BPF token (map_create()). */
+#define MAP_F_TOKEN_FD (1U << 16)
+
 static int check_access_flags(uint32_t flags)
 {
 	if ((flags & BPFMAP_F_RDONLY) && (flags & BPFMAP_F_WRONLY))
@@ -76,6 +79,7 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 		.max_entries = max_entries,
 	};
 	struct bpfmap *map;
+	bool token;
 	int err;
 
 	if (!mt) {
@@ -89,11 +93,17 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 	p.lock_off = OPTS_GET(opts, lock_off, -1);
 	p.map_extra = OPTS_GET(opts, map_extra, 0);
 
-	/* The kernel's map_create() checks the access flags before the type's
-	 * map_alloc_check(). */
+	/* The kernel's map_create() takes BPF_F_TOKEN_FD out first and looks
+	 * at the token only after the type's map_alloc_check(); bpfmap has no
+	 * tokens, so it answers what the kernel answers for an fd that is
+	 * none.  The access flags come before map_alloc_check() too. */
+	token = p.map_flags & MAP_F_TOKEN_FD;
+	p.map_flags &= ~MAP_F_TOKEN_FD;
 	err = check_access_flags(p.map_flags);
 	if (!err)
 		err = mt->alloc_check(&p);
+	if (!err && token)
+		err = -EINVAL;
 	if (!err)
 		err = check_name(name, p.name);
 	if (err)
