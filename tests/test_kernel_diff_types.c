@@ -246,6 +246,90 @@ static void run_flag_bits(void)
 	printf("flag bits: %lu answers compared\n", g_checks - before);
 }
 
+/*
+ * Access flags on each type: every syscall-view call on a RDONLY, WRONLY,
+ * RDONLY_PROG and WRONLY_PROG map (each also with a key present, put in
+ * before the flag could refuse it: a map made without the flag is not the
+ * same map, so the present key comes from an update the flag allows, or
+ * the case runs empty).
+ */
+static void run_access_types(void)
+{
+	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
+				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
+	static const uint32_t access[] = { BPF_F_RDONLY, BPF_F_WRONLY, BPF_F_RDONLY_PROG,
+					   BPF_F_WRONLY_PROG };
+	unsigned long before = g_checks;
+
+	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++)
+		for (size_t a = 0; a < sizeof(access) / sizeof(access[0]); a++) {
+			size_t bytes = 8 * g_cpus * 4;
+			int fd = kernel_create(all[t], 4, 8, 4, access[a]), err, rk, rb;
+			struct bpfmap *m = ours_create(all[t], 4, 8, 4, access[a], &err);
+			uint8_t *v = calloc(1, bytes), *ok = calloc(1, bytes), *ob = calloc(1, bytes);
+			uint32_t one = 1, two = 2, keys_k[4], keys_b[4], nk, nb, bk, bb, ck, cb;
+
+			if (fd < 0 || !m || !v || !ok || !ob) {
+				CHECK(0, "access type %d flags %#x: kernel %d, bpfmap %d", all[t],
+				      access[a], fd, err);
+				goto next;
+			}
+#define AC_CHECK(what)                                                                     \
+	CHECK(rk == rb, "type %d, access %#x, %s: kernel %d, bpfmap %d", all[t], access[a], what, \
+	      rk, rb)
+			rk = bpf_map_update_elem(fd, &one, v, BPF_ANY) ? -errno : 0;
+			rb = bpfmap_update_elem(m, &one, v, BPFMAP_ANY);
+			AC_CHECK("update");
+			rk = bpf_map_lookup_elem(fd, &one, ok) ? -errno : 0;
+			rb = bpfmap_lookup_elem(m, &one, ob);
+			AC_CHECK("lookup");
+			rk = bpf_map_get_next_key(fd, NULL, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(m, NULL, &nb);
+			AC_CHECK("get_next_key");
+			{
+				LIBBPF_OPTS(bpf_map_batch_opts, ko);
+				BPFMAP_BATCH_OPTS(bo);
+
+				ck = cb = 4;
+				rk = bpf_map_lookup_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko) ? -errno
+											      : 0;
+				rb = bpfmap_lookup_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+				AC_CHECK("lookup_batch");
+				ck = cb = 1;
+				rk = bpf_map_update_batch(fd, &two, v, &ck, &ko) ? -errno : 0;
+				rb = bpfmap_update_batch(m, &two, v, &cb, &bo);
+				AC_CHECK("update_batch");
+				ck = cb = 1;
+				rk = bpf_map_delete_batch(fd, &two, &ck, &ko) ? -errno : 0;
+				rb = bpfmap_delete_batch(m, &two, &cb, &bo);
+				AC_CHECK("delete_batch");
+				ck = cb = 4;
+				rk = bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko)
+					     ? -errno
+					     : 0;
+				rb = bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+				AC_CHECK("lookup_and_delete_batch");
+			}
+			bpf_map_update_elem(fd, &one, v, BPF_ANY);
+			bpfmap_update_elem(m, &one, v, BPFMAP_ANY);
+			rk = bpf_map_lookup_and_delete_elem(fd, &one, ok) ? -errno : 0;
+			rb = bpfmap_lookup_and_delete_elem(m, &one, ob);
+			AC_CHECK("lookup_and_delete");
+			rk = bpf_map_delete_elem(fd, &one) ? -errno : 0;
+			rb = bpfmap_delete_elem(m, &one);
+			AC_CHECK("delete");
+#undef AC_CHECK
+next:
+			if (fd >= 0)
+				close(fd);
+			bpfmap_free(m);
+			free(v);
+			free(ok);
+			free(ob);
+		}
+	printf("access flags: %lu answers compared\n", g_checks - before);
+}
+
 /* PERCPU_HASH: random operations, every answer and byte compared. */
 static void run_percpu(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags, uint32_t ops)
 {
@@ -443,6 +527,7 @@ int main(void)
 
 	run_create();
 	run_flag_bits();
+	run_access_types();
 	run_percpu(4, 8, 16, 0, 4000);
 	run_percpu(8, 4, 64, BPF_F_NO_PREALLOC, 4000);
 	run_percpu(13, 12, 32, 0, 4000);
