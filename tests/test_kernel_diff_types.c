@@ -128,7 +128,8 @@ static void run_create(void)
  * Every flag bit of every call that takes flags, on HASH and these three
  * types, answer by answer against the kernel: map_flags at creation (each of
  * bits 0-31, alone and with NO_PREALLOC), and bits 0-63 of update_elem's and
- * lookup_elem_flags' flags and of each batch call's elem_flags and flags.
+ * lookup_elem_flags' flags and of each batch call's elem_flags and flags,
+ * and every mix of bits 0-2 there (reported as bits 64-71: the mix b - 64).
  * Bits 3 and 4 (BPFMAP_F_CPU, BPFMAP_F_ALL_CPUS) are left out: Linux 6.18
  * lacks them.  A call that changes the maps changes both the same way, and
  * key 1 is put back where a call took it, so that every call finds the
@@ -157,8 +158,9 @@ static void run_flag_bits_ops(int type)
 		goto out;
 	}
 	fb_put_back(fd, m, &one, v);
-	for (int b = 0; b < 64; b++) {
-		uint64_t f = 1ULL << b;
+	/* Each bit alone (b < 64), then every mix of bits 0-2 (b - 64). */
+	for (int b = 0; b < 64 + 8; b++) {
+		uint64_t f = b < 64 ? 1ULL << b : (uint64_t)(b - 64);
 		uint32_t ck, cb, bk, bb;
 		int rk, rb;
 
@@ -328,6 +330,114 @@ next:
 			free(ob);
 		}
 	printf("access flags: %lu answers compared\n", g_checks - before);
+}
+
+/*
+ * Edges of the walks on each type, answer by answer against the kernel: an
+ * empty map, one key (get_next_key from NULL, from an absent key, from the
+ * last key), batch calls with a count of 0, and a full walk by batches of
+ * one element at a time count (the kernel's -ENOSPC where a bucket holds
+ * more; bpfmap's buckets differ, so only the answers' kinds are compared).
+ */
+static void run_walk_edges(void)
+{
+	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
+				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
+	unsigned long before = g_checks;
+
+	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
+		size_t bytes = 8 * g_cpus * 8;
+		int fd = kernel_create(all[t], 4, 8, 8, 0), err, rk, rb;
+		struct bpfmap *m = ours_create(all[t], 4, 8, 8, 0, &err);
+		uint8_t *v = calloc(1, bytes), *ok = calloc(1, bytes), *ob = calloc(1, bytes);
+		uint32_t one = 1, absent = 77, nk, nb, bk, bb, ck, cb, keys_k[8], keys_b[8];
+		LIBBPF_OPTS(bpf_map_batch_opts, ko);
+		BPFMAP_BATCH_OPTS(bo);
+
+		if (fd < 0 || !m || !v || !ok || !ob) {
+			CHECK(0, "walk edges type %d: kernel %d, bpfmap %d", all[t], fd, err);
+			goto next;
+		}
+#define WE_CHECK(what)                                                                    \
+	CHECK(rk == rb, "type %d, %s: kernel %d, bpfmap %d", all[t], what, rk, rb)
+#define WE_COUNTS(what) CHECK(ck == cb, "type %d, %s: count kernel %u, bpfmap %u", all[t], what, ck, cb)
+		for (int round = 0; round < 2; round++) {
+			const char *tag = round ? "one key" : "empty";
+			char what[80];
+
+			rk = bpf_map_get_next_key(fd, NULL, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(m, NULL, &nb);
+			snprintf(what, sizeof(what), "%s: get_next_key(NULL)", tag);
+			WE_CHECK(what);
+			if (!rk && !rb)
+				CHECK(nk == nb, "type %d, %s: keys %u and %u", all[t], what, nk, nb);
+			rk = bpf_map_get_next_key(fd, &absent, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(m, &absent, &nb);
+			snprintf(what, sizeof(what), "%s: get_next_key(absent)", tag);
+			WE_CHECK(what);
+			rk = bpf_map_get_next_key(fd, &one, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(m, &one, &nb);
+			snprintf(what, sizeof(what), "%s: get_next_key(the only key)", tag);
+			WE_CHECK(what);
+			for (int del = 0; del < 2; del++) {
+				ck = cb = 0;
+				rk = (del ? bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko)
+					  : bpf_map_lookup_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko))
+					     ? -errno
+					     : 0;
+				rb = del ? bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, ob, &cb, &bo)
+					 : bpfmap_lookup_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+				snprintf(what, sizeof(what), "%s: %s, count 0", tag,
+					 del ? "lookup_and_delete_batch" : "lookup_batch");
+				WE_CHECK(what);
+				WE_COUNTS(what);
+			}
+			ck = cb = 0;
+			rk = bpf_map_update_batch(fd, &one, v, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_update_batch(m, &one, v, &cb, &bo);
+			snprintf(what, sizeof(what), "%s: update_batch, count 0", tag);
+			WE_CHECK(what);
+			ck = cb = 0;
+			rk = bpf_map_delete_batch(fd, &one, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_delete_batch(m, &one, &cb, &bo);
+			snprintf(what, sizeof(what), "%s: delete_batch, count 0", tag);
+			WE_CHECK(what);
+			ck = cb = 8;
+			rk = bpf_map_lookup_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_lookup_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+			snprintf(what, sizeof(what), "%s: lookup_batch, count 8", tag);
+			WE_CHECK(what);
+			WE_COUNTS(what);
+			bpf_map_update_elem(fd, &one, v, BPF_ANY);
+			bpfmap_update_elem(m, &one, v, BPFMAP_ANY);
+		}
+		/* Full: every key once by batches of 8, then lookup_and_delete. */
+		for (uint32_t k = 2; k <= 8; k++) {
+			bpf_map_update_elem(fd, &k, v, BPF_ANY);
+			bpfmap_update_elem(m, &k, v, BPFMAP_ANY);
+		}
+		ck = cb = 8;
+		rk = bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko) ? -errno : 0;
+		rb = bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+		CHECK((rk == 0 || rk == -ENOENT) && (rb == 0 || rb == -ENOENT),
+		      "type %d, full: lookup_and_delete_batch of 8: kernel %d, bpfmap %d", all[t],
+		      rk, rb);
+		rk = bpf_map_get_next_key(fd, NULL, &nk) ? -errno : 0;
+		rb = bpfmap_get_next_key(m, NULL, &nb);
+		CHECK(rk == rb || (rk == 0 && ck < 8) || (rb == 0 && cb < 8),
+		      "type %d, after the batch took %u / %u: get_next_key kernel %d, bpfmap %d",
+		      all[t], ck, cb, rk, rb);
+#undef WE_CHECK
+#undef WE_COUNTS
+next:
+		if (fd >= 0)
+			close(fd);
+		bpfmap_free(m);
+		free(v);
+		free(ok);
+		free(ob);
+	}
+	printf("walk edges: %lu answers compared\n", g_checks - before);
 }
 
 /* PERCPU_HASH: random operations, every answer and byte compared. */
@@ -528,6 +638,7 @@ int main(void)
 	run_create();
 	run_flag_bits();
 	run_access_types();
+	run_walk_edges();
 	run_percpu(4, 8, 16, 0, 4000);
 	run_percpu(8, 4, 64, BPF_F_NO_PREALLOC, 4000);
 	run_percpu(13, 12, 32, 0, 4000);
