@@ -440,6 +440,52 @@ next:
 	printf("walk edges: %lu answers compared\n", g_checks - before);
 }
 
+/*
+ * Key and value sizes at their limits, on each type, preallocated and not:
+ * creation answer by answer against the kernel (max_entries 1, so that the
+ * kernel's preallocation stays small).
+ */
+static void run_size_edges(void)
+{
+	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
+				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
+	static const uint32_t sizes[] = { 1, 4, 5, 8, 9, 256, 257, 32768, 32769, 65535, 65536,
+					  (4u << 20) - 49, (4u << 20) - 48, UINT32_MAX };
+	unsigned long before = g_checks;
+	size_t n = sizeof(sizes) / sizeof(sizes[0]);
+
+	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++)
+		for (int np = 0; np < 2; np++) {
+			uint32_t flags = np ? BPF_F_NO_PREALLOC : 0;
+
+			if (np && (all[t] == BPF_MAP_TYPE_LRU_HASH ||
+				   all[t] == BPF_MAP_TYPE_LRU_PERCPU_HASH))
+				continue; /* ENOTSUPP whatever the sizes (run_create) */
+			for (size_t a = 0; a < n; a++)
+				for (size_t b = 0; b < n; b++) {
+					/* A key and a value both past 32 KiB only
+					 * repeat one E2BIG (and cost the kernel
+					 * large allocations). */
+					if (sizes[a] > 32769 && sizes[b] > 32769)
+						continue;
+					int rk = kernel_create(all[t], sizes[a], sizes[b], 1, flags), rb;
+					struct bpfmap *m =
+						ours_create(all[t], sizes[a], sizes[b], 1, flags, &rb);
+
+					if (rk >= 0) {
+						close(rk);
+						rk = 0;
+					}
+					bpfmap_free(m);
+					CHECK(rk == rb || rk == -ENOMEM || rb == -ENOMEM,
+					      "create type %d flags %#x key %u value %u: kernel %d, "
+					      "bpfmap %d",
+					      all[t], flags, sizes[a], sizes[b], rk, rb);
+				}
+		}
+	printf("size edges: %lu answers compared\n", g_checks - before);
+}
+
 /* PERCPU_HASH: random operations, every answer and byte compared. */
 static void run_percpu(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags, uint32_t ops)
 {
@@ -639,6 +685,7 @@ int main(void)
 	run_flag_bits();
 	run_access_types();
 	run_walk_edges();
+	run_size_edges();
 	run_percpu(4, 8, 16, 0, 4000);
 	run_percpu(8, 4, 64, BPF_F_NO_PREALLOC, 4000);
 	run_percpu(13, 12, 32, 0, 4000);
