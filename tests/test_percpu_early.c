@@ -34,7 +34,8 @@ static struct {
 
 static const enum bpfmap_type early_types[2] = { BPFMAP_TYPE_PERCPU_HASH,
 						 BPFMAP_TYPE_LRU_PERCPU_HASH };
-/* Word keys on the flat table, long keys on the chained one. */
+/* Word keys (the flat table), and long keys in a small map (the chained
+ * table) and in a large one (the flat table). */
 static const struct {
 	uint32_t key_size, max_entries;
 } early_shapes[EARLY_SHAPES] = { { 4, 16 }, { 8, 20000 }, { 32, 16 }, { 32, 20000 } };
