@@ -77,6 +77,62 @@ static struct bpfmap *ours_create(int type, uint32_t ks, uint32_t vs, uint32_t m
 static const int types[] = { BPF_MAP_TYPE_PERCPU_HASH, BPF_MAP_TYPE_LRU_HASH,
 			     BPF_MAP_TYPE_LRU_PERCPU_HASH };
 
+/* HASH too: the flag, access, walk and size comparisons take all four. */
+static const int hash_types[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
+				  BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
+
+/* One creation on both sides: the same answer, or -ENOMEM on either. */
+static void compare_create(int type, uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags)
+{
+	int rk = kernel_create(type, ks, vs, me, flags), rb;
+	struct bpfmap *m = ours_create(type, ks, vs, me, flags, &rb);
+
+	if (rk >= 0) {
+		close(rk);
+		rk = 0;
+	}
+	bpfmap_free(m);
+	CHECK(rk == rb || rk == -ENOMEM || rb == -ENOMEM,
+	      "create type %d ks=%u vs=%u me=%u flags=%#x: kernel %d, bpfmap %d", type, ks, vs,
+	      me, flags, rk, rb);
+}
+
+/*
+ * A kernel map and a bpfmap map of one shape, and three buffers of @bytes
+ * (a value, and the two sides' outputs) for the comparisons below.
+ */
+struct pair {
+	int fd;
+	struct bpfmap *m;
+	uint8_t *v, *out_k, *out_b;
+};
+
+static bool pair_open(struct pair *p, int type, uint32_t me, uint32_t flags, size_t bytes)
+{
+	int err;
+
+	p->fd = kernel_create(type, 4, 8, me, flags);
+	p->m = ours_create(type, 4, 8, me, flags, &err);
+	p->v = calloc(1, bytes);
+	p->out_k = calloc(1, bytes);
+	p->out_b = calloc(1, bytes);
+	if (p->fd >= 0 && p->m && p->v && p->out_k && p->out_b)
+		return true;
+	CHECK(0, "type %d flags %#x max_entries %u: kernel %d, bpfmap %d", type, flags, me,
+	      p->fd, err);
+	return false;
+}
+
+static void pair_close(struct pair *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	bpfmap_free(p->m);
+	free(p->v);
+	free(p->out_k);
+	free(p->out_b);
+}
+
 static void run_create(void)
 {
 	static const struct {
@@ -104,24 +160,10 @@ static void run_create(void)
 		{ 1000, 8, 4, BPF_F_NO_PREALLOC },
 	};
 
-	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
-		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-			int rk = kernel_create(types[t], cases[i].ks, cases[i].vs, cases[i].me,
-					       cases[i].flags), rb;
-			struct bpfmap *m = ours_create(types[t], cases[i].ks, cases[i].vs,
-						       cases[i].me, cases[i].flags, &rb);
-
-			if (rk >= 0) {
-				close(rk);
-				rk = 0;
-			}
-			bpfmap_free(m);
-			CHECK(rk == rb || rk == -ENOMEM || rb == -ENOMEM,
-			      "create type %d ks=%u vs=%u me=%u flags=%#x: kernel %d, bpfmap %d",
-			      types[t], cases[i].ks, cases[i].vs, cases[i].me, cases[i].flags, rk,
-			      rb);
-		}
-	}
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			compare_create(types[t], cases[i].ks, cases[i].vs, cases[i].me,
+				       cases[i].flags);
 }
 
 /*
@@ -146,18 +188,12 @@ static void fb_put_back(int fd, struct bpfmap *m, const uint32_t *k, const void 
 static void run_flag_bits_ops(int type)
 {
 	bool percpu = type != BPF_MAP_TYPE_HASH && type != BPF_MAP_TYPE_LRU_HASH;
-	size_t bytes = 8 * (percpu ? g_cpus : 1);
-	int fd = kernel_create(type, 4, 8, FB_MAX, 0), err;
-	struct bpfmap *m = ours_create(type, 4, 8, FB_MAX, 0, &err);
-	uint8_t *v = calloc(FB_MAX, bytes), *out_k = calloc(FB_MAX, bytes);
-	uint8_t *out_b = calloc(FB_MAX, bytes);
+	struct pair p;
 	uint32_t one = 1, two = 2, three = 3, keys_k[FB_MAX], keys_b[FB_MAX];
 
-	if (fd < 0 || !m || !v || !out_k || !out_b) {
-		CHECK(0, "flag bits, type %d: kernel %d, bpfmap %d", type, fd, err);
+	if (!pair_open(&p, type, FB_MAX, 0, FB_MAX * 8 * (percpu ? g_cpus : 1)))
 		goto out;
-	}
-	fb_put_back(fd, m, &one, v);
+	fb_put_back(p.fd, p.m, &one, p.v);
 	/* Each bit alone (b < 64), then every mix of bits 0-2 (b - 64). */
 	for (int b = 0; b < 64 + 8; b++) {
 		uint64_t f = b < 64 ? 1ULL << b : (uint64_t)(b - 64);
@@ -168,16 +204,16 @@ static void run_flag_bits_ops(int type)
 			continue;
 #define FB_CHECK(what)                                                                     \
 	CHECK(rk == rb, "type %d, %s, bit %d: kernel %d, bpfmap %d", type, what, b, rk, rb)
-		rk = bpf_map_update_elem(fd, &one, v, f) ? -errno : 0;
-		rb = bpfmap_update_elem(m, &one, v, f);
+		rk = bpf_map_update_elem(p.fd, &one, p.v, f) ? -errno : 0;
+		rb = bpfmap_update_elem(p.m, &one, p.v, f);
 		FB_CHECK("update of a present key");
-		rk = bpf_map_update_elem(fd, &two, v, f) ? -errno : 0;
-		rb = bpfmap_update_elem(m, &two, v, f);
+		rk = bpf_map_update_elem(p.fd, &two, p.v, f) ? -errno : 0;
+		rb = bpfmap_update_elem(p.m, &two, p.v, f);
 		FB_CHECK("update of an absent key");
-		bpf_map_delete_elem(fd, &two);
-		bpfmap_delete_elem(m, &two);
-		rk = bpf_map_lookup_elem_flags(fd, &one, out_k, f) ? -errno : 0;
-		rb = bpfmap_lookup_elem_flags(m, &one, out_b, f);
+		bpf_map_delete_elem(p.fd, &two);
+		bpfmap_delete_elem(p.m, &two);
+		rk = bpf_map_lookup_elem_flags(p.fd, &one, p.out_k, f) ? -errno : 0;
+		rb = bpfmap_lookup_elem_flags(p.m, &one, p.out_b, f);
 		FB_CHECK("lookup_elem_flags");
 		for (int which = 0; which < 2; which++) {
 			LIBBPF_OPTS(bpf_map_batch_opts, ko, .elem_flags = which ? 0 : f,
@@ -187,63 +223,45 @@ static void run_flag_bits_ops(int type)
 			char what[64];
 
 			ck = cb = FB_MAX;
-			rk = bpf_map_lookup_batch(fd, NULL, &bk, keys_k, out_k, &ck, &ko) ? -errno : 0;
-			rb = bpfmap_lookup_batch(m, NULL, &bb, keys_b, out_b, &cb, &bo);
+			rk = bpf_map_lookup_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_lookup_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo);
 			snprintf(what, sizeof(what), "lookup_batch %s", field);
 			FB_CHECK(what);
 			ck = cb = 1;
-			rk = bpf_map_update_batch(fd, &one, v, &ck, &ko) ? -errno : 0;
-			rb = bpfmap_update_batch(m, &one, v, &cb, &bo);
+			rk = bpf_map_update_batch(p.fd, &one, p.v, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_update_batch(p.m, &one, p.v, &cb, &bo);
 			snprintf(what, sizeof(what), "update_batch %s", field);
 			FB_CHECK(what);
 			ck = cb = 1;
-			rk = bpf_map_delete_batch(fd, &three, &ck, &ko) ? -errno : 0;
-			rb = bpfmap_delete_batch(m, &three, &cb, &bo);
+			rk = bpf_map_delete_batch(p.fd, &three, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_delete_batch(p.m, &three, &cb, &bo);
 			snprintf(what, sizeof(what), "delete_batch (absent key) %s", field);
 			FB_CHECK(what);
 			ck = cb = FB_MAX;
-			rk = bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, out_k, &ck, &ko)
+			rk = bpf_map_lookup_and_delete_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko)
 				     ? -errno
 				     : 0;
-			rb = bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, out_b, &cb, &bo);
+			rb = bpfmap_lookup_and_delete_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo);
 			snprintf(what, sizeof(what), "lookup_and_delete_batch %s", field);
 			FB_CHECK(what);
-			fb_put_back(fd, m, &one, v);
+			fb_put_back(p.fd, p.m, &one, p.v);
 		}
 #undef FB_CHECK
 	}
 out:
-	if (fd >= 0)
-		close(fd);
-	bpfmap_free(m);
-	free(v);
-	free(out_k);
-	free(out_b);
+	pair_close(&p);
 }
 
 static void run_flag_bits(void)
 {
-	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
-				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
 	unsigned long before = g_checks;
 
-	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
-		for (int b = 0; b < 32; b++)
-			for (int np = 0; np < 2; np++) {
-				uint32_t flags = 1U << b | (np ? BPF_F_NO_PREALLOC : 0);
-				int rk = kernel_create(all[t], 4, 8, 16, flags), rb;
-				struct bpfmap *m = ours_create(all[t], 4, 8, 16, flags, &rb);
-
-				if (rk >= 0) {
-					close(rk);
-					rk = 0;
-				}
-				bpfmap_free(m);
-				CHECK(rk == rb || rk == -ENOMEM || rb == -ENOMEM,
-				      "create type %d flags %#x: kernel %d, bpfmap %d", all[t], flags,
-				      rk, rb);
-			}
-		run_flag_bits_ops(all[t]);
+	for (size_t t = 0; t < sizeof(hash_types) / sizeof(hash_types[0]); t++) {
+		for (int b = 0; b < 32; b++) {
+			compare_create(hash_types[t], 4, 8, 16, 1U << b);
+			compare_create(hash_types[t], 4, 8, 16, 1U << b | BPF_F_NO_PREALLOC);
+		}
+		run_flag_bits_ops(hash_types[t]);
 	}
 	printf("flag bits: %lu answers compared\n", g_checks - before);
 }
@@ -257,77 +275,67 @@ static void run_flag_bits(void)
  */
 static void run_access_types(void)
 {
-	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
-				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
 	static const uint32_t access[] = { BPF_F_RDONLY, BPF_F_WRONLY, BPF_F_RDONLY_PROG,
 					   BPF_F_WRONLY_PROG };
 	unsigned long before = g_checks;
 
-	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++)
+	for (size_t t = 0; t < sizeof(hash_types) / sizeof(hash_types[0]); t++)
 		for (size_t a = 0; a < sizeof(access) / sizeof(access[0]); a++) {
-			size_t bytes = 8 * g_cpus * 4;
-			int fd = kernel_create(all[t], 4, 8, 4, access[a]), err, rk, rb;
-			struct bpfmap *m = ours_create(all[t], 4, 8, 4, access[a], &err);
-			uint8_t *v = calloc(1, bytes), *ok = calloc(1, bytes), *ob = calloc(1, bytes);
+			const int type = hash_types[t];
+			struct pair p;
 			uint32_t one = 1, two = 2, keys_k[4], keys_b[4], nk, nb, bk, bb, ck, cb;
+			int rk, rb;
 
-			if (fd < 0 || !m || !v || !ok || !ob) {
-				CHECK(0, "access type %d flags %#x: kernel %d, bpfmap %d", all[t],
-				      access[a], fd, err);
+			if (!pair_open(&p, type, 4, access[a], 8 * g_cpus * 4))
 				goto next;
-			}
 #define AC_CHECK(what)                                                                     \
-	CHECK(rk == rb, "type %d, access %#x, %s: kernel %d, bpfmap %d", all[t], access[a], what, \
+	CHECK(rk == rb, "type %d, access %#x, %s: kernel %d, bpfmap %d", type, access[a], what,   \
 	      rk, rb)
-			rk = bpf_map_update_elem(fd, &one, v, BPF_ANY) ? -errno : 0;
-			rb = bpfmap_update_elem(m, &one, v, BPFMAP_ANY);
+			rk = bpf_map_update_elem(p.fd, &one, p.v, BPF_ANY) ? -errno : 0;
+			rb = bpfmap_update_elem(p.m, &one, p.v, BPFMAP_ANY);
 			AC_CHECK("update");
-			rk = bpf_map_lookup_elem(fd, &one, ok) ? -errno : 0;
-			rb = bpfmap_lookup_elem(m, &one, ob);
+			rk = bpf_map_lookup_elem(p.fd, &one, p.out_k) ? -errno : 0;
+			rb = bpfmap_lookup_elem(p.m, &one, p.out_b);
 			AC_CHECK("lookup");
-			rk = bpf_map_get_next_key(fd, NULL, &nk) ? -errno : 0;
-			rb = bpfmap_get_next_key(m, NULL, &nb);
+			rk = bpf_map_get_next_key(p.fd, NULL, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(p.m, NULL, &nb);
 			AC_CHECK("get_next_key");
 			{
 				LIBBPF_OPTS(bpf_map_batch_opts, ko);
 				BPFMAP_BATCH_OPTS(bo);
 
 				ck = cb = 4;
-				rk = bpf_map_lookup_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko) ? -errno
-											      : 0;
-				rb = bpfmap_lookup_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
-				AC_CHECK("lookup_batch");
-				ck = cb = 1;
-				rk = bpf_map_update_batch(fd, &two, v, &ck, &ko) ? -errno : 0;
-				rb = bpfmap_update_batch(m, &two, v, &cb, &bo);
-				AC_CHECK("update_batch");
-				ck = cb = 1;
-				rk = bpf_map_delete_batch(fd, &two, &ck, &ko) ? -errno : 0;
-				rb = bpfmap_delete_batch(m, &two, &cb, &bo);
-				AC_CHECK("delete_batch");
-				ck = cb = 4;
-				rk = bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko)
+				rk = bpf_map_lookup_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko)
 					     ? -errno
 					     : 0;
-				rb = bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+				rb = bpfmap_lookup_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo);
+				AC_CHECK("lookup_batch");
+				ck = cb = 1;
+				rk = bpf_map_update_batch(p.fd, &two, p.v, &ck, &ko) ? -errno : 0;
+				rb = bpfmap_update_batch(p.m, &two, p.v, &cb, &bo);
+				AC_CHECK("update_batch");
+				ck = cb = 1;
+				rk = bpf_map_delete_batch(p.fd, &two, &ck, &ko) ? -errno : 0;
+				rb = bpfmap_delete_batch(p.m, &two, &cb, &bo);
+				AC_CHECK("delete_batch");
+				ck = cb = 4;
+				rk = bpf_map_lookup_and_delete_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko)
+					     ? -errno
+					     : 0;
+				rb = bpfmap_lookup_and_delete_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo);
 				AC_CHECK("lookup_and_delete_batch");
 			}
-			bpf_map_update_elem(fd, &one, v, BPF_ANY);
-			bpfmap_update_elem(m, &one, v, BPFMAP_ANY);
-			rk = bpf_map_lookup_and_delete_elem(fd, &one, ok) ? -errno : 0;
-			rb = bpfmap_lookup_and_delete_elem(m, &one, ob);
+			bpf_map_update_elem(p.fd, &one, p.v, BPF_ANY);
+			bpfmap_update_elem(p.m, &one, p.v, BPFMAP_ANY);
+			rk = bpf_map_lookup_and_delete_elem(p.fd, &one, p.out_k) ? -errno : 0;
+			rb = bpfmap_lookup_and_delete_elem(p.m, &one, p.out_b);
 			AC_CHECK("lookup_and_delete");
-			rk = bpf_map_delete_elem(fd, &one) ? -errno : 0;
-			rb = bpfmap_delete_elem(m, &one);
+			rk = bpf_map_delete_elem(p.fd, &one) ? -errno : 0;
+			rb = bpfmap_delete_elem(p.m, &one);
 			AC_CHECK("delete");
 #undef AC_CHECK
 next:
-			if (fd >= 0)
-				close(fd);
-			bpfmap_free(m);
-			free(v);
-			free(ok);
-			free(ob);
+			pair_close(&p);
 		}
 	printf("access flags: %lu answers compared\n", g_checks - before);
 }
@@ -341,101 +349,92 @@ next:
  */
 static void run_walk_edges(void)
 {
-	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
-				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
 	unsigned long before = g_checks;
 
-	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
-		size_t bytes = 8 * g_cpus * 8;
-		int fd = kernel_create(all[t], 4, 8, 8, 0), err, rk, rb;
-		struct bpfmap *m = ours_create(all[t], 4, 8, 8, 0, &err);
-		uint8_t *v = calloc(1, bytes), *ok = calloc(1, bytes), *ob = calloc(1, bytes);
+	for (size_t t = 0; t < sizeof(hash_types) / sizeof(hash_types[0]); t++) {
+		const int type = hash_types[t];
+		struct pair p;
 		uint32_t one = 1, absent = 77, nk, nb, bk, bb, ck, cb, keys_k[8], keys_b[8];
+		int rk, rb;
 		LIBBPF_OPTS(bpf_map_batch_opts, ko);
 		BPFMAP_BATCH_OPTS(bo);
 
-		if (fd < 0 || !m || !v || !ok || !ob) {
-			CHECK(0, "walk edges type %d: kernel %d, bpfmap %d", all[t], fd, err);
+		if (!pair_open(&p, type, 8, 0, 8 * g_cpus * 8))
 			goto next;
-		}
 #define WE_CHECK(what)                                                                    \
-	CHECK(rk == rb, "type %d, %s: kernel %d, bpfmap %d", all[t], what, rk, rb)
-#define WE_COUNTS(what) CHECK(ck == cb, "type %d, %s: count kernel %u, bpfmap %u", all[t], what, ck, cb)
+	CHECK(rk == rb, "type %d, %s: kernel %d, bpfmap %d", type, what, rk, rb)
+#define WE_COUNTS(what)                                                                   \
+	CHECK(ck == cb, "type %d, %s: count kernel %u, bpfmap %u", type, what, ck, cb)
 		for (int round = 0; round < 2; round++) {
 			const char *tag = round ? "one key" : "empty";
 			char what[80];
 
-			rk = bpf_map_get_next_key(fd, NULL, &nk) ? -errno : 0;
-			rb = bpfmap_get_next_key(m, NULL, &nb);
+			rk = bpf_map_get_next_key(p.fd, NULL, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(p.m, NULL, &nb);
 			snprintf(what, sizeof(what), "%s: get_next_key(NULL)", tag);
 			WE_CHECK(what);
 			if (!rk && !rb)
-				CHECK(nk == nb, "type %d, %s: keys %u and %u", all[t], what, nk, nb);
-			rk = bpf_map_get_next_key(fd, &absent, &nk) ? -errno : 0;
-			rb = bpfmap_get_next_key(m, &absent, &nb);
+				CHECK(nk == nb, "type %d, %s: keys %u and %u", type, what, nk, nb);
+			rk = bpf_map_get_next_key(p.fd, &absent, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(p.m, &absent, &nb);
 			snprintf(what, sizeof(what), "%s: get_next_key(absent)", tag);
 			WE_CHECK(what);
-			rk = bpf_map_get_next_key(fd, &one, &nk) ? -errno : 0;
-			rb = bpfmap_get_next_key(m, &one, &nb);
+			rk = bpf_map_get_next_key(p.fd, &one, &nk) ? -errno : 0;
+			rb = bpfmap_get_next_key(p.m, &one, &nb);
 			snprintf(what, sizeof(what), "%s: get_next_key(the only key)", tag);
 			WE_CHECK(what);
 			for (int del = 0; del < 2; del++) {
 				ck = cb = 0;
-				rk = (del ? bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko)
-					  : bpf_map_lookup_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko))
+				rk = (del ? bpf_map_lookup_and_delete_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko)
+					  : bpf_map_lookup_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko))
 					     ? -errno
 					     : 0;
-				rb = del ? bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, ob, &cb, &bo)
-					 : bpfmap_lookup_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+				rb = del ? bpfmap_lookup_and_delete_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo)
+					 : bpfmap_lookup_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo);
 				snprintf(what, sizeof(what), "%s: %s, count 0", tag,
 					 del ? "lookup_and_delete_batch" : "lookup_batch");
 				WE_CHECK(what);
 				WE_COUNTS(what);
 			}
 			ck = cb = 0;
-			rk = bpf_map_update_batch(fd, &one, v, &ck, &ko) ? -errno : 0;
-			rb = bpfmap_update_batch(m, &one, v, &cb, &bo);
+			rk = bpf_map_update_batch(p.fd, &one, p.v, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_update_batch(p.m, &one, p.v, &cb, &bo);
 			snprintf(what, sizeof(what), "%s: update_batch, count 0", tag);
 			WE_CHECK(what);
 			ck = cb = 0;
-			rk = bpf_map_delete_batch(fd, &one, &ck, &ko) ? -errno : 0;
-			rb = bpfmap_delete_batch(m, &one, &cb, &bo);
+			rk = bpf_map_delete_batch(p.fd, &one, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_delete_batch(p.m, &one, &cb, &bo);
 			snprintf(what, sizeof(what), "%s: delete_batch, count 0", tag);
 			WE_CHECK(what);
 			ck = cb = 8;
-			rk = bpf_map_lookup_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko) ? -errno : 0;
-			rb = bpfmap_lookup_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+			rk = bpf_map_lookup_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko) ? -errno : 0;
+			rb = bpfmap_lookup_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo);
 			snprintf(what, sizeof(what), "%s: lookup_batch, count 8", tag);
 			WE_CHECK(what);
 			WE_COUNTS(what);
-			bpf_map_update_elem(fd, &one, v, BPF_ANY);
-			bpfmap_update_elem(m, &one, v, BPFMAP_ANY);
+			bpf_map_update_elem(p.fd, &one, p.v, BPF_ANY);
+			bpfmap_update_elem(p.m, &one, p.v, BPFMAP_ANY);
 		}
 		/* Full: every key once by batches of 8, then lookup_and_delete. */
 		for (uint32_t k = 2; k <= 8; k++) {
-			bpf_map_update_elem(fd, &k, v, BPF_ANY);
-			bpfmap_update_elem(m, &k, v, BPFMAP_ANY);
+			bpf_map_update_elem(p.fd, &k, p.v, BPF_ANY);
+			bpfmap_update_elem(p.m, &k, p.v, BPFMAP_ANY);
 		}
 		ck = cb = 8;
-		rk = bpf_map_lookup_and_delete_batch(fd, NULL, &bk, keys_k, ok, &ck, &ko) ? -errno : 0;
-		rb = bpfmap_lookup_and_delete_batch(m, NULL, &bb, keys_b, ob, &cb, &bo);
+		rk = bpf_map_lookup_and_delete_batch(p.fd, NULL, &bk, keys_k, p.out_k, &ck, &ko) ? -errno : 0;
+		rb = bpfmap_lookup_and_delete_batch(p.m, NULL, &bb, keys_b, p.out_b, &cb, &bo);
 		CHECK((rk == 0 || rk == -ENOENT) && (rb == 0 || rb == -ENOENT),
-		      "type %d, full: lookup_and_delete_batch of 8: kernel %d, bpfmap %d", all[t],
+		      "type %d, full: lookup_and_delete_batch of 8: kernel %d, bpfmap %d", type,
 		      rk, rb);
-		rk = bpf_map_get_next_key(fd, NULL, &nk) ? -errno : 0;
-		rb = bpfmap_get_next_key(m, NULL, &nb);
+		rk = bpf_map_get_next_key(p.fd, NULL, &nk) ? -errno : 0;
+		rb = bpfmap_get_next_key(p.m, NULL, &nb);
 		CHECK(rk == rb || (rk == 0 && ck < 8) || (rb == 0 && cb < 8),
 		      "type %d, after the batch took %u / %u: get_next_key kernel %d, bpfmap %d",
-		      all[t], ck, cb, rk, rb);
+		      type, ck, cb, rk, rb);
 #undef WE_CHECK
 #undef WE_COUNTS
 next:
-		if (fd >= 0)
-			close(fd);
-		bpfmap_free(m);
-		free(v);
-		free(ok);
-		free(ob);
+		pair_close(&p);
 	}
 	printf("walk edges: %lu answers compared\n", g_checks - before);
 }
@@ -447,19 +446,17 @@ next:
  */
 static void run_size_edges(void)
 {
-	static const int all[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
-				   BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH };
 	static const uint32_t sizes[] = { 1, 4, 5, 8, 9, 256, 257, 32768, 32769, 65535, 65536,
 					  (4u << 20) - 49, (4u << 20) - 48, UINT32_MAX };
 	unsigned long before = g_checks;
 	size_t n = sizeof(sizes) / sizeof(sizes[0]);
 
-	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++)
+	for (size_t t = 0; t < sizeof(hash_types) / sizeof(hash_types[0]); t++)
 		for (int np = 0; np < 2; np++) {
 			uint32_t flags = np ? BPF_F_NO_PREALLOC : 0;
 
-			if (np && (all[t] == BPF_MAP_TYPE_LRU_HASH ||
-				   all[t] == BPF_MAP_TYPE_LRU_PERCPU_HASH))
+			if (np && (hash_types[t] == BPF_MAP_TYPE_LRU_HASH ||
+				   hash_types[t] == BPF_MAP_TYPE_LRU_PERCPU_HASH))
 				continue; /* ENOTSUPP whatever the sizes (run_create) */
 			for (size_t a = 0; a < n; a++)
 				for (size_t b = 0; b < n; b++) {
@@ -468,19 +465,7 @@ static void run_size_edges(void)
 					 * large allocations). */
 					if (sizes[a] > 32769 && sizes[b] > 32769)
 						continue;
-					int rk = kernel_create(all[t], sizes[a], sizes[b], 1, flags), rb;
-					struct bpfmap *m =
-						ours_create(all[t], sizes[a], sizes[b], 1, flags, &rb);
-
-					if (rk >= 0) {
-						close(rk);
-						rk = 0;
-					}
-					bpfmap_free(m);
-					CHECK(rk == rb || rk == -ENOMEM || rb == -ENOMEM,
-					      "create type %d flags %#x key %u value %u: kernel %d, "
-					      "bpfmap %d",
-					      all[t], flags, sizes[a], sizes[b], rk, rb);
+					compare_create(hash_types[t], sizes[a], sizes[b], 1, flags);
 				}
 		}
 	printf("size edges: %lu answers compared\n", g_checks - before);
