@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +39,6 @@ static const struct {
 	uint32_t key_size, max_entries;
 } early_shapes[EARLY_SHAPES] = { { 4, 16 }, { 8, 20000 }, { 32, 16 }, { 32, 20000 } };
 
-static bool pin_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
 /* Each CPU stores cpu + 1 through the program view, then the syscall view
  * reads every slot. */
 static void early_one(int t, int s)
@@ -69,7 +59,7 @@ static void early_one(int t, int s)
 	for (int cpu = 0; online && cpu < early.cpus; cpu++) {
 		uint64_t v = (uint64_t)cpu + 1;
 
-		online[cpu] = pin_cpu(cpu); /* else its slot stays 0 */
+		online[cpu] = test_pin_cpu((unsigned int)cpu) == 0; /* else its slot stays 0 */
 		if (!online[cpu])
 			continue;
 		bpfmap_read_lock();

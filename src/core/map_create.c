@@ -121,4 +121,3 @@ void bpfmap_free(struct bpfmap *map)
 	if (map)
 		map->ops->free(map);
 }
-
