@@ -360,9 +360,10 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
 	if (unlikely(!e || !chain_key_match(e, k, key_size, kind))) {
 		do {
 			if (!e) {
-				__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the walk's loads */
-				return seq_spin_read_valid(&b->lock, version) ? -ENOENT
-									       : CHAIN_COPY_GENERAL;
+				/* The walk's loads before the reload. */
+				return seq_spin_read_valid_plain(&b->lock, version)
+					       ? -ENOENT
+					       : CHAIN_COPY_GENERAL;
 			}
 			if (++hop == CHAIN_STABLE_HOPS)
 				return CHAIN_COPY_GENERAL;
@@ -376,8 +377,8 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
 	else
 		shared_copy_out(dst, v, c->map.value_size);
 	TEST_HOOK(HOOK_CHAIN_COPY, e);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the key compare's loads too */
-	if (likely(seq_spin_read_valid(&b->lock, version)))
+	/* The key compare's loads and the copy's before the reload. */
+	if (likely(seq_spin_read_valid_plain(&b->lock, version)))
 		return 0;
 #else
 	(void)c, (void)k, (void)dst, (void)word, (void)key_size, (void)kind;
