@@ -338,8 +338,12 @@ static void check_word_choice(enum flat_isa expect)
 							     flat_copy_word(kind, true, false,
 									    (enum flat_isa)isa));
 			bpfmap_free(map);
-			/* Too few homes to match by key: the general lookup. */
-			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 3, 0);
+			/* One home, too few to match by key: the general
+			 * lookup.  From two elements on, two homes. */
+			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 2, 0);
+			assert_true(to_flat(map)->match_by_key);
+			bpfmap_free(map);
+			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 1, 0);
 			assert_false(to_flat(map)->match_by_key);
 			for (int isa = 0; isa < FLAT_ISA_COUNT; isa++)
 				assert_ptr_not_equal(map->lookup, flat_lookup_word(kind, value_size,

@@ -37,13 +37,22 @@ static void flat_free(struct bpfmap *map)
  * are 6 bytes (an element index and the bucket's share), so they get 8/7
  * of that, and fewer chains (about 9% of the keys).
  */
-static uint64_t flat_homes_for(uint32_t max_entries, bool long_keys, bool dear_pos)
+static uint64_t flat_homes_for(uint32_t max_entries, uint32_t key_size, bool dear_pos)
 {
+	bool long_keys = key_size > 8;
 	uint64_t slots = long_keys  ? ((uint64_t)max_entries * 8 + 6) / 7
 			 : dear_pos ? ((uint64_t)max_entries * 8 + 8) / 9
 				    : (uint64_t)max_entries;
 	uint64_t n = (slots + FLAT_SLOTS - 1) / FLAT_SLOTS;
 
+	/* 4- and 8-byte keys match by key only from two homes on, and a map
+	 * of a few counters (a program's statistics) is the one looked up
+	 * on every packet: a second home's ~100 bytes buy it the word-key
+	 * lookups, 4.1 -> 1.8 ns on this machine.  Not for one element: the
+	 * batch cursor's units stay within the kernel's one bucket. */
+	if ((key_size == 4 || key_size == 8) && max_entries >= FLAT_MATCH_BY_KEY_MIN &&
+	    n < FLAT_MATCH_BY_KEY_MIN)
+		return FLAT_MATCH_BY_KEY_MIN;
 	return n ? n : 1;
 }
 
@@ -151,7 +160,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
-	n_homes = flat_homes_for(p->max_entries, long_keys,
+	n_homes = flat_homes_for(p->max_entries, p->key_size,
 				 !by_elem && (p->cpus > 1 || p->evict));
 	spare = FLAT_NODE_SPARE_BYTES / (slot_size + 12);
 	spare = spare > FLAT_NODE_SPARE ? FLAT_NODE_SPARE : spare;
