@@ -528,9 +528,10 @@ static void test_no_common_rounding(void **state)
 /*
  * Every program-view lookup marks what it finds, whichever lookup the map
  * was given at creation: per instruction set (BPFMAP_FLAT_ISA), key size
- * (4 and 8: the word-key lookups; 16, in a map of 16384: the flat table's
- * general one, wrapped) and value size (8: the v8 ones; 24), one key at a
- * time and in bulk.  A full map in which every 8th key was looked up keeps
+ * (4 and 8: the word-key lookups; 16 and 32, in a map of 16384: the flat
+ * table's lookups for those sizes, which mark themselves) and value size
+ * (8: the v8 ones; 24), one key at a time and in bulk.  A full map in
+ * which every 8th key was looked up keeps
  * those keys while half as many new keys come in; a lookup that did not
  * mark would lose its key.  Keys in chains (a full map puts some there) go
  * through the far paths.  (Every 8th: an eviction walks 256 entries at
@@ -540,7 +541,7 @@ static void test_no_common_rounding(void **state)
 static void test_marks_every_lookup(void **state)
 {
 	static const char *const isas[] = { "base", "avx2", "avx512" };
-	static const uint32_t key_sizes[] = { 4, 8, 16 }, value_sizes[] = { 8, 24 };
+	static const uint32_t key_sizes[] = { 4, 8, 16, 32 }, value_sizes[] = { 8, 24 };
 
 	(void)state;
 	pin_to(0);
@@ -551,7 +552,7 @@ static void test_marks_every_lookup(void **state)
 					uint32_t ks = key_sizes[k];
 					/* Long keys: on the flat table from 16384 entries. */
 					uint32_t size = ks > 8 ? 16384 : 256;
-					uint8_t key[16] = { 0 }, value[24] = { 0 };
+					uint8_t key[32] = { 0 }, value[24] = { 0 };
 					struct bpfmap *map;
 
 					setenv("BPFMAP_FLAT_ISA", isas[a], 1);

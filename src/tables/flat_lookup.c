@@ -268,9 +268,11 @@ static ALWAYS_INLINE bool flat_long_candidate(const struct flat *f, uint32_t h, 
 }
 
 /* The same steps, written out: through flat_long_candidate the large-map
- * lookups of 32-byte keys measured 3-5% slower (alternating runs). */
+ * lookups of 32-byte keys measured 3-5% slower (alternating runs).  @lru:
+ * an LRU map's program view, which marks what it finds (flat_lru.h); the
+ * element's index is its value's, so the mark needs no division. */
 static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uint32_t ks,
-					    uint64_t hash, uint32_t vs)
+					    uint64_t hash, uint32_t vs, bool lru)
 {
 	struct flat_place pl = flat_place_of(f, hash);
 	uint32_t h = pl.home;
@@ -294,8 +296,18 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 		uint32_t e = __atomic_load_n(&elems[i], __ATOMIC_RELAXED) - 1, ks8 = ROUND_UP(ks, 8);
 		const char *stored = f->keys + (size_t)e * ks8;
 
-		if (likely(key_equal_long(stored, key, ks) && mwseq_read_same(&bk->seq, s1)))
+		if (likely(key_equal_long(stored, key, ks) && mwseq_read_same(&bk->seq, s1))) {
+			if (lru)
+				flat_lru_touch_index(f->lru->state, e);
 			return flat_value_elem(f, e, vs);
+		}
+	}
+	if (lru) {
+		void *v = flat_lookup_far(f, hash, key, ks);
+
+		if (v)
+			flat_lru_touch(f->lru, v);
+		return v;
 	}
 	return flat_lookup_far(f, hash, key, ks);
 }
@@ -331,20 +343,20 @@ static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *v
 
 /* The map's hash inline (hash/sized_hash.h; flat_lookup_for picks these only
  * for maps using it): with the word hash, at 128 bytes 1.4x, at 256 1.1x the
- * lookups of flat_lookup_long_any. */
-#define FLAT_LOOKUP_SIZED(n)                                                                       \
-	static void *flat_lookup_k##n##_v8(struct bpfmap *map, const void *key)                    \
+ * lookups of flat_lookup_long_any.  The _lru ones are LRU_HASH's program
+ * view, which flat_lru_lookup would otherwise wrap with a second call. */
+#define FLAT_LOOKUP_SIZED_ONE(n, suffix, vs, lru)                                                  \
+	static void *flat_lookup_k##n##suffix(struct bpfmap *map, const void *key)                 \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, hash_sized(key, n, &f->hp), 8);       \
-	}                                                                                          \
-	static void *flat_lookup_k##n(struct bpfmap *map, const void *key)                         \
-	{                                                                                          \
-		struct flat *f = to_flat(map);                                                     \
-                                                                                                   \
-		return flat_lookup_long(f, key, n, hash_sized(key, n, &f->hp), 0);       \
+		return flat_lookup_long(f, key, n, hash_sized(key, n, &f->hp), vs, lru);           \
 	}
+#define FLAT_LOOKUP_SIZED(n)                                                                       \
+	FLAT_LOOKUP_SIZED_ONE(n, _v8, 8, false)                                                    \
+	FLAT_LOOKUP_SIZED_ONE(n, , 0, false)                                                       \
+	FLAT_LOOKUP_SIZED_ONE(n, _v8_lru, 8, true)                                                 \
+	FLAT_LOOKUP_SIZED_ONE(n, _lru, 0, true)
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)
 FLAT_LOOKUP_SIZED(64)
@@ -407,7 +419,7 @@ static void *flat_lookup_long_any(struct bpfmap *map, const void *key)
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 
-	return flat_lookup_long(f, key, ks, f->hash(key, ks, &f->hp), 0);
+	return flat_lookup_long(f, key, ks, f->hash(key, ks, &f->hp), 0, false);
 }
 
 /* Keys of 1-3 and 5-7 bytes. */
@@ -477,27 +489,28 @@ map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t v
 {
 	if ((kind == HASH_U32 || kind == HASH_U64) && match_by_key)
 		return flat_lookup_word(kind, value_stride, flat_isa_best(), view);
-	if (view)
+	if ((view & ~FLAT_VIEW_LRU) || (view && (key_size <= 8 || !hash_sized_covers(kind))))
 		return NULL;
 	if (key_size <= 8)
 		return flat_lookup_any;
 	if (!hash_sized_covers(kind))
 		return flat_lookup_long_any;
 	/* Values of 8 bytes (a counter, a pointer): the stride a constant. */
+#define FLAT_PICK_SIZED(n)                                                                         \
+	case n:                                                                                    \
+		if (view)                                                                          \
+			return value_stride == 8 ? flat_lookup_k##n##_v8_lru : flat_lookup_k##n##_lru; \
+		return value_stride == 8 ? flat_lookup_k##n##_v8 : flat_lookup_k##n;
 	switch (key_size) {
-	case 16:
-		return value_stride == 8 ? flat_lookup_k16_v8 : flat_lookup_k16;
-	case 32:
-		return value_stride == 8 ? flat_lookup_k32_v8 : flat_lookup_k32;
-	case 64:
-		return value_stride == 8 ? flat_lookup_k64_v8 : flat_lookup_k64;
-	case 128:
-		return value_stride == 8 ? flat_lookup_k128_v8 : flat_lookup_k128;
-	case 256:
-		return value_stride == 8 ? flat_lookup_k256_v8 : flat_lookup_k256;
+	FLAT_PICK_SIZED(16)
+	FLAT_PICK_SIZED(32)
+	FLAT_PICK_SIZED(64)
+	FLAT_PICK_SIZED(128)
+	FLAT_PICK_SIZED(256)
 	default:
-		return flat_lookup_long_any;
+		return view ? NULL : flat_lookup_long_any;
 	}
+#undef FLAT_PICK_SIZED
 }
 
 /*
