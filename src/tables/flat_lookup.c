@@ -298,7 +298,7 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 
 		if (likely(key_equal_long(stored, key, ks) && mwseq_read_same(&bk->seq, s1))) {
 			if (lru)
-				flat_lru_touch_index(f->lru->state, e);
+				flat_lru_touch_index(f->lru_state, e);
 			return flat_value_elem(f, e, vs);
 		}
 	}
