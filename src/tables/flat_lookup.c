@@ -268,11 +268,12 @@ static ALWAYS_INLINE bool flat_long_candidate(const struct flat *f, uint32_t h, 
 }
 
 /* The same steps, written out: through flat_long_candidate the large-map
- * lookups of 32-byte keys measured 3-5% slower (alternating runs).  @lru:
- * an LRU map's program view, which marks what it finds (flat_lru.h); the
- * element's index is its value's, so the mark needs no division. */
+ * lookups of 32-byte keys measured 3-5% slower (alternating runs).  @view
+ * (FLAT_VIEW_*, a constant): an evicting map's program view marks what it
+ * finds (flat_lru.h; the element's index is its value's, so the mark needs
+ * no division), a per-CPU map's answers the calling CPU's slot. */
 static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uint32_t ks,
-					    uint64_t hash, uint32_t vs, bool lru)
+					    uint64_t hash, uint32_t vs, unsigned int view)
 {
 	struct flat_place pl = flat_place_of(f, hash);
 	uint32_t h = pl.home;
@@ -297,17 +298,21 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 		const char *stored = f->keys + (size_t)e * ks8;
 
 		if (likely(key_equal_long(stored, key, ks) && mwseq_read_same(&bk->seq, s1))) {
-			if (lru)
+			char *v = flat_value_elem(f, e, vs);
+
+			if (view & FLAT_VIEW_LRU)
 				flat_lru_touch_index(f->lru_state, e);
-			return flat_value_elem(f, e, vs);
+			return view & FLAT_VIEW_PCPU ? flat_pcpu_here(f, v, view & FLAT_VIEW_RSEQ) : v;
 		}
 	}
-	if (lru) {
-		void *v = flat_lookup_far(f, hash, key, ks);
+	if (view) {
+		char *v = flat_lookup_far(f, hash, key, ks);
 
-		if (v)
+		if (!v)
+			return NULL;
+		if (view & FLAT_VIEW_LRU)
 			flat_lru_touch(f->lru, v);
-		return v;
+		return view & FLAT_VIEW_PCPU ? flat_pcpu_here(f, v, view & FLAT_VIEW_RSEQ) : v;
 	}
 	return flat_lookup_far(f, hash, key, ks);
 }
@@ -343,20 +348,38 @@ static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *v
 
 /* The map's hash inline (hash/sized_hash.h; flat_lookup_for picks these only
  * for maps using it): with the word hash, at 128 bytes 1.4x, at 256 1.1x the
- * lookups of flat_lookup_long_any.  The _lru ones are LRU_HASH's program
- * view, which flat_lru_lookup would otherwise wrap with a second call. */
-#define FLAT_LOOKUP_SIZED_ONE(n, suffix, vs, lru)                                                  \
+ * lookups of flat_lookup_long_any.  Each view has its own, which
+ * flat_lru_lookup and flat_percpu_lookup would otherwise wrap with a second
+ * call (LRU_HASH k16: 1.18x); the per-CPU ones for any value stride only.
+ * flat_lookups_k<n>[view][8-byte values]. */
+#define FLAT_LOOKUP_SIZED_ONE(n, suffix, vs, view)                                                 \
 	static void *flat_lookup_k##n##suffix(struct bpfmap *map, const void *key)                 \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
                                                                                                    \
-		return flat_lookup_long(f, key, n, hash_sized(key, n, &f->hp), vs, lru);           \
+		return flat_lookup_long(f, key, n, hash_sized(key, n, &f->hp), vs, view);          \
 	}
 #define FLAT_LOOKUP_SIZED(n)                                                                       \
-	FLAT_LOOKUP_SIZED_ONE(n, _v8, 8, false)                                                    \
-	FLAT_LOOKUP_SIZED_ONE(n, , 0, false)                                                       \
-	FLAT_LOOKUP_SIZED_ONE(n, _v8_lru, 8, true)                                                 \
-	FLAT_LOOKUP_SIZED_ONE(n, _lru, 0, true)
+	FLAT_LOOKUP_SIZED_ONE(n, _v8, 8, 0)                                                        \
+	FLAT_LOOKUP_SIZED_ONE(n, , 0, 0)                                                           \
+	FLAT_LOOKUP_SIZED_ONE(n, _v8_lru, 8, FLAT_VIEW_LRU)                                        \
+	FLAT_LOOKUP_SIZED_ONE(n, _lru, 0, FLAT_VIEW_LRU)                                           \
+	FLAT_LOOKUP_SIZED_ONE(n, _pcpu, 0, FLAT_VIEW_PCPU)                                         \
+	FLAT_LOOKUP_SIZED_ONE(n, _lru_pcpu, 0, FLAT_VIEW_LRU | FLAT_VIEW_PCPU)                     \
+	FLAT_LOOKUP_SIZED_ONE(n, _pcpu_rseq, 0, FLAT_VIEW_PCPU | FLAT_VIEW_RSEQ)                   \
+	FLAT_LOOKUP_SIZED_ONE(n, _lru_pcpu_rseq, 0,                                                \
+			      FLAT_VIEW_LRU | FLAT_VIEW_PCPU | FLAT_VIEW_RSEQ)                     \
+	static const map_lookup_fn flat_lookups_k##n[8][2] = {                                     \
+		[0] = { flat_lookup_k##n, flat_lookup_k##n##_v8 },                                 \
+		[FLAT_VIEW_LRU] = { flat_lookup_k##n##_lru, flat_lookup_k##n##_v8_lru },           \
+		[FLAT_VIEW_PCPU] = { flat_lookup_k##n##_pcpu, flat_lookup_k##n##_pcpu },           \
+		[FLAT_VIEW_LRU | FLAT_VIEW_PCPU] = { flat_lookup_k##n##_lru_pcpu,                  \
+						     flat_lookup_k##n##_lru_pcpu },                \
+		[FLAT_VIEW_PCPU | FLAT_VIEW_RSEQ] = { flat_lookup_k##n##_pcpu_rseq,                \
+						      flat_lookup_k##n##_pcpu_rseq },              \
+		[FLAT_VIEW_LRU | FLAT_VIEW_PCPU | FLAT_VIEW_RSEQ] = {                              \
+			flat_lookup_k##n##_lru_pcpu_rseq, flat_lookup_k##n##_lru_pcpu_rseq },      \
+	};
 FLAT_LOOKUP_SIZED(16)
 FLAT_LOOKUP_SIZED(32)
 FLAT_LOOKUP_SIZED(64)
@@ -419,7 +442,7 @@ static void *flat_lookup_long_any(struct bpfmap *map, const void *key)
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 
-	return flat_lookup_long(f, key, ks, f->hash(key, ks, &f->hp), 0, false);
+	return flat_lookup_long(f, key, ks, f->hash(key, ks, &f->hp), 0, 0);
 }
 
 /* Keys of 1-3 and 5-7 bytes. */
@@ -489,28 +512,27 @@ map_lookup_fn flat_lookup_for(enum hash_kind kind, uint32_t key_size, uint32_t v
 {
 	if ((kind == HASH_U32 || kind == HASH_U64) && match_by_key)
 		return flat_lookup_word(kind, value_stride, flat_isa_best(), view);
-	if ((view & ~FLAT_VIEW_LRU) || (view && (key_size <= 8 || !hash_sized_covers(kind))))
+	if (view && (key_size <= 8 || !hash_sized_covers(kind)))
 		return NULL;
 	if (key_size <= 8)
 		return flat_lookup_any;
 	if (!hash_sized_covers(kind))
 		return flat_lookup_long_any;
 	/* Values of 8 bytes (a counter, a pointer): the stride a constant. */
-#define FLAT_PICK_SIZED(n)                                                                         \
-	case n:                                                                                    \
-		if (view)                                                                          \
-			return value_stride == 8 ? flat_lookup_k##n##_v8_lru : flat_lookup_k##n##_lru; \
-		return value_stride == 8 ? flat_lookup_k##n##_v8 : flat_lookup_k##n;
 	switch (key_size) {
-	FLAT_PICK_SIZED(16)
-	FLAT_PICK_SIZED(32)
-	FLAT_PICK_SIZED(64)
-	FLAT_PICK_SIZED(128)
-	FLAT_PICK_SIZED(256)
+	case 16:
+		return flat_lookups_k16[view][value_stride == 8];
+	case 32:
+		return flat_lookups_k32[view][value_stride == 8];
+	case 64:
+		return flat_lookups_k64[view][value_stride == 8];
+	case 128:
+		return flat_lookups_k128[view][value_stride == 8];
+	case 256:
+		return flat_lookups_k256[view][value_stride == 8];
 	default:
 		return view ? NULL : flat_lookup_long_any;
 	}
-#undef FLAT_PICK_SIZED
 }
 
 /*
