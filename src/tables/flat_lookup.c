@@ -350,7 +350,7 @@ static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *v
  * for maps using it): with the word hash, at 128 bytes 1.4x, at 256 1.1x the
  * lookups of flat_lookup_long_any.  Each view has its own, which
  * flat_lru_lookup and flat_percpu_lookup would otherwise wrap with a second
- * call (LRU_HASH k16: 1.18x); the per-CPU ones for any value stride only.
+ * call; the per-CPU ones for any value stride only.
  * flat_lookups_k<n>[view][8-byte values]. */
 #define FLAT_LOOKUP_SIZED_ONE(n, suffix, vs, view)                                                 \
 	static void *flat_lookup_k##n##suffix(struct bpfmap *map, const void *key)                 \

@@ -48,8 +48,8 @@ static uint64_t flat_homes_for(uint32_t max_entries, uint32_t key_size, bool dea
 	/* 4- and 8-byte keys match by key only from two homes on, and a map
 	 * of a few counters (a program's statistics) is the one looked up
 	 * on every packet: a second home's ~100 bytes buy it the word-key
-	 * lookups, 4.1 -> 1.8 ns on this machine.  Not for one element: the
-	 * batch cursor's units stay within the kernel's one bucket. */
+	 * lookups (docs/PERFORMANCE.md).  Not for one element: the batch
+	 * cursor's units stay within the kernel's one bucket. */
 	if ((key_size == 4 || key_size == 8) && max_entries >= FLAT_MATCH_BY_KEY_MIN &&
 	    n < FLAT_MATCH_BY_KEY_MIN)
 		return FLAT_MATCH_BY_KEY_MIN;
