@@ -1868,6 +1868,10 @@ int main(void)
 		{ 60, 2, 64, BPF_F_ZERO_SEED },
 		{ 16, 16, 2, 0 },
 		{ 4, 1, 128, BPF_F_ZERO_SEED | BPF_F_NO_PREALLOC },
+		/* word keys in the fewest elements that get two homes, as
+		 * many batch units as the kernel's two buckets */
+		{ 4, 8, 2, 0 },
+		{ 8, 8, 2, BPF_F_ZERO_SEED },
 	};
 	/*
 	 * Preallocated maps of keys over 8 bytes take the flat table from
