@@ -527,80 +527,85 @@ static void test_no_common_rounding(void **state)
 
 /*
  * Every program-view lookup marks what it finds, whichever lookup the map
- * was given at creation: per instruction set (BPFMAP_FLAT_ISA), key size
- * (4 and 8: the word-key lookups; 16 and 32, in a map of 16384: the flat
- * table's lookups for those sizes, which mark themselves) and value size
- * (8: the v8 ones; 24), one key at a time and in bulk.  A full map in
- * which every 8th key was looked up keeps
- * those keys while half as many new keys come in; a lookup that did not
- * mark would lose its key.  Keys in chains (a full map puts some there) go
- * through the far paths.  (Every 8th: an eviction walks 256 entries at
- * most before it takes the oldest whatever its mark, so a run of more used
- * keys than that in insertion order is not kept whole; README, "LRU maps".)
+ * was given at creation: per type (LRU_HASH; LRU_PERCPU_HASH, whose views
+ * also answer the calling CPU's slot), instruction set (BPFMAP_FLAT_ISA),
+ * key size (4 and 8: the word-key lookups; 16 and 32, in a map of 16384:
+ * the flat table's lookups for those sizes, which mark themselves) and
+ * value size (8: the v8 ones; 24), one key at a time and in bulk.  A full
+ * map in which every 8th key was looked up keeps those keys while half as
+ * many new keys come in; a lookup that did not mark would lose its key.
+ * Keys in chains (a full map puts some there) go through the far paths.
+ * (Every 8th: an eviction walks 256 entries at most before it takes the
+ * oldest whatever its mark, so a run of more used keys than that in
+ * insertion order is not kept whole; README, "LRU maps".)
  */
+static void marks_case(enum bpfmap_type type, const char *isa, uint32_t ks, uint32_t vs,
+		       bool bulk, void *value)
+{
+	/* Long keys: on the flat table from 16384 entries. */
+	uint32_t size = ks > 8 ? 16384 : 256;
+	uint8_t key[32] = { 0 };
+	struct bpfmap *map;
+
+	setenv("BPFMAP_FLAT_ISA", isa, 1);
+	map = must_create(type, ks, vs, size, 0);
+	unsetenv("BPFMAP_FLAT_ISA");
+	for (uint32_t i = 0; i < size; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_update_elem(map, key, value, BPFMAP_NOEXIST), 0);
+	}
+	bpfmap_read_lock();
+	for (uint32_t i = 0; i < size; i += 8) {
+		void *v;
+
+		memcpy(key, &i, 4);
+		if (bulk)
+			assert_int_equal(bpfmap_lookup_bulk(map, key, 1, &v), 1);
+		else
+			v = bpfmap_lookup(map, key);
+		assert_non_null(v);
+	}
+	bpfmap_read_unlock();
+	for (uint32_t i = size; i < size + size / 2; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_update_elem(map, key, value, BPFMAP_NOEXIST), 0);
+	}
+	/* The used keys and the new ones stay. */
+	for (uint32_t i = 0; i < size + size / 2; i++) {
+		memcpy(key, &i, 4);
+		if ((i < size && i % 8) || bpfmap_lookup_elem(map, key, value) == 0)
+			continue;
+		fail_msg("%s, isa %s, key %u of %u bytes, values of %u, %s: evicted, but %s",
+			 type == BPFMAP_TYPE_LRU_HASH ? "LRU_HASH" : "LRU_PERCPU_HASH", isa, i,
+			 ks, vs, bulk ? "bulk" : "single", i < size ? "used" : "new");
+	}
+	assert_int_equal(walk_count(map, ks), size);
+	bpfmap_free(map);
+}
+
 static void test_marks_every_lookup(void **state)
 {
 	static const char *const isas[] = { "base", "avx2", "avx512" };
 	static const uint32_t key_sizes[] = { 4, 8, 16, 32 }, value_sizes[] = { 8, 24 };
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_LRU_HASH,
+						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+	int ncpus = bpfmap_num_possible_cpus();
+	void *value; /* a per-CPU map's syscall view: a slot per CPU */
 
 	(void)state;
+	assert_true(ncpus > 0);
+	value = calloc((size_t)ncpus, 24);
+	assert_non_null(value);
 	pin_to(0);
-	for (size_t a = 0; a < N_OF(isas); a++)
-		for (size_t k = 0; k < N_OF(key_sizes); k++)
-			for (size_t vsz = 0; vsz < N_OF(value_sizes); vsz++)
-				for (int bulk = 0; bulk < 2; bulk++) {
-					uint32_t ks = key_sizes[k];
-					/* Long keys: on the flat table from 16384 entries. */
-					uint32_t size = ks > 8 ? 16384 : 256;
-					uint8_t key[32] = { 0 }, value[24] = { 0 };
-					struct bpfmap *map;
-
-					setenv("BPFMAP_FLAT_ISA", isas[a], 1);
-					map = must_create(BPFMAP_TYPE_LRU_HASH, ks, value_sizes[vsz],
-							  size, 0);
-					unsetenv("BPFMAP_FLAT_ISA");
-					for (uint32_t i = 0; i < size; i++) {
-						memcpy(key, &i, 4);
-						assert_int_equal(bpfmap_update_elem(map, key, value,
-										    BPFMAP_NOEXIST),
-								 0);
-					}
-					bpfmap_read_lock();
-					for (uint32_t i = 0; i < size; i += 8) {
-						void *v;
-
-						memcpy(key, &i, 4);
-						if (bulk)
-							assert_int_equal(bpfmap_lookup_bulk(map, key,
-											    1, &v),
-									 1);
-						else
-							v = bpfmap_lookup(map, key);
-						assert_non_null(v);
-					}
-					bpfmap_read_unlock();
-					for (uint32_t i = size; i < size + size / 2; i++) {
-						memcpy(key, &i, 4);
-						assert_int_equal(bpfmap_update_elem(map, key, value,
-										    BPFMAP_NOEXIST),
-								 0);
-					}
-					/* The used keys and the new ones stay. */
-					for (uint32_t i = 0; i < size + size / 2; i++) {
-						memcpy(key, &i, 4);
-						if ((i < size && i % 8) ||
-						    bpfmap_lookup_elem(map, key, value) == 0)
-							continue;
-						fail_msg("isa %s, key %u of %u bytes, values of %u, "
-							 "%s: evicted, but %s",
-							 isas[a], i, ks, value_sizes[vsz],
-							 bulk ? "bulk" : "single",
-							 i < size ? "used" : "new");
-					}
-					assert_int_equal(walk_count(map, ks), size);
-					bpfmap_free(map);
-				}
+	for (size_t t = 0; t < N_OF(types); t++)
+		for (size_t a = 0; a < N_OF(isas); a++)
+			for (size_t k = 0; k < N_OF(key_sizes); k++)
+				for (size_t v = 0; v < N_OF(value_sizes); v++)
+					for (int bulk = 0; bulk < 2; bulk++)
+						marks_case(types[t], isas[a], key_sizes[k],
+							   value_sizes[v], bulk, value);
 	test_unpin();
+	free(value);
 }
 
 /*
