@@ -249,16 +249,6 @@ static uint32_t home_of(const struct flat *f, uint32_t k)
 	return flat_home(f, flat_hash(f, &w));
 }
 
-/* A key other than @k with @k's home. */
-static uint32_t same_home_key(const struct flat *f, uint32_t k)
-{
-	uint32_t other = k + 1;
-
-	while (home_of(f, other) != home_of(f, k))
-		other++;
-	return other;
-}
-
 /* A 64-entry LRU_HASH of 4-byte keys with every home slot live and no node
  * (eight keys a home, eight homes).  Returns the first key not inserted. */
 static uint64_t lru_homes_full(struct bpfmap *m)
@@ -1777,7 +1767,10 @@ static void test_flock_batch_waits_alone(void **state)
 						 sizeof(struct locked_value), 8, &o);
 
 		assert_non_null(m);
-		flock_batch_waits_alone(m, 1, same_home_key(to_flat(m), 1), del);
+		uint32_t next = 2;
+
+		flock_batch_waits_alone(m, 1, key_of_home(to_flat(m), home_of(to_flat(m), 1), &next),
+					del);
 
 		/* The chained table, both kinds of element memory (a small
 		 * preallocated map of 16-byte keys is chained). */
@@ -1820,7 +1813,9 @@ static void test_value_lock_waits_alone(void **state)
 	/* The flat table: a key of k's home. */
 	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, sizeof(struct locked_value), 8, &o);
 	assert_non_null(m);
-	value_lock_waits_alone(m, 1, same_home_key(to_flat(m), 1));
+	uint32_t next = 2;
+
+	value_lock_waits_alone(m, 1, key_of_home(to_flat(m), home_of(to_flat(m), 1), &next));
 
 	/* The chained table. */
 	o.map_flags = BPFMAP_F_NO_PREALLOC;
