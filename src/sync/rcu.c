@@ -5,6 +5,7 @@
 
 #include <bpfmap.h>
 
+#include "sync/fork_guard.h"
 #include "sync/rcu.h"
 
 #ifdef BPFMAP_TSAN
@@ -65,12 +66,33 @@ void bpfmap_read_unlock(void)
  * restart the call_rcu worker there.  Prepare handlers run in the reverse
  * order of registration: call_rcu's must run first (its worker may be in a
  * grace period, which the flavour's prepare handler blocks), so it is
- * registered last.
+ * registered last.  The maps' fork guards (sync/fork_guard.h) go with the
+ * flavour's handlers: their locks are taken after the worker has paused,
+ * which may be inside a callback that waits for one, and before the
+ * flavour's locks, so that a writer holding a guarded lock never waits on
+ * liburcu meanwhile; and they are back before the child's worker starts.
  */
+static void rcu_before_fork(void)
+{
+	fork_guard_prepare();
+	urcu_bp_before_fork();
+}
+
+static void rcu_after_fork_parent(void)
+{
+	urcu_bp_after_fork_parent();
+	fork_guard_parent();
+}
+
+static void rcu_after_fork_child(void)
+{
+	urcu_bp_after_fork_child();
+	fork_guard_child();
+}
+
 __attribute__((constructor)) static void rcu_fork_handlers(void)
 {
-	(void)pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent,
-			     urcu_bp_after_fork_child);
+	(void)pthread_atfork(rcu_before_fork, rcu_after_fork_parent, rcu_after_fork_child);
 	(void)pthread_atfork(urcu_bp_call_rcu_before_fork, urcu_bp_call_rcu_after_fork_parent,
 			     urcu_bp_call_rcu_after_fork_child);
 }

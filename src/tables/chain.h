@@ -34,6 +34,7 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
+#include "sync/fork_guard.h"
 #include "sync/seqcount.h"
 #include "sync/handoff.h"
 #include "sync/store_switch.h"
@@ -140,6 +141,7 @@ struct chain {
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see chain_unlink_locked). */
 	struct chain_pending pending[CHAIN_PENDING_SHARDS];
+	struct fork_guard guard; /* the two above and spare_lock (sync/fork_guard.h) */
 	struct freelist pcpu_free; /* per-CPU maps: heap slot indices free, less pool_size */
 	struct chain_lru_list *lru;  /* evicting maps: n_lru lists */
 	uint32_t n_lru;
@@ -513,12 +515,14 @@ int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t
 
 /* The elements' lifetime (chain_reclaim.c): a fresh element (NULL when out
  * of memory; the count enforces capacity), the pool of a preallocated map,
- * the reclamation limits for a map of @max_entries, and the free. */
+ * the reclamation limits for a map of @max_entries, the fork guard of a map
+ * made, and the free. */
 struct chain_elem *chain_elem_alloc(struct chain *c);
 int chain_prealloc(struct chain *c);
 int chain_pcpu_init(struct chain *c);
 uint32_t chain_reclaim_batch(uint32_t max_entries);
 uint32_t chain_deferred_limit(uint32_t max_entries);
+void chain_guard_fork(struct chain *c);
 void chain_free(struct bpfmap *map);
 
 /* A map on the chained table; NULL with *err = -errno (the map type has

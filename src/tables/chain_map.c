@@ -95,6 +95,7 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 		goto nomem;
 	if (c->evict && chain_lru_init(c, p->map_flags & BPFMAP_F_NO_COMMON_LRU))
 		goto nomem;
+	chain_guard_fork(c);
 	return &c->map;
 
 nomem:

@@ -330,6 +330,7 @@ void chain_retire_unlinked(struct chain *c, struct chain_elem *e)
 	uint32_t n;
 
 	spin_lock_word(&p->lock);
+	TEST_HOOK(HOOK_RETIRE_LOCKED, &p->lock);
 	e->reclaim_next = p->head;
 	p->head = e;
 	n = __atomic_load_n(&p->n, __ATOMIC_RELAXED) + 1;
@@ -385,11 +386,40 @@ void chain_reclaim_throttle(struct chain *c)
 		rcu_wait_deferred();
 }
 
-/* Hand c to its last reclamation callback, if one still runs (sync/handoff.h). */
+/* fork(): the locks that the callbacks take (sync/fork_guard.h). */
+static void chain_fork_hold(struct fork_guard *g)
+{
+	struct chain *c = container_of(g, struct chain, guard);
+
+	spin_lock_word(&c->spare_lock);
+	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+		spin_lock_word(&c->pending[i].lock);
+}
+
+static void chain_fork_release(struct fork_guard *g)
+{
+	struct chain *c = container_of(g, struct chain, guard);
+
+	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+		spin_unlock_word(&c->pending[i].lock);
+	spin_unlock_word(&c->spare_lock);
+}
+
+void chain_guard_fork(struct chain *c)
+{
+	c->guard.hold = chain_fork_hold;
+	c->guard.release = chain_fork_release;
+	fork_guard_add(&c->guard);
+}
+
+/* Hand c to its last reclamation callback, if one still runs (sync/handoff.h).
+ * No other thread holds c's locks from here on, so fork() need not wait
+ * for them. */
 void chain_free(struct bpfmap *map)
 {
 	struct chain *c = to_chain(map);
 
+	fork_guard_remove(&c->guard);
 	if (handoff_free(&c->callbacks))
 		chain_teardown(c);
 }

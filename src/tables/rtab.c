@@ -278,6 +278,7 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 		}
 		r->retiring->n = 0;
 	}
+	TEST_HOOK(HOOK_RETIRE_LOCKED, &r->retire_lock);
 	r->retiring->idx[r->retiring->n++] = idx;
 	n = r->retiring->n;
 	if (n == RTAB_RETIRE_BATCH) {
@@ -486,8 +487,39 @@ size_t rtab_arenas_mem(const struct rtab *r)
 	return slot_arena_mem(&r->elems) + slot_arena_mem(&r->groups);
 }
 
+/* fork(): the locks that the callbacks take (sync/fork_guard.h). */
+static void rtab_fork_hold(struct fork_guard *g)
+{
+	struct rtab *r = caa_container_of(g, struct rtab, guard);
+
+	spin_lock_word(&r->retire_lock);
+	spin_lock_word(&r->stash_lock);
+	slot_arena_hold(&r->elems);
+	slot_arena_hold(&r->groups);
+}
+
+static void rtab_fork_release(struct fork_guard *g)
+{
+	struct rtab *r = caa_container_of(g, struct rtab, guard);
+
+	slot_arena_release(&r->groups);
+	slot_arena_release(&r->elems);
+	spin_unlock_word(&r->stash_lock);
+	spin_unlock_word(&r->retire_lock);
+}
+
+void rtab_guard_fork(struct rtab *r)
+{
+	r->guard.hold = rtab_fork_hold;
+	r->guard.release = rtab_fork_release;
+	fork_guard_add(&r->guard);
+}
+
+/* The free, or a creation that failed.  No other thread holds r's locks
+ * from here on, so fork() need not wait for them. */
 void rtab_destroy(struct rtab *r)
 {
+	fork_guard_remove(&r->guard);
 	if (handoff_free(&r->callbacks))
 		rtab_teardown(r);
 }

@@ -55,6 +55,7 @@
 #include "hash/hash_params.h"
 #include "hash/hash_select.h"
 #include "sync/count.h"
+#include "sync/fork_guard.h"
 #include "sync/rcu.h"
 #include "sync/spin_lock.h"
 #include "tables/slot_arena.h"
@@ -167,6 +168,8 @@ struct rtab {
 	 * and taken again by resizes to their size. */
 	uint32_t stash_lock;
 	struct rtab_table *stash;
+	/* retire_lock, stash_lock and the arenas' (sync/fork_guard.h) */
+	struct fork_guard guard;
 	size_t stash_bytes;     /* atomic: what the stash still holds in memory */
 	uint32_t min_bits, max_bits;
 	/* Values of one word (at most 8 bytes, no spin lock): overwrites of a
@@ -543,6 +546,7 @@ void rtab_free_ogroups(struct rtab *r, uint32_t og);
  * when it is held. */
 bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket_locked);
 /* The last reference: free the map now or when its last callback ends. */
+void rtab_guard_fork(struct rtab *r);
 void rtab_destroy(struct rtab *r);
 
 /* tables/rtab_resize.c.  After an insert (@crowded: its bucket overflowed)

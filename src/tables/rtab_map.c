@@ -79,6 +79,7 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	if (!t)
 		goto nomem;
 	r->table = rtab_table_word(t);
+	rtab_guard_fork(r);
 	return &r->map;
 
 nomem:

@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sync/spin_lock.h"
+
 struct slot_chunk;
 
 struct slot_arena {
@@ -81,6 +83,17 @@ static inline uint32_t slot_arena_room(const struct slot_arena *a)
 	return __atomic_load_n(&a->avail, __ATOMIC_RELAXED) + a->cap + 1 -
 	       __atomic_load_n(&a->fresh, __ATOMIC_RELAXED);
 }
+/* fork(): hold the arena's lock, and give it back (sync/fork_guard.h). */
+static inline void slot_arena_hold(struct slot_arena *a)
+{
+	spin_lock_word(&a->lock);
+}
+
+static inline void slot_arena_release(struct slot_arena *a)
+{
+	spin_unlock_word(&a->lock);
+}
+
 /* The memory the slots take now: the pages used, less those given back. */
 size_t slot_arena_mem(const struct slot_arena *a);
 

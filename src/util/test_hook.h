@@ -33,6 +33,8 @@ enum test_hook_point {
 				  * section over, its home not yet locked (obj: position) */
 	HOOK_FLAT_COPY_MATCHED,	 /* a flat copy-out of a word key: a home slot's key
 				  * matched, its value not yet read (obj: position) */
+	HOOK_RETIRE_LOCKED,	 /* a delete: holding the lock under which the deferred
+				  * callbacks take deleted elements (obj: the lock word) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
