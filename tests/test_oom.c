@@ -368,6 +368,51 @@ static void test_lru_section_inserts_while_allocations_fail(void **state)
 }
 
 /*
+ * Per-CPU LRU lists (NO_COMMON_LRU), one read-side section: a thread fills
+ * CPU 0's list and turns it over until the pool has nothing free (the
+ * evicted elements wait for the section), then moves to CPU 1, whose list
+ * has room, so that its inserts evict nothing and need fresh memory; and
+ * every allocation fails.  They must evict and reuse, as a full list's
+ * insert would, not answer -ENOMEM: the harness's random allocation
+ * failures above met this whenever the scheduler moved the thread.
+ */
+static void test_lru_section_inserts_after_cpu_move(void **state)
+{
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_LRU_HASH,
+						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+
+	(void)state;
+	if (bpfmap_num_possible_cpus() < 2 || test_pin_cpu(1)) {
+		printf("skipped: needs CPUs 0 and 1 to pin to\n");
+		test_unpin();
+		return;
+	}
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		struct bpfmap *map = must_create(types[t], 8, 8, 64, BPFMAP_F_NO_COMMON_LRU);
+		uint64_t k;
+
+		pin_to(0);
+		bpfmap_read_lock();
+		for (k = 0; k < 2000; k++)
+			assert_int_equal(bpfmap_update(map, &k, &k, BPFMAP_ANY), 0);
+		pin_to(1);
+		for (; k < 2200; k++) {
+			int rc;
+
+			fail_one_in = 1; /* every allocation */
+			rc = bpfmap_update(map, &k, &k, BPFMAP_ANY);
+			fail_one_in = 0;
+			assert_int_equal(rc, 0);
+			assert_non_null(bpfmap_lookup(map, &k));
+		}
+		bpfmap_read_unlock();
+		test_unpin();
+		assert_true(walk_count(map, 8) <= 64);
+		bpfmap_free(map);
+	}
+}
+
+/*
  * An RHASH grow without memory for its new table (mmap fails): the inserts
  * that asked for it still succeed, the map keeps its table, fuller, and
  * loses nothing; once memory is back, the next look grows it.
@@ -439,12 +484,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		VARIANT_TESTS(test_create_fails_cleanly),
-		cmocka_unit_test(test_insert_fails_cleanly),
-		cmocka_unit_test(test_ops_while_allocations_fail),
-		cmocka_unit_test(test_lru_inserts_while_allocations_fail),
-		cmocka_unit_test(test_lru_section_inserts_while_allocations_fail),
-		cmocka_unit_test(test_rhash_grow_without_memory),
-		cmocka_unit_test(test_get_next_key_long_keys),
+		test_entry(test_insert_fails_cleanly),
+		test_entry(test_ops_while_allocations_fail),
+		test_entry(test_lru_inserts_while_allocations_fail),
+		test_entry(test_lru_section_inserts_while_allocations_fail),
+		test_entry(test_lru_section_inserts_after_cpu_move),
+		test_entry(test_rhash_grow_without_memory),
+		test_entry(test_get_next_key_long_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -301,10 +301,21 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		}
 		chain_bucket_unlock(b);
 		if (unlikely(ret == CHAIN_EVICT)) {
-			if (chain_lru_evict(c, !victim && chain_reuse_wanted(c) ? &victim : NULL))
+			if (chain_lru_evict(c, !victim && chain_reuse_wanted(c) ? &victim : NULL,
+					    false))
 				evicted = credit = true;
 			else
 				sched_yield(); /* a victim's bucket holder may be preempted */
+			continue;
+		}
+		/* No memory inside a read-side section, which cannot wait for
+		 * the evicted elements: an evicting map evicts one anyway and
+		 * reuses it, as a full map's insert does, rather than fail.
+		 * With per-CPU lists a thread moved to another CPU finds room
+		 * on that CPU's list while its old list's victims still wait. */
+		if (unlikely(ret == -ENOMEM) && c->evict && !victim && chain_reuse_wanted(c) &&
+		    chain_lru_evict(c, &victim, true)) {
+			evicted = credit = true;
 			continue;
 		}
 		/* A preallocated map's pool is dry only while its deleted

@@ -234,18 +234,22 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 /* One eviction: from the caller's CPU's list (@own), unless it is empty or,
  * every CHAIN_LRU_LOOK_EVERY-th time, another list's oldest element is half
  * as old again as this one's: then from that one, walked as one queue with
- * the own list (per-CPU lists: the own list only).  Then every list in turn,
- * then the same forced (see chain_lru.h). */
-bool chain_lru_evict(struct chain *c, struct chain_elem **take)
+ * the own list (per-CPU lists: the own list only, and then, @anywhere, the
+ * next step too).  Then every list in turn, then the same forced (see
+ * chain_lru.h). */
+bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere)
 {
 	uint32_t n = c->n_lru, own = cpu_current() % n;
 	struct chain_lru_list *l = &c->lru[own], *o = NULL;
 	uint64_t limit = UINT64_MAX;
 
-	if (c->lru_cap) /* per-CPU lists: a full own list evicts from itself */
-		return lru_evict_from(c, l, UINT64_MAX, false, take) ||
-		       lru_evict_from(c, l, UINT64_MAX, true, take);
-	if (n > 1) {
+	if (c->lru_cap) { /* per-CPU lists: a full own list evicts from itself */
+		if (lru_evict_from(c, l, UINT64_MAX, false, take) ||
+		    lru_evict_from(c, l, UINT64_MAX, true, take))
+			return true;
+		if (!anywhere)
+			return false;
+	} else if (n > 1) {
 		uint32_t rr = lru_next_other();
 
 		o = &c->lru[(own + 1 + rr / CHAIN_LRU_LOOK_EVERY % (n - 1)) % n];

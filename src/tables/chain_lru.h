@@ -124,7 +124,9 @@ uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list);
  * could be taken (every candidate's bucket busy, or the lists empty while
  * inserts are in flight).  With @take the victim is retired and unlinked
  * but not queued for reclamation: *@take is the caller's to reuse
- * (chain_reuses) or to queue (chain_retire_unlinked). */
-bool chain_lru_evict(struct chain *c, struct chain_elem **take);
+ * (chain_reuses) or to queue (chain_retire_unlinked).  Per-CPU lists
+ * evict from the calling CPU's own list, and then, with @anywhere, from
+ * the others too. */
+bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere);
 
 #endif
