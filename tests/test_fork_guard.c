@@ -9,10 +9,17 @@
  * the deferred callbacks, and creates, churns and frees a map of its own.
  * Without the guards the fork copied the lock held and the child hung
  * there for ever.  RHASH, and HASH on the chained table (NO_PREALLOC).
+ *
+ * And fork() while another thread is inside a BPFMAP_F_LOCK copy-out of a
+ * key: the copy takes no lock (sync/spin_lock.h), so the child's own
+ * F_LOCK lookup and update of that key go through.  While such copies
+ * took the value's lock, 36-53% of the children of a fork beside a thread
+ * looping them hung.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,23 +33,33 @@
 
 #define KEYS 64
 
-static int armed;   /* atomic: the next HOOK_RETIRE_LOCKED stops */
-static int holding; /* atomic: a writer holds the lock, stopped */
+static int armed = -1; /* atomic: the next hook at this point stops */
+static int holding;	/* atomic: a thread stopped there */
 
 static void hook(enum test_hook_point point, const void *obj)
 {
 	(void)obj;
-	if (point != HOOK_RETIRE_LOCKED || !__atomic_exchange_n(&armed, 0, __ATOMIC_SEQ_CST))
+	if ((int)point != __atomic_load_n(&armed, __ATOMIC_SEQ_CST) ||
+	    __atomic_exchange_n(&armed, -1, __ATOMIC_SEQ_CST) != (int)point)
 		return;
 	__atomic_store_n(&holding, 1, __ATOMIC_SEQ_CST);
 	usleep(300 * 1000);
+}
+
+/* Wait for a thread to stop at the armed point, 5 s at most. */
+static void wait_holding(void)
+{
+	for (int i = 0; i < 50000 && !__atomic_load_n(&holding, __ATOMIC_SEQ_CST); i++)
+		usleep(100);
+	if (!__atomic_load_n(&holding, __ATOMIC_SEQ_CST))
+		fail_msg("no thread reached the hook point in 5 s");
 }
 
 static void *delete_one(void *map)
 {
 	uint32_t k = 1;
 
-	__atomic_store_n(&armed, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&armed, HOOK_RETIRE_LOCKED, __ATOMIC_SEQ_CST);
 	if (bpfmap_delete_elem(map, &k))
 		abort();
 	return NULL;
@@ -95,29 +112,37 @@ static void reap(pid_t pid)
 	fail_msg("the child of fork() hung for 10 s (killed)");
 }
 
+/* Start @stopper on @map, wait until it stops at the armed hook, and fork
+ * meanwhile: the child exits with @child's answer, which the parent reaps. */
+static void fork_while_stopped(struct bpfmap *map, void *(*stopper)(void *),
+			       int (*child)(struct bpfmap *, enum bpfmap_type),
+			       enum bpfmap_type type)
+{
+	pthread_t t;
+	pid_t pid;
+
+	urcu_bp_barrier(); /* no callbacks pending: fork() waits for them */
+	holding = 0;
+	assert_int_equal(pthread_create(&t, NULL, stopper, map), 0);
+	wait_holding();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child(map, type));
+	pthread_join(t, NULL);
+	reap(pid);
+}
+
 static void fork_beside_retire(enum bpfmap_type type)
 {
 	struct bpfmap *w = must_create(type, 4, 8, 1024, BPFMAP_F_NO_PREALLOC);
-	pthread_t t;
-	pid_t pid;
 
 	for (uint32_t k = 0; k < KEYS; k++) {
 		uint64_t v = k;
 
 		assert_int_equal(bpfmap_update_elem(w, &k, &v, BPFMAP_NOEXIST), 0);
 	}
-	/* Start with no callbacks pending: fork() waits for them. */
-	urcu_bp_barrier();
-	holding = 0;
-	assert_int_equal(pthread_create(&t, NULL, delete_one, w), 0);
-	while (!__atomic_load_n(&holding, __ATOMIC_SEQ_CST))
-		usleep(100);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(child_work(w, type));
-	pthread_join(t, NULL);
-	reap(pid);
+	fork_while_stopped(w, delete_one, child_work, type);
 	assert_int_equal(walk_count(w, 4), KEYS - 1);
 	bpfmap_free(w);
 }
@@ -134,6 +159,62 @@ static void test_fork_beside_chain_retire(void **state)
 	fork_beside_retire(BPFMAP_TYPE_HASH);
 }
 
+struct locked_value {
+	uint64_t a;
+	struct bpfmap_spin_lock lock;
+	uint32_t pad;
+	uint64_t b;
+};
+
+static void *flock_copy(void *map)
+{
+	uint32_t k = 1;
+	struct locked_value out;
+
+	__atomic_store_n(&armed, HOOK_FLOCK_COPIED, __ATOMIC_SEQ_CST);
+	if (bpfmap_lookup_elem_flags(map, &k, &out, BPFMAP_F_LOCK) || out.a != out.b)
+		abort();
+	return NULL;
+}
+
+static int flock_child(struct bpfmap *map, enum bpfmap_type type)
+{
+	uint32_t k = 1;
+	struct locked_value v = { .a = 7, .b = 7 }, out;
+
+	(void)type;
+	if (bpfmap_lookup_elem_flags(map, &k, &out, BPFMAP_F_LOCK) || out.a != out.b)
+		return 2;
+	if (bpfmap_update_elem(map, &k, &v, BPFMAP_F_LOCK))
+		return 3;
+	if (bpfmap_lookup_elem_flags(map, &k, &out, BPFMAP_F_LOCK) || out.a != 7 || out.b != 7)
+		return 4;
+	return 0;
+}
+
+static void test_fork_beside_flock_copy(void **state)
+{
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_HASH, BPFMAP_TYPE_RHASH };
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_PREALLOC };
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		enum bpfmap_type type = types[i / 2];
+		uint32_t f = flags[i == 0 ? 0 : 1];
+		BPFMAP_CREATE_OPTS(opts, .map_flags = f,
+				   .lock_off = offsetof(struct locked_value, lock));
+		struct bpfmap *map = bpfmap_create(type, "flock", 4, sizeof(struct locked_value),
+						   64, &opts);
+		struct locked_value v = { .a = 1, .b = 1 };
+		uint32_t k = 1;
+
+		assert_non_null(map);
+		assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), 0);
+		fork_while_stopped(map, flock_copy, flock_child, type);
+		bpfmap_free(map);
+	}
+}
+
 static int setup_hook(void **state)
 {
 	(void)state;
@@ -146,6 +227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		test_entry(test_fork_beside_rhash_retire),
 		test_entry(test_fork_beside_chain_retire),
+		test_entry(test_fork_beside_flock_copy),
 	};
 
 	return cmocka_run_group_tests(tests, setup_hook, test_close_sections);

@@ -6,11 +6,12 @@
 
 #include "sync/spin_lock.h"
 
-void spin_wait_free(uint32_t *word)
+/* Wait while @word & @held, spinning a while, then yielding. */
+static void wait_while(const uint32_t *word, uint32_t held)
 {
 	unsigned int spins = 0;
 
-	while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
+	while (__atomic_load_n(word, __ATOMIC_RELAXED) & held) {
 		if (++spins < 128)
 			cpu_relax();
 		else
@@ -21,32 +22,28 @@ void spin_wait_free(uint32_t *word)
 void spin_lock_slow(uint32_t *word)
 {
 	do
-		spin_wait_free(word);
+		wait_while(word, UINT32_MAX);
 	while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE));
 }
 
 void seq_spin_lock_slow(uint32_t *word)
 {
-	unsigned int spins = 0;
+	do
+		wait_while(word, 1);
+	while (__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1);
+}
 
-	for (;;) {
-		while (__atomic_load_n(word, __ATOMIC_RELAXED) & 1) {
-			if (++spins < 128)
-				cpu_relax();
-			else
-				sched_yield();
-		}
-		if (!(__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1))
-			return;
-	}
+void value_lock_wait_free(const uint32_t *word)
+{
+	wait_while(word, 1);
 }
 
 void bpfmap_spin_lock(struct bpfmap_spin_lock *lock)
 {
-	spin_lock_word(&lock->val);
+	value_lock_take(&lock->val);
 }
 
 void bpfmap_spin_unlock(struct bpfmap_spin_lock *lock)
 {
-	spin_unlock_word(&lock->val);
+	value_lock_drop(&lock->val);
 }

@@ -27,33 +27,6 @@ static ALWAYS_INLINE void spin_unlock_word(uint32_t *word)
 	__atomic_store_n(word, 0, __ATOMIC_RELEASE);
 }
 
-/* Take @word only if it is free now.  A writer that holds a bucket lock
- * takes a value's spin lock this way: a program may hold that one for as
- * long as it likes, and waiting for it with the bucket held would stall
- * every reader and writer of the bucket meanwhile. */
-static ALWAYS_INLINE bool spin_trylock_word(uint32_t *word)
-{
-	return !__atomic_load_n(word, __ATOMIC_RELAXED) &&
-	       !__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE);
-}
-
-/* Wait until @word is free, without taking it (after a failed
- * spin_trylock_word, with the bucket lock dropped).  Outside read-side
- * sections where the word's memory stays mapped: its holder may be a
- * program that holds it for long, or one that waits for a grace period. */
-void spin_wait_free(uint32_t *word);
-
-/* The same for @spins spins at most: false if still held. */
-static ALWAYS_INLINE bool spin_wait_free_for(const uint32_t *word, unsigned int spins)
-{
-	while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
-		if (!spins--)
-			return false;
-		cpu_relax();
-	}
-	return true;
-}
-
 /*
  * The bucket lock of both tables (the chained table's buckets, the flat
  * table's homes): the same spin lock, but its word also versions what it
@@ -111,6 +84,52 @@ static ALWAYS_INLINE bool seq_spin_read_valid_plain(const uint32_t *word, uint32
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 #endif
 	return seq_spin_read_valid(word, start);
+}
+
+/*
+ * A value's spin lock (struct bpfmap_spin_lock, BPFMAP_F_LOCK) is versioned
+ * like the bucket lock, so that a BPFMAP_F_LOCK copy-out reads the value
+ * without taking it (tables/value.h): such copies write nothing, never
+ * contend with one another, and are never copied held by fork().  Programs
+ * (bpfmap_spin_lock), F_LOCK updates, batches and every store into a value
+ * that holds one take it.  A writer that holds a bucket lock takes it only
+ * if it is free now (value_lock_try): a program may hold it for as long as
+ * it likes, and waiting with the bucket held would stall the bucket.
+ */
+static ALWAYS_INLINE void value_lock_take(uint32_t *word)
+{
+	seq_spin_lock(word);
+}
+
+static ALWAYS_INLINE bool value_lock_try(uint32_t *word)
+{
+	return !(__atomic_load_n(word, __ATOMIC_RELAXED) & 1) && seq_spin_trylock(word);
+}
+
+/* Even again, and new.  From any word: an element reused at once has its
+ * word reset to 0 while a stale holder may still release it, which must
+ * not leave it odd for ever. */
+static ALWAYS_INLINE void value_lock_drop(uint32_t *word)
+{
+	__atomic_store_n(word, (__atomic_load_n(word, __ATOMIC_RELAXED) | 1) + 1,
+			 __ATOMIC_RELEASE);
+}
+
+/* Wait until @word is free, without taking it (after a failed
+ * value_lock_try, with the bucket lock dropped).  Outside read-side
+ * sections where the word's memory stays mapped: its holder may be a
+ * program that holds it for long, or one that waits for a grace period. */
+void value_lock_wait_free(const uint32_t *word);
+
+/* The same for @spins spins at most: false if still held. */
+static ALWAYS_INLINE bool value_lock_wait_free_for(const uint32_t *word, unsigned int spins)
+{
+	while (__atomic_load_n(word, __ATOMIC_RELAXED) & 1) {
+		if (!spins--)
+			return false;
+		cpu_relax();
+	}
+	return true;
 }
 
 #endif

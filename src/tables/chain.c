@@ -60,7 +60,7 @@ static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	}
 	if (!c->pcpu && !part && map_has_lock(map)) {
 		l = value_lock(map, dst);
-		if (!spin_trylock_word(&l->val))
+		if (!value_lock_try(&l->val))
 			return false;
 	}
 	seqcount_write_begin(&e->seq);
@@ -72,7 +72,7 @@ static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 		value_store(map, dst, value);
 	seqcount_write_end(&e->seq);
 	if (l)
-		spin_unlock_word(&l->val);
+		value_lock_drop(&l->val);
 	return true;
 }
 
@@ -262,12 +262,12 @@ void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy)
 
 	if (c->prealloc) {
 		chain_bucket_unlock(b);
-		spin_wait_free(busy);
+		value_lock_wait_free(busy);
 		return;
 	}
 	rcu_lock();
 	chain_bucket_unlock(b);
-	free_now = spin_wait_free_for(busy, 128);
+	free_now = value_lock_wait_free_for(busy, 128);
 	rcu_unlock();
 	if (!free_now)
 		sched_yield();

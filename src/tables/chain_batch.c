@@ -37,10 +37,10 @@ static uint32_t *lock_values_locked(struct chain *c, struct chain_bucket *b)
 	for (e = b->head; e; e = e->next) {
 		uint32_t *word = &value_lock(map, elem_value(c, e))->val;
 
-		if (spin_trylock_word(word))
+		if (value_lock_try(word))
 			continue;
 		for (held = b->head; held != e; held = held->next)
-			spin_unlock_word(&value_lock(map, elem_value(c, held))->val);
+			value_lock_drop(&value_lock(map, elem_value(c, held))->val);
 		return word;
 	}
 	return NULL;

@@ -260,14 +260,14 @@ static ALWAYS_INLINE bool flat_unit_act(struct flat *f, uint32_t h, uint32_t pos
 
 	switch (act) {
 	case UNITS_TRYLOCK:
-		if (spin_trylock_word(flat_value_lock_word(f, pos)))
+		if (value_lock_try(flat_value_lock_word(f, pos)))
 			return true;
 		u->busy = flat_value_lock_word(f, pos);
 		return false;
 	case UNITS_UNLOCK:
 		if (n == u->locked)
 			return false;
-		spin_unlock_word(flat_value_lock_word(f, pos));
+		value_lock_drop(flat_value_lock_word(f, pos));
 		return true;
 	case UNITS_TAKE:
 		break;
@@ -398,7 +398,7 @@ int flat_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch,
 			/* The table's memory stays while the map lives: the
 			 * word may be waited for outside the section. */
 			rcu_unlock();
-			spin_wait_free(u.busy);
+			value_lock_wait_free(u.busy);
 			rcu_lock();
 			u.busy = NULL;
 			batch -= sub - from;

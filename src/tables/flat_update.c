@@ -40,14 +40,14 @@ static ALWAYS_INLINE bool flat_write_value(struct flat *f, uint32_t pos, const v
 	}
 	if (map_has_lock(map)) {
 		l = value_lock(map, flat_value_at(f, pos));
-		if (!spin_trylock_word(&l->val))
+		if (!value_lock_try(&l->val))
 			return false;
 	}
 	mwseq_write_begin(&f->buckets[b].seq);
 	flat_store_value(f, pos, value, part, false);
 	mwseq_write_end(&f->buckets[b].seq);
 	if (l)
-		spin_unlock_word(&l->val);
+		value_lock_drop(&l->val);
 	return true;
 }
 
@@ -449,7 +449,7 @@ out:
 		 * waiting to see end. */
 		if (section)
 			rcu_unlock();
-		spin_wait_free(busy);
+		value_lock_wait_free(busy);
 		busy = NULL;
 		goto retry;
 	}

@@ -141,7 +141,7 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 				 * mapped): the holder may be waiting for a
 				 * grace period.  The cursor is the caller's. */
 				rcu_unlock();
-				spin_wait_free(&value_lock(&r->map, rtab_value(r, e))->val);
+				value_lock_wait_free(&value_lock(&r->map, rtab_value(r, e))->val);
 				rcu_lock();
 				continue;
 			}

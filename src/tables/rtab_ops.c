@@ -187,13 +187,13 @@ static __attribute__((noinline, cold)) int rtab_store_value_locked(struct rtab *
 	/* Only if free (sync/spin_lock.h): a program may hold it for long,
 	 * and waiting here would stall the whole bucket.  The caller waits
 	 * outside its section (the arena stays mapped). */
-	if (!spin_trylock_word(&l->val)) {
+	if (!value_lock_try(&l->val)) {
 		rtab_unlock_bucket(g);
 		*busy = &l->val;
 		return RTAB_VALUE_BUSY;
 	}
 	value_store(&r->map, v, value);
-	spin_unlock_word(&l->val);
+	value_lock_drop(&l->val);
 	return 0;
 }
 
@@ -438,7 +438,7 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 				return -ENOMEM;
 			rtab_reclaim_now(r);
 		} else {
-			spin_wait_free(busy);
+			value_lock_wait_free(busy);
 		}
 		rcu_lock();
 		ret = rtab_update_locked(r, hash, key, value, mode, NULL, key_size, &busy);

@@ -16,6 +16,7 @@
 #include "sync/spin_lock.h"
 #include "util/compiler.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 static ALWAYS_INLINE struct bpfmap_spin_lock *value_lock(const struct bpfmap *map, void *value)
 {
@@ -30,17 +31,44 @@ static ALWAYS_INLINE void value_clear_lock(const struct bpfmap *map, void *dst)
 }
 
 /* Copy live value @src out and release its spin lock, which the caller
- * took (BPFMAP_F_LOCK readers).  The copy's lock field is not cleared. */
+ * took (BPFMAP_F_LOCK batches).  The copy's lock field is not cleared. */
 static inline void value_copy_out_held(const struct bpfmap *map, void *dst, void *src)
 {
 	shared_copy_out(dst, src, map->value_size);
-	spin_unlock_word(&value_lock(map, src)->val);
+	value_lock_drop(&value_lock(map, src)->val);
 }
 
-/* Copy live value @src out under its spin lock. */
+/* Copy live value @src out as its lock's holders left it, without taking
+ * the lock (sync/spin_lock.h): true if the word was even and the same
+ * around the copy.  TSan builds never: a program's plain stores under the
+ * lock race with the copy by design, which the check makes harmless. */
+static inline bool value_copy_out_seen(const struct bpfmap *map, void *dst, void *src)
+{
+#ifdef BPFMAP_TSAN
+	(void)map, (void)dst, (void)src;
+	return false;
+#else
+	const uint32_t *word = &value_lock(map, src)->val;
+	uint32_t s = seq_spin_read_begin(word);
+
+	if (s & 1)
+		return false;
+	shared_copy_out(dst, src, map->value_size);
+	TEST_HOOK(HOOK_FLOCK_COPIED, src);
+	return seq_spin_read_valid(word, s);
+#endif
+}
+
+/* Copy live value @src out as under its spin lock (BPFMAP_F_LOCK copy-outs):
+ * unlocked reads first, a few times, then the lock. */
 static inline void value_copy_out_locked(const struct bpfmap *map, void *dst, void *src)
 {
-	spin_lock_word(&value_lock(map, src)->val);
+	for (int tries = 0; tries < 4; tries++) {
+		if (value_copy_out_seen(map, dst, src))
+			return;
+		cpu_relax();
+	}
+	value_lock_take(&value_lock(map, src)->val);
 	value_copy_out_held(map, dst, src);
 }
 
@@ -49,7 +77,9 @@ static inline void value_copy_out_locked(const struct bpfmap *map, void *dst, vo
  * for a held one with the bucket unlocked (sync/spin_lock.h). */
 static inline bool value_copy_out_trylocked(const struct bpfmap *map, void *dst, void *src)
 {
-	if (!spin_trylock_word(&value_lock(map, src)->val))
+	if (value_copy_out_seen(map, dst, src))
+		return true;
+	if (!value_lock_try(&value_lock(map, src)->val))
 		return false;
 	value_copy_out_held(map, dst, src);
 	return true;

@@ -35,6 +35,8 @@ enum test_hook_point {
 				  * matched, its value not yet read (obj: position) */
 	HOOK_RETIRE_LOCKED,	 /* a delete: holding the lock under which the deferred
 				  * callbacks take deleted elements (obj: the lock word) */
+	HOOK_FLOCK_COPIED,	 /* a BPFMAP_F_LOCK copy-out: the value copied without its
+				  * lock, the lock word not yet read again (obj: value) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
