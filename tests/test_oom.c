@@ -383,9 +383,9 @@ static void test_lru_section_inserts_after_cpu_move(void **state)
 
 	(void)state;
 	if (bpfmap_num_possible_cpus() < 2 || test_pin_cpu(1)) {
-		printf("skipped: needs CPUs 0 and 1 to pin to\n");
 		test_unpin();
-		return;
+		print_message("skipped: it needs CPUs 0 and 1 to pin to\n");
+		skip();
 	}
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		struct bpfmap *map = must_create(types[t], 8, 8, 64, BPFMAP_F_NO_COMMON_LRU);
