@@ -16,10 +16,8 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <urcu-bp.h>
@@ -225,27 +223,6 @@ static int child_work(struct bpfmap *chained, struct bpfmap *flat, struct bpfmap
 	return 0;
 }
 
-/* Wait up to 20 s for the child; kill it and fail if it does not end. */
-static void reap(pid_t pid)
-{
-	int status;
-
-	for (int i = 0; i < 2000; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		assert_true(r >= 0);
-		if (r == pid) {
-			assert_true(WIFEXITED(status));
-			assert_int_equal(WEXITSTATUS(status), 0);
-			return;
-		}
-		usleep(10 * 1000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	fail_msg("the child of fork() hung for 20 s (killed)");
-}
-
 static void test_fork_with_readers(void **state)
 {
 	(void)state;
@@ -273,7 +250,7 @@ static void test_fork_with_readers(void **state)
 	__atomic_store_n(&release_them, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(t[i], NULL);
-	reap(pid);
+	reap_child(pid, 20);
 	/* The parent's maps are untouched by the child's work. */
 	uint32_t k = 5;
 	uint64_t v;
@@ -310,7 +287,7 @@ static void test_fork_during_grace_period(void **state)
 		_exit(child_work(chained, flat, rh));
 	pthread_join(w, NULL);
 	pthread_join(r, NULL);
-	reap(pid);
+	reap_child(pid, 20);
 	bpfmap_free(chained);
 	bpfmap_free(flat);
 	bpfmap_free(other);

@@ -18,10 +18,8 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <urcu-bp.h>
@@ -92,26 +90,6 @@ static int child_work(struct bpfmap *w, enum bpfmap_type type)
 	return 0;
 }
 
-static void reap(pid_t pid)
-{
-	int status;
-
-	for (int i = 0; i < 1000; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		assert_true(r >= 0);
-		if (r == pid) {
-			assert_true(WIFEXITED(status));
-			assert_int_equal(WEXITSTATUS(status), 0);
-			return;
-		}
-		usleep(10 * 1000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	fail_msg("the child of fork() hung for 10 s (killed)");
-}
-
 /* Start @stopper on @map, wait until it stops at the armed hook, and fork
  * meanwhile: the child exits with @child's answer, which the parent reaps. */
 static void fork_while_stopped(struct bpfmap *map, void *(*stopper)(void *),
@@ -130,7 +108,7 @@ static void fork_while_stopped(struct bpfmap *map, void *(*stopper)(void *),
 	if (pid == 0)
 		_exit(child(map, type));
 	pthread_join(t, NULL);
-	reap(pid);
+	reap_child(pid, 10);
 }
 
 static void fork_beside_retire(enum bpfmap_type type)

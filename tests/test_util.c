@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <urcu-bp.h>
 
@@ -45,6 +48,26 @@ static uint32_t walk_key_size; /* for walk_key_cmp: qsort passes no context */
 static int walk_key_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, walk_key_size);
+}
+
+void reap_child(int pid, unsigned int seconds)
+{
+	int status;
+
+	for (unsigned int i = 0; i < seconds * 100; i++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		assert_true(r >= 0);
+		if (r == pid) {
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 0);
+			return;
+		}
+		usleep(10 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail_msg("the child of fork() hung for %u s (killed)", seconds);
 }
 
 uint32_t walk_count(struct bpfmap *map, uint32_t key_size)

@@ -33,6 +33,11 @@ int test_pin_cpu(unsigned int cpu);
 void test_unpin(void);
 #define pin_to(cpu) assert_int_equal(test_pin_cpu(cpu), 0)
 
+/* Wait up to @seconds for the fork()ed child @pid, which must exit with 0;
+ * one that has not ended by then is killed (SIGKILL: liburcu blocks every
+ * other signal while it waits for a grace period) and the test fails. */
+void reap_child(int pid, unsigned int seconds);
+
 /* Number of keys a full get_next_key walk finds (each checked unique). */
 uint32_t walk_count(struct bpfmap *map, uint32_t key_size);
 
