@@ -39,9 +39,10 @@
  * And the flat LRU's: an eviction stopped before and after it reads its
  * victim's key while the victim's position is refilled by a key of the
  * same home and tag, and an insert stopped in its eviction while its key
- * is inserted by another thread.  And the flat table's section-free
- * copy-out of a word key, stopped with its key matched while its home slot
- * is reclaimed and filled with another key.
+ * is inserted by another thread, and a delete stopped once its node is
+ * dead while an in-section insert reuses the node.  And the flat table's
+ * section-free copy-out of a word key, stopped with its key matched while
+ * its home slot is reclaimed and filled with another key.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -324,6 +325,19 @@ static void test_lru_victim_replaced(void **state)
 	check_lru_victim_replaced(HOOK_LRU_KEYED);
 }
 
+/* Live elements marked small in flat LRU map @f, which the small queue's
+ * count must equal. */
+static uint32_t lru_small_states(const struct flat *f)
+{
+	uint32_t small = 0;
+
+	for (uint32_t pos = 0; pos < f->n_buckets * FLAT_SLOTS; pos++)
+		if (flat_tag_at(f, pos) >= FLAT_TAG_MIN &&
+		    (flat_lru_state(f->lru, flat_elem_of(f, pos)) & FLAT_LRU_SMALL))
+			small++;
+	return small;
+}
+
 /*
  * An insert of a new key into a full LRU map evicts before it locks its
  * home (its probe saw the key absent and the map full).  Stopped with its
@@ -340,8 +354,6 @@ static void test_lru_key_came_meanwhile(void **state)
 	struct flat *f = to_flat(m);
 	uint64_t k = lru_homes_full(m), v = 3, out;
 	struct op ins = { .m = m, .key = k, .value = 2, .cpu = -1 };
-	uint32_t small = 0;
-
 	(void)state;
 	op_start_stopped(&ins, HOOK_LRU_VICTIM, 0);
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
@@ -351,11 +363,7 @@ static void test_lru_key_came_meanwhile(void **state)
 	assert_int_equal(out, 2); /* the stopped insert's, after ours */
 	assert_int_equal(walk_count(m, 4), 63);
 	assert_int_equal(count_elements(&f->count), 63);
-	for (uint32_t pos = 0; pos < f->n_buckets * FLAT_SLOTS; pos++)
-		if (flat_tag_at(f, pos) >= FLAT_TAG_MIN &&
-		    (flat_lru_state(f->lru, flat_elem_of(f, pos)) & FLAT_LRU_SMALL))
-			small++;
-	assert_int_equal(small, __atomic_load_n(&f->lru->small, __ATOMIC_RELAXED));
+	assert_int_equal(lru_small_states(f), __atomic_load_n(&f->lru->small, __ATOMIC_RELAXED));
 	/* The room given back: a new key goes in without evicting. */
 	k += 1000;
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
@@ -720,6 +728,55 @@ static void test_chain_walk_diverted(void **state)
 	uint64_t kw = k, yw = y;
 
 	assert_int_equal(bpfmap_lookup_elem(m, &kw, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &yw, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &xw, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
+/*
+ * A delete of node X (home A's chain) in an LRU map, stopped once X is dead
+ * and before the delete returns: with every other node in use and no grace
+ * period ending (a reader section), an insert of home B inside that section
+ * reuses X at once for key Y, a new element in the small queue.  The delete
+ * must have taken X's old element out of the queues before X could be
+ * claimed: done after, it took the new element's mark instead, and the
+ * small queue's count kept one element that no state held (found by
+ * test_flat_lru's churn under TSan: 782 counted, 781 marked).
+ */
+static void test_lru_delete_then_reuse(void **state)
+{
+	(void)state;
+	const uint32_t A = 1, B = 2, C = 3;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 4, 8, 64, 0);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, x, y, X;
+	uint64_t v;
+
+	assert_non_null(f->lru);
+	bpfmap_read_lock(); /* nothing reclaimed from here on */
+	fill_home(m, A, 8, &next);
+	x = fill_home(m, A, 1, &next);
+	X = flat_chain(f, A);
+	assert_true(flat_is_node(f, X));
+	fill_home(m, B, 8, &next);
+	while (__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED) < f->n_nodes) {
+		uint64_t cw = fill_home(m, C, 1, &next);
+
+		assert_int_equal(bpfmap_delete_elem(m, &cw), 0);
+	}
+	struct op del = { .m = m, .key = x, .del = true, .cpu = -1 };
+
+	op_start_stopped(&del, HOOK_DELETE_DEAD, 0);
+	assert_int_equal(*(const uint32_t *)stop.obj, X);
+	y = fill_home(m, B, 1, &next); /* reuses X, the first dead node */
+	assert_int_equal(flat_chain(f, B), X);
+	op_release();
+	assert_int_equal(op_join(&del), 0);
+	bpfmap_read_unlock();
+	assert_true(flat_lru_state(f->lru, flat_elem_of(f, X)) & FLAT_LRU_SMALL);
+	assert_int_equal(lru_small_states(f), __atomic_load_n(&f->lru->small, __ATOMIC_RELAXED));
+	uint64_t xw = x, yw = y;
+
 	assert_int_equal(bpfmap_lookup_elem(m, &yw, &v), 0);
 	assert_int_equal(bpfmap_lookup_elem(m, &xw, &v), -ENOENT);
 	bpfmap_free(m);
@@ -1988,6 +2045,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),
+		cmocka_unit_test_setup(test_lru_delete_then_reuse, setup_hook),
 		cmocka_unit_test_setup(test_flat_copy_home_refilled, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 	};

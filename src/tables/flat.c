@@ -134,6 +134,11 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
 	/* busy before the key goes */
 	uint32_t ticket = evicted ? COUNT_CREDIT : count_delete_begin(&f->count);
 
+	/* Out of the queues while the position is still live: once dead, an
+	 * in-section reuse under another home's lock (or a reclamation) may
+	 * fill it, and the state cleared then would be the new element's. */
+	if (f->lru && flat_lru_delete(f, pos, evicted != NULL))
+		*evicted |= FLAT_EVICT_SMALL;
 	if (!flat_is_node(f, pos)) {
 		flat_set_tag(bk, i, FLAT_WAIT);
 		if (f->match_by_key)
@@ -161,8 +166,7 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
 			filter |= flat_filter_bit(flat_tag_at(f, n));
 		__atomic_store_n(&f->homes[h].filter, filter, __ATOMIC_RELEASE);
 	}
-	if (f->lru && flat_lru_delete(f, pos, evicted != NULL))
-		*evicted |= FLAT_EVICT_SMALL;
+	TEST_HOOK(HOOK_DELETE_DEAD, &pos);
 	if (ticket != COUNT_CREDIT)
 		count_delete_end(&f->count, ticket);
 	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);

@@ -37,6 +37,9 @@ enum test_hook_point {
 				  * callbacks take deleted elements (obj: the lock word) */
 	HOOK_FLOCK_COPIED,	 /* a BPFMAP_F_LOCK copy-out: the value copied without its
 				  * lock, the lock word not yet read again (obj: value) */
+	HOOK_DELETE_DEAD,	 /* a flat delete: the position dead (claimable by a reuse
+				  * or the reclaimers), the home lock still held (obj:
+				  * position) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
