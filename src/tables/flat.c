@@ -169,7 +169,7 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
 	TEST_HOOK(HOOK_DELETE_DEAD, &pos);
 	if (ticket != COUNT_CREDIT)
 		count_delete_end(&f->count, ticket);
-	__atomic_fetch_or(&f->wait_bits[b / 64], 1ULL << (b % 64), __ATOMIC_RELEASE);
+	__atomic_store_n(&f->wait_marks[b], 1, __ATOMIC_RELEASE); /* after the WAIT tag */
 	return flat_dead_inc(f) >= (int32_t)f->kick_at && !handoff_busy(&f->rq);
 }
 

@@ -170,12 +170,12 @@ struct flat {
 	struct flat_lru *lru; /* evicting maps (LRU_HASH): tables/flat_lru.h; else NULL */
 	struct count_shard *dead_shards; /* per CPU (count's if sharded); NULL: 1 CPU */
 	uint32_t dead_mask; /* dead_shards has dead_mask + 1 */
-	uint32_t bits_words; /* words of each bucket bitmap */
+	uint32_t bits_words; /* words of queued_bits and sync_bits */
 	enum hash_kind hash_kind;
 	bool match_by_key; /* see "Matching by key" above */
 	uint32_t dead_home;	/* home of dead_word[0] */
 	uint64_t dead_word[2];	/* flat_dead_word */
-	uint64_t *wait_bits;   /* atomic words: buckets with WAIT slots */
+	uint8_t *wait_marks; /* atomic: a byte per bucket with WAIT slots (flat_take_mark) */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
 	uint32_t stores; /* sync/store_switch.h, ON (0) at first: flat_stores.c */

@@ -204,11 +204,11 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 		goto nomem;
 	if (by_elem && !(f->elems = big_zalloc((size_t)n_pos * sizeof(uint32_t))))
 		goto nomem;
-	f->wait_bits = calloc(3 * (size_t)f->bits_words, sizeof(uint64_t));
-	if (!f->wait_bits)
+	f->queued_bits = calloc(2 * (size_t)f->bits_words, sizeof(uint64_t));
+	f->wait_marks = calloc(f->n_buckets, 1);
+	if (!f->queued_bits || !f->wait_marks)
 		goto nomem;
 	freelist_init_on(&f->node_free, f->node_next, f->n_nodes);
-	f->queued_bits = f->wait_bits + f->bits_words;
 	f->sync_bits = f->queued_bits + f->bits_words;
 	for (uint32_t h = 0; h < f->n_homes; h++)
 		f->homes[h].chain = FLAT_NONE;
@@ -232,7 +232,8 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->fixed_bytes = sizeof(*f) + (size_t)n_homes * (sizeof(struct flat_bucket) +
 							 sizeof(struct flat_home)) +
 			 (size_t)home_pos * pos_bytes +
-			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count) +
+			 2 * (size_t)f->bits_words * sizeof(uint64_t) + f->n_buckets +
+			 count_mem(&f->count) +
 			 (f->dead_shards != f->count.shards
 				  ? (f->dead_mask + 1) * sizeof(*f->dead_shards)
 				  : 0);

@@ -49,29 +49,37 @@ static uint32_t flat_freed(struct flat *f, uint32_t b, uint64_t m, struct freeli
 	return n;
 }
 
-/* rq owner: WAIT -> QUEUED in every bucket flagged in wait_bits.  Returns the
- * number of slots moved. */
+/*
+ * Bucket b's wait mark taken (cleared), if set.  A delete marks its bucket
+ * with a release store after the slot's WAIT tag, and no locked
+ * instruction: this exchange either reads that store, and then sees the
+ * tag, or comes before it in the mark's order, and then the mark stays set
+ * for the next reclamation.  A mark is never lost, though a delete may
+ * store it over a set one (a test first would be: its load may pass its
+ * own tag store, see a mark about to be taken, and skip).
+ */
+static bool flat_take_mark(struct flat *f, uint32_t b)
+{
+	return __atomic_load_n(&f->wait_marks[b], __ATOMIC_RELAXED) &&
+	       __atomic_exchange_n(&f->wait_marks[b], 0, __ATOMIC_ACQ_REL);
+}
+
+/* rq owner: WAIT -> QUEUED in every marked bucket.  Returns the number of
+ * slots moved. */
 static uint32_t flat_queue_waiting(struct flat *f)
 {
 	uint32_t moved = 0;
 
-	for (uint32_t w = 0; w < f->bits_words; w++) {
-		uint64_t bits;
+	for (uint32_t b = 0; b < f->n_buckets; b++) {
+		uint32_t n;
 
-		if (!__atomic_load_n(&f->wait_bits[w], __ATOMIC_RELAXED))
+		if (!flat_take_mark(f, b))
 			continue;
-		bits = __atomic_exchange_n(&f->wait_bits[w], 0, __ATOMIC_ACQ_REL);
-		while (bits) {
-			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			uint32_t n = flat_count_of(flat_retag_all(&f->buckets[b], FLAT_WAIT,
-								  FLAT_QUEUED));
-
-			if (n) {
-				__atomic_fetch_or(&f->queued_bits[w], 1ULL << (b % 64),
-						  __ATOMIC_RELAXED);
-				moved += n;
-			}
-			bits &= bits - 1;
+		n = flat_count_of(flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_QUEUED));
+		if (n) {
+			__atomic_fetch_or(&f->queued_bits[b / 64], 1ULL << (b % 64),
+					  __ATOMIC_RELAXED);
+			moved += n;
 		}
 	}
 	return moved;
@@ -104,7 +112,8 @@ void flat_release(struct flat *f)
 	freelist_destroy(&f->node_free);
 	big_free(f->node_next);
 	big_free(f->homes);
-	free(f->wait_bits);
+	free(f->queued_bits);
+	free(f->wait_marks);
 	if (f->dead_shards != f->count.shards)
 		big_free(f->dead_shards);
 	count_destroy(&f->count);
@@ -164,15 +173,19 @@ bool flat_reclaim_try(struct flat *f)
 	/* Take WAIT and QUEUED slots (the latter from the callback, which then
 	 * finds fewer to free); sync_bits marks their buckets. */
 	for (uint32_t w = 0; w < f->bits_words; w++) {
-		uint64_t bits = __atomic_exchange_n(&f->wait_bits[w], 0, __ATOMIC_ACQ_REL) |
-				__atomic_exchange_n(&f->queued_bits[w], 0, __ATOMIC_ACQ_REL);
+		uint64_t queued = __atomic_exchange_n(&f->queued_bits[w], 0, __ATOMIC_ACQ_REL);
+		uint32_t end = w * 64 + 64 < f->n_buckets ? w * 64 + 64 : f->n_buckets;
 
-		for (; bits; bits &= bits - 1) {
-			uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			uint32_t c =
-			    flat_count_of(flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_SYNCQ)) +
-			    flat_count_of(flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_SYNCQ));
+		for (uint32_t b = w * 64; b < end; b++) {
+			bool waiting = flat_take_mark(f, b), was_queued = queued >> (b % 64) & 1;
+			uint32_t c = 0;
 
+			if (waiting)
+				c += flat_count_of(
+				    flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_SYNCQ));
+			if (was_queued)
+				c += flat_count_of(
+				    flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_SYNCQ));
 			if (c) {
 				f->sync_bits[w] |= 1ULL << (b % 64);
 				n += c;
