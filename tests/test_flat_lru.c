@@ -17,7 +17,8 @@
  * The writes to a state byte are of three kinds (the fill's store, the
  * delete's exchange, and the atomic read-modify-writes of lookups and
  * evictions), and each count moves by what the writer replaced: a lost or
- * doubled count shows up here.
+ * doubled count shows up here.  And at rest, after a reclamation, no
+ * position may be left dead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +29,7 @@
 
 #include "test_rng.h"
 #include "test_util.h"
+#include "sync/rcu.h"
 #include "tables/flat_lru.h"
 #include "util/cpu.h"
 
@@ -135,6 +137,25 @@ static void check_queues(const struct flat *f)
 		assert_int_equal(epochs[e], l->epoch_count[e]);
 }
 
+/* At rest, every deleted position is reclaimed: no delete's mark on its
+ * bucket (flat_reclaim.c, flat_take_mark) was lost to a reclamation that
+ * ran beside it, which would leave its position dead for good. */
+static void check_reclaimed(struct flat *f)
+{
+	uint32_t dead = 0;
+
+	rcu_wait_deferred();
+	flat_reclaim_sync(f);
+	rcu_wait_deferred();
+	for (uint32_t pos = 0; pos < f->n_buckets * FLAT_SLOTS; pos++) {
+		uint32_t t = flat_tag_at(f, pos);
+
+		dead += t == FLAT_WAIT || t == FLAT_QUEUED || t == FLAT_SYNCQ;
+	}
+	assert_int_equal(dead, 0);
+	assert_int_equal(flat_dead_total(f), 0);
+}
+
 static void test_queues_after_churn(void **state)
 {
 	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_LRU_HASH, "lru", 8, 8, MAX_ENTRIES, NULL);
@@ -157,6 +178,7 @@ static void test_queues_after_churn(void **state)
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_join(th[i], NULL), 0);
 	check_queues(to_flat(map));
+	check_reclaimed(to_flat(map));
 	bpfmap_free(map);
 }
 
