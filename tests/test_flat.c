@@ -441,8 +441,7 @@ static size_t mem_want(const struct flat *f)
 	size_t fixed = sizeof(*f) +
 		       (size_t)f->n_homes * (sizeof(struct flat_bucket) + sizeof(struct flat_home)) +
 		       (size_t)f->n_homes * FLAT_SLOTS * pos +
-		       2 * sizeof(uint64_t) * (size_t)f->bits_words + f->n_buckets +
-		       count_mem(&f->count) +
+		       3 * sizeof(uint64_t) * (size_t)f->bits_words + count_mem(&f->count) +
 		       (f->dead_shards != f->count.shards ? (f->dead_mask + 1) * 64 : 0);
 	/* Per node: its share of its bucket's tags and seq, its position's
 	 * bytes, and a link or two (chain, free list). */

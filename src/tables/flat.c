@@ -169,7 +169,8 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
 	TEST_HOOK(HOOK_DELETE_DEAD, &pos);
 	if (ticket != COUNT_CREDIT)
 		count_delete_end(&f->count, ticket);
-	__atomic_store_n(&f->wait_marks[b], 1, __ATOMIC_RELEASE); /* after the WAIT tag */
+	/* After the WAIT tag (flat_reclaim.c) */
+	__atomic_store_n(&f->wait_marks[b / FLAT_MARK_SPAN], 1, __ATOMIC_RELEASE);
 	return flat_dead_inc(f) >= (int32_t)f->kick_at && !handoff_busy(&f->rq);
 }
 

@@ -122,9 +122,8 @@ struct flat {
 	struct flat_bucket *buckets; /* n_homes homes, then the pool's buckets */
 	char *keys;   /* element e's key at e * key_stride */
 	char *values; /* element e's value at e * value_stride */
-	/* Keys longer than 8 bytes: position -> element index + 1 (0 until
-	 * the position's first fill; atomic), NULL for shorter keys (element ==
-	 * position). */
+	/* Keys longer than 8 bytes: position -> element index + 1 (0 until the
+	 * position's first fill; atomic), NULL for shorter (element == position). */
 	uint32_t *elems;
 	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
@@ -175,7 +174,7 @@ struct flat {
 	bool match_by_key; /* see "Matching by key" above */
 	uint32_t dead_home;	/* home of dead_word[0] */
 	uint64_t dead_word[2];	/* flat_dead_word */
-	uint8_t *wait_marks; /* atomic: a byte per bucket with WAIT slots (flat_take_mark) */
+	uint8_t *wait_marks; /* atomic: a byte per FLAT_MARK_SPAN buckets (flat_reclaim.c) */
 	uint64_t *queued_bits; /* atomic words: buckets with QUEUED slots; owner: rq */
 	uint64_t *sync_bits;   /* buckets with SYNCQ slots; owner: sync_busy */
 	uint32_t stores; /* sync/store_switch.h, ON (0) at first: flat_stores.c */
@@ -195,6 +194,7 @@ _Static_assert(offsetof(struct flat, buckets) >= 64 &&
 	       "struct flat's hot fields must share the line after the map's first");
 
 #define FLAT_NONE UINT32_MAX /* no slot */
+#define FLAT_MARK_SPAN 8     /* buckets per wait mark: as many bytes as a bitmap */
 
 /* What a program-view lookup does beside finding the value: mark it (an
  * evicting map's, tables/flat_lru.h), return the calling CPU's slot (a

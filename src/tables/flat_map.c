@@ -205,7 +205,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	if (by_elem && !(f->elems = big_zalloc((size_t)n_pos * sizeof(uint32_t))))
 		goto nomem;
 	f->queued_bits = calloc(2 * (size_t)f->bits_words, sizeof(uint64_t));
-	f->wait_marks = calloc(f->n_buckets, 1);
+	f->wait_marks = calloc(f->bits_words, 64 / FLAT_MARK_SPAN);
 	if (!f->queued_bits || !f->wait_marks)
 		goto nomem;
 	freelist_init_on(&f->node_free, f->node_next, f->n_nodes);
@@ -232,8 +232,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->fixed_bytes = sizeof(*f) + (size_t)n_homes * (sizeof(struct flat_bucket) +
 							 sizeof(struct flat_home)) +
 			 (size_t)home_pos * pos_bytes +
-			 2 * (size_t)f->bits_words * sizeof(uint64_t) + f->n_buckets +
-			 count_mem(&f->count) +
+			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count) +
 			 (f->dead_shards != f->count.shards
 				  ? (f->dead_mask + 1) * sizeof(*f->dead_shards)
 				  : 0);

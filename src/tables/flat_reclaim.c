@@ -50,36 +50,48 @@ static uint32_t flat_freed(struct flat *f, uint32_t b, uint64_t m, struct freeli
 }
 
 /*
- * Bucket b's wait mark taken (cleared), if set.  A delete marks its bucket
- * with a release store after the slot's WAIT tag, and no locked
- * instruction: this exchange either reads that store, and then sees the
- * tag, or comes before it in the mark's order, and then the mark stays set
- * for the next reclamation.  A mark is never lost, though a delete may
- * store it over a set one (a test first would be: its load may pass its
- * own tag store, see a mark about to be taken, and skip).
+ * Wait mark g taken (cleared), if set: buckets g * FLAT_MARK_SPAN on may
+ * hold WAIT slots.  A delete marks its bucket's group with a release store
+ * after the slot's WAIT tag, and no locked instruction: this exchange
+ * either reads that store, and then sees the tag, or comes before it in the
+ * mark's order, and then the mark stays set for the next reclamation.  A
+ * mark is never lost, though a delete may store it over a set one (a test
+ * first would be: its load may pass its own tag store, see a mark about to
+ * be taken, and skip).
  */
-static bool flat_take_mark(struct flat *f, uint32_t b)
+static bool flat_take_mark(struct flat *f, uint32_t g)
 {
-	return __atomic_load_n(&f->wait_marks[b], __ATOMIC_RELAXED) &&
-	       __atomic_exchange_n(&f->wait_marks[b], 0, __ATOMIC_ACQ_REL);
+	return __atomic_load_n(&f->wait_marks[g], __ATOMIC_RELAXED) &&
+	       __atomic_exchange_n(&f->wait_marks[g], 0, __ATOMIC_ACQ_REL);
+}
+
+/* The buckets of mark g: [*first, return). */
+static uint32_t flat_mark_span(const struct flat *f, uint32_t g, uint32_t *first)
+{
+	uint32_t end = (g + 1) * FLAT_MARK_SPAN;
+
+	*first = g * FLAT_MARK_SPAN;
+	return end < f->n_buckets ? end : f->n_buckets;
 }
 
 /* rq owner: WAIT -> QUEUED in every marked bucket.  Returns the number of
  * slots moved. */
 static uint32_t flat_queue_waiting(struct flat *f)
 {
-	uint32_t moved = 0;
+	uint32_t moved = 0, b, end;
 
-	for (uint32_t b = 0; b < f->n_buckets; b++) {
-		uint32_t n;
-
-		if (!flat_take_mark(f, b))
+	for (uint32_t g = 0; g * FLAT_MARK_SPAN < f->n_buckets; g++) {
+		if (!flat_take_mark(f, g))
 			continue;
-		n = flat_count_of(flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_QUEUED));
-		if (n) {
-			__atomic_fetch_or(&f->queued_bits[b / 64], 1ULL << (b % 64),
-					  __ATOMIC_RELAXED);
-			moved += n;
+		for (end = flat_mark_span(f, g, &b); b < end; b++) {
+			uint32_t n = flat_count_of(
+			    flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_QUEUED));
+
+			if (n) {
+				__atomic_fetch_or(&f->queued_bits[b / 64], 1ULL << (b % 64),
+						  __ATOMIC_RELAXED);
+				moved += n;
+			}
 		}
 	}
 	return moved;
@@ -174,16 +186,22 @@ bool flat_reclaim_try(struct flat *f)
 	 * finds fewer to free); sync_bits marks their buckets. */
 	for (uint32_t w = 0; w < f->bits_words; w++) {
 		uint64_t queued = __atomic_exchange_n(&f->queued_bits[w], 0, __ATOMIC_ACQ_REL);
-		uint32_t end = w * 64 + 64 < f->n_buckets ? w * 64 + 64 : f->n_buckets;
+		uint64_t waiting = 0;
+		uint32_t b, end;
 
-		for (uint32_t b = w * 64; b < end; b++) {
-			bool waiting = flat_take_mark(f, b), was_queued = queued >> (b % 64) & 1;
+		for (uint32_t g = w * (64 / FLAT_MARK_SPAN);
+		     g < (w + 1) * (64 / FLAT_MARK_SPAN) && g * FLAT_MARK_SPAN < f->n_buckets; g++)
+			if (flat_take_mark(f, g))
+				for (end = flat_mark_span(f, g, &b); b < end; b++)
+					waiting |= 1ULL << (b % 64);
+		for (uint64_t bits = waiting | queued; bits; bits &= bits - 1) {
 			uint32_t c = 0;
 
-			if (waiting)
+			b = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			if (waiting >> (b % 64) & 1)
 				c += flat_count_of(
 				    flat_retag_all(&f->buckets[b], FLAT_WAIT, FLAT_SYNCQ));
-			if (was_queued)
+			if (queued >> (b % 64) & 1)
 				c += flat_count_of(
 				    flat_retag_all(&f->buckets[b], FLAT_QUEUED, FLAT_SYNCQ));
 			if (c) {
