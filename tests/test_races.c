@@ -597,6 +597,19 @@ static uint32_t fill_home(struct bpfmap *m, uint32_t h, uint32_t n, uint32_t *ne
 	return k;
 }
 
+/* Use up the pool: home h's chain takes node after node, each deleted at
+ * once (inside a read-side section, none is reclaimed meanwhile). */
+static void use_up_pool(struct bpfmap *m, uint32_t h, uint32_t *next)
+{
+	struct flat *f = to_flat(m);
+
+	while (__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED) < f->n_nodes) {
+		uint64_t k = fill_home(m, h, 1, next);
+
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	}
+}
+
 static uint32_t lock_word(const struct flat *f, uint32_t h)
 {
 	return __atomic_load_n(&f->homes[h].lock, __ATOMIC_RELAXED);
@@ -707,13 +720,7 @@ static void test_chain_walk_diverted(void **state)
 	assert_int_equal(flat_node_next(f, X), flat_chain_find(f, A, pk.tag, NULL, 4, k, true));
 	fill_home(m, B, 8, &next);
 	fill_home(m, C, 8, &next);
-	/* Use up the pool: C's chain takes node after node, each deleted. */
-	while (__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED) < f->n_nodes) {
-		uint32_t c = fill_home(m, C, 1, &next);
-		uint64_t cw = c;
-
-		assert_int_equal(bpfmap_delete_elem(m, &cw), 0);
-	}
+	use_up_pool(m, C, &next);
 	struct op look = { .m = m, .key = k, .look = true, .cpu = -1 };
 
 	op_start_stopped(&look, HOOK_CHAIN_STEP, 0); /* about to read X */
@@ -759,11 +766,7 @@ static void test_lru_delete_then_reuse(void **state)
 	X = flat_chain(f, A);
 	assert_true(flat_is_node(f, X));
 	fill_home(m, B, 8, &next);
-	while (__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED) < f->n_nodes) {
-		uint64_t cw = fill_home(m, C, 1, &next);
-
-		assert_int_equal(bpfmap_delete_elem(m, &cw), 0);
-	}
+	use_up_pool(m, C, &next);
 	struct op del = { .m = m, .key = x, .del = true, .cpu = -1 };
 
 	op_start_stopped(&del, HOOK_DELETE_DEAD, 0);
