@@ -169,7 +169,7 @@ bool flat_kill_locked(struct flat *f, uint32_t h, uint32_t pos, uint32_t prev,
 	TEST_HOOK(HOOK_DELETE_DEAD, &pos);
 	if (ticket != COUNT_CREDIT)
 		count_delete_end(&f->count, ticket);
-	/* After the WAIT tag (flat_reclaim.c) */
+	/* After the WAIT tag: flat_take_mark says why no mark is lost. */
 	__atomic_store_n(&f->wait_marks[b / FLAT_MARK_SPAN], 1, __ATOMIC_RELEASE);
 	return flat_dead_inc(f) >= (int32_t)f->kick_at && !handoff_busy(&f->rq);
 }
