@@ -138,6 +138,9 @@ struct bpfmap {
 	 * (tables/flat.h). */
 };
 
+/* After the table built @map: bpfmap_lookup_elem() of a BPFMAP_F_WRONLY
+ * map refused by its copy-out, which the table may have specialised. */
+void map_refuse_reads(struct bpfmap *map);
 /* Fill the generic part of a freshly allocated map. */
 void map_init_common(struct bpfmap *map, const struct map_params *p,
 		     const struct map_ops *ops, map_lookup_fn lookup);

@@ -32,6 +32,21 @@ static int map_copy_generic(struct bpfmap *map, const void *key, void *value)
 	return map_result(map->ops->lookup_elem(map, key, value, 0));
 }
 
+/* The copy-out of a BPFMAP_F_WRONLY map. */
+static int map_copy_refused(struct bpfmap *map, const void *key, void *value)
+{
+	(void)map;
+	(void)key;
+	(void)value;
+	return map_fail(-EPERM);
+}
+
+void map_refuse_reads(struct bpfmap *map)
+{
+	if (map->map_flags & BPFMAP_F_WRONLY)
+		map->copy = map_copy_refused;
+}
+
 int map_fail(int err)
 {
 	errno = -err;
