@@ -105,6 +105,11 @@ struct op {
 	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
 	bool take; /* a lookup-and-delete into out */
 	bool walk; /* get_next_key from the first key into out */
+	/* Overwrite the key with the value it holds before anything else: a
+	 * thread's first overwrite registers its store window under the
+	 * lock, and only later ones store lock-free. */
+	bool warm;
+	bool warmed; /* atomic: the warm-up is done (op_start_stopped arms after it) */
 	uint64_t out;
 	uint64_t out_hi; /* the second word of a 16-byte value */
 	int cpu; /* -1: anywhere */
@@ -132,6 +137,14 @@ static void *op_thread(void *arg)
 
 	if (o->cpu >= 0 && !pin(o->cpu))
 		abort();
+	if (o->warm) {
+		uint64_t cur[2];
+
+		if (bpfmap_lookup_elem(o->m, &o->key, cur) ||
+		    bpfmap_update_elem(o->m, &o->key, cur, BPFMAP_EXIST))
+			abort();
+		__atomic_store_n(&o->warmed, true, __ATOMIC_SEQ_CST);
+	}
 	while (o->stopped && !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
 		usleep(100);
 	if (o->copy) {
@@ -166,6 +179,8 @@ static void op_start_stopped(struct op *o, enum test_hook_point point, int skip)
 	stop.skip = skip;
 	o->stopped = true;
 	op_start(o);
+	while (o->warm && !__atomic_load_n(&o->warmed, __ATOMIC_SEQ_CST))
+		usleep(100);
 	stop.who = o->t;
 	__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&stop.reached, __ATOMIC_SEQ_CST)) {
@@ -1460,7 +1475,7 @@ static void *reclaim_reuse_thread(void *arg)
 static void test_rhash_window_holds_element(void **state)
 {
 	struct bpfmap *m = rhash_map(8);
-	struct op store = { .m = m, .key = 3, .value = 5, .cpu = -1 };
+	struct op store = { .m = m, .key = 3, .value = 5, .cpu = -1, .warm = true };
 	struct reclaim_reuse u = { .m = m, .key = 4, .value = 9, .ret = INT32_MIN };
 	uint64_t v = 1;
 
@@ -1910,7 +1925,7 @@ static void test_rhash_store_then_take(void **state)
 	(void)state;
 	struct bpfmap *m = rhash_map(8);
 	uint64_t k = 9, v = 1;
-	struct op store = { .m = m, .key = k, .value = 2, .cpu = -1 };
+	struct op store = { .m = m, .key = k, .value = 2, .cpu = -1, .warm = true };
 	struct op take = { .m = m, .key = k, .take = true, .cpu = -1 };
 
 	assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);

@@ -375,7 +375,7 @@ static ALWAYS_INLINE int rtab_update_bare(struct rtab *r, uint32_t hash, const v
 		return rtab_bare_valid(r, &b) ? -EEXIST : RTAB_UNSURE;
 	if (!r->value_word || !stores_on(&r->lockfree_store))
 		return RTAB_UNSURE;
-	win = store_window_enter(true);
+	win = store_window_enter(false); /* registered by rtab_update_slow_sized */
 	if (unlikely(!win))
 		return RTAB_UNSURE;
 	if (likely(__atomic_load_n(&r->lockfree_store, STORE_WINDOW_ORDER) == STORES_ON) &&
@@ -403,21 +403,20 @@ static ALWAYS_INLINE uint32_t rtab_hash_inline(struct rtab *r, const void *key)
 	}
 }
 
-/* An update with the hash, compare and lock-free try of @kind inline. */
-static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
-					   const void *value, uint64_t flags, uint32_t key_size,
-					   enum hash_kind kind)
+/* What the bare probe left undecided, in a read-side section and then
+ * under the lock; @kind's compare and key copy inline. */
+static ALWAYS_INLINE int rtab_update_slow_sized(struct rtab *r, uint32_t hash, const void *key,
+						const void *value, uint64_t flags,
+						uint32_t key_size, enum hash_kind kind)
 {
-	struct rtab *r = to_rtab(map);
 	uint64_t mode = flags & (BPFMAP_NOEXIST | BPFMAP_EXIST);
 	bool lockf = flags & BPFMAP_F_LOCK;
-	uint32_t hash = rtab_hash(r, key, key_size, kind);
 	struct rtab_hint hint = { NULL, { NULL, 0 }, RTAB_NONE };
 	uint32_t *busy = NULL;
-	int ret = lockf ? RTAB_UNSURE : rtab_update_bare(r, hash, key, value, mode, key_size, kind);
+	int ret;
 
-	if (ret != RTAB_UNSURE)
-		return ret;
+	if (r->value_word && unlikely(!store_window_mine))
+		(void)store_window_register(); /* lock-free from the next one on */
 	rcu_lock();
 	/* After a bare probe, whatever it could not decide goes to the lock. */
 	ret = lockf || RTAB_BARE_PROBES
@@ -445,6 +444,39 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 		rcu_unlock();
 	}
 	return ret;
+}
+
+/* Out of line, per kind: the bare probe's path then saves no registers
+ * and sets up no frame (full-update -E2BIG answers and word overwrites). */
+#define RTAB_UPDATE_SLOW(name, ks, kind)                                                           \
+	static __attribute__((noinline)) int rtab_update_slow_##name(                              \
+		struct rtab *r, uint32_t hash, const void *key, const void *value, uint64_t flags) \
+	{                                                                                          \
+		return rtab_update_slow_sized(r, hash, key, value, flags, ks, kind);               \
+	}
+RTAB_UPDATE_SLOW(u32, 4, HASH_U32)
+RTAB_UPDATE_SLOW(u64, 8, HASH_U64)
+RTAB_UPDATE_SLOW(any, r->map.key_size, RTAB_GENERIC)
+
+/* An update with the hash, compare and lock-free try of @kind inline. */
+static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
+					   const void *value, uint64_t flags, uint32_t key_size,
+					   enum hash_kind kind)
+{
+	struct rtab *r = to_rtab(map);
+	uint32_t hash = rtab_hash(r, key, key_size, kind);
+	int ret = flags & BPFMAP_F_LOCK
+			  ? RTAB_UNSURE
+			  : rtab_update_bare(r, hash, key, value,
+					     flags & (BPFMAP_NOEXIST | BPFMAP_EXIST), key_size, kind);
+
+	if (ret != RTAB_UNSURE)
+		return ret;
+	if (kind == HASH_U32)
+		return rtab_update_slow_u32(r, hash, key, value, flags);
+	if (kind == HASH_U64)
+		return rtab_update_slow_u64(r, hash, key, value, flags);
+	return rtab_update_slow_any(r, hash, key, value, flags);
 }
 
 HASH_KIND_UPDATES(rtab_update, rtab_update_sized, struct bpfmap *, map, map->key_size,
