@@ -57,7 +57,7 @@ int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value)
 {
 	/* Three tests and branches, which fuse, where gcc would combine them
 	 * with setcc and or (the empty asm keeps them apart); and no access
-	 * test: a write-only map's copy-out refuses (map_refuse_reads). */
+	 * test: a write-only map's copy-out refuses (map_set_copy). */
 	if (unlikely(!map) || unlikely(!key))
 		return map_fail(-EINVAL);
 	__asm__ volatile("");

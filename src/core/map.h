@@ -138,9 +138,10 @@ struct bpfmap {
 	 * (tables/flat.h). */
 };
 
-/* After the table built @map: bpfmap_lookup_elem() of a BPFMAP_F_WRONLY
- * map refused by its copy-out, which the table may have specialised. */
-void map_refuse_reads(struct bpfmap *map);
+/* Install @copy as @map's copy-out (bpfmap_lookup_elem's tail call), or
+ * for a BPFMAP_F_WRONLY map a refusal (-EPERM), so that the entry point
+ * tests no flag.  Tables that specialise a copy-out install it so. */
+void map_set_copy(struct bpfmap *map, map_copy_fn copy);
 /* Fill the generic part of a freshly allocated map. */
 void map_init_common(struct bpfmap *map, const struct map_params *p,
 		     const struct map_ops *ops, map_lookup_fn lookup);

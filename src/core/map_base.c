@@ -41,10 +41,9 @@ static int map_copy_refused(struct bpfmap *map, const void *key, void *value)
 	return map_fail(-EPERM);
 }
 
-void map_refuse_reads(struct bpfmap *map)
+void map_set_copy(struct bpfmap *map, map_copy_fn copy)
 {
-	if (map->map_flags & BPFMAP_F_WRONLY)
-		map->copy = map_copy_refused;
+	map->copy = map->map_flags & BPFMAP_F_WRONLY ? map_copy_refused : copy;
 }
 
 int map_fail(int err)
@@ -57,7 +56,6 @@ void map_init_common(struct bpfmap *map, const struct map_params *p,
 		     const struct map_ops *ops, map_lookup_fn lookup)
 {
 	map->lookup = p->map_flags & BPFMAP_F_WRONLY_PROG ? map_lookup_refused : lookup;
-	map->copy = map_copy_generic;
 	map->ops = ops;
 	map->key_size = p->key_size;
 	map->value_size = map_params_value_bytes(p);
@@ -69,6 +67,7 @@ void map_init_common(struct bpfmap *map, const struct map_params *p,
 	map->map_flags = p->map_flags;
 	map->lock_off = p->lock_off;
 	map->type = p->type;
+	map_set_copy(map, map_copy_generic);
 }
 
 __attribute__((noinline)) char *map_pcpu_here_slow(const struct bpfmap *map, char *slot0,

@@ -109,7 +109,6 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 	map = mt->alloc(&p, &err);
 	if (!map)
 		goto out_err;
-	map_refuse_reads(map);
 	return map;
 
 out_err:

@@ -81,7 +81,7 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	c->lockfree_store = c->value_word && !p->evict ? STORES_ON : STORES_OFF;
 	copy = chain_copy_for(c);
 	if (copy)
-		c->map.copy = copy;
+		map_set_copy(&c->map, copy);
 	c->deferred_limit = chain_deferred_limit(p->max_entries);
 	if (count_init(&c->count, p->max_entries))
 		goto nomem;

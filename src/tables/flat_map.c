@@ -252,7 +252,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	map_init_common(&f->map, p, p->cpus ? &flat_percpu_ops : &flat_ops, lookup);
 	copy = flat_copy_for(f);
 	if (copy)
-		f->map.copy = copy;
+		map_set_copy(&f->map, copy);
 	return &f->map;
 
 nomem:

@@ -54,7 +54,7 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	memset(r, 0, sizeof(*r));
 	r->hash_kind = hash_kind_for_key_size(p->key_size);
 	map_init_common(&r->map, p, &rtab_ops, rtab_lookup_for(r->hash_kind, p->key_size));
-	r->map.copy = rtab_copy_for(r->hash_kind, p->key_size);
+	map_set_copy(&r->map, rtab_copy_for(r->hash_kind, p->key_size));
 	r->hash = hash_fn_for_kind(r->hash_kind);
 	hash_params_init(&r->hp, false);
 	r->mul = r->hp.mul;
