@@ -92,6 +92,7 @@ case ${1:-} in
 	mkdir -p "$dir/rtebpf-seeds" "$dir/rtebpf-corpus" "$dir/artifacts"
 	cp "$dir"/examples/*.bpf.o "$dir"/tests/*.bpf.o "$dir/rtebpf-seeds/"
 	exec "$dir/tests/fuzz/fuzz_rtebpf_load" -max_total_time="$secs" -timeout=20 \
+		-error_exitcode=1 -timeout_exitcode=1 \
 		-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
 		-artifact_prefix="$dir/artifacts/" "$dir/rtebpf-corpus" "$dir/rtebpf-seeds"
 	;;
@@ -152,6 +153,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # -timeout: an input runs in milliseconds; seconds mean a hang.
 # -max_len/-len_control: operation sequences need room (an operation is 2-60
 # bytes); libFuzzer's default starts near 4 bytes and grows slowly.
+# -error_exitcode/-timeout_exitcode: libFuzzer's own defaults include 77,
+# which --ci reads as "skipped" (a crash once passed CI as a skip).
 exec "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	-error_exitcode=1 -timeout_exitcode=1 \
 	-max_len=1024 -len_control=20 \
 	-artifact_prefix="$dir/artifacts/" "$@" "$corpus" tests/fuzz/corpus
