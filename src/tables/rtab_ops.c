@@ -446,8 +446,12 @@ static ALWAYS_INLINE int rtab_update_slow_sized(struct rtab *r, uint32_t hash, c
 	return ret;
 }
 
-/* Out of line, per kind: the bare probe's path then saves no registers
- * and sets up no frame (full-update -E2BIG answers and word overwrites). */
+/* Out of line, per kind, so that the bare probe's path (full-update
+ * -E2BIG answers, word overwrites) keeps a small frame: the section, the
+ * hint and the retry loop live here.  (Its one call left, the memcpy of a
+ * value shorter than 8 bytes, keeps some frame; a call-free
+ * map_value_word() removed it but slowed HASH's updates, whose code it
+ * moved: c54f4b2's message.) */
 #define RTAB_UPDATE_SLOW(name, ks, kind)                                                           \
 	static __attribute__((noinline)) int rtab_update_slow_##name(                              \
 		struct rtab *r, uint32_t hash, const void *key, const void *value, uint64_t flags) \
