@@ -46,6 +46,16 @@ extern __thread struct store_window *store_window_mine
  * memory).  Out of line: the lock-free fast path never calls it. */
 struct store_window *store_window_register(void);
 
+/* Register the calling thread's record if it has none yet.  Writers call
+ * it on their locked path, so that their lock-free path opens its window
+ * with store_window_enter(false) and calls nothing: a thread's first
+ * word overwrite takes the lock, the next ones store lock-free. */
+static ALWAYS_INLINE void store_window_ensure(void)
+{
+	if (unlikely(!store_window_mine))
+		(void)store_window_register();
+}
+
 /* Wait until no window that began before the call is still open (the caller
  * changed the state those windows check before calling). */
 void store_windows_wait(void);

@@ -396,8 +396,7 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 		 * store. */
 		uint64_t w = map_value_word(map, value);
 
-		if (unlikely(!store_window_mine))
-			(void)store_window_register(); /* lock-free from the next one on */
+		store_window_ensure(); /* lock-free from the next one on */
 		seq_spin_lock(lock);
 		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
 			__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w,

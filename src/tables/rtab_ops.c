@@ -415,8 +415,8 @@ static ALWAYS_INLINE int rtab_update_slow_sized(struct rtab *r, uint32_t hash, c
 	uint32_t *busy = NULL;
 	int ret;
 
-	if (r->value_word && unlikely(!store_window_mine))
-		(void)store_window_register(); /* lock-free from the next one on */
+	if (r->value_word)
+		store_window_ensure(); /* lock-free from the next one on */
 	rcu_lock();
 	/* After a bare probe, whatever it could not decide goes to the lock. */
 	ret = lockf || RTAB_BARE_PROBES
