@@ -71,7 +71,9 @@ enum bpfmap_type {
  * layout, and no protection against keys an attacker chooses (README,
  * "Hashing and untrusted keys"). */
 #define BPFMAP_F_ZERO_SEED (1U << 6)
-#define BPFMAP_F_RDONLY_PROG (1U << 7) /* recorded; the program view cannot enforce it */
+/* bpfmap_update(), bpfmap_delete() and bpfmap_percpu_add() refuse with EPERM;
+ * stores through a pointer from bpfmap_lookup() cannot be refused. */
+#define BPFMAP_F_RDONLY_PROG (1U << 7)
 #define BPFMAP_F_WRONLY_PROG (1U << 8) /* bpfmap_lookup() refuses: NULL, errno EPERM */
 
 /* Update flags (bpfmap_update_elem(), batch elem_flags), the kernel's values. */
@@ -289,8 +291,8 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *  -E2BIG   the key is absent and the map already holds max_entries;
  *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC), or an insert inside a
  *           read-side section found too many deleted elements still
- *           awaiting reclamation (RHASH and chained PERCPU_HASH maps; the
- *           README gives the counts); the key is not stored (a full LRU
+ *           awaiting reclamation (RHASH and chained PERCPU_HASH maps;
+ *           docs/CONCURRENCY.md gives the counts); the key is not stored (a full LRU
  *           map, which fails only if malloc does, may have evicted an
  *           element for it first).
  * Concurrency: locks the key's bucket.  Copy-out readers see the old or the new

@@ -449,7 +449,7 @@ static void test_sanity8(void **state)
 }
 
 /* The LRU types' creation checks and flag rules, and what bpfmap's LRU
- * guarantees beyond the kernel's (README, "LRU maps"). */
+ * guarantees beyond the kernel's (README and docs/MAPS.md, "LRU maps"). */
 static void test_lru_rules(void **state)
 {
 	const struct variant *v = variant_of(state);
@@ -537,7 +537,7 @@ static void test_no_common_rounding(void **state)
  * Keys in chains (a full map puts some there) go through the far paths.
  * (Every 8th: an eviction walks 256 entries at most before it takes the
  * oldest whatever its mark, so a run of more used keys than that in
- * insertion order is not kept whole; README, "LRU maps".)
+ * insertion order is not kept whole; docs/MAPS.md, "LRU maps".)
  */
 static void marks_case(enum bpfmap_type type, const char *isa, uint32_t ks, uint32_t vs,
 		       bool bulk, void *value)

@@ -500,10 +500,11 @@ static void test_churn_slots(void **state)
 
 /*
  * Delete one key and insert another, over and over, inside one read-side
- * section of a full map (the README, "Read-side sections").  The flat table
- * reuses a deleted position at once and never fails.  On the chained table
- * the deleted elements keep their slots until the section ends: inserts
- * succeed up to max(16384, 4 x max_entries) + 1024 such deletes, then
+ * section of a full map (docs/CONCURRENCY.md, "Inserts inside long
+ * sections").  The flat table reuses a deleted position at once and never
+ * fails.  On the chained table the deleted elements keep their slots
+ * until the section ends: inserts succeed up to max(16384, 4 x
+ * max_entries) + 1024 such deletes, then
  * PERCPU_HASH may answer -ENOMEM, leaving the map unchanged; after the
  * section the same insert succeeds, at once (a NO_PREALLOC map answered
  * -ENOMEM until the reclamation in the background had caught up).
