@@ -7,7 +7,8 @@
  *  - lookups over key sizes x small/medium/large maps (flags 0x40, as the
  *    seeds), and a 1M/1M map, there also with --bulk 16 on bpfmap's side;
  *  - full update and overwrite;
- *  - bytes per element of full preallocated maps of several key/value sizes;
+ *  - bytes per element of full preallocated maps of several key/value sizes
+ *    (report_mem.c);
  *  - lookups by 2 producers against 1, and by 1 producer while a writer
  *    overwrites values non-stop, against none;
  *  - bpfmap alone: full maps of 16384, 100K and 1M entries before and after
@@ -22,20 +23,10 @@
  * of seconds apart: another job's burst on this shared machine then spoils
  * one of them, which the median drops.  Memory is deterministic: once.
  *
- * The 1M/1M lookups (key 8) ranged 38-139 M/s between runs.  Measured on
- * this 2-CPU VM (an EPYC whose cache sizes it hides): bpfmap's table of a
- * 1M/1M map is 20 MiB, of which lookups touch the tags and keys, ~11 MiB,
- * about what a shared L3 holds, so its rate follows how much of the L3 the
- * other jobs on the host leave it: the same map, in one process, read
- * 30-45 M/s in one pass and 125-140 in the next, and a memory-bound job on
- * the other CPU held it at ~40.  The kernel's map (77 MiB, DRAM-bound
- * anyway) stayed within 9.3-11.2 M/s, so even the side-by-side ratio moves
- * with the load (3.8x-10.8x); the medians of rounds spread over the run are
- * what settles it.  Not the cause: transparent huge pages (the madvise of
- * flat.c takes: 8-16 of its 20 MiB are huge pages in every run; with THP
- * off, the rate was the same within the noise, 33 vs 35 M/s medians of 12
- * maps).  The first pass over a freshly filled 1M map is up to 2x slower than
- * the next; the 1M cells' warm-up (REPORT_BIG_WARMUP_S) covers several.
+ * The 1M/1M lookups follow how much of the shared L3 the host's other jobs
+ * leave them, and the first pass over a fresh 1M map is slower than the
+ * next: why the rounds are spread over the run and the 1M cells warm up
+ * longer (REPORT_BIG_WARMUP_S), bench/README.md, "The 1M/1M row".
  *
  * Quick (default): -w 0.2 -d 0.5 per cell and timed runs of about 256K
  * lookups instead of the seeds' 8M (the per-lookup figure does not depend on
@@ -74,17 +65,6 @@ static const uint32_t full_keys[] = { 1, 4, 8, 10, 16, 32, 64, 128, 256, 1024 };
 /* 1M/1M: one pass over the million keys per timed run, in both modes. */
 static const uint32_t quick_big_keys[] = { 8 };
 static const uint32_t full_big_keys[] = { 4, 8, 16, 32, 64, 256 };
-
-struct kv {
-	uint32_t key_size, value_size;
-};
-
-/* 8 + 8 first: the issue's 24-byte row. */
-static const struct kv quick_mem[] = { { 8, 8 },   { 4, 8 },  { 16, 16 },
-				       { 64, 64 }, { 8, 256 }, { 256, 8 } };
-static const struct kv full_mem[] = { { 8, 8 },   { 4, 8 },   { 16, 16 }, { 32, 32 },
-				      { 64, 64 }, { 16, 64 }, { 128, 128 }, { 8, 256 },
-				      { 256, 8 } };
 
 /* Concurrency rows: index into presets, key size. */
 struct conc_spec {
@@ -428,149 +408,6 @@ static void round_update(struct report *rp, int round, bool overwrite)
 			overwrite ? &rp->ovw : &rp->upd);
 }
 
-/* ---- bytes per element ---- */
-
-static uint32_t mem_type(const struct mem_row *m)
-{
-	return m->type ? m->type : BPFMAP_TYPE_HASH;
-}
-
-static void mem_json(struct report *rp, const char *backend, const struct mem_row *m, double bpe,
-		     const char *error)
-{
-	struct jw w;
-
-	if (!rp->env->json)
-		return;
-	jw_begin(&w, stdout);
-	jw_str(&w, "bench", "mem-per-elem");
-	jw_str(&w, "backend", backend);
-	jw_str(&w, "map_type", map_type_name(mem_type(m)));
-	jw_u64(&w, "key_size", m->key_size);
-	jw_u64(&w, "value_size", m->value_size);
-	jw_u64(&w, "max_entries", m->entries);
-	jw_u64(&w, "nr_entries", m->entries);
-	jw_u64(&w, "map_flags", 0);
-	jw_u64(&w, "producers", 1);
-	jw_num(&w, "bytes_per_elem", bpe);
-	jw_num(&w, "mem_bytes", bpe * m->entries);
-	if (!strcmp(backend, "lib"))
-		jw_num(&w, "target_bytes_per_elem", m->target);
-	if (error)
-		jw_str(&w, "error", error);
-	jw_end(&w);
-}
-
-/* Key i: i's low bytes (4 or more hold a million), the rest zero; value i. */
-
-static void mem_make(void *key, void *value, uint32_t i, void *arg)
-{
-	const struct mem_row *m = arg;
-	uint64_t v = i;
-
-	memset(key, 0, m->key_size);
-	memcpy(key, &v, m->key_size < sizeof(v) ? m->key_size : sizeof(v));
-	memset(value, 0, bench_value_bytes(mem_type(m), m->value_size));
-	memcpy(value, &v, m->value_size < sizeof(v) ? m->value_size : sizeof(v));
-}
-
-double mem_lib(struct report *rp, const struct mem_row *m, const char *what)
-{
-	uint8_t *key = calloc(1, m->key_size);
-	uint8_t *value = calloc(1, bench_value_bytes(mem_type(m), m->value_size));
-	struct bpfmap *map = NULL;
-	double bpe = NAN;
-	char err[160] = "";
-
-	progress(rp, what, "lib");
-	if (key && value)
-		map = bpfmap_create(mem_type(m), "mem", m->key_size, m->value_size, m->entries,
-				    NULL);
-	if (!map) {
-		snprintf(err, sizeof(err), "bpfmap_create: %s", strerror(errno));
-	} else {
-		for (uint32_t i = 0; i < m->entries; i++) {
-			int ret;
-
-			mem_make(key, value, i, (void *)m);
-			ret = bpfmap_update_elem(map, key, value, BPFMAP_ANY);
-			if (ret) {
-				snprintf(err, sizeof(err), "filling: %s", strerror(-ret));
-				break;
-			}
-		}
-		if (!err[0])
-			bpe = (double)bpfmap_mem_usage(map) / m->entries;
-		bpfmap_free(map);
-	}
-	free(key);
-	free(value);
-	if (err[0])
-		failed(rp, what, "lib", err);
-	mem_json(rp, "lib", m, bpe, err[0] ? err : NULL);
-	return bpe;
-}
-
-double mem_kernel(struct report *rp, const struct mem_row *m, const char *what)
-{
-	double bpe = NAN;
-	char err[160] = "";
-	int fd;
-
-	progress(rp, what, "kernel");
-	fd = bpf_map_create(mem_type(m), "bench_mem", m->key_size, m->value_size, m->entries,
-			    NULL);
-	if (fd < 0) {
-		snprintf(err, sizeof(err), "bpf_map_create: %s", strerror(errno));
-	} else if (!kbpf_fill(fd, m->entries, m->key_size,
-			      bench_value_bytes(mem_type(m), m->value_size), mem_make, (void *)m,
-			      err, sizeof(err))) {
-		long long b = kbpf_memlock(fd);
-
-		if (b < 0)
-			snprintf(err, sizeof(err), "no memlock in /proc/self/fdinfo");
-		else
-			bpe = (double)b / m->entries;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (err[0])
-		failed(rp, what, "kernel", err);
-	mem_json(rp, "kernel", m, bpe, err[0] ? err : NULL);
-	return bpe;
-}
-
-static uint32_t round8(uint32_t n)
-{
-	return (n + 7) & ~7u;
-}
-
-static void report_mem(struct report *rp)
-{
-	const struct kv *kv = rp->full ? full_mem : quick_mem;
-	size_t n = rp->full ? N(full_mem) : N(quick_mem);
-
-	for (size_t i = 0; i < n && rp->nmem < REPORT_MAX_MEM; i++) {
-		struct mem_row *m = &rp->mem[rp->nmem++];
-		char what[48];
-
-		*m = (struct mem_row){ .key_size = kv[i].key_size, .value_size = kv[i].value_size,
-				       .entries = REPORT_MEM_ENTRIES, .lib = NAN, .kern = NAN };
-		if (!rp->full && i > 0)
-			m->entries = REPORT_MEM_ENTRIES_QUICK;
-		/* The issue: 24 B for 8 + 8; else the padded key and value + 16. */
-		if (m->key_size == 8 && m->value_size == 8)
-			m->target = 24;
-		else
-			m->target = round8(m->key_size) + round8(m->value_size) + 16;
-		snprintf(what, sizeof(what), "bytes/elem %u+%u", m->key_size, m->value_size);
-		if (report_want(rp, BACKEND_LIB))
-			m->lib = mem_lib(rp, m, what);
-		if (report_want(rp, BACKEND_KERNEL))
-			m->kern = mem_kernel(rp, m, what);
-	}
-}
-
 /* ---- concurrency: 2 producers, and a writer ---- */
 
 /* One backend's cells of a concurrency row (struct conc_side). */
@@ -741,7 +578,7 @@ static int count_cells(const struct report *rp)
 	int nb = lib + report_want(rp, BACKEND_KERNEL);
 	int nkeys = (int)(full ? N(full_keys) : N(quick_keys));
 	int nbig = (int)(full ? N(full_big_keys) : N(quick_big_keys));
-	int nmem = (int)(full ? N(full_mem) : N(quick_mem));
+	int nmem = report_mem_rows(rp);
 	int nconc = (int)(full ? N(full_conc) : N(quick_conc));
 
 	/* Lookups, 1M/1M (and its --bulk), updates, concurrency: every round. */

@@ -225,8 +225,12 @@ uint32_t preset_loops(const struct report *rp, const struct preset *ps);
 /* The lookup grid's key sizes (quick or --full): their number, *@keys. */
 size_t report_grid_keys(const struct report *rp, const uint32_t **keys);
 struct bench_args kernel_args(const struct bench_args *a);
+
+/* report_mem.c: bytes per element, for report.c and report_types.c */
 double mem_lib(struct report *rp, const struct mem_row *m, const char *what);
 double mem_kernel(struct report *rp, const struct mem_row *m, const char *what);
+void report_mem(struct report *rp);
+int report_mem_rows(const struct report *rp); /* quick or --full */
 
 /* report_types.c */
 void types_setup(struct report *rp);
