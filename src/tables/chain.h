@@ -224,10 +224,8 @@ static ALWAYS_INLINE uint32_t chain_hash(const struct chain *c, const void *key)
  * Keys of 8 to 63 bytes are compared without the store-forwarding stall
  * (util/key_equal.h); longer keys of a size known at compile time compare
  * with the compiler's memcmp, and there the hash of the key takes long
- * enough for the caller's stores to have landed (bpfmap-bench, side by side:
- * k=16 +47%; k=32 +30% small, +9% medium once key_equal_long was unrolled
- * and the word hash took its coefficients from the map; k=64, NH-hashed,
- * level or 8% slower with key_equal_long).
+ * enough for the caller's stores to have landed, and key_equal_long
+ * gained nothing.
  */
 static ALWAYS_INLINE bool chain_key_equal(const void *stored, const void *key, uint32_t key_size)
 {

@@ -402,8 +402,8 @@ static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *
 /*
  * Copy-outs and updates outside any read-side section (rtab_ops.c): a
  * section costs about a sixth of a copy-out of a small map, and kept
- * overwrites and -E2BIG answers at 0.77-0.83x HASH's.  What a section otherwise
- * guarantees, the probe checks after the fact:
+ * overwrites and -E2BIG answers well behind HASH's.  What a section
+ * otherwise guarantees, the probe checks after the fact:
  *  - the memory stays readable: elements and overflow groups live in
  *    arenas that are never unmapped, and a retired table stays mapped,
  *    cleared, until the map goes (rtab_table_retire);

@@ -6,11 +6,10 @@
  * Why: glibc raises its mmap threshold each time a large block is freed, so
  * in a program that has freed a map, the next map's tables came from the
  * heap instead, laid out and paged differently, and lookups in large maps
- * ran 15-25% slower than in a fresh process (two bpfmap-bench --report
- * runs, the second with MALLOC_MMAP_THRESHOLD_ fixed: large k=16 148 and
- * 171 M/s, k=4 350 and 415).  Smaller arrays come from calloc, where
- * tests/test_oom.c can make them fail, and so does every array in
- * AddressSanitizer builds, whose leak and bounds checks do not see mmap.
+ * ran measurably slower than in a fresh process.  Smaller arrays come from
+ * calloc, where tests/test_oom.c can make them fail, and so does every
+ * array in AddressSanitizer builds, whose leak and bounds checks do not see
+ * mmap.
  */
 #ifndef BPFMAP_UTIL_BIG_ALLOC_H
 #define BPFMAP_UTIL_BIG_ALLOC_H
