@@ -318,9 +318,26 @@ BPFMAP_API int bpfmap_delete_elem(struct bpfmap *map, const void *key);
  * remove the element, atomically with respect to other writers.
  * Returns 0, or -EINVAL (NULL argument), -EPERM (map is RDONLY or WRONLY:
  * this needs both rights), -ENOENT.
+ * Concurrency: locks the key's bucket.  The value's spin lock, if any, is not
+ * taken (as in the kernel): a program holding it may be halfway through a
+ * change, which BPFMAP_F_LOCK (below) waits for.
  */
 BPFMAP_API int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key,
 					     void *value);
+
+/*
+ * bpfmap_lookup_and_delete_elem_flags - bpfmap_lookup_and_delete_elem() with
+ * @flags: 0 or BPFMAP_F_LOCK (copy the value as under its spin lock, the
+ * lock field reading as zero; libbpf's bpf_map_lookup_and_delete_elem_flags).
+ * Returns as bpfmap_lookup_and_delete_elem(), plus -EINVAL for any other flag
+ * bit (checked before the access rights, as the kernel does) or for
+ * BPFMAP_F_LOCK on a map without a spin lock (checked after them).
+ * Concurrency: with BPFMAP_F_LOCK, while a program holds the value's lock the
+ * call waits for it with the bucket unlocked and outside any read-side
+ * section of its own, then looks the key up again.
+ */
+BPFMAP_API int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const void *key,
+						   void *value, uint64_t flags);
 
 /*
  * bpfmap_get_next_key - iterate over the keys.

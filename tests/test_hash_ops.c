@@ -125,6 +125,103 @@ static void test_lookup_delete(void **state)
 	bpfmap_free(map);
 }
 
+struct locked_pair {
+	struct bpfmap_spin_lock lock;
+	uint32_t word;
+};
+
+/* lookup_and_delete_elem_flags on one map with a spin lock: F_LOCK copies
+ * the value with its lock field zero and removes the key; every other flag
+ * bit is EINVAL and removes nothing. */
+static void lookup_delete_flags_on(struct bpfmap *map, uint64_t k)
+{
+	struct locked_pair v = { .word = 5 }, out;
+
+	assert_non_null(map);
+	assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), 0);
+	for (int b = 0; b < 64; b++) {
+		if (b == 2) /* BPFMAP_F_LOCK */
+			continue;
+		assert_errno(bpfmap_lookup_and_delete_elem_flags(map, &k, &out, 1ULL << b),
+			     EINVAL);
+		assert_errno(bpfmap_lookup_and_delete_elem_flags(map, &k, &out,
+								 BPFMAP_F_LOCK | 1ULL << b),
+			     EINVAL);
+	}
+	memset(&out, 0xff, sizeof(out));
+	assert_int_equal(bpfmap_lookup_and_delete_elem_flags(map, &k, &out, BPFMAP_F_LOCK), 0);
+	assert_int_equal(out.lock.val, 0);
+	assert_int_equal(out.word, 5);
+	assert_errno(bpfmap_lookup_elem(map, &k, &out), ENOENT);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(map, &k, &out, BPFMAP_F_LOCK), ENOENT);
+	v.word = 6;
+	assert_int_equal(bpfmap_update_elem(map, &k, &v, BPFMAP_NOEXIST), 0);
+	memset(&out, 0xff, sizeof(out));
+	assert_int_equal(bpfmap_lookup_and_delete_elem_flags(map, &k, &out, 0), 0);
+	assert_int_equal(out.lock.val, 0);
+	assert_int_equal(out.word, 6);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(map, &k, &out, 0), ENOENT);
+	bpfmap_free(map);
+}
+
+static void test_lookup_delete_flags(void **state)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = variant_flags(state), .lock_off = 0);
+	struct locked_pair out;
+	uint64_t k = 3;
+	struct bpfmap *map;
+
+	/* Word keys (the flat table unless NO_PREALLOC), long keys (chained
+	 * in a small map), and RHASH. */
+	lookup_delete_flags_on(bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, sizeof(out), 64, &o), k);
+	map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 24, sizeof(out), 64, &o);
+	assert_non_null(map);
+	uint64_t lk[3] = { k, 0, 0 };
+	struct locked_pair v = { .word = 9 };
+
+	assert_int_equal(bpfmap_update_elem(map, lk, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_lookup_and_delete_elem_flags(map, lk, &out, BPFMAP_F_LOCK), 0);
+	assert_int_equal(out.word, 9);
+	assert_errno(bpfmap_lookup_elem(map, lk, &out), ENOENT);
+	bpfmap_free(map);
+	o.map_flags = BPFMAP_F_NO_PREALLOC;
+	lookup_delete_flags_on(bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 8, sizeof(out), 64, &o), k);
+
+	/* The kernel's order: flag bits, then access rights, then F_LOCK on
+	 * a map without a lock. */
+	struct bpfmap *ro = must_create(BPFMAP_TYPE_HASH, 8, 8, 4,
+					variant_flags(state) | BPFMAP_F_RDONLY);
+	struct bpfmap *wo = must_create(BPFMAP_TYPE_HASH, 8, 8, 4,
+					variant_flags(state) | BPFMAP_F_WRONLY);
+	struct bpfmap *plain = must_create(BPFMAP_TYPE_HASH, 8, 8, 4, variant_flags(state));
+
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(ro, &k, &out, 1), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(wo, &k, &out, 1ULL << 32), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(ro, &k, &out, BPFMAP_F_LOCK), EPERM);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(wo, &k, &out, BPFMAP_F_LOCK), EPERM);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(plain, &k, &out, BPFMAP_F_LOCK), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(plain, &k, &out, 0), ENOENT);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(NULL, &k, &out, 0), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(plain, NULL, &out, 0), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(plain, &k, NULL, 0), EINVAL);
+	bpfmap_free(ro);
+	bpfmap_free(wo);
+	bpfmap_free(plain);
+
+	/* Per-CPU maps: neither per-CPU flag, and no lock to take. */
+	map = must_create(BPFMAP_TYPE_PERCPU_HASH, 8, 8, 4, variant_flags(state));
+	uint64_t *pv = calloc((size_t)bpfmap_num_possible_cpus(), 8);
+
+	assert_non_null(pv);
+	assert_int_equal(bpfmap_update_elem(map, &k, pv, BPFMAP_NOEXIST), 0);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(map, &k, pv, BPFMAP_F_LOCK), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(map, &k, pv, BPFMAP_F_CPU), EINVAL);
+	assert_errno(bpfmap_lookup_and_delete_elem_flags(map, &k, pv, BPFMAP_F_ALL_CPUS), EINVAL);
+	assert_int_equal(bpfmap_lookup_and_delete_elem_flags(map, &k, pv, 0), 0);
+	free(pv);
+	bpfmap_free(map);
+}
+
 static void test_null_arguments(void **state)
 {
 	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, 4, 4, 4, variant_flags(state));
@@ -690,6 +787,7 @@ int main(void)
 		VARIANT_TESTS(test_update_flags),
 		VARIANT_TESTS(test_full_map),
 		VARIANT_TESTS(test_lookup_delete),
+		VARIANT_TESTS(test_lookup_delete_flags),
 		VARIANT_TESTS(test_null_arguments),
 		VARIANT_TESTS(test_access_flags),
 		VARIANT_TESTS(test_program_view),

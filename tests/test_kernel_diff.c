@@ -1725,6 +1725,9 @@ static void run_access(uint32_t access, uint32_t extra_flags)
 	BOTH("lookup_flags F_LOCK", bpf_map_lookup_elem_flags(p.fd, &k[0], p.tv, K_F_LOCK), bpfmap_lookup_elem_flags(p.m, &k[0], p.tv2, K_F_LOCK));
 	BOTH("get_next_key NULL", bpf_map_get_next_key(p.fd, NULL, p.tk), bpfmap_get_next_key(p.m, NULL, p.tk));
 	BOTH("get_next_key key", bpf_map_get_next_key(p.fd, &k[0], p.tk), bpfmap_get_next_key(p.m, &k[0], p.tk));
+	BOTH("lookup_and_delete flags 8", bpf_map_lookup_and_delete_elem_flags(p.fd, &k[1], p.tv, 8), bpfmap_lookup_and_delete_elem_flags(p.m, &k[1], p.tv2, 8));
+	BOTH("lookup_and_delete flags 1<<32", bpf_map_lookup_and_delete_elem_flags(p.fd, &k[1], p.tv, 1ULL << 32), bpfmap_lookup_and_delete_elem_flags(p.m, &k[1], p.tv2, 1ULL << 32));
+	BOTH("lookup_and_delete F_LOCK", bpf_map_lookup_and_delete_elem_flags(p.fd, &k[1], p.tv, K_F_LOCK), bpfmap_lookup_and_delete_elem_flags(p.m, &k[1], p.tv2, K_F_LOCK));
 	BOTH("lookup_and_delete", bpf_map_lookup_and_delete_elem(p.fd, &k[1], p.tv), bpfmap_lookup_and_delete_elem(p.m, &k[1], p.tv2));
 	for (int del = 0; del < 2; del++) {
 		const char *w = del ? "lookup_and_delete_batch" : "lookup_batch";

@@ -170,7 +170,8 @@ static void run_create(void)
  * Every flag bit of every call that takes flags, on HASH and these three
  * types, answer by answer against the kernel: map_flags at creation (each of
  * bits 0-31, alone and with NO_PREALLOC), and bits 0-63 of update_elem's and
- * lookup_elem_flags' flags and of each batch call's elem_flags and flags,
+ * lookup_elem_flags' and lookup_and_delete_elem_flags' flags and of each
+ * batch call's elem_flags and flags,
  * and every mix of bits 0-2 there (reported as bits 64-71: the mix b - 64).
  * Bits 3 and 4 (BPFMAP_F_CPU, BPFMAP_F_ALL_CPUS) are left out: Linux 6.18
  * lacks them.  A call that changes the maps changes both the same way, and
@@ -215,6 +216,10 @@ static void run_flag_bits_ops(int type)
 		rk = bpf_map_lookup_elem_flags(p.fd, &one, p.out_k, f) ? -errno : 0;
 		rb = bpfmap_lookup_elem_flags(p.m, &one, p.out_b, f);
 		FB_CHECK("lookup_elem_flags");
+		rk = bpf_map_lookup_and_delete_elem_flags(p.fd, &one, p.out_k, f) ? -errno : 0;
+		rb = bpfmap_lookup_and_delete_elem_flags(p.m, &one, p.out_b, f);
+		FB_CHECK("lookup_and_delete_elem_flags");
+		fb_put_back(p.fd, p.m, &one, p.v);
 		for (int which = 0; which < 2; which++) {
 			LIBBPF_OPTS(bpf_map_batch_opts, ko, .elem_flags = which ? 0 : f,
 				    .flags = which ? f : 0);

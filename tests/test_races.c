@@ -1878,6 +1878,138 @@ static void test_flock_batch_waits_alone(void **state)
 	}
 }
 
+struct locked_take {
+	struct bpfmap *m;
+	uint64_t key[2]; /* maps of 8-byte keys read key[0] */
+	uint64_t flags;
+	struct locked_value out;
+	int ret; /* atomic: INT32_MIN until done */
+};
+
+static void *locked_take_thread(void *arg)
+{
+	struct locked_take *t = arg;
+
+	memset(&t->out, 0xff, sizeof(t->out));
+	__atomic_store_n(&t->ret, bpfmap_lookup_and_delete_elem_flags(t->m, t->key, &t->out, t->flags),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A program holds K's value lock, its pointer taken in a read-side section
+ * that has ended.  A lookup-and-delete of K with F_LOCK waits for it: with
+ * the bucket unlocked (an update of @other, a key of that bucket, answers
+ * at once) and outside read-side sections (a grace period ends meanwhile),
+ * and then returns what the program left and removes K.  Without F_LOCK it
+ * takes no value lock, as the kernel's, and answers at once.
+ */
+static void flock_take_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other)
+{
+	struct locked_take t = { .m = m, .key = { k }, .flags = BPFMAP_F_LOCK, .ret = INT32_MIN };
+	struct locked_update o = { .m = m, .key = { other }, .ret = INT32_MIN };
+	struct locked_value v = { .word = 1 }, *p;
+	uint64_t key[2] = { k };
+	pthread_t tt, to, tg;
+	int done = 0;
+
+	assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, o.key, &v, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, key);
+	bpfmap_read_unlock();
+	assert_non_null(p);
+	bpfmap_spin_lock(&p->lock);
+	assert_int_equal(pthread_create(&tt, NULL, locked_take_thread, &t), 0);
+	assert_int_equal(answer_soon(&t.ret), INT32_MIN); /* waits for the program */
+	assert_int_equal(pthread_create(&to, NULL, locked_update_thread, &o), 0);
+	int updated = answer_soon(&o.ret);
+
+	__atomic_store_n(&gp_done, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_create(&tg, NULL, grace_period_thread, NULL), 0);
+	for (int i = 0; i < 200 && !done; i++) {
+		usleep(1000);
+		done = __atomic_load_n(&gp_done, __ATOMIC_SEQ_CST);
+	}
+	p->word = 2; /* the program's change, made under its lock */
+	bpfmap_spin_unlock(&p->lock);
+	assert_int_equal(pthread_join(tg, NULL), 0);
+	assert_int_equal(pthread_join(tt, NULL), 0);
+	assert_int_equal(pthread_join(to, NULL), 0);
+	assert_int_equal(updated, 0);
+	assert_true(done); /* the grace period ended while the take waited */
+	assert_int_equal(t.ret, 0);
+	assert_int_equal(t.out.word, 2);
+	assert_int_equal(t.out.lock.val, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, key, &v), -ENOENT);
+	assert_int_equal(bpfmap_lookup_elem(m, o.key, &v), 0);
+	assert_int_equal(v.word, 7);
+
+	/* Without F_LOCK: at once, the program still holding the lock (in a
+	 * section, so the element stays while it does). */
+	v.word = 3;
+	assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	t.flags = 0;
+	t.ret = INT32_MIN;
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, key);
+	assert_non_null(p);
+	bpfmap_spin_lock(&p->lock);
+	assert_int_equal(pthread_create(&tt, NULL, locked_take_thread, &t), 0);
+	int took = answer_soon(&t.ret);
+
+	bpfmap_spin_unlock(&p->lock);
+	bpfmap_read_unlock();
+	assert_int_equal(pthread_join(tt, NULL), 0);
+	assert_int_equal(took, 0);
+	assert_int_equal(t.out.word, 3);
+	assert_int_equal(t.out.lock.val, 0);
+	bpfmap_free(m);
+}
+
+static void test_flock_take_waits_alone(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(o, .lock_off = 0);
+	struct bpfmap *m;
+	uint64_t k = 1, other;
+	uint32_t next = 2;
+
+	/* The flat table, word keys and long ones (a map of 16384: flat). */
+	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, sizeof(struct locked_value), 8, &o);
+	assert_non_null(m);
+	flock_take_waits_alone(m, k, key_of_home(to_flat(m), home_of(to_flat(m), k), &next));
+	m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value), 16384, &o);
+	assert_non_null(m);
+	assert_ptr_not_equal(m->ops, &chain_ops);
+	flock_take_waits_alone(m, k, 2); /* any other key: the map above has K's home */
+
+	/* The chained table, both kinds of element memory. */
+	for (int np = 0; np < 2; np++) {
+		uint64_t key[2] = { k }, okey[2] = { 0 };
+
+		o.map_flags = np ? BPFMAP_F_NO_PREALLOC : 0;
+		m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, np ? 8 : 16, sizeof(struct locked_value),
+				  64, &o);
+		assert_non_null(m);
+		struct chain *c = chain_map_of(m);
+		struct chain_bucket *bk = chain_bucket(c, chain_key_of(c, key, CHAIN_GENERIC).hash);
+
+		assert_int_equal(c->prealloc, !np);
+		for (okey[0] = 2; chain_bucket(c, chain_key_of(c, okey, CHAIN_GENERIC).hash) != bk;)
+			okey[0]++;
+		flock_take_waits_alone(m, k, okey[0]);
+	}
+
+	/* RHASH. */
+	m = rhash_locked_map();
+	struct rtab_table *t = rtab_table_of(to_rtab(m));
+
+	for (other = 2; rtab_bucket(t, rhash_hash(m, other)) != rtab_bucket(t, rhash_hash(m, k));)
+		other++;
+	flock_take_waits_alone(m, k, other);
+}
+
 static void test_value_lock_waits_alone(void **state)
 {
 	(void)state;
@@ -2058,6 +2190,7 @@ int main(void)
 		cmocka_unit_test(test_rhash_flock_store_moves_word),
 		cmocka_unit_test(test_rhash_store_waits_value_lock),
 		cmocka_unit_test(test_value_lock_waits_alone),
+		cmocka_unit_test(test_flock_take_waits_alone),
 		cmocka_unit_test(test_flock_batch_waits_alone),
 		cmocka_unit_test(test_value_lock_waits_outside),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),

@@ -109,13 +109,25 @@ int bpfmap_delete_elem(struct bpfmap *map, const void *key)
 	return map_answer(map->ops->delete_elem(map, key));
 }
 
-int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const void *key, void *value,
+					uint64_t flags)
 {
 	if (!map || !key || !value)
 		return map_fail(-EINVAL);
+	/* The kernel's order: unknown flags, then the access rights, then a
+	 * lock flag on a map without a lock.  Neither per-CPU flag is taken. */
+	if (flags & ~(uint64_t)BPFMAP_F_LOCK)
+		return map_fail(-EINVAL);
 	if (!can_read(map) || !can_write(map))
 		return map_fail(-EPERM);
-	return map_answer(map->ops->lookup_and_delete_elem(map, key, value));
+	if ((flags & BPFMAP_F_LOCK) && !map_has_lock(map))
+		return map_fail(-EINVAL);
+	return map_answer(map->ops->lookup_and_delete_elem(map, key, value, flags));
+}
+
+int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+{
+	return bpfmap_lookup_and_delete_elem_flags(map, key, value, 0);
 }
 
 int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)

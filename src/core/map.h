@@ -103,7 +103,9 @@ struct map_ops {
 	int (*percpu_add)(struct bpfmap *map, const void *key, uint64_t delta);
 	int (*update_part)(struct bpfmap *map, const void *key, const void *src, uint32_t len,
 			   uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
-	int (*lookup_and_delete_elem)(struct bpfmap *map, const void *key, void *value);
+	/* flags: 0 or BPFMAP_F_LOCK (the map has a lock), already validated. */
+	int (*lookup_and_delete_elem)(struct bpfmap *map, const void *key, void *value,
+				      uint64_t flags);
 	int (*get_next_key)(struct bpfmap *map, const void *key, void *next_key);
 	/* The kernel's bucket-cursor batch protocol; elem_flags validated. */
 	int (*lookup_batch)(struct bpfmap *map, const void *in_batch, void *out_batch,

@@ -409,18 +409,29 @@ int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
 	return chain_update_kind(c->hash_kind, c, key, value, flags);
 }
 
+/* Delete @key, its value first copied to @value if not NULL (@lockf: as
+ * under the value's spin lock, BPFMAP_F_LOCK). */
 static ALWAYS_INLINE int chain_remove_sized(struct chain *c, const void *key, void *value,
-					   uint32_t key_size, enum hash_kind kind)
+					   bool lockf, uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_key k = chain_key_of(c, key, kind);
 	struct chain_bucket *b = chain_bucket(c, k.hash);
 	struct chain_elem **link, *e;
 
+retry:
 	chain_bucket_lock(b);
 	e = chain_walk(b, &k, key_size, kind, &link);
 	if (e) {
-		if (value)
+		if (value && lockf) {
+			uint32_t *busy = value_copy_out_or_busy(&c->map, value, elem_value(c, e));
+
+			if (unlikely(busy)) {
+				chain_value_wait(c, b, busy); /* unlocks b */
+				goto retry;
+			}
+		} else if (value) {
 			chain_copy_value_out(c, e, value, false);
+		}
 		chain_unlink_elem(c, link, e);
 	}
 	chain_bucket_unlock(b);
@@ -430,29 +441,30 @@ static ALWAYS_INLINE int chain_remove_sized(struct chain *c, const void *key, vo
 	return 0;
 }
 
-static int chain_remove(struct bpfmap *map, const void *key, void *value)
+static int chain_remove(struct bpfmap *map, const void *key, void *value, bool lockf)
 {
 	struct chain *c = to_chain(map);
 
 	switch (c->hash_kind) {
 	case HASH_U32:
-		return chain_remove_sized(c, key, value, 4, HASH_U32);
+		return chain_remove_sized(c, key, value, lockf, 4, HASH_U32);
 	case HASH_U64:
-		return chain_remove_sized(c, key, value, 8, HASH_U64);
+		return chain_remove_sized(c, key, value, lockf, 8, HASH_U64);
 	default:
-		return chain_remove_sized(c, key, value, map->key_size, CHAIN_GENERIC);
+		return chain_remove_sized(c, key, value, lockf, map->key_size, CHAIN_GENERIC);
 	}
 }
 
 int chain_delete_elem(struct bpfmap *map, const void *key)
 {
-	return chain_remove(map, key, NULL);
+	return chain_remove(map, key, NULL, false);
 }
 
-int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
+				 uint64_t flags)
 {
 	chain_stop_lockfree_stores(to_chain(map));
-	return chain_remove(map, key, value);
+	return chain_remove(map, key, value, flags & BPFMAP_F_LOCK);
 }
 
 static ALWAYS_INLINE int chain_lookup_sized(struct chain *c, const void *key, void *value,

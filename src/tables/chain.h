@@ -508,7 +508,8 @@ int chain_update_elem(struct bpfmap *map, const void *key, const void *value, ui
 int chain_update_part(struct bpfmap *map, const void *key, const void *src, uint32_t len,
 		      uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
 int chain_delete_elem(struct bpfmap *map, const void *key);
-int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value);
+int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
+				 uint64_t flags);
 int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 
 /* The elements' lifetime (chain_reclaim.c): a fresh element (NULL when out

@@ -573,33 +573,49 @@ int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint3
 				  &part, 0);
 }
 
-static int flat_remove(struct bpfmap *map, const void *key, void *value)
+/* Delete @key, its value first copied to @value if not NULL (@lockf: as
+ * under the value's spin lock, BPFMAP_F_LOCK). */
+static int flat_remove(struct bpfmap *map, const void *key, void *value, bool lockf)
 {
 	struct flat *f = to_flat(map);
 	uint32_t ks = map->key_size;
 	uint64_t hash = flat_hash(f, key);
 	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t h = pl.home, pos;
+	uint32_t h = pl.home, pos, *busy;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
-	bool section = ks > 8, kick = false;
+	bool section = ks > 8, kick;
 	uint32_t *lock = &f->homes[h].lock;
 
 	if (value) /* the value returned must not miss a store before the delete */
 		flat_stores_off(f);
+retry:
+	busy = NULL;
+	kick = false;
 	if (section)
 		rcu_lock();
 	seq_spin_lock(lock);
 	pos = flat_find(f, h, pl.tag, key, ks, small);
 	if (pos != FLAT_NONE) {
-		if (value)
+		if (value && lockf)
+			busy = value_copy_out_or_busy(map, value, flat_value_at(f, pos));
+		else if (value)
 			flat_copy_value_locked_out(f, pos, value, false);
-		kick = flat_kill_locked(f, h, pos,
-					flat_is_node(f, pos) ? flat_chain_prev(f, h, pos) : FLAT_NONE,
-					NULL);
+		if (!busy)
+			kick = flat_kill_locked(f, h, pos,
+						flat_is_node(f, pos) ? flat_chain_prev(f, h, pos)
+								     : FLAT_NONE,
+						NULL);
 	}
 	seq_spin_unlock(lock);
 	if (section)
 		rcu_unlock();
+	if (unlikely(busy)) {
+		/* A program holds the value's lock: positions stay mapped
+		 * while the map lives, so wait on the word outside the
+		 * section, with the home unlocked, as updates do. */
+		value_lock_wait_free(busy);
+		goto retry;
+	}
 	if (kick)
 		flat_kick(f);
 	return pos != FLAT_NONE ? 0 : -ENOENT;
@@ -607,10 +623,11 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value)
 
 int flat_delete_elem(struct bpfmap *map, const void *key)
 {
-	return flat_remove(map, key, NULL);
+	return flat_remove(map, key, NULL, false);
 }
 
-int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
+				uint64_t flags)
 {
-	return flat_remove(map, key, value);
+	return flat_remove(map, key, value, flags & BPFMAP_F_LOCK);
 }

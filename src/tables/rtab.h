@@ -570,7 +570,8 @@ map_copy_fn rtab_copy_for(enum hash_kind kind, uint32_t key_size);
 int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
 int rtab_delete_elem(struct bpfmap *map, const void *key);
-int rtab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value);
+int rtab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
+				uint64_t flags);
 
 /* tables/rtab_iter.c */
 int rtab_get_next_key(struct bpfmap *map, const void *key, void *next_key);

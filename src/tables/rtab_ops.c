@@ -491,19 +491,32 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 	return rtab_update_kind(to_rtab(map)->hash_kind, map, key, value, flags);
 }
 
-static int rtab_delete(struct rtab *r, const void *key, void *value)
+/* Delete @key, its value first copied to @value if not NULL (@lockf: as
+ * under the value's spin lock, BPFMAP_F_LOCK). */
+static int rtab_delete(struct rtab *r, const void *key, void *value, bool lockf)
 {
 	uint32_t hash = rtab_hash_inline(r, key);
 	struct rtab_group *g;
 	struct rtab_slot s;
-	uint32_t idx = RTAB_NONE;
+	uint32_t idx;
 
+retry:
+	idx = RTAB_NONE;
 	rcu_lock();
 	g = rtab_lock_bucket(r, hash, NULL);
 	if (rtab_find_locked(r, g, hash, key, &s)) {
 		idx = s.g->link[s.i];
-		if (value)
-			(void)rtab_copy_value(r, rtab_elem(r, idx), value, false, true);
+		if (value && !rtab_copy_value(r, rtab_elem(r, idx), value, lockf, true)) {
+			/* A program holds the value's lock: the arena stays
+			 * mapped while the map lives, so wait on the word
+			 * outside the section, the bucket unlocked. */
+			uint32_t *busy = &value_lock(&r->map, rtab_value(r, rtab_elem(r, idx)))->val;
+
+			rtab_unlock_bucket(g);
+			rcu_unlock();
+			value_lock_wait_free(busy);
+			goto retry;
+		}
 		rtab_delete_locked(r, g, s);
 	}
 	rtab_unlock_bucket(g);
@@ -518,11 +531,12 @@ static int rtab_delete(struct rtab *r, const void *key, void *value)
 
 int rtab_delete_elem(struct bpfmap *map, const void *key)
 {
-	return rtab_delete(to_rtab(map), key, NULL);
+	return rtab_delete(to_rtab(map), key, NULL, false);
 }
 
-int rtab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
+int rtab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
+				uint64_t flags)
 {
 	rtab_stop_lockfree_stores(to_rtab(map));
-	return rtab_delete(to_rtab(map), key, value);
+	return rtab_delete(to_rtab(map), key, value, flags & BPFMAP_F_LOCK);
 }

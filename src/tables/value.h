@@ -85,6 +85,18 @@ static inline bool value_copy_out_trylocked(const struct bpfmap *map, void *dst,
 	return true;
 }
 
+/* An F_LOCK copy by a caller that holds @src's bucket locked and will
+ * remove it: NULL once copied (the lock field zeroed), else the lock word,
+ * which someone else holds, for the caller to wait on with the bucket
+ * unlocked before it looks the key up again. */
+static inline uint32_t *value_copy_out_or_busy(const struct bpfmap *map, void *dst, void *src)
+{
+	if (!value_copy_out_trylocked(map, dst, src))
+		return &value_lock(map, src)->val;
+	value_clear_lock(map, dst);
+	return NULL;
+}
+
 /* Store @value into live value @dst, its lock word untouched (other threads
  * may hold it).  The caller keeps readers out (a seq, or the lock). */
 static inline void value_store(const struct bpfmap *map, void *dst, const void *value)

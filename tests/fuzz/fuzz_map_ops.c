@@ -521,18 +521,33 @@ static void op_lookup(struct fuzz *f, struct input *in)
 
 static void op_delete(struct fuzz *f, struct input *in, bool with_lookup)
 {
-	unsigned id = key_id(in);
+	/* The key's byte: its id, and in the upper values (how 3-6) a call of
+	 * lookup_and_delete_elem_flags: flags 0, F_LOCK, or one other bit. */
+	uint8_t b = u8(in);
+	unsigned id = b % NKEYS, how = b / NKEYS;
+	uint64_t flags = how == 4 ? BPFMAP_F_LOCK : how >= 5 ? 1ULL << (b * 7 % 64) : 0;
 	const char *what = with_lookup ? "lookup_and_delete_elem" : "delete_elem";
+	errset errs = 0;
 	int ret, e;
 
-	trace("%s key %u", what, id);
-	if (with_lookup)
+	trace("%s key %u how %u", what, id, how);
+	if (with_lookup && how >= 3)
+		ret = bpfmap_lookup_and_delete_elem_flags(f->map, f->key[id], f->vbuf, flags);
+	else if (with_lookup)
 		ret = bpfmap_lookup_and_delete_elem(f->map, f->key[id], f->vbuf);
 	else
 		ret = bpfmap_delete_elem(f->map, f->key[id]);
 	e = errno;
-	if (!can_write(f) || (with_lookup && !can_read(f))) {
-		expect_err(what, ret, e, ERR(EPERM));
+	if (!with_lookup || how < 3)
+		flags = 0;
+	if (flags & ~BPFMAP_F_LOCK)
+		errs |= ERR(EINVAL);
+	if ((flags & BPFMAP_F_LOCK) && !has_lock(f))
+		errs |= ERR(EINVAL);
+	if (!can_write(f) || (with_lookup && !can_read(f)))
+		errs |= ERR(EPERM);
+	if (errs) {
+		expect_err(what, ret, e, errs);
 		return;
 	}
 	expect_ret(what, ret, e, f->m.present[id] ? 0 : -ENOENT);
