@@ -662,8 +662,7 @@ void flat_stores_settle(struct flat *f);
 /* The per-key operations (flat_update.c). */
 int flat_update_elem(struct bpfmap *map, const void *key, const void *value, uint64_t flags);
 int flat_delete_elem(struct bpfmap *map, const void *key);
-int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
-				uint64_t flags);
+int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint32_t len,
 		     uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
 
