@@ -506,12 +506,17 @@ retry:
 	g = rtab_lock_bucket(r, hash, NULL);
 	if (rtab_find_locked(r, g, hash, key, &s)) {
 		idx = s.g->link[s.i];
-		if (value && !rtab_copy_value(r, rtab_elem(r, idx), value, lockf, true)) {
+		char *e = rtab_elem(r, idx);
+		uint32_t *busy = NULL;
+
+		if (value && lockf)
+			busy = value_copy_out_or_busy(&r->map, value, rtab_value(r, e));
+		else if (value)
+			(void)rtab_copy_value(r, e, value, false, true);
+		if (unlikely(busy)) {
 			/* A program holds the value's lock: the arena stays
 			 * mapped while the map lives, so wait on the word
 			 * outside the section, the bucket unlocked. */
-			uint32_t *busy = &value_lock(&r->map, rtab_value(r, rtab_elem(r, idx)))->val;
-
 			rtab_unlock_bucket(g);
 			rcu_unlock();
 			value_lock_wait_free(busy);
