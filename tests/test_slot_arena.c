@@ -194,6 +194,8 @@ static void test_populates_ahead(void **state)
 	(void)state;
 	assert_int_equal(slot_arena_init(&a, cap, 16, 0), 0);
 	chunk = (size_t)a.stride << a.chunk_shift;
+	/* Nothing handed out, nothing touched. */
+	assert_int_equal(slot_arena_mem(&a), 0);
 	for (uint32_t i = 1; i <= cap; i++) {
 		size_t used, mem, res;
 

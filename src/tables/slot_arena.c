@@ -282,8 +282,10 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 
 size_t slot_arena_mem(const struct slot_arena *a)
 {
-	size_t used = big_reserve_used((size_t)__atomic_load_n(&a->fresh, __ATOMIC_RELAXED) *
-				       a->stride);
+	uint32_t fresh = __atomic_load_n(&a->fresh, __ATOMIC_RELAXED);
+	/* Slots 0 .. fresh - 1 are the bytes touched; with none handed out
+	 * (fresh 1) slot 0 is untouched too, and an empty arena takes no page. */
+	size_t used = fresh > 1 ? big_reserve_used((size_t)fresh * a->stride) : 0;
 	size_t ahead = __atomic_load_n(&a->ahead, __ATOMIC_RELAXED);
 	size_t back = (size_t)__atomic_load_n(&a->released_n, __ATOMIC_RELAXED) * chunk_bytes(a);
 
