@@ -60,9 +60,9 @@ static uint64_t flat_homes_for(uint32_t max_entries, uint32_t key_size, bool dea
  * Word-key maps of two homes or more match by key (flat.h): pick the dead
  * words, 0 and a word of another home, and store them in every home slot
  * (calloc left 0 everywhere).  A second home is found in one or two tries
- * but for parameters that squeeze every 4-byte key into one home (a
- * multiplier below 2^32 / n_homes: odds of 2^-32 or so); such a map
- * matches by tags instead.
+ * but for parameters that put all 65 words tried in one home (negligible
+ * odds with the hash's random parameters); such a map matches by tags
+ * instead.
  */
 static void flat_init_dead_words(struct flat *f, uint32_t ks)
 {

@@ -51,9 +51,16 @@ def le32(b, off):
     return int.from_bytes(b[off:off + 4], "little")
 
 
+HASH_MIX = 0xFF51AFD7ED558CCD  # MurmurHash3 fmix64's first multiplier
+
+
 def finish(s, p):
-    # the fold, then multiply-shift by the random odd fin (hash_finish.h)
-    return ((s ^ (s >> 32)) * p["fin"]) & M64
+    # a fixed bijection (xor-shift, odd product, xor-shift), then
+    # multiply-shift by the random odd fin (hash_finish.h)
+    x = s ^ (s >> 32)
+    x = (x * HASH_MIX) & M64
+    x ^= x >> 32
+    return (x * p["fin"]) & M64
 
 
 def word_key(x, ks, p):
