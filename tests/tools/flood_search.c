@@ -14,7 +14,9 @@
  *    sets onto the 9363 homes of a 65536-entry flat map; the figure is the
  *    worst sum of squared home loads over the 8, against the mean for random
  *    keys (1.00 = as random; the old multiplier scored 10-80 on its bad
- *    cubes).
+ *    cubes).  That score and 8 draws miss a family that bunches in one
+ *    draw in a hundred: flood_tails.c scores subcubes by the table's probe
+ *    lengths over thousands of draws.
  * 2. Lane relations: pairs (x, x + delta) of 512-byte keys for short integer
  *    vectors delta over up to 40 lanes (the old attack's shape: low halves
  *    stepped, high halves 0), counting how often the two share a home over
