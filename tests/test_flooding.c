@@ -27,10 +27,10 @@
  * A map of a family that hurts one parameter draw in a hundred is met by
  * eight maps now and then, a flaky test.  test_tails draws hundreds: the
  * hash alone onto the homes of a 65536-entry flat map (its probe lengths
- * follow from the homes' loads), for the families that hurt the second
- * stage of the hash before 1da51c8's successor (hash/hash_finish.h):
- * equal halves (74x in one map in ten), the top octets of both halves
- * (3-7x in one in a hundred), and other keys whose varying bits sit high.
+ * follow from the homes' loads), for the families that bunched in a
+ * steady share of draws while the hash's second stage was a fold and one
+ * multiply (until 1da51c8; hash/hash_finish.h says why): equal halves, the
+ * top octets of both halves, and other keys whose varying bits sit high.
  */
 #include <stdio.h>
 #include <stdlib.h>
