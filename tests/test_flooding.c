@@ -41,8 +41,7 @@
 #include "tables/flat.h"
 #include "tables/chain.h"
 #include "tables/rtab.h"
-#include "hash/hash_params.h"
-#include "hash/hash_select.h"
+#include "flood_model.h"
 #include "test_bits.h"
 
 #define BOUND 1.3
@@ -50,10 +49,6 @@
 /* The family tables below are positional; their type, last, defaults to
  * HASH where it is left out. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-
-struct probe {
-	double present, absent;
-};
 
 /* ---- what the tables report ---------------------------------------------- */
 
@@ -68,11 +63,11 @@ static uint32_t flat_chain_len(const struct flat *f, uint32_t h)
 	return n;
 }
 
-static struct probe flat_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
+static struct flood_probe flat_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
 {
 	struct flat *f = to_flat(m);
 	uint32_t ks = m->key_size;
-	struct probe p = { 0, 0 };
+	struct flood_probe p = { 0, 0 };
 	uint64_t n = 0;
 
 	/* Single-threaded: the chains hold still. */
@@ -92,10 +87,10 @@ static struct probe flat_probe(struct bpfmap *m, const char *absent, uint32_t n_
 
 /* Chained: a present key compares the elements up to its own; an absent one
  * its bucket's whole chain. */
-static struct probe chain_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
+static struct flood_probe chain_probe(struct bpfmap *m, const char *absent, uint32_t n_absent)
 {
 	struct chain *h = to_chain(m);
-	struct probe p = { 0, 0 };
+	struct flood_probe p = { 0, 0 };
 	uint64_t n = 0;
 
 	for (uint32_t b = 0; b < h->n_buckets; b++) {
@@ -146,10 +141,10 @@ static uint32_t rtab_groups_to(struct rtab *r, const char *key, bool absent)
 	return n;
 }
 
-static struct probe rtab_probe(struct bpfmap *m, const char *present, uint32_t n_present,
+static struct flood_probe rtab_probe(struct bpfmap *m, const char *present, uint32_t n_present,
 			       const char *absent, uint32_t n_absent)
 {
-	struct probe p = { 0, 0 };
+	struct flood_probe p = { 0, 0 };
 
 	for (uint32_t i = 0; i < n_present; i++)
 		p.present += rtab_groups_to(to_rtab(m), present + (size_t)i * m->key_size, false);
@@ -234,12 +229,12 @@ static void gen_random(const struct family *fam, uint32_t i, char *key)
 }
 
 /* Fill a fresh map with fam's keys; the probe lengths it reports. */
-static struct probe run_map(const struct family *fam, char *keys)
+static struct flood_probe run_map(const struct family *fam, char *keys)
 {
 	uint32_t n = fam->n_in + fam->n_absent, ks = fam->ks;
 	struct bpfmap *m = must_create(fam->type ? fam->type : BPFMAP_TYPE_HASH, ks, 8,
 				       fam->max_entries, fam->map_flags);
-	struct probe p;
+	struct flood_probe p;
 	uint64_t v = 0;
 
 	for (uint32_t i = 0; i < n; i++)
@@ -260,12 +255,12 @@ static void check_family(const struct family *fam)
 {
 	struct family rnd_fam = *fam;
 	char *keys = malloc((size_t)(fam->n_in + fam->n_absent) * fam->ks);
-	struct probe base = { 0, 0 }, worst = { 0, 0 };
+	struct flood_probe base = { 0, 0 }, worst = { 0, 0 };
 
 	assert_non_null(keys);
 	rnd_fam.gen = gen_random;
 	for (uint32_t r = 0; r < fam->maps; r++) {
-		struct probe p;
+		struct flood_probe p;
 
 		random_salt = rnd();
 		p = run_map(&rnd_fam, keys);
@@ -274,7 +269,7 @@ static void check_family(const struct family *fam)
 		base.absent += p.absent / fam->maps;
 	}
 	for (uint32_t r = 0; r < fam->maps; r++) {
-		struct probe p = run_map(fam, keys);
+		struct flood_probe p = run_map(fam, keys);
 
 		if (p.present > worst.present)
 			worst.present = p.present;
@@ -387,9 +382,6 @@ static void test_zero_seed(void **state)
 
 /* ---- the hash alone, over many parameter draws ---------------------------- */
 
-#define TAIL_HOMES 8192u /* a 65536-entry flat map of 4- or 8-byte keys */
-#define TAIL_IN 50000u
-#define TAIL_ABSENT 15536u
 #define TAIL_DRAWS 300
 
 struct tail_family {
@@ -407,34 +399,6 @@ static uint64_t tail_key(const struct tail_family *fam, uint32_t i)
 	return fam->ks == 4 ? (uint32_t)k : k;
 }
 
-/* The probe lengths of flat_probe, from the homes' loads: a home's first
- * FLAT_SLOTS keys sit in its bucket, the rest in its chain. */
-static struct probe tail_probe(const uint64_t *keys, uint32_t ks, const struct hash_params *hp)
-{
-	static uint32_t load[TAIL_HOMES];
-	hash_fn fn = hash_fn_for_kind(hash_kind_for_key_size(ks));
-	struct probe p = { 0, 0 };
-
-	memset(load, 0, sizeof(load));
-	for (uint32_t i = 0; i < TAIL_IN + TAIL_ABSENT; i++) {
-		uint32_t h = (uint32_t)(((unsigned __int128)fn(&keys[i], ks, hp) * TAIL_HOMES) >> 64);
-
-		if (i < TAIL_IN) {
-			load[h]++;
-			continue;
-		}
-		p.absent += 1 + (load[h] > FLAT_SLOTS ? load[h] - FLAT_SLOTS : 0);
-	}
-	for (uint32_t h = 0; h < TAIL_HOMES; h++) {
-		uint32_t len = load[h] > FLAT_SLOTS ? load[h] - FLAT_SLOTS : 0;
-
-		p.present += load[h] - len + (double)len * (len + 3) / 2;
-	}
-	p.present /= TAIL_IN;
-	p.absent /= TAIL_ABSENT;
-	return p;
-}
-
 static void test_tails(void **state)
 {
 	(void)state;
@@ -450,35 +414,35 @@ static void test_tails(void **state)
 		{ "4-byte cube 0xffff0000", 4, 0xffff0000ULL, 0 },
 		{ "4-byte stride 4096", 4, 0, 0, 4096 },
 	};
-	uint64_t *keys = malloc((TAIL_IN + TAIL_ABSENT) * sizeof(*keys));
+	uint64_t *keys = malloc((FLOOD_IN + FLOOD_ABSENT) * sizeof(*keys));
 	struct hash_params hp;
-	struct probe base = { 0, 0 };
+	struct flood_probe base = { 0, 0 };
 	uint32_t failed = 0;
 
 	assert_non_null(keys);
 	/* Random keys' mean, as check_family's. */
 	for (uint32_t r = 0; r < 16; r++) {
-		struct probe p;
+		struct flood_probe p;
 
-		for (uint32_t i = 0; i < TAIL_IN + TAIL_ABSENT; i++)
+		for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
 			keys[i] = rnd();
 		hash_params_random(&hp);
-		p = tail_probe(keys, 8, &hp);
+		p = flood_model_probe(keys, 8, &hp);
 		base.present += p.present / 16;
 		base.absent += p.absent / 16;
 	}
 	for (size_t f = 0; f < ARRAY_SIZE(fams); f++) {
 		const struct tail_family *fam = &fams[f];
-		struct probe worst = { 0, 0 };
+		struct flood_probe worst = { 0, 0 };
 		uint32_t bad = 0;
 
-		for (uint32_t i = 0; i < TAIL_IN + TAIL_ABSENT; i++)
+		for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
 			keys[i] = tail_key(fam, i);
 		for (uint32_t r = 0; r < TAIL_DRAWS; r++) {
-			struct probe p;
+			struct flood_probe p;
 
 			hash_params_random(&hp);
-			p = tail_probe(keys, fam->ks, &hp);
+			p = flood_model_probe(keys, fam->ks, &hp);
 			bad += p.present > BOUND * base.present || p.absent > BOUND * base.absent;
 			worst.present = p.present > worst.present ? p.present : worst.present;
 			worst.absent = p.absent > worst.absent ? p.absent : worst.absent;

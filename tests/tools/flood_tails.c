@@ -16,58 +16,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash/hash_params.h"
-#include "hash/hash_select.h"
+#include "../flood_model.h"
 #include "../test_bits.h"
 #include "../test_rng.h"
 
-#define HOMES 8192u
-#define SLOTS 8u
-#define N_IN 50000u
-#define N_ABSENT 15536u
 #define BOUND 1.3
 
-static uint64_t keys[N_IN + N_ABSENT];
-static uint32_t load[HOMES];
+static uint64_t keys[FLOOD_IN + FLOOD_ABSENT];
 
-struct score {
-	double present, absent;
-};
-
-static struct score probe(uint32_t ks, const struct hash_params *p)
-{
-	hash_fn fn = hash_fn_for_kind(hash_kind_for_key_size(ks));
-	struct score s = { 0, 0 };
-
-	memset(load, 0, sizeof(load));
-	for (uint32_t i = 0; i < N_IN + N_ABSENT; i++) {
-		uint32_t h = (uint32_t)(((unsigned __int128)fn(&keys[i], ks, p) * HOMES) >> 64);
-
-		if (i < N_IN)
-			load[h]++;
-		else
-			s.absent += 1 + (load[h] > SLOTS ? load[h] - SLOTS : 0);
-	}
-	for (uint32_t h = 0; h < HOMES; h++) {
-		uint32_t len = load[h] > SLOTS ? load[h] - SLOTS : 0;
-
-		s.present += load[h] - len + (double)len * (len + 3) / 2;
-	}
-	s.present /= N_IN;
-	s.absent /= N_ABSENT;
-	return s;
-}
-
-static struct score random_keys(uint32_t ks)
+static struct flood_probe random_keys(uint32_t ks)
 {
 	struct hash_params p;
-	struct score base = { 0, 0 };
+	struct flood_probe base = { 0, 0 };
 
 	for (int r = 0; r < 32; r++) {
-		for (uint32_t i = 0; i < N_IN + N_ABSENT; i++)
+		for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
 			keys[i] = ks == 4 ? (uint32_t)rnd() : rnd();
 		hash_params_random(&p);
-		struct score s = probe(ks, &p);
+		struct flood_probe s = flood_model_probe(keys, ks, &p);
 		base.present += s.present / 32;
 		base.absent += s.absent / 32;
 	}
@@ -75,7 +41,7 @@ static struct score random_keys(uint32_t ks)
 }
 
 /* keys[] holds the family: draws over BOUND, and the worst ratio. */
-static void score_family(const char *name, uint32_t ks, int draws, struct score base)
+static void score_family(const char *name, uint32_t ks, int draws, struct flood_probe base)
 {
 	struct hash_params p;
 	double worst = 0;
@@ -83,7 +49,7 @@ static void score_family(const char *name, uint32_t ks, int draws, struct score 
 
 	for (int r = 0; r < draws; r++) {
 		hash_params_random(&p);
-		struct score s = probe(ks, &p);
+		struct flood_probe s = flood_model_probe(keys, ks, &p);
 		double x = s.present / base.present > s.absent / base.absent
 				   ? s.present / base.present
 				   : s.absent / base.absent;
@@ -97,13 +63,13 @@ static void score_family(const char *name, uint32_t ks, int draws, struct score 
 
 static void cube(uint64_t mask, uint64_t base_bits)
 {
-	for (uint32_t i = 0; i < N_IN + N_ABSENT; i++)
+	for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
 		keys[i] = deposit((uint64_t)(i * 40503u) & 0xffff, mask) | base_bits;
 }
 
 static void progression(uint32_t ks, uint64_t stride)
 {
-	for (uint32_t i = 0; i < N_IN + N_ABSENT; i++)
+	for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
 		keys[i] = ks == 4 ? (uint32_t)((i + 1) * stride) : (i + 1) * stride;
 }
 
@@ -165,7 +131,7 @@ int main(int argc, char **argv)
 		{ "stride 4096", 4, 0, 0, 4096 },
 		{ "stride 2^16 + 1", 4, 0, 0, 65537 },
 	};
-	struct score base[9];
+	struct flood_probe base[9];
 	char name[64];
 
 	base[4] = random_keys(4);
