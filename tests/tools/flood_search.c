@@ -8,6 +8,8 @@
  *	cc -O2 -I src -I include tests/tools/flood_search.c build/src/libbpfmap.a \
  *	    -lurcu-bp -o flood_search && ./flood_search [masks]
  *
+ * (CMake builds it with the tests, as build/tests/flood_search.)
+ *
  * 1. Subcubes: all 2^16 combinations of 16 key bits, the masks drawn at
  *    random (any bits, one or two bytes' worth, runs, top and bottom bits),
  *    for 4- and 8-byte keys.  Each is hashed under 8 fresh random parameter

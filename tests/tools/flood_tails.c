@@ -11,6 +11,8 @@
  *
  *	cc -O2 -I src -I include tests/tools/flood_tails.c build/src/libbpfmap.a \
  *	    -lurcu-bp -o flood_tails && ./flood_tails [draws] [random cubes]
+ *
+ * (CMake builds it with the tests, as build/tests/flood_tails.)
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,8 @@
  *	cc -O2 -I include tests/tools/flood_time.c build/src/libbpfmap.a -lurcu-bp -o flood_time
  *	./flood_time
  *
+ * (CMake builds it with the tests, as build/tests/flood_time.)
+ *
  * For each key family: fresh maps with random parameters, the family's keys
  * inserted, then the median time of a lookup of a present key against the
  * same for random keys of the same size in the same kind of map.  A ratio
