@@ -142,7 +142,7 @@ static uint32_t rtab_groups_to(struct rtab *r, const char *key, bool absent)
 }
 
 static struct flood_probe rtab_probe(struct bpfmap *m, const char *present, uint32_t n_present,
-			       const char *absent, uint32_t n_absent)
+				     const char *absent, uint32_t n_absent)
 {
 	struct flood_probe p = { 0, 0 };
 
@@ -384,25 +384,10 @@ static void test_zero_seed(void **state)
 
 #define TAIL_DRAWS 300
 
-struct tail_family {
-	const char *name;
-	uint32_t ks;
-	uint64_t mask, base; /* a subcube over mask, or with mask 0 ... */
-	uint64_t stride;     /* ... the progression (i + 1) * stride */
-};
-
-static uint64_t tail_key(const struct tail_family *fam, uint32_t i)
-{
-	uint64_t k = fam->mask ? deposit((uint64_t)(i * 40503u) & 0xffff, fam->mask) | fam->base
-			       : (uint64_t)(i + 1) * fam->stride;
-
-	return fam->ks == 4 ? (uint32_t)k : k;
-}
-
 static void test_tails(void **state)
 {
 	(void)state;
-	static const struct tail_family fams[] = {
+	static const struct flood_family fams[] = {
 		{ "8-byte equal halves, sequential", 8, 0, 0, 0x100000001ULL },
 		{ "8-byte top octets of both halves, 192.168.1.x/2.y", 8, 0xff000000ff000000ULL,
 		  0x0002a8c00001a8c0ULL },
@@ -416,28 +401,18 @@ static void test_tails(void **state)
 	};
 	uint64_t *keys = malloc((FLOOD_IN + FLOOD_ABSENT) * sizeof(*keys));
 	struct hash_params hp;
-	struct flood_probe base = { 0, 0 };
+	struct flood_probe base;
 	uint32_t failed = 0;
 
 	assert_non_null(keys);
 	/* Random keys' mean, as check_family's. */
-	for (uint32_t r = 0; r < 16; r++) {
-		struct flood_probe p;
-
-		for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
-			keys[i] = rnd();
-		hash_params_random(&hp);
-		p = flood_model_probe(keys, 8, &hp);
-		base.present += p.present / 16;
-		base.absent += p.absent / 16;
-	}
+	base = flood_random_base(keys, 8, 16);
 	for (size_t f = 0; f < ARRAY_SIZE(fams); f++) {
-		const struct tail_family *fam = &fams[f];
+		const struct flood_family *fam = &fams[f];
 		struct flood_probe worst = { 0, 0 };
 		uint32_t bad = 0;
 
-		for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
-			keys[i] = tail_key(fam, i);
+		flood_family_keys(fam, keys);
 		for (uint32_t r = 0; r < TAIL_DRAWS; r++) {
 			struct flood_probe p;
 

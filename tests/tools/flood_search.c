@@ -33,6 +33,7 @@
 
 #include "hash/hash_params.h"
 #include "hash/hash_select.h"
+#include "../flood_model.h"
 #include "../test_bits.h"
 #include "../test_rng.h"
 
@@ -43,32 +44,6 @@
 static uint32_t home_of(uint64_t h)
 {
 	return (uint32_t)(((unsigned __int128)h * HOMES) >> 64);
-}
-
-/* A mask of 16 bits below @width, of one of several shapes. */
-static uint64_t draw_mask(uint32_t width)
-{
-	uint64_t m = 0;
-	uint32_t shape = (uint32_t)(rnd() % 5);
-
-	if (shape == 1) { /* a run */
-		uint32_t at = (uint32_t)(rnd() % (width - 15));
-
-		return 0xffffULL << at;
-	}
-	if (shape == 2) /* the top bits */
-		return 0xffffULL << (width - 16);
-	if (shape == 3) { /* two bytes */
-		uint32_t a = (uint32_t)(rnd() % (width / 8)), b;
-
-		do
-			b = (uint32_t)(rnd() % (width / 8));
-		while (b == a);
-		return 0xffULL << (8 * a) | 0xffULL << (8 * b);
-	}
-	while (__builtin_popcountll(m) < 16) /* any bits (shapes 0 and 4) */
-		m |= 1ULL << (rnd() % width);
-	return m;
 }
 
 static uint32_t load[HOMES];
@@ -102,7 +77,7 @@ static void search_cubes(uint32_t ks, int masks)
 		base += crowding(fn, &p, ks, 0, true) / MAPS;
 	}
 	for (int i = 0; i < masks; i++) {
-		uint64_t mask = draw_mask(8 * ks);
+		uint64_t mask = flood_draw_mask(8 * ks, 5);
 		double w = 0;
 
 		for (int r = 0; r < MAPS; r++) {

@@ -19,28 +19,10 @@
 #include <string.h>
 
 #include "../flood_model.h"
-#include "../test_bits.h"
-#include "../test_rng.h"
 
 #define BOUND 1.3
 
 static uint64_t keys[FLOOD_IN + FLOOD_ABSENT];
-
-static struct flood_probe random_keys(uint32_t ks)
-{
-	struct hash_params p;
-	struct flood_probe base = { 0, 0 };
-
-	for (int r = 0; r < 32; r++) {
-		for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
-			keys[i] = ks == 4 ? (uint32_t)rnd() : rnd();
-		hash_params_random(&p);
-		struct flood_probe s = flood_model_probe(keys, ks, &p);
-		base.present += s.present / 32;
-		base.absent += s.absent / 32;
-	}
-	return base;
-}
 
 /* keys[] holds the family: draws over BOUND, and the worst ratio. */
 static void score_family(const char *name, uint32_t ks, int draws, struct flood_probe base)
@@ -63,58 +45,11 @@ static void score_family(const char *name, uint32_t ks, int draws, struct flood_
 	       BOUND, worst);
 }
 
-static void cube(uint64_t mask, uint64_t base_bits)
-{
-	for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
-		keys[i] = deposit((uint64_t)(i * 40503u) & 0xffff, mask) | base_bits;
-}
-
-static void progression(uint32_t ks, uint64_t stride)
-{
-	for (uint32_t i = 0; i < FLOOD_IN + FLOOD_ABSENT; i++)
-		keys[i] = ks == 4 ? (uint32_t)((i + 1) * stride) : (i + 1) * stride;
-}
-
-/* 16 key bits of one of several shapes (flood_search.c's, and the top
- * bits of every 16- or 32-bit field). */
-static uint64_t draw_mask(uint32_t width)
-{
-	uint64_t m = 0;
-	uint32_t shape = (uint32_t)(rnd() % 6);
-
-	if (shape == 1)
-		return 0xffffULL << (rnd() % (width - 15));
-	if (shape == 2)
-		return 0xffffULL << (width - 16);
-	if (shape == 3) {
-		uint32_t a = (uint32_t)(rnd() % (width / 8)), b;
-
-		do
-			b = (uint32_t)(rnd() % (width / 8));
-		while (b == a);
-		return 0xffULL << (8 * a) | 0xffULL << (8 * b);
-	}
-	if (shape == 5) {
-		uint32_t field = width == 64 && rnd() % 2 ? 32 : 16, per = 16 / (width / field);
-
-		for (uint32_t b = 0; b < width; b += field)
-			m |= ((1ULL << per) - 1) << (b + field - per);
-		return m;
-	}
-	while (__builtin_popcountll(m) < 16)
-		m |= 1ULL << (rnd() % width);
-	return m;
-}
-
 int main(int argc, char **argv)
 {
 	int draws = argc > 1 ? atoi(argv[1]) : 2000;
 	int ncubes = argc > 2 ? atoi(argv[2]) : 100;
-	static const struct {
-		const char *name;
-		uint32_t ks;
-		uint64_t mask, base, stride;
-	} fams[] = {
+	static const struct flood_family fams[] = {
 		{ "equal halves, sequential", 8, 0, 0, 0x100000001ULL },
 		{ "top octets of both halves", 8, 0xff000000ff000000ULL, 0, 0 },
 		{ "192.168.1.x / 192.168.2.y", 8, 0xff000000ff000000ULL, 0x0002a8c00001a8c0ULL, 0 },
@@ -136,25 +71,23 @@ int main(int argc, char **argv)
 	struct flood_probe base[9];
 	char name[64];
 
-	base[4] = random_keys(4);
-	base[8] = random_keys(8);
+	base[4] = flood_random_base(keys, 4, 32);
+	base[8] = flood_random_base(keys, 8, 32);
 	printf("random keys: 4-byte %.3f / %.3f, 8-byte %.3f / %.3f (present / absent)\n",
 	       base[4].present, base[4].absent, base[8].present, base[8].absent);
 	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
-		if (fams[f].mask)
-			cube(fams[f].mask, fams[f].base);
-		else
-			progression(fams[f].ks, fams[f].stride);
+		flood_family_keys(&fams[f], keys);
 		score_family(fams[f].name, fams[f].ks, draws, base[fams[f].ks]);
 	}
 	for (int c = 0; c < ncubes; c++) {
 		uint32_t ks = c % 2 ? 4 : 8;
-		uint64_t mask = draw_mask(8 * ks);
+		uint64_t mask = flood_draw_mask(8 * ks, 6);
 		uint64_t bits = rnd() % 2 ? rnd() & ~mask : 0;
+		struct flood_family cube = { name, ks, mask, ks == 4 ? bits & 0xffffffff : bits, 0 };
 
-		cube(mask, ks == 4 ? bits & 0xffffffff : bits);
 		snprintf(name, sizeof(name), "cube %#llx | %#llx", (unsigned long long)mask,
-			 (unsigned long long)(ks == 4 ? bits & 0xffffffff : bits));
+			 (unsigned long long)cube.base);
+		flood_family_keys(&cube, keys);
 		score_family(name, ks, draws / 4, base[ks]);
 	}
 	return 0;
