@@ -455,16 +455,30 @@ bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket
 	return true;
 }
 
-int rtab_arenas_init(struct rtab *r, uint32_t max_entries)
+#ifdef BPFMAP_TEST_HOOKS
+uint64_t rtab_reserve_bytes = RTAB_RESERVE_BYTES;
+#endif
+
+uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 {
-	/* Room beyond max_entries for elements waiting for their grace
+	/* Room beyond the elements for those waiting for their grace
 	 * period, so that inserts go on meanwhile instead of waiting. */
 	uint64_t spare = max_entries / 4;
+	uint64_t fits = rtab_reserve_budget() / r->stride - 1; /* slot 0 is never used */
+	uint64_t limit = max_entries;
 	uint32_t cap, ocap;
 
 	spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
-	cap = (uint32_t)(max_entries + spare > RTAB_MAX_ELEMS ? RTAB_MAX_ELEMS
-							       : max_entries + spare);
+	/* The arena is address space reserved up front, and a process has
+	 * 128 TiB of it: a map declared for 2^31 elements of 64 KiB (a map
+	 * meant as unbounded) would not be created at all.  Past the budget
+	 * the map holds fewer elements than max_entries and answers -ENOMEM
+	 * beyond them, as the kernel's does once its memory runs out. */
+	if (limit + spare > fits) {
+		spare = spare < fits / 4 ? spare : fits / 4;
+		limit = fits - spare;
+	}
+	cap = (uint32_t)(limit + spare > RTAB_MAX_ELEMS ? RTAB_MAX_ELEMS : limit + spare);
 	/* Overflow groups: a universal hash leaves about two buckets in
 	 * three with one at the most crowded (RTAB_GROW_LOAD), 0.08 a key;
 	 * a third of the elements is four times that, for both tables of a
@@ -476,10 +490,10 @@ int rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 	if (slot_arena_init(&r->elems, cap, r->stride, 0) ||
 	    slot_arena_init(&r->groups, ocap, sizeof(struct rtab_group),
 			    offsetof(struct rtab_group, next)))
-		return -ENOMEM;
+		return 0;
 	r->arena = r->elems.base;
 	r->ogroups = (struct rtab_group *)(void *)r->groups.base;
-	return 0;
+	return (uint32_t)limit;
 }
 
 size_t rtab_arenas_mem(const struct rtab *r)

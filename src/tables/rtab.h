@@ -146,6 +146,9 @@ struct rtab {
 	 * lookups read. */
 	struct slot_arena elems, groups;
 	struct count count;     /* sync/count.h: exact -E2BIG */
+	/* A new key into a map holding all it may: -E2BIG, or -ENOMEM when
+	 * the arena's budget holds fewer than max_entries (rtab_arenas_init). */
+	int full_err;
 	/* Elements unlinked, waiting for their grace period: the batch being
 	 * filled, and full ones (overflow groups are reused at once:
 	 * rtab_ogroup_free).  The flush callback, or an insert that finds
@@ -495,7 +498,31 @@ struct rtab_cursor {
 
 /* tables/rtab.c: the arenas, reclamation, and a bucket's edits under its
  * lock. */
-int rtab_arenas_init(struct rtab *r, uint32_t max_entries);
+/*
+ * The most address space an element arena reserves: past it a map holds
+ * fewer elements than max_entries (rtab_arenas_init).  A terabyte, so
+ * that only maps of 2^31 elements of 512 bytes and more are cut, to 2^40
+ * bytes of elements, far past any machine's memory, and a process still
+ * has room for a hundred such maps.  Test builds may lower it.
+ */
+#define RTAB_RESERVE_BYTES (1ULL << 40)
+#ifdef BPFMAP_TEST_HOOKS
+extern uint64_t rtab_reserve_bytes;
+static inline uint64_t rtab_reserve_budget(void)
+{
+	return rtab_reserve_bytes;
+}
+#else
+static inline uint64_t rtab_reserve_budget(void)
+{
+	return RTAB_RESERVE_BYTES;
+}
+#endif
+
+/* The arenas for up to @max_entries elements: returns how many the map
+ * may hold (max_entries, or fewer past RTAB_RESERVE_BYTES), 0 without
+ * memory. */
+uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries);
 size_t rtab_arenas_mem(const struct rtab *r);
 struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits);
 /* @t is no longer the map's: cleared and stashed once no read-side

@@ -47,7 +47,7 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	/* map_extra: the number of elements to size the first table for. */
 	uint64_t hint = p->map_extra;
 	struct rtab_table *t;
-	uint32_t bits;
+	uint32_t bits, limit;
 
 	if (!r || stride > UINT32_MAX)
 		goto nomem;
@@ -70,10 +70,10 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	r->min_bits = rtab_bits_for(((uint64_t)(p->max_entries < RTAB_FLOOR_ELEMS ? p->max_entries
 									      : RTAB_FLOOR_ELEMS) +
 				     RTAB_GROW_LOAD - 1) / RTAB_GROW_LOAD);
-	if (count_init(&r->count, p->max_entries))
+	limit = rtab_arenas_init(r, p->max_entries);
+	if (!limit || count_init(&r->count, limit))
 		goto nomem;
-	if (rtab_arenas_init(r, p->max_entries))
-		goto nomem;
+	r->full_err = limit < p->max_entries ? -ENOMEM : -E2BIG;
 	bits = rtab_bits_for((hint + RTAB_GROW_LOAD - 1) / RTAB_GROW_LOAD);
 	t = rtab_table_alloc(r, bits > r->min_bits ? bits : r->min_bits);
 	if (!t)

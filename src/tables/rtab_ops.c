@@ -246,7 +246,7 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 	if (mode == BPFMAP_EXIST)
 		goto unlock;
 	ticket = count_insert_begin(&r->count);
-	ret = -E2BIG;
+	ret = r->full_err;
 	if (ticket == COUNT_FULL)
 		goto unlock;
 	idx = rtab_elem_alloc(r);
@@ -337,7 +337,7 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 	if (mode == BPFMAP_EXIST)
 		return seq_spin_read_valid(&g->lock, seq) ? -ENOENT : RTAB_TAKE_LOCK;
 	if (count_full_quiescent(&r->count) && seq_spin_read_valid(&g->lock, seq))
-		return -E2BIG;
+		return r->full_err;
 	return RTAB_TAKE_LOCK;
 }
 
@@ -369,7 +369,7 @@ static ALWAYS_INLINE int rtab_update_bare(struct rtab *r, uint32_t hash, const v
 			return RTAB_UNSURE;
 		if (!rtab_bare_valid(r, &b))
 			return RTAB_UNSURE;
-		return mode == BPFMAP_EXIST ? -ENOENT : -E2BIG;
+		return mode == BPFMAP_EXIST ? -ENOENT : r->full_err;
 	}
 	if (mode == BPFMAP_NOEXIST)
 		return rtab_bare_valid(r, &b) ? -EEXIST : RTAB_UNSURE;
