@@ -293,8 +293,9 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *           read-side section found too many deleted elements still
  *           awaiting reclamation (RHASH and chained PERCPU_HASH maps;
  *           docs/CONCURRENCY.md gives the counts), or an RHASH map whose
- *           max_entries elements would take more than 1 TiB holds what
- *           1 TiB does (64 KiB values: about 15M); the key is not stored
+ *           max_entries elements would take more than 1 TiB, or more
+ *           address space than the process had at creation, holds what
+ *           fits (docs/RHASH.md); the key is not stored
  *           (a full LRU map, which fails only if malloc does, may have
  *           evicted an element for it first).
  * Concurrency: locks the key's bucket.  Copy-out readers see the old or the new

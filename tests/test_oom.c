@@ -31,6 +31,8 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
  * hash of its number (liburcu's worker runs some of bpfmap's allocations:
  * atomic, and no shared generator state). */
 static unsigned long fail_at, allocations, fail_one_in;
+/* Mappings longer than this fail, as under an RLIMIT_AS; 0: none. */
+static size_t mmap_max;
 
 static bool should_fail(void)
 {
@@ -55,7 +57,7 @@ void *__wrap_calloc(size_t n, size_t size)
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	if (should_fail()) {
+	if (should_fail() || (mmap_max && len > mmap_max)) {
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}
@@ -448,6 +450,49 @@ static void test_rhash_grow_without_memory(void **state)
 }
 
 /*
+ * RHASH where address space is short (an RLIMIT_AS, a sanitizer's layout):
+ * an arena reserved for 2^31 elements does not fit, so the map takes half
+ * the room again and again until it does, is created, and answers -ENOMEM
+ * (never -E2BIG) once that room is full; it used to refuse creation.  Below
+ * the floor (RTAB_RESERVE_MIN elements), creation fails.
+ */
+static void test_rhash_short_address_space(void **state)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *map;
+	uint64_t k, out;
+	int ret = 0;
+
+	(void)state;
+	mmap_max = 8u << 20;
+	map = bpfmap_create(BPFMAP_TYPE_RHASH, "short", 8, 8, 1u << 31, &o);
+	mmap_max = 0;
+	assert_non_null(map);
+	for (k = 0; k < (1u << 20) && ret == 0; k++)
+		ret = bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST);
+	k--;
+	assert_int_equal(ret, -ENOMEM);
+	/* 8 MiB holds 2^17 overflow groups: the arenas take 2^18 elements, a
+	 * quarter of them spare. */
+	assert_int_equal(k, 3u << 16);
+	assert_int_equal(walk_count(map, 8), k);
+	for (uint64_t i = 0; i < k; i += 97) {
+		assert_int_equal(bpfmap_lookup_elem(map, &i, &out), 0);
+		assert_int_equal(out, i);
+	}
+	assert_int_equal(bpfmap_delete_elem(map, &out), 0);
+	assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
+	bpfmap_free(map);
+
+	mmap_max = 64u << 10;
+	errno = 0;
+	assert_null(bpfmap_create(BPFMAP_TYPE_RHASH, "short", 8, 8, 1u << 31, &o));
+	assert_int_equal(errno, ENOMEM);
+	mmap_max = 0;
+	rcu_wait_deferred();
+}
+
+/*
  * get_next_key on a preallocated map with keys over 256 bytes allocates the
  * buffers it compares keys in (so does the kernel's syscall): without
  * memory it answers -ENOMEM and writes nothing; with it, the walk goes on.
@@ -490,6 +535,7 @@ int main(void)
 		test_entry(test_lru_section_inserts_while_allocations_fail),
 		test_entry(test_lru_section_inserts_after_cpu_move),
 		test_entry(test_rhash_grow_without_memory),
+		test_entry(test_rhash_short_address_space),
 		test_entry(test_get_next_key_long_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

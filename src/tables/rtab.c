@@ -461,39 +461,49 @@ uint64_t rtab_reserve_bytes = RTAB_RESERVE_BYTES;
 
 uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 {
-	/* Room beyond the elements for those waiting for their grace
-	 * period, so that inserts go on meanwhile instead of waiting. */
-	uint64_t spare = max_entries / 4;
 	uint64_t fits = rtab_reserve_budget() / r->stride - 1; /* slot 0 is never used */
-	uint64_t limit = max_entries;
-	uint32_t cap, ocap;
 
-	spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
-	/* The arena is address space reserved up front, and a process has
-	 * 128 TiB of it: a map declared for 2^31 elements of 64 KiB (a map
-	 * meant as unbounded) would not be created at all.  Past the budget
-	 * the map holds fewer elements than max_entries and answers -ENOMEM
-	 * beyond them, as the kernel's does once its memory runs out. */
-	if (limit + spare > fits) {
-		spare = spare < fits / 4 ? spare : fits / 4;
-		limit = fits - spare;
+	for (;;) {
+		/* Room beyond the elements for those waiting for their grace
+		 * period, so that inserts go on meanwhile instead of waiting. */
+		uint64_t spare = max_entries / 4, limit = max_entries;
+		uint32_t cap, ocap;
+
+		spare = spare < 1024 ? 1024 : spare > (1u << 20) ? 1u << 20 : spare;
+		/* The arena is address space reserved up front, and a process
+		 * has 128 TiB of it: a map declared for 2^31 elements of 64 KiB
+		 * (a map meant as unbounded) would not be created at all.  Past
+		 * the budget the map holds fewer elements than max_entries and
+		 * answers -ENOMEM beyond them, as the kernel's does once its
+		 * memory runs out. */
+		if (limit + spare > fits) {
+			spare = spare < fits / 4 ? spare : fits / 4;
+			limit = fits - spare;
+		}
+		cap = (uint32_t)(limit + spare > RTAB_MAX_ELEMS ? RTAB_MAX_ELEMS : limit + spare);
+		/* Overflow groups: a universal hash leaves about two buckets in
+		 * three with one at the most crowded (RTAB_GROW_LOAD), 0.08 a
+		 * key; a third of the elements is four times that, for both
+		 * tables of a resize.  Running dry stalls a resize (its run is
+		 * given back) and fails an insert with -ENOMEM, never more. */
+		ocap = cap / 3 + 1024;
+		/* Free elements link through their first word, free groups
+		 * through next: nothing reads either then. */
+		if (!slot_arena_init(&r->elems, cap, r->stride, 0)) {
+			if (!slot_arena_init(&r->groups, ocap, sizeof(struct rtab_group),
+					     offsetof(struct rtab_group, next))) {
+				r->arena = r->elems.base;
+				r->ogroups = (struct rtab_group *)(void *)r->groups.base;
+				return (uint32_t)limit;
+			}
+			slot_arena_destroy(&r->elems);
+		}
+		/* Address space refused (RLIMIT_AS, a sanitizer's layout, the
+		 * process's mappings used up): half the room, down to a floor. */
+		if (cap <= RTAB_RESERVE_MIN)
+			return 0;
+		fits = cap / 2;
 	}
-	cap = (uint32_t)(limit + spare > RTAB_MAX_ELEMS ? RTAB_MAX_ELEMS : limit + spare);
-	/* Overflow groups: a universal hash leaves about two buckets in
-	 * three with one at the most crowded (RTAB_GROW_LOAD), 0.08 a key;
-	 * a third of the elements is four times that, for both tables of a
-	 * resize.  Running dry stalls a resize (its run is given back) and
-	 * fails an insert with -ENOMEM, never more. */
-	ocap = cap / 3 + 1024;
-	/* Free elements link through their first word, free groups through
-	 * next: nothing reads either then. */
-	if (slot_arena_init(&r->elems, cap, r->stride, 0) ||
-	    slot_arena_init(&r->groups, ocap, sizeof(struct rtab_group),
-			    offsetof(struct rtab_group, next)))
-		return 0;
-	r->arena = r->elems.base;
-	r->ogroups = (struct rtab_group *)(void *)r->groups.base;
-	return (uint32_t)limit;
 }
 
 size_t rtab_arenas_mem(const struct rtab *r)

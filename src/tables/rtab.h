@@ -506,6 +506,9 @@ struct rtab_cursor {
  * has room for a hundred such maps.  Test builds may lower it.
  */
 #define RTAB_RESERVE_BYTES (1ULL << 40)
+/* Where less address space is to be had (RLIMIT_AS, say), the arena takes
+ * half as much again and again, down to room for this many elements. */
+#define RTAB_RESERVE_MIN 4096u
 #ifdef BPFMAP_TEST_HOOKS
 extern uint64_t rtab_reserve_bytes;
 static inline uint64_t rtab_reserve_budget(void)
@@ -520,8 +523,8 @@ static inline uint64_t rtab_reserve_budget(void)
 #endif
 
 /* The arenas for up to @max_entries elements: returns how many the map
- * may hold (max_entries, or fewer past RTAB_RESERVE_BYTES), 0 without
- * memory. */
+ * may hold (max_entries, or fewer past RTAB_RESERVE_BYTES or the address
+ * space to be had), 0 without memory. */
 uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries);
 size_t rtab_arenas_mem(const struct rtab *r);
 struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits);
