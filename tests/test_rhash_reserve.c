@@ -16,15 +16,6 @@
 #include "test_util.h"
 #include "tables/rtab.h"
 
-static struct bpfmap *rhash(uint32_t ks, uint32_t vs, uint32_t max)
-{
-	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
-	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, "rh", ks, vs, max, &o);
-
-	assert_non_null(m);
-	return m;
-}
-
 /* Maps of the largest max_entries with large values: created, usable, and
  * their memory follows the few elements they hold. */
 static void test_unbounded_large_values(void **state)
@@ -41,7 +32,7 @@ static void test_unbounded_large_values(void **state)
 	assert_int_equal(rtab_reserve_budget(), RTAB_RESERVE_BYTES);
 	for (unsigned int s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		uint32_t vs = sizes[s];
-		struct bpfmap *m = rhash(8, vs, 1u << 31);
+		struct bpfmap *m = must_create(BPFMAP_TYPE_RHASH, 8, vs, 1u << 31, BPFMAP_F_NO_PREALLOC);
 		char *val = malloc(vs), *out = malloc(vs);
 
 		assert_non_null(val);
@@ -81,7 +72,7 @@ static void test_budget_limits_elements(void **state)
 
 	(void)state;
 	rtab_reserve_bytes = SMALL_BUDGET;
-	m = rhash(8, sizeof(v), 1u << 20);
+	m = must_create(BPFMAP_TYPE_RHASH, 8, sizeof(v), 1u << 20, BPFMAP_F_NO_PREALLOC);
 	for (k = 0; k < SMALL_LIMIT; k++) {
 		v[0] = k;
 		assert_int_equal(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), 0);
@@ -120,7 +111,7 @@ static void test_budget_limits_elements(void **state)
 	bpfmap_free(m);
 
 	/* A map whose max_entries and spare fit the budget is not cut. */
-	m = rhash(8, sizeof(v), 2000);
+	m = must_create(BPFMAP_TYPE_RHASH, 8, sizeof(v), 2000, BPFMAP_F_NO_PREALLOC);
 	for (k = 0; k < 2000; k++)
 		assert_int_equal(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), 0);
 	assert_errno(bpfmap_update_elem(m, &k, v, BPFMAP_NOEXIST), E2BIG);
@@ -164,7 +155,7 @@ static void test_budget_exact_under_threads(void **state)
 	(void)state;
 	rtab_reserve_bytes = SMALL_BUDGET;
 	for (int round = 0; round < 20; round++) {
-		struct bpfmap *m = rhash(8, 127 * 8, 1u << 20);
+		struct bpfmap *m = must_create(BPFMAP_TYPE_RHASH, 8, 127 * 8, 1u << 20, BPFMAP_F_NO_PREALLOC);
 
 		for (int i = 0; i < 2; i++) {
 			r[i] = (struct racer){ m, (uint64_t)i << 32, 0, 0, 0 };
