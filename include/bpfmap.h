@@ -29,7 +29,13 @@
  *    section that could see it has ended (userspace RCU, liburcu's
  *    "bulletproof" flavour: threads need no registration);
  *  - a copy-out lookup never returns a torn value: it returns the value as it
- *    was either before or after any concurrent update, never a mix.
+ *    was either before or after any concurrent update, never a mix;
+ *  - from a signal handler (any function but bpfmap_create() and
+ *    bpfmap_free()): a call that would wait for a writing call the handler
+ *    interrupted on its own thread answers -EBUSY instead (program view:
+ *    NULL, errno EBUSY).  Writing calls (updates, deletes, lookup-and-
+ *    delete, batches, get_next_key) then always answer -EBUSY and change
+ *    nothing; lookups only where they would wait.
  */
 #ifndef BPFMAP_H
 #define BPFMAP_H

@@ -33,6 +33,7 @@
 #include "hash/word_hash.h"
 #include "sync/store_window.h"
 #include "tables/flat.h"
+#include "tables/flat_find.h"
 
 static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags,
 				int32_t lock_off)
@@ -75,7 +76,7 @@ static uint32_t pos_of(const struct flat *f, uint32_t k)
 {
 	uint64_t hash = hash_u32_key(f, k);
 
-	return flat_find(f, flat_home(f, hash), flat_place_of(f, hash).tag, &k, 4, k);
+	return flat_find(f, flat_home(f, hash), flat_place_of(f, hash).tag, &k, 4, k, true);
 }
 
 static uint64_t tag_byte(const struct flat *f, uint32_t pos)
@@ -215,7 +216,7 @@ static uint32_t pos_find(const struct flat *f, const void *key)
 
 	bpfmap_read_lock(); /* long keys are compared in one (sections nest) */
 	pos = flat_find(f, flat_home(f, hash), flat_place_of(f, hash).tag, key, ks,
-			ks <= 8 ? flat_small_key(key, ks) : 0);
+			ks <= 8 ? flat_small_key(key, ks) : 0, true);
 	bpfmap_read_unlock();
 	return pos;
 }
@@ -1703,7 +1704,7 @@ static void check_match_by_key(uint32_t ks, uint32_t max_entries, uint64_t flags
 	for (uint32_t i = 0; i < n; i += 2) {
 		uint64_t hash = flat_hash(f, &keys[i]);
 		uint32_t h = flat_home(f, hash);
-		uint32_t pos = flat_find(f, h, flat_place_of(f, hash).tag, &keys[i], ks, keys[i]);
+		uint32_t pos = flat_find(f, h, flat_place_of(f, hash).tag, &keys[i], ks, keys[i], true);
 
 		assert_int_not_equal(pos, FLAT_NONE);
 		assert_int_equal(bpfmap_delete_elem(m, &keys[i]), 0);
@@ -1916,7 +1917,7 @@ static uint32_t elem_of_key(const struct flat *f, uint32_t i)
 	elem_key(key, i);
 	hash = flat_hash(f, key);
 	bpfmap_read_lock();
-	pos = flat_find(f, flat_home(f, hash), flat_place_of(f, hash).tag, key, 16, 0);
+	pos = flat_find(f, flat_home(f, hash), flat_place_of(f, hash).tag, key, 16, 0, true);
 	bpfmap_read_unlock();
 	assert_int_not_equal(pos, FLAT_NONE);
 	assert_memory_equal(flat_key_at(f, pos), key, 16);

@@ -60,6 +60,7 @@
 #include "test_rng.h"
 #include "test_util.h"
 #include "tables/flat.h"
+#include "tables/flat_find.h"
 #include "tables/flat_lru.h"
 #include "tables/chain.h"
 #include "tables/rtab.h"
@@ -732,7 +733,7 @@ static void test_chain_walk_diverted(void **state)
 	uint64_t kw0 = k;
 	struct flat_place pk = flat_place_of(f, flat_hash(f, &kw0));
 
-	assert_int_equal(flat_node_next(f, X), flat_chain_find(f, A, pk.tag, NULL, 4, k, true));
+	assert_int_equal(flat_node_next(f, X), flat_chain_find(f, A, pk.tag, NULL, 4, k, true, true));
 	fill_home(m, B, 8, &next);
 	fill_home(m, C, 8, &next);
 	use_up_pool(m, C, &next);

@@ -16,7 +16,21 @@
 #include "core/map.h"
 #include "core/opts.h"
 #include "core/percpu.h"
+#include "sync/reentry.h"
 #include "util/compiler.h"
+
+/* @op, an operation that may hold a lock or wait for one, run with the
+ * thread marked; -EBUSY, nothing touched, from a signal handler that
+ * interrupted such an operation of its thread (sync/reentry.h). */
+#define GUARDED(op)                               \
+	({                                        \
+		int ret_ = -EBUSY;                \
+		if (reentry_begin()) {            \
+			ret_ = (op);              \
+			reentry_end();            \
+		}                                 \
+		ret_;                             \
+	})
 
 static bool can_read(const struct bpfmap *map)
 {
@@ -96,8 +110,8 @@ int bpfmap_update_elem(struct bpfmap *map, const void *key, const void *value,
 	if (err)
 		return map_fail(err);
 	if (unlikely(flags & PERCPU_FLAGS))
-		return map_answer(percpu_update(map, key, value, flags));
-	return map_answer(map->ops->update_elem(map, key, value, flags));
+		return map_answer(GUARDED(percpu_update(map, key, value, flags)));
+	return map_answer(GUARDED(map->ops->update_elem(map, key, value, flags)));
 }
 
 int bpfmap_delete_elem(struct bpfmap *map, const void *key)
@@ -106,7 +120,7 @@ int bpfmap_delete_elem(struct bpfmap *map, const void *key)
 		return map_fail(-EINVAL);
 	if (!can_write(map))
 		return map_fail(-EPERM);
-	return map_answer(map->ops->delete_elem(map, key));
+	return map_answer(GUARDED(map->ops->delete_elem(map, key)));
 }
 
 int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const void *key, void *value,
@@ -122,7 +136,7 @@ int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const void *key, voi
 		return map_fail(-EPERM);
 	if ((flags & BPFMAP_F_LOCK) && !map_has_lock(map))
 		return map_fail(-EINVAL);
-	return map_answer(map->ops->lookup_and_delete_elem(map, key, value, flags));
+	return map_answer(GUARDED(map->ops->lookup_and_delete_elem(map, key, value, flags)));
 }
 
 int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
@@ -136,7 +150,7 @@ int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 		return map_fail(-EINVAL);
 	if (!can_read(map))
 		return map_fail(-EPERM);
-	return map_answer(map->ops->get_next_key(map, key, next_key));
+	return map_answer(GUARDED(map->ops->get_next_key(map, key, next_key)));
 }
 
 void *bpfmap_lookup(struct bpfmap *map, const void *key)
@@ -187,10 +201,10 @@ int bpfmap_update(struct bpfmap *map, const void *key, const void *value, uint64
 		return map_fail(err);
 	/* A program writes its own CPU's slot; a new element's others are 0. */
 	if (map_is_percpu(map))
-		return map_answer(map->ops->update_part(map, key, value, map->prog_value_size,
-							map_cpu_current(map) * map->cpu_stride, 0, 1,
-							flags));
-	return map_answer(map->ops->update_elem(map, key, value, flags));
+		return map_answer(GUARDED(map->ops->update_part(
+			map, key, value, map->prog_value_size,
+			map_cpu_current(map) * map->cpu_stride, 0, 1, flags)));
+	return map_answer(GUARDED(map->ops->update_elem(map, key, value, flags)));
 }
 
 int bpfmap_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
@@ -208,7 +222,7 @@ int bpfmap_delete(struct bpfmap *map, const void *key)
 		return map_fail(-EINVAL);
 	if (unlikely(!prog_can_write(map)))
 		return map_fail(-EPERM);
-	return map_answer(map->ops->delete_elem(map, key));
+	return map_answer(GUARDED(map->ops->delete_elem(map, key)));
 }
 
 bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map)
@@ -312,10 +326,10 @@ static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, 
 	if (!keys || !values)
 		return map_fail(-EINVAL);
 	if (elem_flags & BPFMAP_F_CPU)
-		return map_answer(percpu_lookup_batch_cpu(map, in_batch, out_batch, keys, values,
-							  count, percpu_flags_cpu(elem_flags)));
-	return map_answer(map->ops->lookup_batch(map, in_batch, out_batch, keys, values, count,
-					     elem_flags, do_delete));
+		return map_answer(GUARDED(percpu_lookup_batch_cpu(
+			map, in_batch, out_batch, keys, values, count, percpu_flags_cpu(elem_flags))));
+	return map_answer(GUARDED(map->ops->lookup_batch(map, in_batch, out_batch, keys, values,
+						     count, elem_flags, do_delete)));
 }
 
 int bpfmap_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, void *keys,
@@ -351,6 +365,10 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 		return map_fail(-EINVAL);
 	n = *count;
 	stride = percpu_buffer_size(map, elem_flags);
+	if (!reentry_begin()) {
+		*count = 0;
+		return map_fail(-EBUSY);
+	}
 	for (done = 0; done < n; done++) {
 		const char *k = (const char *)keys + (size_t)done * map->key_size;
 
@@ -362,6 +380,7 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 		if (err)
 			break;
 	}
+	reentry_end();
 	*count = done;
 	return map_result(err);
 }

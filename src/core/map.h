@@ -85,6 +85,10 @@ static ALWAYS_INLINE int map_answer(int ret)
 /* The miss path of every map_lookup_fn: errno ENOENT, NULL. */
 void *map_lookup_miss(void) __attribute__((cold));
 
+/* A program-view lookup that would wait for its own thread's interrupted
+ * operation (sync/reentry.h): errno EBUSY, NULL. */
+void *map_lookup_busy(void) __attribute__((cold));
+
 struct map_ops {
 	void (*free)(struct bpfmap *map);
 	/* flags: 0 or BPFMAP_F_LOCK, already validated. */

@@ -17,6 +17,12 @@ void *map_lookup_miss(void)
 	return NULL;
 }
 
+void *map_lookup_busy(void)
+{
+	errno = EBUSY;
+	return NULL;
+}
+
 /* The program-view lookup of a BPFMAP_F_WRONLY_PROG map. */
 static void *map_lookup_refused(struct bpfmap *map, const void *key)
 {

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sync/reentry.h"
 #include "util/compiler.h"
 
 #define SEQCOUNT_WRITING 1U
@@ -30,6 +31,18 @@ static ALWAYS_INLINE uint32_t seqcount_read_begin(const uint32_t *seq)
 	while ((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & SEQCOUNT_WRITING)
 		cpu_relax();
 	return s;
+}
+
+/* The same for a lookup, which must not wait on its own thread
+ * (sync/reentry.h): false, instead of waiting, when the thread is marked. */
+static ALWAYS_INLINE bool seqcount_read_begin_reader(const uint32_t *seq, uint32_t *s)
+{
+	while ((*s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & SEQCOUNT_WRITING) {
+		if (reentry_busy())
+			return false;
+		cpu_relax();
+	}
+	return true;
 }
 
 static ALWAYS_INLINE int seqcount_read_retry(const uint32_t *seq, uint32_t start)
@@ -84,6 +97,17 @@ static ALWAYS_INLINE uint32_t mwseq_read_begin(const uint32_t *seq)
 	while (unlikely((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & MWSEQ_WRITERS))
 		cpu_relax();
 	return s;
+}
+
+/* The same for a lookup (seqcount_read_begin_reader). */
+static ALWAYS_INLINE bool mwseq_read_begin_reader(const uint32_t *seq, uint32_t *s)
+{
+	while (unlikely((*s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & MWSEQ_WRITERS)) {
+		if (reentry_busy())
+			return false;
+		cpu_relax();
+	}
+	return true;
 }
 
 /* Did no writer enter since mwseq_read_begin() returned s?  The

@@ -430,7 +430,7 @@ retry:
 				goto retry;
 			}
 		} else if (value) {
-			chain_copy_value_out(c, e, value, false);
+			chain_copy_value_out(c, e, value, false, false);
 		}
 		chain_unlink_elem(c, link, e);
 	}

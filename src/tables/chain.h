@@ -35,6 +35,7 @@
 #include "hash/hash_select.h"
 #include "sync/count.h"
 #include "sync/fork_guard.h"
+#include "sync/reentry.h"
 #include "sync/seqcount.h"
 #include "sync/handoff.h"
 #include "sync/store_switch.h"
@@ -322,6 +323,9 @@ static ALWAYS_INLINE bool chain_reuses(const struct chain *c)
 
 /* chain_walk_once's answer when its walk was not valid. */
 #define CHAIN_WALK_AGAIN ((struct chain_elem *)1)
+/* chain_walk_valid's when it must not walk again: the thread is marked
+ * (sync/reentry.h), and the writer it waits out may be its own. */
+#define CHAIN_WALK_BUSY ((struct chain_elem *)2)
 
 /*
  * chain_walk without the bucket lock, in a read-side section, in a map that
@@ -368,8 +372,11 @@ static ALWAYS_INLINE struct chain_elem *chain_walk_valid(struct chain_bucket *b,
 {
 	struct chain_elem *e;
 
-	while ((e = chain_walk_once(b, k, key_size, kind, reuse, version)) == CHAIN_WALK_AGAIN)
+	while ((e = chain_walk_once(b, k, key_size, kind, reuse, version)) == CHAIN_WALK_AGAIN) {
+		if (reentry_busy())
+			return CHAIN_WALK_BUSY;
 		cpu_relax();
+	}
 	return e;
 }
 
@@ -393,20 +400,25 @@ static ALWAYS_INLINE struct chain_elem *chain_find(const struct chain *c, struct
 /* Copy @e's value out (value_size bytes): under the value's spin lock when
  * with_lock, else retrying on the seqcount; the lock field reads as zero.
  * Returns 0, or -ENOENT when (without the bucket lock) @e turned out to be
- * already unlinked: its key was absent at that instant. */
+ * already unlinked: its key was absent at that instant.  A @lookup answers
+ * -EBUSY instead of waiting when its thread is marked (sync/reentry.h). */
 static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chain_elem *e,
-					       void *dst, bool with_lock)
+					       void *dst, bool with_lock, bool lookup)
 {
 	const void *src = elem_value(c, e);
 	const struct bpfmap *map = &c->map;
 
 	if (with_lock) {
-		value_copy_out_locked(map, dst, elem_value(c, e));
+		if (!value_copy_out_locked(map, dst, elem_value(c, e), lookup))
+			return -EBUSY;
 	} else {
 		uint32_t s;
 
 		do {
-			s = seqcount_read_begin(&e->seq);
+			if (!lookup)
+				s = seqcount_read_begin(&e->seq);
+			else if (!seqcount_read_begin_reader(&e->seq, &s))
+				return -EBUSY;
 			/* Unlinked before the copy: whatever it holds now may
 			 * have been written after the key left the map. */
 			if (unlikely(seqcount_is_retired(s)))
@@ -438,8 +450,10 @@ static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_k
 
 		if (!e)
 			return -ENOENT;
-		ret = chain_copy_value_out(c, e, value, with_lock);
-		if (!reuse || seq_spin_read_valid_plain(&b->lock, version))
+		if (e == CHAIN_WALK_BUSY)
+			return -EBUSY;
+		ret = chain_copy_value_out(c, e, value, with_lock, true);
+		if (ret == -EBUSY || !reuse || seq_spin_read_valid_plain(&b->lock, version))
 			return ret;
 	}
 }

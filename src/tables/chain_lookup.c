@@ -56,11 +56,10 @@ static __attribute__((noinline)) void *chain_lookup_again(struct bpfmap *map, co
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
+	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size,
+						CHAIN_GENERIC, true, NULL);
 
-	return chain_view(c,
-			  chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size,
-					   CHAIN_GENERIC, true, NULL),
-			  view);
+	return e == CHAIN_WALK_BUSY ? map_lookup_busy() : chain_view(c, e, view);
 }
 
 /* The end of each lookup: @e's view, or the walk again. */
@@ -216,6 +215,8 @@ void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 
 	if (!e)
 		return map_lookup_miss();
+	if (e == CHAIN_WALK_BUSY)
+		return map_lookup_busy();
 	if (c->evict)
 		chain_lru_touch(c, e);
 	return chain_pcpu_slot(c, e, cpu);
@@ -238,6 +239,10 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 
 	rcu_lock();
 	e = chain_walk_valid(chain_bucket(c, k.hash), &k, key_size, kind, chain_reuses(c), NULL);
+	if (e == CHAIN_WALK_BUSY) {
+		rcu_unlock();
+		return -EBUSY;
+	}
 	if (e)
 		chain_pcpu_add(c, e, delta);
 	rcu_unlock();

@@ -12,6 +12,7 @@
 #include "sync/spin_lock.h"
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
+#include "tables/flat_find.h"
 #include "tables/flat_lru.h"
 #include "tables/value.h"
 #include "util/big_alloc.h"
@@ -36,15 +37,16 @@ int32_t flat_dead_total(const struct flat *f)
 
 /* ---- values ------------------------------------------------------------- */
 
-void flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, bool with_lock)
+bool flat_copy_value_locked_out(const struct flat *f, uint32_t pos, void *dst, bool with_lock)
 {
 	const struct bpfmap *map = &f->map;
 
-	if (with_lock)
-		value_copy_out_locked(map, dst, flat_value_at(f, pos));
-	else
+	if (!with_lock)
 		flat_value_out(f, flat_elem_of(f, pos), dst);
+	else if (!value_copy_out_locked(map, dst, flat_value_at(f, pos), true))
+		return false;
 	value_clear_lock(map, dst);
+	return true;
 }
 
 /* Store @value in the slot's value, never touching the spin lock word. */
@@ -179,8 +181,10 @@ __attribute__((noinline)) void *flat_lookup_word_far(struct flat *f, uint64_t ha
 						     uint64_t small)
 {
 	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t pos = flat_chain_find(f, pl.home, pl.tag, NULL, ks, small, true);
+	uint32_t pos = flat_chain_find(f, pl.home, pl.tag, NULL, ks, small, true, true);
 
+	if (unlikely(pos == FLAT_WAIT_SELF))
+		return map_lookup_busy();
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 

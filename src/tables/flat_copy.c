@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "tables/flat.h"
+#include "tables/flat_find.h"
 #include "tables/flat_words.h"
 #include "tables/value.h"
 #include "util/shared_copy.h"
@@ -62,6 +63,8 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 		}
 		if (!again)
 			break;
+		if (reentry_busy()) /* the writer may be this thread's (sync/reentry.h) */
+			return -EBUSY;
 		cpu_relax(); /* the bucket again */
 	}
 	if (!flat_chain_may_hold(f, h, pl.tag))
@@ -86,7 +89,7 @@ __attribute__((noinline)) int flat_copy_word_far(const struct flat *f, const voi
  * or in a chain: in a read-side section, the position found, then its key
  * checked again and its value copied inside one seq window of its bucket
  * (in-place updates and an immediate reuse of the position both write under
- * that seq).
+ * that seq).  -EBUSY where it would wait on its own thread (sync/reentry.h).
  */
 int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock)
 {
@@ -99,19 +102,28 @@ int flat_copy_section(const struct flat *f, const void *key, void *value, bool w
 
 	rcu_lock();
 	for (;;) {
-		uint32_t pos = flat_find(f, h, pl.tag, key, ks, small), s1;
+		uint32_t pos = flat_find(f, h, pl.tag, key, ks, small, true), s1;
 		const uint32_t *seq;
 
 		if (pos == FLAT_NONE)
 			break;
+		ret = -EBUSY; /* instead of waiting on this thread (sync/reentry.h) */
+		if (pos == FLAT_WAIT_SELF)
+			break;
 		seq = &f->buckets[pos / FLAT_SLOTS].seq;
-		s1 = mwseq_read_begin(seq);
+		if (!mwseq_read_begin_reader(seq, &s1))
+			break;
+		ret = -ENOENT;
 		if (!flat_key_eq(f, pos, key, ks, small))
 			continue; /* reused meanwhile: look again */
-		if (with_lock)
-			flat_copy_value_locked_out(f, pos, value, true);
-		else
+		if (with_lock) {
+			if (!flat_copy_value_locked_out(f, pos, value, true)) {
+				ret = -EBUSY;
+				break;
+			}
+		} else {
 			flat_value_out(f, flat_elem_of(f, pos), value);
+		}
 		if (mwseq_read_same(seq, s1)) {
 			value_clear_lock(&f->map, value);
 			ret = 0;

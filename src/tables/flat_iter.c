@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "tables/flat.h"
+#include "tables/flat_find.h"
 #include "util/shared_copy.h"
 
 /*
@@ -110,7 +111,8 @@ int flat_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 		uint64_t hash = flat_hash(f, key);
 		struct flat_place pl = flat_place_of(f, hash);
 
-		if (flat_find(f, pl.home, pl.tag, key, ks, ks <= 8 ? flat_small_key(key, ks) : 0) !=
+		if (flat_find(f, pl.home, pl.tag, key, ks, ks <= 8 ? flat_small_key(key, ks) : 0,
+			      false) !=
 		    FLAT_NONE) {
 			h0 = pl.home;
 			after = key;

@@ -9,6 +9,7 @@
 
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
+#include "tables/flat_find.h"
 #include "tables/flat_lru.h"
 #include "tables/value.h"
 #include "tables/flat_words.h"
@@ -45,8 +46,11 @@ static ALWAYS_INLINE void *flat_lookup_ptr(struct bpfmap *map, const void *key, 
 	struct flat *f = to_flat(map);
 	uint64_t hash = flat_hash_kind(f, key, kind);
 	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks, ks <= 8 ? flat_small_key(key, ks) : 0);
+	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks,
+				 ks <= 8 ? flat_small_key(key, ks) : 0, true);
 
+	if (unlikely(pos == FLAT_WAIT_SELF))
+		return map_lookup_busy();
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 
@@ -57,8 +61,10 @@ static __attribute__((noinline)) void *flat_lookup_far(struct flat *f, uint64_t 
 						       const void *key, uint32_t ks)
 {
 	struct flat_place pl = flat_place_of(f, hash);
-	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks, 0);
+	uint32_t pos = flat_find(f, pl.home, pl.tag, key, ks, 0, true);
 
+	if (unlikely(pos == FLAT_WAIT_SELF))
+		return map_lookup_busy();
 	return pos != FLAT_NONE ? flat_value_at(f, pos) : map_lookup_miss();
 }
 
@@ -583,6 +589,8 @@ static ALWAYS_INLINE int flat_lookup_bulk_words(struct flat *f, const char *keys
 			const char *key = k + (size_t)away[j] * ks;
 			void *v = ks == 4 ? flat_lookup_k4_in(f, key) : flat_lookup_k8_in(f, key);
 
+			if (unlikely(!v && errno == EBUSY))
+				return -EBUSY;
 			values[base + away[j]] = v;
 			found += v != NULL;
 		}
@@ -642,8 +650,10 @@ static ALWAYS_INLINE int flat_lookup_bulk_sized(struct flat *f, const char *keys
 			const char *key = k + (size_t)i * ks;
 			struct flat_place pl = flat_place_of(f, hash[i]);
 			uint32_t pos = flat_find(f, pl.home, pl.tag, key,
-						 ks, ks <= 8 ? flat_small_key(key, ks) : 0);
+						 ks, ks <= 8 ? flat_small_key(key, ks) : 0, true);
 
+			if (unlikely(pos == FLAT_WAIT_SELF))
+				return -EBUSY;
 			values[base + i] = pos != FLAT_NONE ? flat_value_at(f, pos) : NULL;
 			found += pos != FLAT_NONE;
 		}
@@ -669,7 +679,7 @@ int flat_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **va
 	int found = flat_lookup_bulk_kind(f, keys, n, values);
 
 	/* The program view: an evicting map's elements found are used. */
-	for (uint32_t i = 0; f->lru && i < n; i++)
+	for (uint32_t i = 0; f->lru && found >= 0 && i < n; i++)
 		if (values[i])
 			flat_lru_touch(f->lru, values[i]);
 	return found;

@@ -45,13 +45,16 @@ int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
 {
 	struct flat *f = to_flat(map);
 	char *v;
+	int ret = 0;
 
 	rcu_lock();
 	v = f->pcpu_inner(map, key);
 	if (v)
 		map_pcpu_add(map, v, f->cpu_region, delta);
+	else
+		ret = -errno; /* ENOENT, or EBUSY (sync/reentry.h) */
 	rcu_unlock();
-	return v ? 0 : -ENOENT;
+	return ret;
 }
 
 int flat_percpu_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)

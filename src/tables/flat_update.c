@@ -13,6 +13,7 @@
 #include "sync/spin_lock.h"
 #include "sync/store_window.h"
 #include "tables/flat.h"
+#include "tables/flat_find.h"
 #include "tables/flat_lru.h"
 #include "tables/value.h"
 #include "util/big_alloc.h"
@@ -349,7 +350,7 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 	*hint = FLAT_NONE;
 	if (chained) {
 		rcu_lock();
-		pos = flat_chain_find(f, h, tag, NULL, ks, small, f->match_by_key);
+		pos = flat_chain_find(f, h, tag, NULL, ks, small, f->match_by_key, false);
 		rcu_unlock();
 		if (pos != FLAT_NONE) {
 			*hint = pos;
@@ -414,7 +415,7 @@ retry:
 	if (hint != FLAT_NONE && flat_hint_ok(f, hint, tag, ks, small))
 		pos = hint;
 	else
-		pos = flat_find(f, h, tag, key, ks, small);
+		pos = flat_find(f, h, tag, key, ks, small, false);
 	hint = FLAT_NONE;
 	if (pos != FLAT_NONE) {
 		if (mode == BPFMAP_NOEXIST)
@@ -594,7 +595,7 @@ retry:
 	if (section)
 		rcu_lock();
 	seq_spin_lock(lock);
-	pos = flat_find(f, h, pl.tag, key, ks, small);
+	pos = flat_find(f, h, pl.tag, key, ks, small, false);
 	if (pos != FLAT_NONE) {
 		if (value && lockf)
 			busy = value_copy_out_or_busy(map, value, flat_value_at(f, pos));

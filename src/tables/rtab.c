@@ -450,7 +450,7 @@ bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket
 	if (!lockf)
 		shared_copy_out(dst, rtab_value(r, e), r->map.value_size);
 	else
-		value_copy_out_locked(&r->map, dst, rtab_value(r, e));
+		(void)value_copy_out_locked(&r->map, dst, rtab_value(r, e), false);
 	value_clear_lock(&r->map, dst);
 	return true;
 }

@@ -57,6 +57,7 @@
 #include "sync/count.h"
 #include "sync/fork_guard.h"
 #include "sync/rcu.h"
+#include "sync/reentry.h"
 #include "sync/spin_lock.h"
 #include "tables/slot_arena.h"
 #include "util/compiler.h"
@@ -344,8 +345,12 @@ static ALWAYS_INLINE char *rtab_scan(const struct rtab *r, const struct rtab_gro
  * The element of (hash, key), lock-free, in a read-side section, with the
  * check a miss needs: NULL only when no writer changed the bucket meanwhile.
  * *lock_out and *seq_out (when asked for) say which lock word validates a
- * copy of the element's value, and its value before the scan.
+ * copy of the element's value, and its value before the scan.  RTAB_BUSY
+ * instead of scanning again while the thread is marked (sync/reentry.h):
+ * the writer that holds the bucket may be its own.
  */
+#define RTAB_BUSY ((char *)1)
+
 static ALWAYS_INLINE char *rtab_find_checked(struct rtab *r, uint32_t hash, const void *key,
 					     uint32_t key_size, enum hash_kind kind,
 					     uint32_t **lock_out, uint32_t *seq_out)
@@ -371,6 +376,8 @@ static ALWAYS_INLINE char *rtab_find_checked(struct rtab *r, uint32_t hash, cons
 		}
 		if (likely(seq_spin_read_valid(&g->lock, seq)))
 			return NULL;
+		if (reentry_busy())
+			return RTAB_BUSY;
 		cpu_relax();
 	}
 }

@@ -30,6 +30,8 @@ static ALWAYS_INLINE void *rtab_lookup_view(struct bpfmap *map, const void *key,
 	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
 	char *e = rtab_find(r, hash, key, key_size, kind);
 
+	if (unlikely(e == RTAB_BUSY))
+		return map_lookup_busy();
 	return e ? rtab_value(r, e) : map_lookup_miss();
 }
 
@@ -83,17 +85,25 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 		ret = -ENOENT;
 		if (!e)
 			break;
-		ret = 0;
+		ret = -EBUSY; /* instead of waiting on this thread (sync/reentry.h) */
+		if (e == RTAB_BUSY)
+			break;
 		if (flags & BPFMAP_F_LOCK) {
-			(void)rtab_copy_value(r, e, value, true, false);
+			if (value_copy_out_locked(&r->map, value, rtab_value(r, e), true)) {
+				value_clear_lock(&r->map, value);
+				ret = 0;
+			}
 			break;
 		}
 		shared_copy_out(value, rtab_value(r, e), r->map.value_size);
 		TEST_HOOK(HOOK_RTAB_COPY, e);
 		if (likely(seq_spin_read_valid(lock, seq))) {
 			value_clear_lock(&r->map, value);
+			ret = 0;
 			break;
 		}
+		if (reentry_busy())
+			break;
 		cpu_relax();
 	}
 	rcu_unlock();

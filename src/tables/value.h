@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/map.h"
+#include "sync/reentry.h"
 #include "sync/spin_lock.h"
 #include "util/compiler.h"
 #include "util/shared_copy.h"
@@ -60,16 +61,22 @@ static inline bool value_copy_out_seen(const struct bpfmap *map, void *dst, void
 }
 
 /* Copy live value @src out as under its spin lock (BPFMAP_F_LOCK copy-outs):
- * unlocked reads first, a few times, then the lock. */
-static inline void value_copy_out_locked(const struct bpfmap *map, void *dst, void *src)
+ * unlocked reads first, a few times, then the lock.  False, nothing
+ * copied, for a @lookup whose thread is marked (sync/reentry.h): the lock's
+ * holder may be the operation its signal handler interrupted. */
+static inline bool value_copy_out_locked(const struct bpfmap *map, void *dst, void *src,
+					 bool lookup)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		if (value_copy_out_seen(map, dst, src))
-			return;
+			return true;
 		cpu_relax();
 	}
+	if (lookup && reentry_busy())
+		return false;
 	value_lock_take(&value_lock(map, src)->val);
 	value_copy_out_held(map, dst, src);
+	return true;
 }
 
 /* The same only if the lock is free now: false, nothing copied, when it

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Calls from a signal handler.  A handler runs on the thread it interrupted,
+ * and that thread cannot go on until the handler returns.  If it was inside
+ * a map operation that holds a lock (or makes a seq odd, or waits its turn
+ * in a queue), a handler's operation that waits for that lock waits for
+ * ever.  The kernel meets the same case when a BPF program in NMI context
+ * re-enters a bucket lock its CPU holds, and answers -EBUSY.
+ *
+ * So every operation that may hold or wait marks its thread for its
+ * duration (reentry_begin/end), and an operation that finds its thread
+ * already marked answers -EBUSY at once, touching nothing.  Lookups, which
+ * hold nothing, never mark; they check the mark only where they would
+ * wait (their slow paths), so their fast paths pay nothing.
+ *
+ * The mark is a per-thread word in the initial-exec TLS model: reading it
+ * is one load, with no call into the dynamic linker (whose lazy TLS
+ * allocation is not async-signal-safe).  Only the thread itself and its
+ * own signal handlers touch it, so compiler ordering (signal fences) is
+ * all it needs.
+ */
+#ifndef BPFMAP_SYNC_REENTRY_H
+#define BPFMAP_SYNC_REENTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/compiler.h"
+
+extern __thread uint32_t reentry_mark __attribute__((tls_model("initial-exec")));
+
+/* Is this thread inside an operation that may hold a lock?  True only in
+ * a signal handler that interrupted one (an operation never calls another
+ * through the public entry points). */
+static ALWAYS_INLINE bool reentry_busy(void)
+{
+	return unlikely(__atomic_load_n(&reentry_mark, __ATOMIC_RELAXED) != 0);
+}
+
+/* Mark the thread, or false (nothing marked) when it already is. */
+static ALWAYS_INLINE bool reentry_begin(void)
+{
+	if (reentry_busy())
+		return false;
+	__atomic_store_n(&reentry_mark, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return true;
+}
+
+static ALWAYS_INLINE void reentry_end(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&reentry_mark, 0, __ATOMIC_RELAXED);
+}
+
+#endif

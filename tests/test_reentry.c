@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Map calls from a signal handler that interrupted a map call of the same
+ * thread (sync/reentry.h).  The interrupted call may hold a bucket lock,
+ * have a seq odd or hold a value's lock, and it cannot go on until the
+ * handler returns: a handler's call that waited for it would wait for
+ * ever.  Before the guard, an update from such a handler hung at once, and
+ * copy-outs, F_LOCK copies, batch lookups and long-key or chained
+ * program-view lookups hung at the points below.
+ *
+ * Deterministic: the library's test hooks raise SIGUSR1 at every hook
+ * point the main thread's call passes.  The handler then runs every map
+ * call on every key:
+ *  - while the main thread is inside a writing call (update, delete,
+ *    lookup-and-delete, a batch, get_next_key), every writing call answers
+ *    -EBUSY and changes nothing (the map equals the main thread's model
+ *    afterwards); lookups answer the key's value, -ENOENT or -EBUSY, and a
+ *    value copied or pointed to is the key's own and never torn;
+ *  - while it is inside a lookup, nothing answers -EBUSY: a lookup holds
+ *    nothing, so a handler's calls go through.
+ * Random: a timer signals the thread every 20 us, wherever it is, while it
+ * runs random calls; the same checks, for 0.2 s per map.  Any hang fails
+ * the test (alarm).
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "sync/rcu.h"
+#include "util/test_hook.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define NKEYS 12	  /* the main thread's keys: ids 1..NKEYS */
+#define HKEY 100	  /* the handler's own keys: ids HKEY..HKEY + 3 */
+#define MAX_VS 64
+#define MAX_VAL (MAX_VS * 64) /* a per-CPU value's syscall view, 64 CPUs at most */
+
+struct cfg {
+	const char *name;
+	enum bpfmap_type type;
+	uint32_t ks, vs, flags, max_entries;
+	int32_t lock_off;
+};
+
+static const struct cfg cfgs[] = {
+	{ "HASH k4 v8", BPFMAP_TYPE_HASH, 4, 8, 0, 16, -1 },
+	{ "HASH k8 v64 lock", BPFMAP_TYPE_HASH, 8, 64, 0, 16, 0 },
+	{ "HASH k16 v64", BPFMAP_TYPE_HASH, 16, 64, 0, 16, -1 },
+	{ "HASH k32 v16 (flat)", BPFMAP_TYPE_HASH, 32, 16, 0, 4096, -1 },
+	{ "HASH chained k8 v64", BPFMAP_TYPE_HASH, 8, 64, BPFMAP_F_NO_PREALLOC, 16, -1 },
+	{ "HASH chained k16 v64 lock", BPFMAP_TYPE_HASH, 16, 64, BPFMAP_F_NO_PREALLOC, 16, 8 },
+	{ "LRU_HASH k8 v64", BPFMAP_TYPE_LRU_HASH, 8, 64, 0, 16, -1 },
+	{ "LRU_HASH k16 v8 no common", BPFMAP_TYPE_LRU_HASH, 16, 8, BPFMAP_F_NO_COMMON_LRU, 16, -1 },
+	{ "PERCPU_HASH k8 v8", BPFMAP_TYPE_PERCPU_HASH, 8, 8, 0, 16, -1 },
+	{ "PERCPU_HASH chained k8 v16", BPFMAP_TYPE_PERCPU_HASH, 8, 16, BPFMAP_F_NO_PREALLOC, 16, -1 },
+	{ "LRU_PERCPU_HASH k8 v8", BPFMAP_TYPE_LRU_PERCPU_HASH, 8, 8, 0, 16, -1 },
+	{ "RHASH k8 v64 lock", BPFMAP_TYPE_RHASH, 8, 64, BPFMAP_F_NO_PREALLOC, 64, 0 },
+	{ "RHASH k16 v8", BPFMAP_TYPE_RHASH, 16, 8, BPFMAP_F_NO_PREALLOC, 64, -1 },
+};
+
+/* The state the handler reads: plain globals, set before the signals. */
+static const struct cfg *cur;
+static struct bpfmap *map;
+static uint32_t ncpus, val_bytes; /* val_bytes: the syscall view's value */
+static volatile sig_atomic_t main_in_write, main_in_lookup, in_handler, hooks_armed;
+/* Signals raised at hooks during the main thread's current call: a few
+ * at most, since a handler's writes make a lookup's walk start over, and a
+ * signal at each new start would keep it from ever ending. */
+static volatile sig_atomic_t raised_in_call;
+#define RAISES_PER_CALL 4
+/* Signals from the timer: they may also come just before or after the
+ * main thread's call, while its flag is already or still set. */
+static volatile sig_atomic_t timer_mode;
+/* The main thread's calls so far: a timer's handler does its work once per
+ * call at most, so that a handler slower than the timer's period cannot
+ * keep the thread from going on. */
+static volatile unsigned long steps, steps_handled;
+static const char *phase = "";
+static pid_t main_tid; /* hooks signal this thread only */
+
+/* What the handlers saw; checked by the main thread (a handler cannot
+ * fail a cmocka test: it would longjmp out of a signal handler). */
+static volatile unsigned long handled, busy_answers, write_busy, write_went_through;
+static volatile unsigned long errors;
+static char first_error[256];
+
+static void note_error(const char *what, uint32_t id, int ret)
+{
+	if (!errors++)
+		snprintf(first_error, sizeof(first_error), "%s: %s, key %u: %d", cur->name,
+			 what, id, ret);
+}
+
+static void key_of(uint32_t id, uint8_t *key)
+{
+	memset(key, 0, cur->ks);
+	memcpy(key, &id, 4);
+}
+
+/* A value: each 8-byte word (id << 32 | ver), in every CPU's slot. */
+static void value_of(uint32_t id, uint32_t ver, uint8_t *v, uint32_t bytes)
+{
+	uint64_t w = (uint64_t)id << 32 | ver;
+
+	for (uint32_t o = 0; o + 8 <= bytes; o += 8)
+		memcpy(v + o, &w, 8);
+}
+
+/* A copied value is one write's, of key @id: every word the same, the
+ * lock's bytes aside (read as zero).  @bytes: one slot or all of them. */
+static bool value_ok(uint32_t id, const uint8_t *v, uint32_t bytes)
+{
+	uint64_t first = 0;
+	bool have = false;
+
+	for (uint32_t o = 0; o + 8 <= bytes; o += 8) {
+		uint64_t w;
+
+		memcpy(&w, v + o, 8);
+		if (cur->lock_off >= 0 && o % ((cur->vs + 7) / 8 * 8) == (uint32_t)cur->lock_off)
+			continue; /* the lock word's 8 bytes: lock + padding */
+		if (w >> 32 != id)
+			return false;
+		if (!have)
+			first = w, have = true;
+		else if (w != first)
+			return false;
+	}
+	return true;
+}
+
+static bool is_percpu(void)
+{
+	return cur->type == BPFMAP_TYPE_PERCPU_HASH || cur->type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/* A lookup's answer: 0 or -ENOENT, or -EBUSY where it may be. */
+static void check_lookup(const char *what, uint32_t id, int ret, const uint8_t *v, uint32_t bytes)
+{
+	if (ret == -EBUSY) {
+		busy_answers++;
+		if (!main_in_write)
+			note_error(what, id, ret); /* nothing of ours is held */
+		return;
+	}
+	if (ret == -ENOENT)
+		return;
+	if (ret)
+		note_error(what, id, ret);
+	else if (!value_ok(id, v, bytes))
+		note_error(what, id, -1000);
+}
+
+static void handler_lookups(void)
+{
+	uint8_t key[32], v[MAX_VAL];
+	void *vals[4];
+
+	for (uint32_t id = 1; id <= NKEYS + 2; id++) {
+		uint32_t slot = (cur->vs + 7) / 8 * 8;
+		void *p;
+		int ret;
+
+		key_of(id, key);
+		ret = bpfmap_lookup_elem(map, key, v);
+		check_lookup("copy-out", id, ret, v, val_bytes);
+		if (cur->lock_off >= 0) {
+			ret = bpfmap_lookup_elem_flags(map, key, v, BPFMAP_F_LOCK);
+			check_lookup("F_LOCK copy-out", id, ret, v, val_bytes);
+		}
+		if (is_percpu()) {
+			ret = bpfmap_lookup_elem_flags(map, key, v,
+						       BPFMAP_F_CPU | (uint64_t)(ncpus - 1) << 32);
+			check_lookup("F_CPU copy-out", id, ret, v, slot);
+		}
+		bpfmap_read_lock();
+		errno = 0;
+		p = bpfmap_lookup(map, key);
+		if (p) {
+			/* A pointer's value may change under us (in place);
+			 * its key may not: its last word names it. */
+			uint64_t w = __atomic_load_n((uint64_t *)((char *)p + slot - 8),
+						     __ATOMIC_RELAXED);
+
+			if (w >> 32 != id)
+				note_error("program view", id, -1001);
+		} else {
+			check_lookup("program view", id, -errno, NULL, 0);
+		}
+		if (is_percpu()) {
+			p = bpfmap_lookup_percpu(map, key, 0);
+			if (!p)
+				check_lookup("lookup_percpu", id, -errno, NULL, 0);
+			ret = bpfmap_percpu_add(map, key, 0);
+			check_lookup("percpu_add", id, ret, NULL, 0);
+		}
+		ret = bpfmap_lookup_bulk(map, key, 1, vals);
+		if (ret < 0)
+			check_lookup("lookup_bulk", id, ret, NULL, 0);
+		bpfmap_read_unlock();
+	}
+}
+
+/* Every writing call, on @id: a key of the main thread's while it is
+ * inside a writing call, when all must answer -EBUSY; else one of the
+ * handler's own, when none may.  From the timer, always the handler's own,
+ * and -EBUSY only while the main thread's write flag is set. */
+static void handler_writes(uint32_t id)
+{
+	uint8_t key[32], next[32], v[MAX_VAL], keys[4 * 32], vals[4 * MAX_VAL];
+	uint32_t count, out;
+	int rets[10], n = 0;
+
+	key_of(id, key);
+	value_of(id, 0x7777, v, val_bytes);
+	memcpy(keys, key, cur->ks);
+	memcpy(vals, v, val_bytes);
+	rets[n++] = bpfmap_update_elem(map, key, v, BPFMAP_ANY);
+	rets[n++] = bpfmap_update(map, key, v, BPFMAP_ANY);
+	rets[n++] = bpfmap_delete_elem(map, key);
+	rets[n++] = bpfmap_delete(map, key);
+	rets[n++] = bpfmap_lookup_and_delete_elem(map, key, v);
+	rets[n++] = bpfmap_get_next_key(map, key, next);
+	count = 4;
+	rets[n++] = bpfmap_lookup_batch(map, NULL, &out, keys, vals, &count, NULL);
+	count = 1;
+	rets[n++] = bpfmap_update_batch(map, key, v, &count, NULL);
+	count = 1;
+	rets[n++] = bpfmap_delete_batch(map, key, &count, NULL);
+	count = 4;
+	/* From the first key on: only where it must not go through (it
+	 * would take the main thread's keys). */
+	if (main_in_write && !timer_mode)
+		rets[n++] = bpfmap_lookup_and_delete_batch(map, NULL, &out, keys, vals, &count,
+							   NULL);
+	for (int i = 0; i < n; i++) {
+		if (timer_mode) {
+			if (rets[i] == -EBUSY && !main_in_write)
+				note_error("a write while the thread does not write", id, i);
+			if (rets[i] == -EBUSY)
+				write_busy++;
+			else
+				write_went_through++;
+		} else if (main_in_write) {
+			if (rets[i] != -EBUSY)
+				note_error("a write while the thread writes", id, rets[i] * 100 - i);
+			else
+				write_busy++;
+		} else if (rets[i] == -EBUSY) {
+			note_error("a write while the thread looks up", id, i);
+		} else {
+			write_went_through++;
+		}
+	}
+}
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (timer_mode && steps == steps_handled)
+		return;
+	steps_handled = steps;
+	in_handler = 1;
+	handled++;
+	handler_lookups();
+	/* While the thread writes, on its own keys (nothing may change);
+	 * else on the handler's keys, which the main thread's model leaves
+	 * out. */
+	if (main_in_write && !timer_mode)
+		handler_writes(1 + (uint32_t)(handled % NKEYS));
+	else if (main_in_write || main_in_lookup)
+		handler_writes(HKEY + (uint32_t)(handled % 4));
+	in_handler = 0;
+	errno = saved;
+}
+
+static void on_hook(enum test_hook_point point, const void *obj)
+{
+	(void)point, (void)obj;
+	/* Not in other threads (liburcu's worker runs reclamation). */
+	if (hooks_armed && !in_handler && gettid() == main_tid &&
+	    raised_in_call < RAISES_PER_CALL) {
+		raised_in_call++;
+		raise(SIGUSR1);
+	}
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "test_reentry: hung (a call waited for its own thread)\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0 || write(2, phase, strlen(phase)) < 0 ||
+	    write(2, "\n", 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* ---- the main thread's calls, against a model -------------------------- */
+
+static uint32_t model_ver[NKEYS + 1]; /* 0: absent */
+static uint32_t next_ver = 1;
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+static bool evicting(void)
+{
+	return cur->type == BPFMAP_TYPE_LRU_HASH || cur->type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+}
+
+#define WRITE(call) (main_in_write = 1, ret = (call), main_in_write = 0)
+#define LOOK(call) (main_in_lookup = 1, ret = (call), main_in_lookup = 0)
+
+/* One random call on a random key, its answer checked against the model
+ * (an evicting map may have lost keys: there only the call's own answers
+ * are checked). */
+static void main_step(void)
+{
+	uint32_t id = 1 + rnd(NKEYS), op = rnd(9);
+	uint8_t key[32], v[MAX_VAL], next[32];
+	bool present = model_ver[id] != 0;
+	int ret = 0;
+
+	raised_in_call = 0;
+	steps++;
+	key_of(id, key);
+	switch (op) {
+	case 0:
+	case 1: {
+		uint64_t flags = cur->lock_off >= 0 && op ? BPFMAP_F_LOCK : BPFMAP_ANY;
+
+		value_of(id, next_ver, v, val_bytes);
+		WRITE(bpfmap_update_elem(map, key, v, flags));
+		assert_int_equal(ret, 0);
+		model_ver[id] = next_ver++;
+		break;
+	}
+	case 2:
+		value_of(id, next_ver, v, val_bytes);
+		WRITE(bpfmap_update_elem(map, key, v, BPFMAP_NOEXIST));
+		if (!evicting())
+			assert_int_equal(ret, present ? -EEXIST : 0);
+		if (!ret)
+			model_ver[id] = next_ver++;
+		break;
+	case 3:
+		WRITE(bpfmap_delete_elem(map, key));
+		if (!evicting())
+			assert_int_equal(ret, present ? 0 : -ENOENT);
+		model_ver[id] = 0;
+		break;
+	case 4:
+		WRITE(bpfmap_lookup_and_delete_elem(map, key, v));
+		if (!evicting())
+			assert_int_equal(ret, present ? 0 : -ENOENT);
+		if (!ret)
+			assert_true(value_ok(id, v, val_bytes));
+		model_ver[id] = 0;
+		break;
+	case 5:
+		LOOK(bpfmap_lookup_elem(map, key, v));
+		if (!evicting())
+			assert_int_equal(ret, present ? 0 : -ENOENT);
+		if (!ret)
+			assert_true(value_ok(id, v, val_bytes));
+		break;
+	case 6: {
+		void *p;
+
+		bpfmap_read_lock();
+		main_in_lookup = 1;
+		p = bpfmap_lookup(map, key);
+		main_in_lookup = 0;
+		if (!evicting())
+			assert_int_equal(p != NULL, present);
+		bpfmap_read_unlock();
+		break;
+	}
+	case 7:
+		WRITE(bpfmap_get_next_key(map, key, next));
+		assert_true(ret == 0 || ret == -ENOENT);
+		break;
+	default: {
+		uint8_t keys[NKEYS * 32], *vals = malloc((size_t)NKEYS * val_bytes);
+		uint32_t count = NKEYS, out;
+
+		assert_non_null(vals);
+		WRITE(bpfmap_lookup_batch(map, NULL, &out, keys, vals, &count, NULL));
+		assert_true(ret == 0 || ret == -ENOENT);
+		free(vals);
+		break;
+	}
+	}
+}
+
+/* The map holds exactly the model (maps that do not evict). */
+static void check_model(void)
+{
+	uint8_t key[32], v[MAX_VAL], want[MAX_VAL];
+
+	if (evicting())
+		return;
+	for (uint32_t id = 1; id <= NKEYS; id++) {
+		int ret;
+
+		key_of(id, key);
+		ret = bpfmap_lookup_elem(map, key, v);
+		if (!model_ver[id]) {
+			assert_int_equal(ret, -ENOENT);
+			continue;
+		}
+		assert_int_equal(ret, 0);
+		value_of(id, model_ver[id], want, val_bytes);
+		assert_true(value_ok(id, v, val_bytes));
+		assert_memory_equal(v + val_bytes - 8, want + val_bytes - 8, 8);
+	}
+}
+
+static void setup_map(const struct cfg *c)
+{
+	BPFMAP_CREATE_OPTS(opts, .map_flags = c->flags, .lock_off = c->lock_off);
+
+	cur = c;
+	ncpus = (uint32_t)bpfmap_num_possible_cpus();
+	assert_true(ncpus * 8 <= MAX_VAL / MAX_VS * 8);
+	val_bytes = is_percpu() ? (c->vs + 7) / 8 * 8 * ncpus : c->vs;
+	map = bpfmap_create(c->type, "reentry", c->ks, c->vs, c->max_entries, &opts);
+	assert_non_null(map);
+	memset(model_ver, 0, sizeof(model_ver));
+	handled = busy_answers = write_busy = write_went_through = errors = 0;
+}
+
+static void report(const char *how)
+{
+	if (errors)
+		fail_msg("%s: %lu wrong answers; the first: %s", how, errors, first_error);
+	print_message("  %-28s %-6s %6lu signals: %lu lookups and %lu writes -EBUSY, "
+		      "%lu writes through\n",
+		      cur->name, how, handled, busy_answers, write_busy, write_went_through);
+}
+
+static void install(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	signal(SIGALRM, on_alarm);
+}
+
+/* A signal at every hook point the main thread's calls pass. */
+static void test_at_hooks(void **state)
+{
+	(void)state;
+	install();
+	main_tid = gettid();
+	bpfmap_test_hook = on_hook;
+	for (size_t c = 0; c < ARRAY_SIZE(cfgs); c++) {
+		phase = cfgs[c].name;
+		alarm(60);
+		setup_map(&cfgs[c]);
+		hooks_armed = 1;
+		for (int i = 0; i < 3000; i++)
+			main_step();
+		hooks_armed = 0;
+		check_model();
+		report("hooks");
+		/* Some signal came while the thread wrote, and some writes
+		 * of the handler's went through while it looked up. */
+		assert_true(write_busy > 0);
+		bpfmap_free(map);
+	}
+	alarm(0);
+	bpfmap_test_hook = NULL;
+}
+
+/* A signal every 20 us, wherever the thread is. */
+static void test_timer(void **state)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR1 };
+	struct itimerspec on = { { 0, 20000 }, { 0, 20000 } }, off = { { 0, 0 }, { 0, 0 } };
+	timer_t timer;
+
+	(void)state;
+	install();
+	timer_mode = 1;
+	sev._sigev_un._tid = gettid();
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+	for (size_t c = 0; c < ARRAY_SIZE(cfgs); c++) {
+		struct timespec t0, t;
+
+		phase = cfgs[c].name;
+		alarm(60);
+		setup_map(&cfgs[c]);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		assert_int_equal(timer_settime(timer, 0, &on, NULL), 0);
+		do {
+			for (int i = 0; i < 256; i++)
+				main_step();
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 200000000L);
+		assert_int_equal(timer_settime(timer, 0, &off, NULL), 0);
+		check_model();
+		report("timer");
+		bpfmap_free(map);
+	}
+	alarm(0);
+	timer_mode = 0;
+	timer_delete(timer);
+	rcu_wait_deferred(); /* the maps' last callbacks, before LeakSanitizer */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		test_entry(test_at_hooks),
+		test_entry(test_timer),
+	};
+
+	return run_test_group(tests);
+}
