@@ -214,7 +214,8 @@ static void handler_lookups(void)
 static void handler_writes(uint32_t id)
 {
 	uint8_t key[32], next[32], v[MAX_VAL], keys[4 * 32], vals[4 * MAX_VAL];
-	uint32_t count, out;
+	uint32_t count;
+	uint8_t out[32]; /* a batch cursor: up to key_size bytes (RHASH) */
 	int rets[10], n = 0;
 
 	key_of(id, key);
@@ -228,7 +229,7 @@ static void handler_writes(uint32_t id)
 	rets[n++] = bpfmap_lookup_and_delete_elem(map, key, v);
 	rets[n++] = bpfmap_get_next_key(map, key, next);
 	count = 4;
-	rets[n++] = bpfmap_lookup_batch(map, NULL, &out, keys, vals, &count, NULL);
+	rets[n++] = bpfmap_lookup_batch(map, NULL, out, keys, vals, &count, NULL);
 	count = 1;
 	rets[n++] = bpfmap_update_batch(map, key, v, &count, NULL);
 	count = 1;
@@ -237,7 +238,7 @@ static void handler_writes(uint32_t id)
 	/* From the first key on: only where it must not go through (it
 	 * would take the main thread's keys). */
 	if (main_in_write && !timer_mode)
-		rets[n++] = bpfmap_lookup_and_delete_batch(map, NULL, &out, keys, vals, &count,
+		rets[n++] = bpfmap_lookup_and_delete_batch(map, NULL, out, keys, vals, &count,
 							   NULL);
 	for (int i = 0; i < n; i++) {
 		if (timer_mode) {
@@ -397,10 +398,11 @@ static void main_step(void)
 		break;
 	default: {
 		uint8_t keys[NKEYS * 32], *vals = malloc((size_t)NKEYS * val_bytes);
-		uint32_t count = NKEYS, out;
+		uint32_t count = NKEYS;
+		uint8_t out[32];
 
 		assert_non_null(vals);
-		WRITE(bpfmap_lookup_batch(map, NULL, &out, keys, vals, &count, NULL));
+		WRITE(bpfmap_lookup_batch(map, NULL, out, keys, vals, &count, NULL));
 		assert_true(ret == 0 || ret == -ENOENT);
 		free(vals);
 		break;
