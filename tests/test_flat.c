@@ -2936,8 +2936,9 @@ static void test_free_racing_callback(void **state)
 }
 
 /* Free while the callback runs: held in its wait for lock-free stores'
- * windows (flat_stores_settle) by a window this thread keeps open across the
- * free.  With kick_at deletes (and what the shards may hold back) its one
+ * windows (flat_stores_settle) by a window another thread keeps open across
+ * the free (this thread's own would refuse its deletes: sync/reentry.h).
+ * With kick_at deletes (and what the shards may hold back) its one
  * round ends clearing rq, where it finds
  * the map handed over; with all deleted it queues itself again, and the next
  * round finds it at its start.  The sleep lets the callback start (if it has
@@ -2955,19 +2956,22 @@ static void test_free_in_running_callback(void **state)
 		uint32_t n = round ? me
 				   : f->kick_at + (f->count.shards ? (f->count.shard_mask + 1) * FLAT_DEAD_FLUSH : 0);
 		struct timespec ts = { 0, 50 * 1000000 };
-		struct store_window *win;
 		uint64_t k, v = 1;
+		struct window_holder h = { 0 };
+		pthread_t holder;
 
 		for (k = 0; k < me; k++)
 			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-		win = store_window_enter(true);
-		assert_non_null(win);
+		assert_int_equal(pthread_create(&holder, NULL, window_holder_thread, &h), 0);
+		while (!__atomic_load_n(&h.opened, __ATOMIC_ACQUIRE))
+			sched_yield();
 		for (k = 0; k < n; k++)
 			assert_int_equal(bpfmap_delete_elem(m, &k), 0);
 		assert_int_not_equal(__atomic_load_n(&f->rq, __ATOMIC_ACQUIRE), 0);
 		nanosleep(&ts, NULL);
 		bpfmap_free(m);
-		store_window_leave(win);
+		__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_join(holder, NULL), 0);
 	}
 	rcu_wait_deferred();
 }

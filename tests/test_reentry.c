@@ -11,11 +11,13 @@
  * Deterministic: the library's test hooks raise SIGUSR1 at every hook
  * point the main thread's call passes.  The handler then runs every map
  * call on every key:
- *  - while the main thread is inside a writing call (update, delete,
- *    lookup-and-delete, a batch, get_next_key), every writing call answers
- *    -EBUSY and changes nothing (the map equals the main thread's model
- *    afterwards); lookups answer the key's value, -ENOENT or -EBUSY, and a
- *    value copied or pointed to is the key's own and never torn;
+ *  - while the main thread's writing call (update, delete, lookup-and-
+ *    delete, a batch, get_next_key) holds a lock, a store window or an
+ *    eviction, every writing call answers -EBUSY and changes nothing (the
+ *    map equals the main thread's model afterwards); elsewhere in a writing
+ *    call (an update's lock-free probe) they may go through; lookups answer
+ *    the key's value, -ENOENT or -EBUSY, and a value copied or pointed to
+ *    is the key's own and never torn;
  *  - while it is inside a lookup, nothing answers -EBUSY: a lookup holds
  *    nothing, so a handler's calls go through.
  * Random: a timer signals the thread every 20 us, wherever it is, while it
@@ -69,6 +71,10 @@ static const struct cfg *cur;
 static struct bpfmap *map;
 static uint32_t ncpus, val_bytes; /* val_bytes: the syscall view's value */
 static volatile sig_atomic_t main_in_write, main_in_lookup, in_handler, hooks_armed;
+/* The signal comes at a hook where the main thread's call holds a lock, a
+ * store window or a place in the count (main_in_write is also set in an
+ * update's lock-free probe, which holds nothing). */
+static volatile sig_atomic_t main_holds;
 /* Signals raised at hooks during the main thread's current call: a few
  * at most, since a handler's writes make a lookup's walk start over, and a
  * signal at each new start would keep it from ever ending. */
@@ -237,11 +243,11 @@ static void handler_writes(uint32_t id)
 	count = 4;
 	/* From the first key on: only where it must not go through (it
 	 * would take the main thread's keys). */
-	if (main_in_write && !timer_mode)
+	if (main_holds)
 		rets[n++] = bpfmap_lookup_and_delete_batch(map, NULL, out, keys, vals, &count,
 							   NULL);
 	for (int i = 0; i < n; i++) {
-		if (timer_mode) {
+		if (!main_holds) {
 			if (rets[i] == -EBUSY && !main_in_write)
 				note_error("a write while the thread does not write", id, i);
 			if (rets[i] == -EBUSY)
@@ -275,7 +281,7 @@ static void on_signal(int sig)
 	/* While the thread writes, on its own keys (nothing may change);
 	 * else on the handler's keys, which the main thread's model leaves
 	 * out. */
-	if (main_in_write && !timer_mode)
+	if (main_holds)
 		handler_writes(1 + (uint32_t)(handled % NKEYS));
 	else if (main_in_write || main_in_lookup)
 		handler_writes(HKEY + (uint32_t)(handled % 4));
@@ -285,12 +291,26 @@ static void on_signal(int sig)
 
 static void on_hook(enum test_hook_point point, const void *obj)
 {
-	(void)point, (void)obj;
+	(void)obj;
 	/* Not in other threads (liburcu's worker runs reclamation). */
 	if (hooks_armed && !in_handler && gettid() == main_tid &&
 	    raised_in_call < RAISES_PER_CALL) {
 		raised_in_call++;
+		switch (point) {
+		case HOOK_INSERT_RESERVED: /* under the home's or bucket's lock */
+		case HOOK_DELETE_HIDDEN:
+		case HOOK_DELETE_DEAD:
+		case HOOK_RETIRE_LOCKED:
+		case HOOK_LRU_VICTIM: /* an eviction */
+		case HOOK_LRU_KEYED:
+		case HOOK_RTAB_STORE: /* inside a store window */
+			main_holds = main_in_write;
+			break;
+		default:
+			break;
+		}
 		raise(SIGUSR1);
+		main_holds = 0;
 	}
 }
 

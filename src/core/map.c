@@ -19,18 +19,10 @@
 #include "sync/reentry.h"
 #include "util/compiler.h"
 
-/* @op, an operation that may hold a lock or wait for one, run with the
- * thread marked; -EBUSY, nothing touched, from a signal handler that
- * interrupted such an operation of its thread (sync/reentry.h). */
-#define GUARDED(op)                               \
-	({                                        \
-		int ret_ = -EBUSY;                \
-		if (reentry_begin()) {            \
-			ret_ = (op);              \
-			reentry_end();            \
-		}                                 \
-		ret_;                             \
-	})
+/* Calls that may hold a lock, run with the thread marked (sync/reentry.h).
+ * Updates are not marked here but by the tables, on their locked paths
+ * only, so that lock-free overwrites pay nothing. */
+#define GUARDED(op) REENTRY_GUARDED(op)
 
 static bool can_read(const struct bpfmap *map)
 {
@@ -110,8 +102,8 @@ int bpfmap_update_elem(struct bpfmap *map, const void *key, const void *value,
 	if (err)
 		return map_fail(err);
 	if (unlikely(flags & PERCPU_FLAGS))
-		return map_answer(GUARDED(percpu_update(map, key, value, flags)));
-	return map_answer(GUARDED(map->ops->update_elem(map, key, value, flags)));
+		return map_answer(percpu_update(map, key, value, flags));
+	return map_answer(map->ops->update_elem(map, key, value, flags));
 }
 
 int bpfmap_delete_elem(struct bpfmap *map, const void *key)
@@ -201,10 +193,10 @@ int bpfmap_update(struct bpfmap *map, const void *key, const void *value, uint64
 		return map_fail(err);
 	/* A program writes its own CPU's slot; a new element's others are 0. */
 	if (map_is_percpu(map))
-		return map_answer(GUARDED(map->ops->update_part(
-			map, key, value, map->prog_value_size,
-			map_cpu_current(map) * map->cpu_stride, 0, 1, flags)));
-	return map_answer(GUARDED(map->ops->update_elem(map, key, value, flags)));
+		return map_answer(map->ops->update_part(map, key, value, map->prog_value_size,
+							map_cpu_current(map) * map->cpu_stride, 0, 1,
+							flags));
+	return map_answer(map->ops->update_elem(map, key, value, flags));
 }
 
 int bpfmap_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
@@ -365,7 +357,8 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 		return map_fail(-EINVAL);
 	n = *count;
 	stride = percpu_buffer_size(map, elem_flags);
-	if (!reentry_begin()) {
+	/* Updates mark themselves (the tables); deletes are marked here. */
+	if (!update && !reentry_begin()) {
 		*count = 0;
 		return map_fail(-EBUSY);
 	}
@@ -380,7 +373,8 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 		if (err)
 			break;
 	}
-	reentry_end();
+	if (!update)
+		reentry_end();
 	*count = done;
 	return map_result(err);
 }

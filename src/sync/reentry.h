@@ -8,10 +8,15 @@
  * re-enters a bucket lock its CPU holds, and answers -EBUSY.
  *
  * So every operation that may hold or wait marks its thread for its
- * duration (reentry_begin/end), and an operation that finds its thread
- * already marked answers -EBUSY at once, touching nothing.  Lookups, which
- * hold nothing, never mark; they check the mark only where they would
- * wait (their slow paths), so their fast paths pay nothing.
+ * duration (REENTRY_GUARDED), and an operation that finds its thread
+ * already marked, or inside its store window (sync/store_window.h: a
+ * lock-free store, which marks nothing), answers -EBUSY at once, touching
+ * nothing.  Updates mark only their locked paths, so their lock-free
+ * overwrites and -E2BIG answers pay nothing; a store window refuses to
+ * open inside the thread's own (store_window_enter), so a handler's update
+ * takes the locked path and its refusal.  Lookups, which hold nothing,
+ * never mark; they check the mark only where they would wait (their slow
+ * paths), so their fast paths pay nothing.
  *
  * The mark is a per-thread word in the initial-exec TLS model: reading it
  * is one load, with no call into the dynamic linker (whose lazy TLS
@@ -25,6 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sync/store_window.h"
 #include "util/compiler.h"
 
 extern __thread uint32_t reentry_mark __attribute__((tls_model("initial-exec")));
@@ -37,10 +43,13 @@ static ALWAYS_INLINE bool reentry_busy(void)
 	return unlikely(__atomic_load_n(&reentry_mark, __ATOMIC_RELAXED) != 0);
 }
 
-/* Mark the thread, or false (nothing marked) when it already is. */
+/* Mark the thread, or false (nothing marked) when it already is, or is
+ * inside its store window. */
 static ALWAYS_INLINE bool reentry_begin(void)
 {
-	if (reentry_busy())
+	const struct store_window *win = store_window_mine;
+
+	if (reentry_busy() || (win && (__atomic_load_n(&win->seq, __ATOMIC_RELAXED) & 1)))
 		return false;
 	__atomic_store_n(&reentry_mark, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -52,5 +61,17 @@ static ALWAYS_INLINE void reentry_end(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&reentry_mark, 0, __ATOMIC_RELAXED);
 }
+
+/* @op, an operation that may hold a lock or wait for one, run with the
+ * thread marked; -EBUSY, nothing touched, when reentry_begin() refuses. */
+#define REENTRY_GUARDED(op)             \
+	({                              \
+		int ret_ = -EBUSY;      \
+		if (reentry_begin()) {  \
+			ret_ = (op);    \
+			reentry_end();  \
+		}                       \
+		ret_;                   \
+	})
 
 #endif

@@ -61,8 +61,10 @@ static ALWAYS_INLINE void store_window_ensure(void)
 void store_windows_wait(void);
 
 /* Open the calling thread's window: NULL if it has no record yet (@reg:
- * register it then) or windows are unavailable.  Read the state to check
- * with STORE_WINDOW_ORDER after this. */
+ * register it then) or windows are unavailable, or if it is open already:
+ * a signal handler's store inside the window it interrupted would close it
+ * early (the caller takes its locked path, which refuses: sync/reentry.h).
+ * Read the state to check with STORE_WINDOW_ORDER after this. */
 static ALWAYS_INLINE struct store_window *store_window_enter(bool reg)
 {
 	struct store_window *win = store_window_mine;
@@ -71,6 +73,8 @@ static ALWAYS_INLINE struct store_window *store_window_enter(bool reg)
 	if (unlikely(!win) && (!reg || !(win = store_window_register())))
 		return NULL;
 	s = __atomic_load_n(&win->seq, __ATOMIC_RELAXED); /* only this thread writes it */
+	if (unlikely(s & 1))
+		return NULL;
 	__atomic_store_n(&win->seq, s + 1, STORE_WINDOW_ORDER);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after: see above */
 	return win;

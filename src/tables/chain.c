@@ -397,8 +397,8 @@ int chain_update_part(struct bpfmap *map, const void *key, const void *src, uint
 	struct chain_key k = chain_key_of(c, key, CHAIN_GENERIC);
 	struct value_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
 
-	return chain_update_locked(c, chain_bucket(c, k.hash), &k, NULL, &part, mode,
-				   map->key_size, CHAIN_GENERIC);
+	return REENTRY_GUARDED(chain_update_locked(c, chain_bucket(c, k.hash), &k, NULL, &part,
+						   mode, map->key_size, CHAIN_GENERIC));
 }
 
 int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
@@ -406,7 +406,9 @@ int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
 {
 	struct chain *c = to_chain(map);
 
-	return chain_update_kind(c->hash_kind, c, key, value, flags);
+	/* Marked throughout (sync/reentry.h): the lock-free stores open no
+	 * store window that a handler's delete could see. */
+	return REENTRY_GUARDED(chain_update_kind(c->hash_kind, c, key, value, flags));
 }
 
 /* Delete @key, its value first copied to @value if not NULL (@lockf: as

@@ -515,7 +515,8 @@ static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, cons
  * The update, for a key size and hash that are constants in the word-key
  * cases (flat_update_elem).  Keys of at most 8 bytes are probed without the
  * lock first: a full map's refusal (flat_probe_full) and an overwrite of a
- * word value (flat_store_lockfree) end there; the rest takes the lock.
+ * word value (flat_store_lockfree) end there; the rest takes the lock,
+ * with the thread marked (sync/reentry.h), as does an eviction.
  */
 static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 					   const void *value, uint64_t flags, uint32_t ks,
@@ -536,8 +537,12 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 		if (flat_probe_full(f, pl.home, tag, ks, small, mode != BPFMAP_EXIST,
 				    &hint, &evict))
 			return -E2BIG;
-		if (unlikely(evict))
+		if (unlikely(evict)) {
+			if (!reentry_begin())
+				return -EBUSY;
 			credit = flat_lru_evict(f);
+			reentry_end();
+		}
 		if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
 		    !map_has_lock(map)) {
 			uint64_t w = map_value_word(map, value);
@@ -547,10 +552,12 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 		}
 	}
 	if (kind == HASH_U32)
-		return flat_update_locked_u32(f, key, value, flags, hash, hint, credit);
+		return REENTRY_GUARDED(
+			flat_update_locked_u32(f, key, value, flags, hash, hint, credit));
 	if (kind == HASH_U64)
-		return flat_update_locked_u64(f, key, value, flags, hash, hint, credit);
-	return flat_update_locked_any(f, key, value, flags, hash, hint, credit);
+		return REENTRY_GUARDED(
+			flat_update_locked_u64(f, key, value, flags, hash, hint, credit));
+	return REENTRY_GUARDED(flat_update_locked_any(f, key, value, flags, hash, hint, credit));
 }
 
 HASH_KIND_UPDATES(flat_update, flat_update_sized, struct bpfmap *, map, map->key_size,
@@ -570,8 +577,8 @@ int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint3
 	struct flat *f = to_flat(map);
 	struct value_part part = { .src = src, .len = len, .off = off, .step = step, .n = n };
 
-	return flat_update_locked(f, key, src, mode, flat_hash(f, key), FLAT_NONE, map->key_size,
-				  &part, 0);
+	return REENTRY_GUARDED(flat_update_locked(f, key, src, mode, flat_hash(f, key), FLAT_NONE,
+						  map->key_size, &part, 0));
 }
 
 /* Delete @key, its value first copied to @value if not NULL (@lockf: as

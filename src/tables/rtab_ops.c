@@ -486,11 +486,12 @@ static ALWAYS_INLINE int rtab_update_sized(struct bpfmap *map, const void *key,
 
 	if (ret != RTAB_UNSURE)
 		return ret;
+	/* The locked path, with the thread marked (sync/reentry.h). */
 	if (kind == HASH_U32)
-		return rtab_update_slow_u32(r, hash, key, value, flags);
+		return REENTRY_GUARDED(rtab_update_slow_u32(r, hash, key, value, flags));
 	if (kind == HASH_U64)
-		return rtab_update_slow_u64(r, hash, key, value, flags);
-	return rtab_update_slow_any(r, hash, key, value, flags);
+		return REENTRY_GUARDED(rtab_update_slow_u64(r, hash, key, value, flags));
+	return REENTRY_GUARDED(rtab_update_slow_any(r, hash, key, value, flags));
 }
 
 HASH_KIND_UPDATES(rtab_update, rtab_update_sized, struct bpfmap *, map, map->key_size,
