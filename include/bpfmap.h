@@ -33,9 +33,10 @@
  *  - from a signal handler (any function but bpfmap_create() and
  *    bpfmap_free()): a call that would wait for a writing call the handler
  *    interrupted on its own thread answers -EBUSY instead (program view:
- *    NULL, errno EBUSY).  Writing calls (updates, deletes, lookup-and-
- *    delete, batches, get_next_key) then always answer -EBUSY and change
- *    nothing; lookups only where they would wait.
+ *    NULL, errno EBUSY).  While the interrupted call holds a lock or a
+ *    lock-free store, writing calls (updates, deletes, lookup-and-delete,
+ *    batches, get_next_key) all answer -EBUSY and change nothing; lookups
+ *    do only where they would wait.
  */
 #ifndef BPFMAP_H
 #define BPFMAP_H
