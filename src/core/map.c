@@ -19,10 +19,9 @@
 #include "sync/reentry.h"
 #include "util/compiler.h"
 
-/* Calls that may hold a lock, run with the thread marked (sync/reentry.h).
- * Updates are not marked here but by the tables, on their locked paths
- * only, so that lock-free overwrites pay nothing. */
-#define GUARDED(op) REENTRY_GUARDED(op)
+/* Calls that may hold a lock run with the thread marked (REENTRY_GUARDED,
+ * sync/reentry.h).  Updates are not marked here but by the tables, on
+ * their locked paths only, so that lock-free overwrites pay nothing. */
 
 static bool can_read(const struct bpfmap *map)
 {
@@ -112,7 +111,7 @@ int bpfmap_delete_elem(struct bpfmap *map, const void *key)
 		return map_fail(-EINVAL);
 	if (!can_write(map))
 		return map_fail(-EPERM);
-	return map_answer(GUARDED(map->ops->delete_elem(map, key)));
+	return map_answer(REENTRY_GUARDED(map->ops->delete_elem(map, key)));
 }
 
 int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const void *key, void *value,
@@ -128,7 +127,7 @@ int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const void *key, voi
 		return map_fail(-EPERM);
 	if ((flags & BPFMAP_F_LOCK) && !map_has_lock(map))
 		return map_fail(-EINVAL);
-	return map_answer(GUARDED(map->ops->lookup_and_delete_elem(map, key, value, flags)));
+	return map_answer(REENTRY_GUARDED(map->ops->lookup_and_delete_elem(map, key, value, flags)));
 }
 
 int bpfmap_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value)
@@ -142,7 +141,7 @@ int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key)
 		return map_fail(-EINVAL);
 	if (!can_read(map))
 		return map_fail(-EPERM);
-	return map_answer(GUARDED(map->ops->get_next_key(map, key, next_key)));
+	return map_answer(REENTRY_GUARDED(map->ops->get_next_key(map, key, next_key)));
 }
 
 void *bpfmap_lookup(struct bpfmap *map, const void *key)
@@ -214,7 +213,7 @@ int bpfmap_delete(struct bpfmap *map, const void *key)
 		return map_fail(-EINVAL);
 	if (unlikely(!prog_can_write(map)))
 		return map_fail(-EPERM);
-	return map_answer(GUARDED(map->ops->delete_elem(map, key)));
+	return map_answer(REENTRY_GUARDED(map->ops->delete_elem(map, key)));
 }
 
 bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map)
@@ -318,9 +317,9 @@ static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, 
 	if (!keys || !values)
 		return map_fail(-EINVAL);
 	if (elem_flags & BPFMAP_F_CPU)
-		return map_answer(GUARDED(percpu_lookup_batch_cpu(
+		return map_answer(REENTRY_GUARDED(percpu_lookup_batch_cpu(
 			map, in_batch, out_batch, keys, values, count, percpu_flags_cpu(elem_flags))));
-	return map_answer(GUARDED(map->ops->lookup_batch(map, in_batch, out_batch, keys, values,
+	return map_answer(REENTRY_GUARDED(map->ops->lookup_batch(map, in_batch, out_batch, keys, values,
 						     count, elem_flags, do_delete)));
 }
 

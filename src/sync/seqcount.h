@@ -24,25 +24,26 @@
 #define SEQCOUNT_WRITING 1U
 #define SEQCOUNT_RETIRED 2U
 
-static ALWAYS_INLINE uint32_t seqcount_read_begin(const uint32_t *seq)
-{
-	uint32_t s;
-
-	while ((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & SEQCOUNT_WRITING)
-		cpu_relax();
-	return s;
-}
-
-/* The same for a lookup, which must not wait on its own thread
- * (sync/reentry.h): false, instead of waiting, when the thread is marked. */
-static ALWAYS_INLINE bool seqcount_read_begin_reader(const uint32_t *seq, uint32_t *s)
+/* The count, once no writer is busy, into *s.  A @lookup (a constant) must
+ * not wait on its own thread (sync/reentry.h): false instead of waiting
+ * while the thread is marked.  Otherwise always true. */
+static ALWAYS_INLINE bool seqcount_read_begin_checked(const uint32_t *seq, uint32_t *s,
+						     bool lookup)
 {
 	while ((*s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & SEQCOUNT_WRITING) {
-		if (reentry_busy())
+		if (lookup && reentry_busy())
 			return false;
 		cpu_relax();
 	}
 	return true;
+}
+
+static ALWAYS_INLINE uint32_t seqcount_read_begin(const uint32_t *seq)
+{
+	uint32_t s;
+
+	(void)seqcount_read_begin_checked(seq, &s, false);
+	return s;
 }
 
 static ALWAYS_INLINE int seqcount_read_retry(const uint32_t *seq, uint32_t start)
@@ -89,25 +90,25 @@ static ALWAYS_INLINE void seqcount_retire(uint32_t *seq)
 #define MWSEQ_WRITERS 0xffu /* writers busy on the bucket */
 #define MWSEQ_DONE 0xffu    /* added when a writer ends: +0x100 - 1 */
 
-/* Reader side: a value with no writer busy (waits them out). */
-static ALWAYS_INLINE uint32_t mwseq_read_begin(const uint32_t *seq)
-{
-	uint32_t s;
-
-	while (unlikely((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & MWSEQ_WRITERS))
-		cpu_relax();
-	return s;
-}
-
-/* The same for a lookup (seqcount_read_begin_reader). */
-static ALWAYS_INLINE bool mwseq_read_begin_reader(const uint32_t *seq, uint32_t *s)
+/* Reader side: a value with no writer busy, into *s (waits them out;
+ * @lookup: as seqcount_read_begin_checked). */
+static ALWAYS_INLINE bool mwseq_read_begin_checked(const uint32_t *seq, uint32_t *s,
+						   bool lookup)
 {
 	while (unlikely((*s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & MWSEQ_WRITERS)) {
-		if (reentry_busy())
+		if (lookup && reentry_busy())
 			return false;
 		cpu_relax();
 	}
 	return true;
+}
+
+static ALWAYS_INLINE uint32_t mwseq_read_begin(const uint32_t *seq)
+{
+	uint32_t s;
+
+	(void)mwseq_read_begin_checked(seq, &s, false);
+	return s;
 }
 
 /* Did no writer enter since mwseq_read_begin() returned s?  The

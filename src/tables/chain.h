@@ -415,9 +415,7 @@ static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chai
 		uint32_t s;
 
 		do {
-			if (!lookup)
-				s = seqcount_read_begin(&e->seq);
-			else if (!seqcount_read_begin_reader(&e->seq, &s))
+			if (!seqcount_read_begin_checked(&e->seq, &s, lookup))
 				return -EBUSY;
 			/* Unlinked before the copy: whatever it holds now may
 			 * have been written after the key left the map. */

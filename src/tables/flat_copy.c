@@ -111,7 +111,7 @@ int flat_copy_section(const struct flat *f, const void *key, void *value, bool w
 		if (pos == FLAT_WAIT_SELF)
 			break;
 		seq = &f->buckets[pos / FLAT_SLOTS].seq;
-		if (!mwseq_read_begin_reader(seq, &s1))
+		if (!mwseq_read_begin_checked(seq, &s1, true))
 			break;
 		ret = -ENOENT;
 		if (!flat_key_eq(f, pos, key, ks, small))

@@ -15,15 +15,6 @@
 /* A lookup's answer instead of waiting on its own thread (above). */
 #define FLAT_WAIT_SELF (FLAT_NONE - 1)
 
-/* mwseq_read_begin(), or false for a @lookup that must not wait. */
-static ALWAYS_INLINE bool flat_seq_begin(const uint32_t *seq, uint32_t *s, bool lookup)
-{
-	if (lookup)
-		return mwseq_read_begin_reader(seq, s);
-	*s = mwseq_read_begin(seq);
-	return true;
-}
-
 /*
  * The live node holding @key (tag @tag) in home h's chain, or FLAT_NONE.  In
  * a read-side section or under h's lock.  The filter first.  @by_key (word
@@ -51,7 +42,7 @@ static ALWAYS_INLINE uint32_t flat_chain_find(const struct flat *f, uint32_t h, 
 restart:
 	if (!flat_chain_may_hold(f, h, tag))
 		return FLAT_NONE;
-	if (!flat_seq_begin(&f->moved, &moved, lookup))
+	if (!mwseq_read_begin_checked(&f->moved, &moved, lookup))
 		return FLAT_WAIT_SELF;
 	pos = flat_chain(f, h);
 	while (pos != FLAT_NONE) {
@@ -66,7 +57,7 @@ restart:
 			pos = flat_node_next(f, pos);
 			continue;
 		}
-		if (!flat_seq_begin(seq, &s1, lookup))
+		if (!mwseq_read_begin_checked(seq, &s1, lookup))
 			return FLAT_WAIT_SELF;
 		eq = flat_key_eq(f, pos, key, ks, small) && flat_tag_at(f, pos) == tag;
 		next = flat_node_next(f, pos);
@@ -101,7 +92,7 @@ static ALWAYS_INLINE uint32_t flat_find(const struct flat *f, uint32_t h, uint32
 		uint64_t m;
 		bool again = false;
 
-		if (ks > 8 && !flat_seq_begin(&bk->seq, &s1, lookup))
+		if (ks > 8 && !mwseq_read_begin_checked(&bk->seq, &s1, lookup))
 			return FLAT_WAIT_SELF;
 		m = flat_match(__atomic_load_n(&bk->tags, __ATOMIC_ACQUIRE), bcast);
 

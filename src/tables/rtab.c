@@ -443,14 +443,15 @@ void rtab_free_ogroups(struct rtab *r, uint32_t og)
 	}
 }
 
-bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket_locked)
+bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket_locked,
+		     bool lookup)
 {
 	if (lockf && bucket_locked)
 		return !value_copy_out_or_busy(&r->map, dst, rtab_value(r, e));
 	if (!lockf)
 		shared_copy_out(dst, rtab_value(r, e), r->map.value_size);
-	else
-		(void)value_copy_out_locked(&r->map, dst, rtab_value(r, e), false);
+	else if (!value_copy_out_locked(&r->map, dst, rtab_value(r, e), lookup))
+		return false;
 	value_clear_lock(&r->map, dst);
 	return true;
 }

@@ -590,8 +590,10 @@ void rtab_free_ogroups(struct rtab *r, uint32_t og);
  * bucket's lock (@bucket_locked), or kept only if the bucket's word is
  * unchanged after.  With @lockf under the value's spin lock, which a
  * caller holding the bucket's takes only if free: false, nothing copied,
- * when it is held. */
-bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket_locked);
+ * when it is held; and which a @lookup whose thread is marked does not
+ * wait for (value_copy_out_locked): false then too. */
+bool rtab_copy_value(struct rtab *r, char *e, void *dst, bool lockf, bool bucket_locked,
+		     bool lookup);
 /* The last reference: free the map now or when its last callback ends. */
 void rtab_guard_fork(struct rtab *r);
 void rtab_destroy(struct rtab *r);

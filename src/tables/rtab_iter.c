@@ -135,7 +135,7 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 			/* False only with the bucket locked: a program holds
 			 * the value's lock, waited for with the bucket
 			 * unlocked. */
-			if (value_out && !rtab_copy_value(r, e, value_out, lockf, locked)) {
+			if (value_out && !rtab_copy_value(r, e, value_out, lockf, locked, false)) {
 				rtab_unlock_bucket(g);
 				/* Outside the section (the arena stays
 				 * mapped): the holder may be waiting for a

@@ -89,10 +89,8 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 		if (e == RTAB_BUSY)
 			break;
 		if (flags & BPFMAP_F_LOCK) {
-			if (value_copy_out_locked(&r->map, value, rtab_value(r, e), true)) {
-				value_clear_lock(&r->map, value);
+			if (rtab_copy_value(r, e, value, true, false, true))
 				ret = 0;
-			}
 			break;
 		}
 		shared_copy_out(value, rtab_value(r, e), r->map.value_size);
@@ -523,7 +521,7 @@ retry:
 		if (value && lockf)
 			busy = value_copy_out_or_busy(&r->map, value, rtab_value(r, e));
 		else if (value)
-			(void)rtab_copy_value(r, e, value, false, true);
+			(void)rtab_copy_value(r, e, value, false, true, false);
 		if (unlikely(busy)) {
 			/* A program holds the value's lock: the arena stays
 			 * mapped while the map lives, so wait on the word
