@@ -11,7 +11,7 @@
  * table exist per instruction set and value stride: each one that this CPU
  * runs is tested, installed by hand, and so is the choice at creation.
  * The copy-outs (bpfmap_lookup_elem), specialised the same way, are checked
- * beside each lookup.
+ * beside each lookup, and into buffers that overlap their keys.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +417,99 @@ static void test_copy_every_value_size(void **state)
 		}
 }
 
+/*
+ * Copy-outs into a buffer that overlaps the key: the kernel copies the key
+ * in before it writes the value out, so a caller may pass one buffer for
+ * both.  Every table's copy-out, the flagged ones (F_LOCK, F_CPU) and keys
+ * longer than the 512 bytes copied on the stack, with the value starting
+ * anywhere from its size - 1 bytes before the key to the key's last byte.
+ * Alone, no copy retries; test_races stops copies whose check fails.
+ */
+static void check_copy_overlap(enum bpfmap_type type, uint32_t ks, uint32_t max_entries,
+			       uint32_t flags, bool with_lock)
+{
+	enum { VS = 16, N = 6 };
+	BPFMAP_CREATE_OPTS(opts, .map_flags = flags, .lock_off = with_lock ? 12 : -1);
+	bool percpu = type == BPFMAP_TYPE_PERCPU_HASH || type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+	uint32_t cpus = percpu ? (uint32_t)bpfmap_num_possible_cpus() : 1, out = VS * cpus;
+	struct bpfmap *map = bpfmap_create(type, NULL, ks, VS, max_entries, &opts);
+	uint8_t *val = calloc(1, out), *want = calloc(1, out), *buf = calloc(1, ks + 3 * out);
+	const int64_t offs[] = {-(int64_t)out + 1, -(int64_t)out / 2, -1, 0, 1, ks / 2, ks - 1};
+
+	assert_non_null(map);
+	assert_true(val && want && buf);
+	/* Value bytes 12..15 stay 0: the spin lock's place in a lock map. */
+	for (uint32_t i = 0; i < N; i++) {
+		key_make(buf, ks, i);
+		for (uint32_t j = 0; j < out; j++)
+			val[j] = j % VS < 12 ? (uint8_t)(i * 13 + j + 1) : 0;
+		assert_int_equal(bpfmap_update_elem(map, buf, val, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < N + 2; i++)
+		for (size_t o = 0; o < ARRAY_SIZE(offs); o++)
+			for (int call = 0; call < 3; call++) {
+				uint8_t *key = buf + out, *value = key + offs[o];
+				uint64_t f = call == 1 ? (with_lock ? BPFMAP_F_LOCK : 0)
+					   : call == 2 ? BPFMAP_F_CPU | (uint64_t)(cpus - 1) << 32
+						       : 0;
+				uint32_t len = call == 2 ? VS : out, from = call == 2 ? (cpus - 1) * VS : 0;
+				int ret;
+
+				if (call == 2 && !percpu)
+					continue;
+				for (uint32_t j = 0; j < out; j++)
+					want[j] = j % VS < 12 ? (uint8_t)(i * 13 + j + 1) : 0;
+				key_make(key, ks, i);
+				ret = call ? bpfmap_lookup_elem_flags(map, key, value, f)
+					   : bpfmap_lookup_elem(map, key, value);
+				if (i >= N) {
+					assert_int_equal(ret, -ENOENT);
+					continue;
+				}
+				assert_int_equal(ret, 0);
+				assert_memory_equal(value, want + from, len);
+			}
+	/* Lookup-and-delete too. */
+	for (uint32_t i = 0; i < N; i++) {
+		uint8_t *key = buf + out, *value = key + offs[i % ARRAY_SIZE(offs)];
+
+		for (uint32_t j = 0; j < out; j++)
+			want[j] = j % VS < 12 ? (uint8_t)(i * 13 + j + 1) : 0;
+		key_make(key, ks, i);
+		assert_int_equal(bpfmap_lookup_and_delete_elem(map, key, value), 0);
+		assert_memory_equal(value, want, out);
+		key_make(key, ks, i);
+		assert_errno(bpfmap_lookup_elem(map, key, val), ENOENT);
+	}
+	free(val);
+	free(want);
+	free(buf);
+	bpfmap_free(map);
+}
+
+static void test_copy_overlapping_buffers(void **state)
+{
+	static const uint32_t kss[] = {4, 8, 16, 64, 600};
+
+	(void)state;
+	for (size_t a = 0; a < ARRAY_SIZE(kss); a++) {
+		uint32_t ks = kss[a];
+
+		check_copy_overlap(BPFMAP_TYPE_HASH, ks, 64, 0, false);
+		check_copy_overlap(BPFMAP_TYPE_HASH, ks, 16384, 0, false); /* flat, long keys */
+		check_copy_overlap(BPFMAP_TYPE_HASH, ks, 64, BPFMAP_F_NO_PREALLOC, false);
+		check_copy_overlap(BPFMAP_TYPE_HASH, ks, 64, 0, true);
+		check_copy_overlap(BPFMAP_TYPE_HASH, ks, 16384, 0, true);
+		check_copy_overlap(BPFMAP_TYPE_PERCPU_HASH, ks, 64, 0, false);
+		check_copy_overlap(BPFMAP_TYPE_PERCPU_HASH, ks, 64, BPFMAP_F_NO_PREALLOC, false);
+		check_copy_overlap(BPFMAP_TYPE_LRU_HASH, ks, 64, 0, false);
+		check_copy_overlap(BPFMAP_TYPE_LRU_HASH, ks, 64, BPFMAP_F_NO_COMMON_LRU, false);
+		check_copy_overlap(BPFMAP_TYPE_LRU_PERCPU_HASH, ks, 64, 0, false);
+		check_copy_overlap(BPFMAP_TYPE_RHASH, ks, 64, BPFMAP_F_NO_PREALLOC, false);
+		check_copy_overlap(BPFMAP_TYPE_RHASH, ks, 64, BPFMAP_F_NO_PREALLOC, true);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +519,7 @@ int main(void)
 	    test_entry(test_lookup_word_isas),
 	    test_entry(test_lookup_word_choice),
 	    VARIANT_TESTS(test_copy_every_value_size),
+	    test_entry(test_copy_overlapping_buffers),
 	};
 
 	return run_test_group(tests);

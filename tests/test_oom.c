@@ -8,7 +8,8 @@
  * Then random operations on each type against a model while one allocation
  * in eight fails: an insert may answer -ENOMEM and change nothing, every
  * other answer is the model's, and no key or value is ever lost.  And
- * get_next_key's one allocation (long keys): -ENOMEM, nothing written.
+ * get_next_key's one allocation (long keys): -ENOMEM, nothing written;
+ * and a long key copied aside for a copy-out into its own buffer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -525,6 +526,39 @@ static void test_get_next_key_long_keys(void **state)
 	bpfmap_free(map);
 }
 
+/* A copy-out or lookup-and-delete into a buffer overlapping a key over 512
+ * bytes copies the key aside on the heap: -ENOMEM when that fails, the
+ * element untouched; then the same calls succeed. */
+static void test_overlap_long_key(void **state)
+{
+	enum { KS = 600 };
+	struct bpfmap *map = must_create(BPFMAP_TYPE_HASH, KS, 8, 64, 0);
+	unsigned char buf[KS] = { 7 };
+	uint64_t v = 42;
+
+	(void)state;
+	assert_int_equal(bpfmap_update_elem(map, buf, &v, BPFMAP_NOEXIST), 0);
+	arm(1);
+	errno = 0;
+	assert_int_equal(bpfmap_lookup_elem(map, buf, buf), -ENOMEM);
+	assert_int_equal(errno, ENOMEM);
+	arm(1);
+	errno = 0;
+	assert_int_equal(bpfmap_lookup_and_delete_elem(map, buf, buf + 1), -ENOMEM);
+	assert_int_equal(errno, ENOMEM);
+	arm(0);
+	assert_int_equal(buf[0], 7);
+	assert_int_equal(bpfmap_lookup_elem(map, buf, buf + 8), 0);
+	assert_memory_equal(buf + 8, &v, 8);
+	memset(buf + 8, 0, 8); /* the key again */
+	assert_int_equal(bpfmap_lookup_and_delete_elem(map, buf, buf + 1), 0);
+	assert_memory_equal(buf + 1, &v, 8);
+	buf[1] = 0;
+	memset(buf + 2, 0, 7);
+	assert_int_equal(bpfmap_lookup_elem(map, buf, &v), -ENOENT);
+	bpfmap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +571,7 @@ int main(void)
 		test_entry(test_rhash_grow_without_memory),
 		test_entry(test_rhash_short_address_space),
 		test_entry(test_get_next_key_long_keys),
+		test_entry(test_overlap_long_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

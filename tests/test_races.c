@@ -42,7 +42,9 @@
  * is inserted by another thread, and a delete stopped once its node is
  * dead while an in-section insert reuses the node.  And the flat table's
  * section-free copy-out of a word key, stopped with its key matched while
- * its home slot is reclaimed and filled with another key.
+ * its home slot is reclaimed and filled with another key.  And copy-outs
+ * and an F_LOCK lookup-and-delete that write into their key's own buffer
+ * and then must look again: they must not read the key from it again.
  * A stopped operation holds a bucket lock at most; the other operations
  * either complete or wait for it, and the test checks which.
  */
@@ -62,10 +64,24 @@
 #include "tables/flat.h"
 #include "tables/flat_find.h"
 #include "tables/flat_lru.h"
+#include "tables/flat_words.h"
 #include "tables/chain.h"
 #include "tables/rtab.h"
 #include "tables/slot_arena.h"
 #include "util/test_hook.h"
+#include "maps/hash_family.h"
+
+#ifdef __SANITIZE_THREAD__
+#define CHAIN_COPY_SECTION_FREE 0 /* TSan builds copy long keys out in a section */
+#else
+#define CHAIN_COPY_SECTION_FREE 1
+#endif
+
+#define skip_msg(why)                         \
+	do {                                  \
+		print_message("skipped: %s\n", why); \
+		skip();                       \
+	} while (0)
 
 /* ---- stopping one thread at one hook ------------------------------------- */
 
@@ -104,6 +120,8 @@ struct op {
 	bool del;
 	bool look; /* a program-view lookup (0: found), in a read-side section */
 	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
+	bool into_key; /* copy, take: into the key's own buffer (key, key_hi) */
+	uint64_t flags; /* take: its flags */
 	bool take; /* a lookup-and-delete into out */
 	bool walk; /* get_next_key from the first key into out */
 	/* Overwrite the key with the value it holds before anything else: a
@@ -149,9 +167,11 @@ static void *op_thread(void *arg)
 	while (o->stopped && !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
 		usleep(100);
 	if (o->copy) {
-		ret = bpfmap_lookup_elem(o->m, &o->key, &o->out);
+		ret = bpfmap_lookup_elem(o->m, &o->key, o->into_key ? (void *)&o->key : &o->out);
 	} else if (o->take) {
-		ret = bpfmap_lookup_and_delete_elem(o->m, &o->key, &o->out);
+		ret = bpfmap_lookup_and_delete_elem_flags(o->m, &o->key,
+							  o->into_key ? (void *)&o->key : &o->out,
+							  o->flags);
 	} else if (o->walk) {
 		ret = bpfmap_get_next_key(o->m, NULL, &o->out);
 	} else if (o->look) {
@@ -430,6 +450,125 @@ static void test_flat_copy_home_refilled(void **state)
 	assert_int_equal(bpfmap_lookup_elem(m, &b, &v), 0);
 	assert_int_equal(v, vb);
 	bpfmap_free(m);
+}
+
+/* ---- a copy-out into its key's own buffer ------------------------------------ */
+
+/*
+ * bpfmap_lookup_elem(m, buf, buf): the kernel copies the key in before it
+ * writes the value out, so one buffer may hold both.  A copy-out of K into
+ * K's own buffer is stopped at @point, its key matched or its value read,
+ * and K's value is overwritten: the copy's check fails, and it looks again
+ * with value bytes in the buffer.  K's values begin with the bytes of
+ * another present key O, so a retry that read the key from the buffer again
+ * answered O's value (77s) or -ENOENT; it must answer K's new value.
+ * 16-byte values; @ks 8 or 16.
+ */
+static void check_copy_into_key(struct bpfmap *m, uint32_t ks, enum test_hook_point point)
+{
+	uint64_t k[2] = { 5, 0 }, o[2] = { 9, 1 }, vo[2] = { 77, 77 };
+	uint64_t v1[2] = { 9, 1 }, v2[2] = { 9, ks == 8 ? 2 : 1 };
+	struct op copy = { .m = m, .key = k[0], .key_hi = k[1], .copy = true, .into_key = true,
+			   .cpu = -1 };
+
+	assert_int_equal(bpfmap_update_elem(m, o, vo, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, k, v1, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&copy, point, 0);
+	assert_int_equal(bpfmap_update_elem(m, k, v2, BPFMAP_EXIST), 0);
+	op_release();
+	assert_int_equal(op_join(&copy), 0);
+	assert_int_equal(copy.key, v2[0]);
+	assert_int_equal(copy.key_hi, v2[1]);
+	bpfmap_free(m);
+}
+
+static void test_copy_into_key(void **state)
+{
+	(void)state;
+	/* Word keys in the flat table (HASH and LRU_HASH), whose retries use
+	 * the key as first read, per instruction set; RHASH. */
+	for (int isa = 0; isa < FLAT_ISA_COUNT; isa++) {
+		struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 8, 16, 64, 0);
+
+		if (!flat_isa_runs((enum flat_isa)isa)) {
+			bpfmap_free(m);
+			continue;
+		}
+		/* TSan builds have none: the general copy-out, which stops at
+		 * the same hook. */
+		if (flat_copy_word(HASH_U64, false, false, (enum flat_isa)isa))
+			m->copy = flat_copy_word(HASH_U64, false, false, (enum flat_isa)isa);
+		check_copy_into_key(m, 8, HOOK_FLAT_COPY_MATCHED);
+	}
+	check_copy_into_key(must_create(BPFMAP_TYPE_LRU_HASH, 8, 16, 64, 0), 8,
+			    HOOK_FLAT_COPY_MATCHED);
+	check_copy_into_key(must_create(BPFMAP_TYPE_RHASH, 8, 16, 64, BPFMAP_F_NO_PREALLOC), 8,
+			    HOOK_RTAB_COPY);
+	check_copy_into_key(must_create(BPFMAP_TYPE_RHASH, 16, 16, 64, BPFMAP_F_NO_PREALLOC), 16,
+			    HOOK_RTAB_COPY);
+}
+
+/* Long keys: the flat table's and the chained table's section-free
+ * copy-outs. */
+static void test_copy_into_long_key(void **state)
+{
+	(void)state;
+	if (!CHAIN_COPY_SECTION_FREE)
+		skip_msg("TSan builds copy long keys out in a read-side section, at no hook");
+	check_copy_into_key(must_create(BPFMAP_TYPE_HASH, 16, 16, HASH_FLAT_LONG_MIN_ENTRIES, 0),
+			    16, HOOK_FLAT_COPY_MATCHED);
+	check_copy_into_key(must_create(BPFMAP_TYPE_HASH, 16, 16, 64, 0), 16, HOOK_CHAIN_COPY);
+}
+
+/*
+ * The same buffer in an F_LOCK lookup-and-delete of K, stopped after its
+ * copy without the lock: a program takes the value's lock meanwhile, so the
+ * copy does not hold, and the take waits for the lock and looks K up again.
+ * K's value begins with O's key, so a take that read the key from the
+ * buffer again deleted O and answered O's value.  Value: word, then lock.
+ */
+static void check_take_into_key(struct bpfmap *m)
+{
+	uint64_t k[2] = { 5, 0 }, o[2] = { 9, 0 }, vo[2] = { 77, 0 }, vk[2] = { 9, 0 }, got[2];
+	struct op take = { .m = m, .key = k[0], .key_hi = k[1], .take = true, .into_key = true,
+			   .flags = BPFMAP_F_LOCK, .cpu = -1 };
+	uint64_t *p;
+
+	assert_non_null(m);
+	assert_int_equal(bpfmap_update_elem(m, o, vo, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, k, vk, BPFMAP_NOEXIST), 0);
+	op_start_stopped(&take, HOOK_FLOCK_COPIED, 0);
+	bpfmap_read_lock();
+	p = bpfmap_lookup(m, k);
+	assert_non_null(p);
+	bpfmap_spin_lock((struct bpfmap_spin_lock *)(p + 1));
+	op_release();
+	assert_int_equal(op_answer_soon(&take), INT32_MIN); /* it waits for the lock */
+	bpfmap_spin_unlock((struct bpfmap_spin_lock *)(p + 1));
+	bpfmap_read_unlock();
+	assert_int_equal(op_join(&take), 0);
+	assert_int_equal(take.key, vk[0]);
+	assert_int_equal(take.key_hi, 0);
+	assert_int_equal(bpfmap_lookup_elem(m, k, got), -ENOENT);
+	assert_int_equal(bpfmap_lookup_elem(m, o, got), 0);
+	assert_int_equal(got[0], vo[0]);
+	bpfmap_free(m);
+}
+
+static void test_take_into_key(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(opts, .lock_off = 8);
+
+	if (!CHAIN_COPY_SECTION_FREE)
+		skip_msg("TSan builds take F_LOCK copies under the lock only, at no hook");
+	/* Flat word and long keys, chained (preallocated or not), RHASH. */
+	check_take_into_key(bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, 16, 64, &opts));
+	check_take_into_key(bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, 16, 16384, &opts));
+	check_take_into_key(bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, 16, 64, &opts));
+	opts.map_flags = BPFMAP_F_NO_PREALLOC;
+	check_take_into_key(bpfmap_create(BPFMAP_TYPE_HASH, NULL, 8, 16, 64, &opts));
+	check_take_into_key(bpfmap_create(BPFMAP_TYPE_RHASH, NULL, 8, 16, 64, &opts));
 }
 
 /* ---- a delete seen, then an insert ---------------------------------------- */
@@ -803,17 +942,6 @@ static void test_lru_delete_then_reuse(void **state)
 
 /* ---- the chained table's section-free copy-outs -------------------------- */
 
-#ifdef __SANITIZE_THREAD__
-#define CHAIN_COPY_SECTION_FREE 0 /* TSan builds copy out in a section */
-#else
-#define CHAIN_COPY_SECTION_FREE 1
-#endif
-
-#define skip_msg(why)                         \
-	do {                                  \
-		print_message("skipped: %s\n", why); \
-		skip();                       \
-	} while (0)
 
 static struct chain *chain_map_of(struct bpfmap *m)
 {
@@ -2199,6 +2327,9 @@ int main(void)
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_lru_delete_then_reuse, setup_hook),
 		cmocka_unit_test_setup(test_flat_copy_home_refilled, setup_hook),
+		cmocka_unit_test_setup(test_copy_into_key, setup_hook),
+		cmocka_unit_test_setup(test_copy_into_long_key, setup_hook),
+		cmocka_unit_test_setup(test_take_into_key, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 	};
 	return run_test_group(tests);

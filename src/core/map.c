@@ -51,6 +51,8 @@ int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key, void *value,
 		return map_fail(err);
 	if (!flags)
 		return map->copy(map, key, value);
+	if (unlikely(map_value_overlaps_key(map, key, value)))
+		return map_call_key_apart(bpfmap_lookup_elem_flags, map, key, value, flags);
 	if (flags & BPFMAP_F_CPU)
 		return map_answer(percpu_lookup_cpu(map, key, value, percpu_flags_cpu(flags)));
 	return map_answer(map->ops->lookup_elem(map, key, value, flags));
@@ -127,6 +129,11 @@ int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const void *key, voi
 		return map_fail(-EPERM);
 	if ((flags & BPFMAP_F_LOCK) && !map_has_lock(map))
 		return map_fail(-EINVAL);
+	/* An F_LOCK copy that finds the value's lock taken under it looks the
+	 * key up again. */
+	if (unlikely(map_value_overlaps_key(map, key, value)))
+		return map_call_key_apart(bpfmap_lookup_and_delete_elem_flags, map, key, value,
+					  flags);
 	return map_answer(REENTRY_GUARDED(map->ops->lookup_and_delete_elem(map, key, value, flags)));
 }
 

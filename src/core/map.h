@@ -144,6 +144,38 @@ struct bpfmap {
 	 * (tables/flat.h). */
 };
 
+/*
+ * Whether a copy-out's @value buffer overlaps its @key: callers may pass
+ * one buffer for both, as the kernel's syscall allows (it copies the key in
+ * first).  A copy-out writes the value before it knows that the copy holds,
+ * and its retry reads the key again, so each copy-out either keeps the key
+ * in registers for its retries (the word keys' hot paths) or checks this
+ * before its first write and then answers through map_copy_key_apart().
+ * Overlap iff -value_size < value - key < key_size: one unsigned compare.
+ */
+static ALWAYS_INLINE bool map_value_overlaps_key(const struct bpfmap *map, const void *key,
+						 const void *value)
+{
+	uintptr_t d = (uintptr_t)value - (uintptr_t)key;
+
+	return d + (map->value_size - 1) < (uintptr_t)map->key_size + map->value_size - 1;
+}
+
+/* A call that reads @key and writes @value (a copy-out, a lookup-and-delete). */
+typedef int (*map_keyed_fn)(struct bpfmap *map, const void *key, void *value, uint64_t flags);
+
+/* @call(@map, a copy of @key, @value, @flags), for callers whose buffers
+ * overlap: keys of up to 512 bytes (the kernel's BPF stack, where programs
+ * build theirs) are copied on the stack, longer ones to the heap (-ENOMEM
+ * with errno set when that fails).  Errno as @call sets it. */
+int map_call_key_apart(map_keyed_fn call, struct bpfmap *map, const void *key, void *value,
+		       uint64_t flags) __attribute__((cold));
+
+/* map->copy(@map, a copy of @key, @value): map_call_key_apart for a
+ * copy-out whose buffers overlap. */
+int map_copy_key_apart(struct bpfmap *map, const void *key, void *value)
+	__attribute__((cold));
+
 /* Install @copy as @map's copy-out (bpfmap_lookup_elem's tail call), or
  * for a BPFMAP_F_WRONLY map a refusal (-EPERM), so that the entry point
  * tests no flag.  Tables that specialise a copy-out install it so. */

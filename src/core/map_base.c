@@ -6,6 +6,7 @@
  * in a circle (core/map.c -> maps/ -> tables/ -> here).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/map.h"
@@ -32,10 +33,46 @@ static void *map_lookup_refused(struct bpfmap *map, const void *key)
 	return NULL;
 }
 
-/* The copy-out of a map whose table specialised none. */
+/* The copy-out of a map whose table specialised none: the tables' general
+ * copy-outs may retry with the key after writing the value. */
 static int map_copy_generic(struct bpfmap *map, const void *key, void *value)
 {
+	if (unlikely(map_value_overlaps_key(map, key, value)))
+		return map_copy_key_apart(map, key, value);
 	return map_result(map->ops->lookup_elem(map, key, value, 0));
+}
+
+/* Keys up to this size are copied on the stack (map_call_key_apart). */
+#define KEY_APART_STACK 512
+
+int map_call_key_apart(map_keyed_fn call, struct bpfmap *map, const void *key, void *value,
+		       uint64_t flags)
+{
+	unsigned char stack[KEY_APART_STACK];
+	void *copy = map->key_size <= sizeof(stack) ? stack : malloc(map->key_size);
+	int ret, saved;
+
+	if (!copy)
+		return map_fail(-ENOMEM);
+	memcpy(copy, key, map->key_size);
+	ret = call(map, copy, value, flags);
+	if (copy != stack) {
+		saved = errno;
+		free(copy);
+		errno = saved;
+	}
+	return ret;
+}
+
+static int map_copy_call(struct bpfmap *map, const void *key, void *value, uint64_t flags)
+{
+	(void)flags;
+	return map->copy(map, key, value);
+}
+
+int map_copy_key_apart(struct bpfmap *map, const void *key, void *value)
+{
+	return map_call_key_apart(map_copy_call, map, key, value, 0);
 }
 
 /* The copy-out of a BPFMAP_F_WRONLY map. */

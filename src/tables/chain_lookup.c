@@ -403,6 +403,8 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
 		struct chain *c = to_chain(map);                                                   \
 		struct chain_key k = KEY_OF;                                                       \
                                                                                                    \
+		if (unlikely(map_value_overlaps_key(map, key, value)))                             \
+			return map_copy_key_apart(map, key, value);                                \
 		return chain_copy_key(c, &k, value, key_size, kind);                               \
 	}                                                                                          \
 	static int chain_copy_##name##_word(struct bpfmap *map, const void *key, void *value)      \
@@ -427,7 +429,12 @@ static ALWAYS_INLINE int chain_copy_stable(struct chain *c, const struct chain_k
 	{                                                                                          \
 		struct chain *c = to_chain(map);                                                   \
 		struct chain_key k = KEY_OF;                                                       \
-		int ret = chain_copy_stable(c, &k, value, false, key_size, kind);                  \
+		int ret;                                                                           \
+                                                                                                   \
+		/* The general copy-out after it reads the key again. */                         \
+		if (unlikely(map_value_overlaps_key(map, key, value)))                             \
+			return map_copy_key_apart(map, key, value);                                \
+		ret = chain_copy_stable(c, &k, value, false, key_size, kind);                      \
                                                                                                    \
 		if (likely(ret == 0))                                                              \
 			return 0;                                                                  \

@@ -394,6 +394,24 @@ static ALWAYS_INLINE uint64_t flat_small_key(const void *key, uint32_t ks)
 	return k;
 }
 
+/* flat_small_key()'s inverse: the key's @ks bytes back at @dst.  A word
+ * key's copy-out keeps its key so for its retries, which must not read the
+ * caller's buffer again once the value may have overwritten it
+ * (map_value_overlaps_key). */
+static ALWAYS_INLINE void flat_small_key_put(uint64_t k, void *dst, uint32_t ks)
+{
+	uint32_t lo = (uint32_t)k, hi = (uint32_t)(k >> 32);
+
+	if (ks == 8) {
+		memcpy(dst, &lo, 4);
+		memcpy((char *)dst + 4, &hi, 4);
+	} else if (ks == 4) {
+		memcpy(dst, &lo, 4);
+	} else {
+		memcpy(dst, &k, ks < 8 ? ks : 8);
+	}
+}
+
 /* The stored word of a small key (one atomic load: writers store it whole). */
 static ALWAYS_INLINE uint64_t flat_small_at(const struct flat *f, uint32_t pos, uint32_t ks)
 {

@@ -33,7 +33,7 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 	struct flat_place pl = flat_place_of(f, hash);
 	uint32_t h = pl.home;
 	uint64_t bcast = pl.tag * FLAT_BYTES_LO;
-	uint64_t small = flat_small_key(key, ks);
+	uint64_t small = flat_small_key(key, ks), kept;
 
 	bk = &f->buckets[h];
 	for (;;) {
@@ -69,7 +69,10 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 	}
 	if (!flat_chain_may_hold(f, h, pl.tag))
 		return -ENOENT;
-	return flat_copy_section(f, key, value, false);
+	/* The key as read before any value byte was written (@value may
+	 * overlap @key: map_value_overlaps_key). */
+	flat_small_key_put(small, &kept, ks);
+	return flat_copy_section(f, &kept, value, false);
 }
 
 int flat_copy_small(const struct flat *f, const void *key, void *value, uint32_t ks,
@@ -78,10 +81,13 @@ int flat_copy_small(const struct flat *f, const void *key, void *value, uint32_t
 	return flat_lookup_copy(f, key, value, ks, kind);
 }
 
-__attribute__((noinline)) int flat_copy_word_far(const struct flat *f, const void *key,
-						  void *value, uint32_t ks)
+__attribute__((noinline)) int flat_copy_word_far(const struct flat *f, uint64_t k, void *value,
+						  uint32_t ks)
 {
-	return map_result(flat_lookup_copy(f, key, value, ks, ks == 4 ? HASH_U32 : HASH_U64));
+	uint64_t key;
+
+	flat_small_key_put(k, &key, ks);
+	return map_result(flat_lookup_copy(f, &key, value, ks, ks == 4 ? HASH_U32 : HASH_U64));
 }
 
 /*

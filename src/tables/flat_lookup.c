@@ -15,6 +15,7 @@
 #include "tables/flat_words.h"
 #include "util/cpu_features.h"
 #include "util/shared_copy.h"
+#include "util/test_hook.h"
 
 static enum flat_isa flat_isa_best(void);
 
@@ -106,6 +107,7 @@ static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, 
 static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key, void *value,
 					    uint32_t ks, enum hash_kind kind, bool v8, bool far)
 {
+	uint64_t k = flat_small_key(key, ks);
 	uint64_t hash = flat_hash_kind(f, key, kind);
 	uint32_t h = flat_home(f, hash);
 	const uint32_t *seq = &f->buckets[h].seq;
@@ -119,7 +121,7 @@ static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key
 	    likely(flat_copy_slot(f, (size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4),
 				  seq, s1, value, v8)))
 		return 0;
-	return flat_copy_word_far(f, key, value, ks);
+	return flat_copy_word_far(f, k, value, ks);
 }
 
 /* The copy-outs a map of word keys that matches by key gets at creation
@@ -333,12 +335,16 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *value, uint32_t ks,
 					uint64_t hash)
 {
+	/* Its retries read the key again: not from a buffer the value shares. */
+	if (unlikely(map_value_overlaps_key(&f->map, key, value)))
+		return map_copy_key_apart(&f->map, key, value);
 #ifndef BPFMAP_TSAN
 	struct flat_place pl = flat_place_of(f, hash);
 	uint32_t s1, e;
 
 	if (likely(flat_long_candidate(f, pl.home, pl.tag, &s1, &e)) &&
 	    likely(key_equal_long(f->keys + (size_t)e * ROUND_UP(ks, 8), key, ks))) {
+		TEST_HOOK(HOOK_FLAT_COPY_MATCHED, &e);
 		flat_value_out(f, e, value);
 		if (likely(mwseq_read_same(&f->buckets[pl.home].seq, s1))) {
 			value_clear_lock(&f->map, value);

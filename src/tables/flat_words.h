@@ -62,10 +62,11 @@ map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat
 
 /* The general copy-out paths (flat_copy.c): a word key's, out of line with
  * errno set as map->copy sets it (no match in the home bucket, or a writer
- * busy on it); a key of at most 8 bytes in its home bucket, slot by slot,
- * then its chain; and in a read-side section, under the value's spin lock
- * when @with_lock. */
-int flat_copy_word_far(const struct flat *f, const void *key, void *value, uint32_t ks);
+ * busy on it), from the key as flat_small_key() read it before the value
+ * was written (the caller's buffer may hold value bytes by then); a key of
+ * at most 8 bytes in its home bucket, slot by slot, then its chain; and in
+ * a read-side section, under the value's spin lock when @with_lock. */
+int flat_copy_word_far(const struct flat *f, uint64_t k, void *value, uint32_t ks);
 int flat_copy_small(const struct flat *f, const void *key, void *value, uint32_t ks,
 		    enum hash_kind kind);
 int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock);

@@ -161,7 +161,7 @@ FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
 		    likely(flat_copy_slot((f), (size_t)(h) * FLAT_SLOTS + i_, (seq), (s1), (value), \
 					  (v8))))                                                  \
 			return 0;                                                                  \
-		return flat_copy_word_far((f), key, (value), (ks));                                \
+		return flat_copy_word_far((f), k, (value), (ks));                                 \
 	} while (0)
 
 /* The copy-out of a @ks-byte key: the bucket's seq read before the same

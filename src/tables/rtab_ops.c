@@ -115,6 +115,9 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 	}                                                                                     \
 	static int rtab_copy_##name(struct bpfmap *map, const void *key, void *value)         \
 	{                                                                                     \
+		/* Its retries read the key again (map_value_overlaps_key). */              \
+		if (unlikely(map_value_overlaps_key(map, key, value)))                        \
+			return map_copy_key_apart(map, key, value);                           \
 		return map_result(rtab_copy_key(to_rtab(map), key, value, 0, key_size, kind,  \
 						sized));                                      \
 	}

@@ -118,6 +118,7 @@ struct fuzz {
 	uint8_t *key[NKEYS]; /* ks bytes each, separately allocated (ASan bounds) */
 	uint8_t *vbuf;       /* value_size bytes */
 	uint8_t *kbuf;       /* key_size bytes */
+	uint8_t *abuf;       /* 2 * vs + ks bytes: a key and a value that overlap it */
 	struct model m;
 	unsigned op_index;
 	bool flat; /* made with flat_create() */
@@ -490,16 +491,29 @@ static void op_lookup(struct fuzz *f, struct input *in)
 	uint8_t b = u8(in), how = b % 4;
 	/* 3: one flag bit, BPFMAP_F_LOCK (bit 2) or one lookups refuse */
 	uint64_t flags = how == 2 ? BPFMAP_F_LOCK : how == 3 ? 1ULL << (b >> 2) % 64 : 0;
+	const uint8_t *key = f->key[id];
+	uint8_t *out = f->vbuf;
 	errset errs = 0;
 	int ret, e;
 
-	trace("lookup key %u how %u", id, how);
+	/* Bit 2 of the others: the value into a buffer that overlaps the
+	 * key, starting from vs - 1 bytes before it to its last byte. */
+	if (how < 3 && (b & 4)) {
+		uint32_t d = (uint32_t)(b >> 3) * 2654435761u % (f->ks + f->vs - 1);
+
+		memcpy(f->abuf + f->vs, f->key[id], f->ks);
+		key = f->abuf + f->vs;
+		out = f->abuf + 1 + d;
+	}
+	trace("lookup key %u how %u%s", id, how, key != f->key[id] ? " overlapping" : "");
 	memset(f->vbuf, 0xee, f->vs);
 	if (how == 0)
-		ret = bpfmap_lookup_elem(f->map, f->key[id], f->vbuf);
+		ret = bpfmap_lookup_elem(f->map, key, out);
 	else
-		ret = bpfmap_lookup_elem_flags(f->map, f->key[id], f->vbuf, flags);
+		ret = bpfmap_lookup_elem_flags(f->map, key, out, flags);
 	e = errno;
+	if (out != f->vbuf && !ret)
+		memcpy(f->vbuf, out, flags == BPFMAP_F_CPU ? f->pvs : f->vs);
 	if (flags & ~BPFMAP_F_LOCK && !(f->percpu && flags == BPFMAP_F_CPU))
 		errs |= ERR(EINVAL);
 	if ((flags & BPFMAP_F_LOCK) && !has_lock(f))
@@ -1485,7 +1499,8 @@ static bool setup(struct fuzz *f, struct input *in)
 	}
 	f->vbuf = malloc(f->vs);
 	f->kbuf = malloc(f->ks);
-	if (!f->vbuf || !f->kbuf)
+	f->abuf = malloc(2 * (size_t)f->vs + f->ks);
+	if (!f->vbuf || !f->kbuf || !f->abuf)
 		abort();
 	make_keys(f, b4 & 3);
 	if (b4 & 0x80)
@@ -1540,6 +1555,7 @@ static void teardown(struct fuzz *f)
 	}
 	free(f->vbuf);
 	free(f->kbuf);
+	free(f->abuf);
 }
 
 enum op {
