@@ -527,7 +527,8 @@ BPFMAP_API bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map);
 /*
  * bpfmap_lookup_bulk - program view for @n keys at once: @values[i] receives
  * the address of the value stored under the i-th key (@keys holds them
- * packed, key_size bytes apart), or NULL where that key is absent.  The
+ * packed, key_size bytes apart), or NULL where that key is absent; @values
+ * must not overlap @keys (it is written while later keys are read).  The
  * lookups' memory accesses overlap (hash all, prefetch, then compare), so on
  * maps larger than the caches this beats @n calls of bpfmap_lookup(); in maps
  * the caches hold, single calls of bpfmap_lookup_func()'s function are faster.
