@@ -164,6 +164,7 @@ struct pair {
 	/* scratch */
 	uint32_t cap;         /* elements the batch buffers hold */
 	unsigned char *kbuf[2], *vbuf[2], *tk, *tv, *tv2;
+	unsigned char *abuf[2]; /* 2 * vs + ks: a key and a value overlapping it */
 	uint32_t *order[2], *seen[2];
 };
 
@@ -375,6 +376,8 @@ static void pair_free(struct pair *p)
 	free(p->tk);
 	free(p->tv);
 	free(p->tv2);
+	free(p->abuf[0]);
+	free(p->abuf[1]);
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;
 }
@@ -470,6 +473,8 @@ static int pair_init(struct pair *p, struct cfg c, uint32_t npool)
 	p->tk = xcalloc(p->cap, c.ks);
 	p->tv = xcalloc(p->cap, c.vs);
 	p->tv2 = xcalloc(p->cap, c.vs);
+	p->abuf[0] = xcalloc(1, 2 * (size_t)c.vs + c.ks);
+	p->abuf[1] = xcalloc(1, 2 * (size_t)c.vs + c.ks);
 	return 0;
 }
 
@@ -615,29 +620,60 @@ static void op_update(struct pair *p)
 		model_store(p, i, p->tv);
 }
 
+/* One time in four, key @i and the value buffer of a lookup overlap, the
+ * same way on both sides (*@k, *@v; the kernel copies the key in first):
+ * the value starts anywhere from vs - 1 bytes before the key to its last
+ * byte.  Else the pool's key and the scratch values. */
+static bool overlap_bufs(struct pair *p, uint32_t i, const void *k[2], unsigned char *v[2])
+{
+	size_t len = 2 * (size_t)p->c.vs + p->c.ks;
+	uint32_t d = rn(p->c.ks + p->c.vs - 1);
+
+	k[0] = k[1] = pkey(p, i);
+	v[0] = p->tv;
+	v[1] = p->tv2;
+	if (rn(4))
+		return false;
+	for (int s = 0; s < 2; s++) {
+		memset(p->abuf[s], 0xa5, len);
+		memcpy(p->abuf[s] + p->c.vs, pkey(p, i), p->c.ks);
+		k[s] = p->abuf[s] + p->c.vs;
+		v[s] = p->abuf[s] + 1 + d;
+	}
+	return true;
+}
+
 static void op_lookup(struct pair *p, bool with_flags)
 {
 	static const uint64_t lflags[] = { 0, 0, 0, K_F_LOCK, 1, 2, 8, 16, 1ULL << 32 };
 	uint32_t i = rn(p->npool);
 	uint64_t flags = with_flags ? lflags[rn(ARRAY_LEN(lflags))] : 0;
 	int expect = flags ? -EINVAL : p->present[i] ? 0 : -ENOENT;
+	const void *k[2];
+	unsigned char *v[2];
+	bool overlap = overlap_bufs(p, i, k, v);
 	int rk, rb;
 
-	memset(p->tv, 0xa5, p->c.vs);
-	memset(p->tv2, 0x5a, p->c.vs);
+	if (!overlap) {
+		memset(p->tv, 0xa5, p->c.vs);
+		memset(p->tv2, 0x5a, p->c.vs);
+	}
 	if (with_flags) {
-		rk = bpf_map_lookup_elem_flags(p->fd, pkey(p, i), p->tv, flags);
-		rb = bpfmap_lookup_elem_flags(p->m, pkey(p, i), p->tv2, flags);
+		rk = bpf_map_lookup_elem_flags(p->fd, k[0], v[0], flags);
+		rb = bpfmap_lookup_elem_flags(p->m, k[1], v[1], flags);
 	} else {
-		rk = bpf_map_lookup_elem(p->fd, pkey(p, i), p->tv);
-		rb = bpfmap_lookup_elem(p->m, pkey(p, i), p->tv2);
+		rk = bpf_map_lookup_elem(p->fd, k[0], v[0]);
+		rb = bpfmap_lookup_elem(p->m, k[1], v[1]);
 	}
 	if (!cmp_rc(p, "lookup", rk, rb) || !cmp_model(p, "lookup", rk, expect))
 		return;
 	if (rk == 0) {
-		cmp_mem(p, "lookup value (kernel vs model)", p->tv, pval(p, i), p->c.vs);
-		cmp_mem(p, "lookup value (kernel vs bpfmap)", p->tv, p->tv2, p->c.vs);
+		cmp_mem(p, "lookup value (kernel vs model)", v[0], pval(p, i), p->c.vs);
+		cmp_mem(p, "lookup value (kernel vs bpfmap)", v[0], v[1], p->c.vs);
 	}
+	if (overlap) /* the rest of the buffer too: written, or left, alike */
+		cmp_mem(p, "lookup into the key's buffer (kernel vs bpfmap)", p->abuf[0],
+			p->abuf[1], 2 * (size_t)p->c.vs + p->c.ks);
 }
 
 static void op_delete(struct pair *p, bool and_lookup)
@@ -646,9 +682,13 @@ static void op_delete(struct pair *p, bool and_lookup)
 	int expect = p->present[i] ? 0 : -ENOENT;
 	int rk, rb;
 
+	const void *k[2];
+	unsigned char *v[2];
+	bool overlap = and_lookup && overlap_bufs(p, i, k, v);
+
 	if (and_lookup) {
-		rk = bpf_map_lookup_and_delete_elem(p->fd, pkey(p, i), p->tv);
-		rb = bpfmap_lookup_and_delete_elem(p->m, pkey(p, i), p->tv2);
+		rk = bpf_map_lookup_and_delete_elem(p->fd, k[0], v[0]);
+		rb = bpfmap_lookup_and_delete_elem(p->m, k[1], v[1]);
 	} else {
 		rk = bpf_map_delete_elem(p->fd, pkey(p, i));
 		rb = bpfmap_delete_elem(p->m, pkey(p, i));
@@ -657,9 +697,12 @@ static void op_delete(struct pair *p, bool and_lookup)
 	    !cmp_model(p, and_lookup ? "lookup_and_delete" : "delete", rk, expect))
 		return;
 	if (rk == 0 && and_lookup) {
-		cmp_mem(p, "lookup_and_delete value (kernel vs model)", p->tv, pval(p, i), p->c.vs);
-		cmp_mem(p, "lookup_and_delete value (kernel vs bpfmap)", p->tv, p->tv2, p->c.vs);
+		cmp_mem(p, "lookup_and_delete value (kernel vs model)", v[0], pval(p, i), p->c.vs);
+		cmp_mem(p, "lookup_and_delete value (kernel vs bpfmap)", v[0], v[1], p->c.vs);
 	}
+	if (overlap)
+		cmp_mem(p, "lookup_and_delete into the key's buffer (kernel vs bpfmap)",
+			p->abuf[0], p->abuf[1], 2 * (size_t)p->c.vs + p->c.ks);
 	if (rk == 0)
 		model_remove(p, i);
 }
