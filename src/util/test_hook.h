@@ -32,7 +32,8 @@ enum test_hook_point {
 	HOOK_LRU_KEYED,		 /* a flat eviction: the victim's key read, its read-side
 				  * section over, its home not yet locked (obj: position) */
 	HOOK_FLAT_COPY_MATCHED,	 /* a flat section-free copy-out: a slot's key matched,
-				  * its value not yet read (obj: position) */
+				  * its value not yet read (obj: word keys, the position;
+				  * longer keys, the element index) */
 	HOOK_RETIRE_LOCKED,	 /* a delete: holding the lock under which the deferred
 				  * callbacks take deleted elements (obj: the lock word) */
 	HOOK_FLOCK_COPIED,	 /* a BPFMAP_F_LOCK copy-out: the value copied without its
