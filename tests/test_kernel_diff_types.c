@@ -484,6 +484,9 @@ static void run_percpu(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags, ui
 	struct bpfmap *m = ours_create(BPF_MAP_TYPE_PERCPU_HASH, ks, vs, me, flags, &err);
 	uint8_t *keys = malloc((size_t)npool * ks), *v = malloc(bytes);
 	uint8_t *ok = malloc(bytes), *ob = malloc(bytes), *nk = malloc(ks), *nb = malloc(ks);
+	/* A key and a value overlapping it, per side: 2 * bytes + ks. */
+	size_t alen = 2 * (size_t)bytes + ks;
+	uint8_t *ak = malloc(alen), *ab = malloc(alen);
 
 	if (fd < 0 || !m) {
 		CHECK(0, "percpu map ks=%u vs=%u me=%u: kernel %d, bpfmap %d", ks, vs, me, fd, err);
@@ -509,6 +512,19 @@ static void run_percpu(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags, ui
 			break;
 		}
 		case 2:
+			if (rn(3) == 0) { /* into a buffer that overlaps the key */
+				uint32_t d = rn(ks + bytes - 1);
+
+				memset(ak, 0xa5, alen);
+				memset(ab, 0xa5, alen);
+				memcpy(ak + bytes, k, ks);
+				memcpy(ab + bytes, k, ks);
+				rk = bpf_map_lookup_elem(fd, ak + bytes, ak + 1 + d) ? -errno : 0;
+				rb = bpfmap_lookup_elem(m, ab + bytes, ab + 1 + d);
+				CHECK(rk == rb, "lookup into the key: kernel %d, bpfmap %d", rk, rb);
+				CHECK(!memcmp(ak, ab, alen), "lookup into the key: buffers differ");
+				break;
+			}
 			memset(ok, 0, bytes);
 			memset(ob, 0, bytes);
 			rk = bpf_map_lookup_elem(fd, k, ok) ? -errno : 0;
@@ -571,6 +587,8 @@ out:
 	free(ob);
 	free(nk);
 	free(nb);
+	free(ak);
+	free(ab);
 }
 
 /* The LRU maps in aggregate: fill to three times the size, then check. */
