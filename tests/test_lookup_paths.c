@@ -259,8 +259,11 @@ static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa, 
 
 	assert_non_null(v);
 	assert_ptr_equal(map->ops, &flat_ops);
+	map_copy_fn copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, far, isa);
+
 	map->lookup = flat_lookup_word(ks == 4 ? HASH_U32 : HASH_U64, vs, isa, 0);
-	map->copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, far, isa);
+	if (copy) /* TSan builds have none: the general copy-out */
+		map->copy = copy;
 	for (uint32_t id = 0; id < WORD_KEYS; id += 2) {
 		uint64_t k = word_key(ks, id);
 
@@ -304,6 +307,9 @@ static void test_lookup_word_isas(void **state)
  * drops for 512-bit work). */
 static void check_word_choice(enum flat_isa expect)
 {
+	/* TSan builds specialise no copy-out (flat_copy_word gives NULL). */
+	bool copies = flat_copy_word(HASH_U32, true, false, FLAT_ISA_BASE) != NULL;
+
 	for (uint32_t ks = 4; ks <= 8; ks += 4) {
 		enum hash_kind kind = ks == 4 ? HASH_U32 : HASH_U64;
 
@@ -312,7 +318,7 @@ static void check_word_choice(enum flat_isa expect)
 			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect, 0);
 
 			assert_true(to_flat(map)->match_by_key);
-			if (map->copy != flat_copy_word(kind, value_size == 8, false, expect))
+			if (copies && map->copy != flat_copy_word(kind, value_size == 8, false, expect))
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->copy == flat_copy_word(kind, value_size == 8, false,
 									FLAT_ISA_AVX2));
@@ -326,8 +332,8 @@ static void check_word_choice(enum flat_isa expect)
 			map = must_create(BPFMAP_TYPE_HASH, ks, value_size, 1u << 17, 0);
 			assert_true((uint64_t)to_flat(map)->n_homes * FLAT_SLOTS * 8 >=
 				    FLAT_COPY_FAR_BYTES);
-			if (map->copy != flat_copy_word(kind, value_size == 8, value_size == 8,
-							expect))
+			if (copies && map->copy != flat_copy_word(kind, value_size == 8,
+								  value_size == 8, expect))
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->copy == flat_copy_word(kind, value_size == 8,
 									value_size == 8,
