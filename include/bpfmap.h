@@ -32,8 +32,9 @@
  *    was either before or after any concurrent update, never a mix;
  *  - a copy-out, lookup-and-delete or get_next_key may write into the key's
  *    own buffer (bpfmap_lookup_elem(map, buf, buf), or any overlap), as the
- *    kernel's syscall allows by copying the key in first; a key over 512
- *    bytes then costs an allocation (-ENOMEM possible);
+ *    kernel's syscall allows by copying the key in first; a copy-out or
+ *    lookup-and-delete then copies a key over 512 bytes to the heap
+ *    (-ENOMEM possible);
  *  - from a signal handler (any function but bpfmap_create() and
  *    bpfmap_free()): a call that would wait for a writing call the handler
  *    interrupted on its own thread answers -EBUSY instead (program view:
