@@ -488,16 +488,16 @@ static void test_copy_into_key(void **state)
 	/* Word keys in the flat table (HASH and LRU_HASH), whose retries use
 	 * the key as first read, per instruction set; RHASH. */
 	for (int isa = 0; isa < FLAT_ISA_COUNT; isa++) {
-		struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 8, 16, 64, 0);
+		map_copy_fn copy = flat_copy_word(HASH_U64, false, false, (enum flat_isa)isa);
+		struct bpfmap *m;
 
-		if (!flat_isa_runs((enum flat_isa)isa)) {
-			bpfmap_free(m);
+		if (!flat_isa_runs((enum flat_isa)isa))
 			continue;
-		}
+		m = must_create(BPFMAP_TYPE_HASH, 8, 16, 64, 0);
 		/* TSan builds have none: the general copy-out, which stops at
 		 * the same hook. */
-		if (flat_copy_word(HASH_U64, false, false, (enum flat_isa)isa))
-			m->copy = flat_copy_word(HASH_U64, false, false, (enum flat_isa)isa);
+		if (copy)
+			m->copy = copy;
 		check_copy_into_key(m, 8, HOOK_FLAT_COPY_MATCHED);
 	}
 	check_copy_into_key(must_create(BPFMAP_TYPE_LRU_HASH, 8, 16, 64, 0), 8,

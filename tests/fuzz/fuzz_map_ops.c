@@ -512,8 +512,8 @@ static void op_lookup(struct fuzz *f, struct input *in)
 	else
 		ret = bpfmap_lookup_elem_flags(f->map, key, out, flags);
 	e = errno;
-	if (out != f->vbuf && !ret)
-		memcpy(f->vbuf, out, flags == BPFMAP_F_CPU ? f->pvs : f->vs);
+	if (out != f->vbuf && !ret) /* flags 0 or F_LOCK: the whole value */
+		memcpy(f->vbuf, out, f->vs);
 	if (flags & ~BPFMAP_F_LOCK && !(f->percpu && flags == BPFMAP_F_CPU))
 		errs |= ERR(EINVAL);
 	if ((flags & BPFMAP_F_LOCK) && !has_lock(f))
