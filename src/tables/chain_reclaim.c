@@ -42,9 +42,6 @@ static uint32_t pool_index(const struct chain *c, const struct chain_elem *e)
 	return (uint32_t)(((const char *)e - c->pool) / c->elem_size);
 }
 
-/* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
- * enforced by the caller through c->count, so the pool's emptiness only means
- * that reclamation lags behind; the heap covers that gap. */
 /* The per-CPU slots of a per-CPU map: the pool's indices, then room for
  * heap elements (the preallocated map's overflow while reclamation lags,
  * bounded by the deleters' throttle; every element of a NO_PREALLOC map). */
@@ -68,6 +65,9 @@ int chain_pcpu_init(struct chain *c)
 	return 0;
 }
 
+/* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
+ * enforced by the caller through c->count, so the pool's emptiness only means
+ * that reclamation lags behind; the heap covers that gap. */
 struct chain_elem *chain_elem_alloc(struct chain *c)
 {
 	struct chain_elem *e;
