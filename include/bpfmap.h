@@ -304,7 +304,10 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC), or an insert inside a
  *           read-side section found too many deleted elements still
  *           awaiting reclamation (RHASH and chained PERCPU_HASH maps;
- *           docs/CONCURRENCY.md gives the counts), or an RHASH map whose
+ *           docs/CONCURRENCY.md gives the counts; a chained
+ *           LRU_PERCPU_HASH only when it has no key left to evict and
+ *           every deleted element's reclamation is under way, rarely:
+ *           docs/MAPS.md), or an RHASH map whose
  *           max_entries elements would take more than 1 TiB, or more
  *           address space than the process had at creation, holds what
  *           fits (docs/RHASH.md); the key is not stored

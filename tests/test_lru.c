@@ -886,6 +886,51 @@ static void test_section_inserts_bounded(void **state)
 	}
 }
 
+/*
+ * Inserts and deletes of new keys, each in a read-side section of its own,
+ * with liburcu's worker held so that nothing deleted is reclaimed: a map
+ * with room whose free elements all wait for a grace period.  Every insert
+ * must succeed, and the keys inserted first and never deleted must stay,
+ * since the map has room.  The chained table used to evict them there and,
+ * once nothing was left to evict, answer -ENOMEM (LRU_PERCPU_HASH, whose
+ * heap elements need slot indices it has only so many of: after about 18K
+ * pairs); it now reuses a deleted element first (chain_pending_steal).
+ */
+static void test_section_churn_keeps_keys(void **state)
+{
+	const struct variant *v = variant_of(state);
+
+	for (uint32_t ks = 8; ks <= 16; ks += 8) {
+		struct bpfmap *map = variant_create(v, ks, 8, 1024);
+		uint64_t key[2] = { 0, 0 }, one = 1;
+		uint32_t failed = 0, kept = 0;
+		struct gate g = { 0 };
+
+		for (key[0] = 0; key[0] < 16; key[0]++) {
+			bpfmap_read_lock();
+			assert_int_equal(bpfmap_update(map, key, &one, BPFMAP_NOEXIST), 0);
+			bpfmap_read_unlock();
+		}
+		rcu_defer(&g.rcu, gate_cb);
+		gate_wait_reached(&g);
+		for (; key[0] < 40000; key[0]++) {
+			bpfmap_read_lock();
+			failed += bpfmap_update(map, key, &one, BPFMAP_NOEXIST) != 0;
+			bpfmap_read_unlock();
+			bpfmap_read_lock();
+			bpfmap_delete(map, key);
+			bpfmap_read_unlock();
+		}
+		gate_release(&g);
+		for (key[0] = 0; key[0] < 16; key[0]++)
+			kept += bpfmap_lookup_elem(map, key, valbuf()) == 0;
+		assert_int_equal(failed, 0);
+		assert_int_equal(kept, 16);
+		bpfmap_free(map);
+		rcu_wait_deferred();
+	}
+}
+
 #define ON(fn, i) \
 	cmocka_unit_test_prestate_setup_teardown(fn, test_close_sections, NULL, (void *)&variants[i])
 /* Both types, common and per-CPU lists, the common ones on both tables; the
@@ -902,7 +947,7 @@ int main(void)
 		SANITY_COMMON(test_sanity3), SANITY(test_sanity4),	  SANITY_COMMON(test_sanity5),
 		SANITY_PERCPU(test_sanity6), SANITY(test_sanity7),	  SANITY(test_sanity8),
 		SANITY(test_lru_rules),	     SANITY_PERCPU(test_no_common_rounding),
-		SANITY(test_section_inserts_bounded),
+		SANITY(test_section_inserts_bounded), SANITY(test_section_churn_keeps_keys),
 		test_entry(test_marks_every_lookup),
 		test_entry(test_ring_turnover),
 		test_entry(test_demoted_epochs),

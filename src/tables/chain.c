@@ -309,14 +309,21 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			continue;
 		}
 		/* No memory inside a read-side section, which cannot wait for
-		 * the evicted elements: an evicting map evicts one anyway and
-		 * reuses it, as a full map's insert does, rather than fail.
-		 * With per-CPU lists a thread moved to another CPU finds room
-		 * on that CPU's list while its old list's victims still wait. */
-		if (unlikely(ret == -ENOMEM) && c->evict && !victim && chain_reuse_wanted(c) &&
-		    chain_lru_evict(c, &victim, true)) {
-			evicted = credit = true;
-			continue;
+		 * deleted elements: an evicting map reuses one of them at once,
+		 * as the kernel's LRU does (a reader that stood on it is told
+		 * as for a victim: chain_walk_once).  The map has room here, so
+		 * a deleted element first, which costs no key; else it evicts
+		 * one anyway and reuses it, as a full map's insert does, rather
+		 * than fail.  With per-CPU lists a thread moved to another CPU
+		 * finds room on that CPU's list while its old list's victims
+		 * still wait. */
+		if (unlikely(ret == -ENOMEM) && c->evict && !victim && chain_reuse_wanted(c)) {
+			if ((victim = chain_pending_steal(c)))
+				continue;
+			if (chain_lru_evict(c, &victim, true)) {
+				evicted = credit = true;
+				continue;
+			}
 		}
 		/* A preallocated map's pool is dry only while its deleted
 		 * elements wait for a grace period, and malloc failed to

@@ -16,7 +16,8 @@
  * Unlinked elements are reclaimed in batches after an RCU grace period: back
  * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC); except
  * that an evicting map's insert inside a read-side section may reuse its
- * victim at once (chain_reuses, below).
+ * victim, or a deleted element still pending, at once (chain_reuses,
+ * below).
  * bpfmap_free never waits for reclamation callbacks: the last one to finish
  * releases the map (chain_free in chain.c).
  */
@@ -307,7 +308,9 @@ static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
  * Evicting maps reuse elements at once (chain_reuse_wanted): an insert made
  * inside a read-side section, when the pool has no free element, takes the
  * element it evicted instead of borrowing one from the heap, which it could
- * not give back before the section ends.  Such an element moves to another
+ * not give back before the section ends (and where the heap has none to
+ * give, a deleted element not yet taken for reclamation, before it evicts:
+ * chain_pending_steal).  Such an element moves to another
  * chain with no grace period, so a walk without the bucket lock that was on
  * it may go on in the other chain, and a key compare may read it half
  * rewritten.  Their walks (chain_walk_once) therefore validate by the
@@ -479,6 +482,10 @@ void chain_unlink_keep_count(struct chain *c, struct chain_elem **link, struct c
  * queue an unlinked element for reclamation. */
 void chain_unlink_only(struct chain *c, struct chain_elem **link, struct chain_elem *e);
 void chain_retire_unlinked(struct chain *c, struct chain_elem *e);
+/* The reverse of the latter: an element of a pending stack, not yet taken
+ * for reclamation, for an insert to reuse at once (chain_reuses); NULL if
+ * every stack is empty. */
+struct chain_elem *chain_pending_steal(struct chain *c);
 
 /* Called by the lookup-and-delete paths before they take a bucket lock: see
  * chain.c. */

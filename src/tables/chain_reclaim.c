@@ -205,7 +205,8 @@ static void chain_elem_reclaim(struct rcu_head *head)
  * thread in a grace period), and for NO_PREALLOC maps free() in the thread
  * that usually malloc'ed.  A deleter inside a read-side section cannot
  * wait: it queues the batch element by element (the backlog counted in
- * deferred).  Elements left pending when deletes stop are taken by a flush
+ * deferred), or in an evicting map leaves it on the stack for inserts to
+ * reuse (chain_reclaim_throttle).  Elements left pending when deletes stop are taken by a flush
  * callback that the first element of an empty stack queues.
  */
 #define CHAIN_RECLAIM_BATCH_MIN 2048U
@@ -340,6 +341,28 @@ void chain_retire_unlinked(struct chain *c, struct chain_elem *e)
 		rcu_defer(&c->flush_rcu, chain_flush_pending);
 }
 
+struct chain_elem *chain_pending_steal(struct chain *c)
+{
+	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
+		struct chain_pending *p = &c->pending[i];
+		struct chain_elem *e;
+
+		if (!__atomic_load_n(&p->n, __ATOMIC_RELAXED))
+			continue;
+		spin_lock_word(&p->lock);
+		e = p->head;
+		if (e) {
+			p->head = e->reclaim_next;
+			__atomic_store_n(&p->n, __atomic_load_n(&p->n, __ATOMIC_RELAXED) - 1,
+					 __ATOMIC_RELAXED);
+		}
+		spin_unlock_word(&p->lock);
+		if (e)
+			return e;
+	}
+	return NULL;
+}
+
 /* The backlog of elements queued one by one, past which deleters wait. */
 uint32_t chain_deferred_limit(uint32_t max_entries)
 {
@@ -378,7 +401,12 @@ void chain_reclaim_throttle(struct chain *c)
 {
 	struct chain_pending *p = chain_my_pending(c);
 
-	if (unlikely(__atomic_load_n(&p->n, __ATOMIC_RELAXED) >= c->reclaim_batch))
+	/* Inside a section an evicting map leaves a full stack where it is:
+	 * queued one by one, its elements would be out of reach of the
+	 * inserts that find no memory there (chain_pending_steal), and the
+	 * flush callback takes it after a grace period all the same. */
+	if (unlikely(__atomic_load_n(&p->n, __ATOMIC_RELAXED) >= c->reclaim_batch) &&
+	    (!chain_reuses(c) || rcu_may_wait()))
 		chain_reclaim_pending(c, p);
 	if (likely(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED) <= c->deferred_limit))
 		return;
