@@ -896,6 +896,55 @@ static void test_chain_walk_diverted(void **state)
 }
 
 /*
+ * The same diversion under get_next_key: a walk from the first key, home
+ * A's bucket emptied so that K, in A's chain behind X, is A's only key
+ * present throughout, homes before A empty.  Stopped on its way to X while
+ * X is deleted and reused for home B's Y, the walk went on along B's chain
+ * and answered Y (found by an adversarial probe: walks skipped up to 11 of
+ * a home's 24 stable keys); the reuse's mark on the map's moved seq now
+ * has it walk A again, and answer K.
+ */
+static void test_walk_diverted(void **state)
+{
+	(void)state;
+	const uint32_t me = 64, A = 1, B = 2, C = 3;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, me, 0);
+	struct flat *f = to_flat(m);
+	uint32_t next = 0, k, x, y, X, bucket[8];
+	uint64_t w, v;
+
+	assert_true(f->match_by_key && f->n_homes > C);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	for (int i = 0; i < 8; i++)
+		bucket[i] = fill_home(m, A, 1, &next);
+	k = fill_home(m, A, 1, &next);
+	x = fill_home(m, A, 1, &next);
+	X = flat_chain(f, A);
+	assert_true(flat_is_node(f, X));
+	for (int i = 0; i < 8; i++) {
+		w = bucket[i];
+		assert_int_equal(bpfmap_delete_elem(m, &w), 0);
+	}
+	fill_home(m, B, 8, &next);
+	fill_home(m, C, 8, &next);
+	use_up_pool(m, C, &next);
+	struct op walk = { .m = m, .walk = true, .cpu = -1 };
+
+	op_start_stopped(&walk, HOOK_CHAIN_STEP, 0); /* home A's chain: about to read X */
+	w = x;
+	assert_int_equal(bpfmap_delete_elem(m, &w), 0);
+	y = fill_home(m, B, 1, &next); /* in this section: reuses X, the first dead node */
+	assert_int_equal(flat_chain(f, B), X);
+	op_release();
+	assert_int_equal(op_join(&walk), 0);
+	bpfmap_read_unlock();
+	assert_int_equal((uint32_t)walk.out, k);
+	w = y;
+	assert_int_equal(bpfmap_lookup_elem(m, &w, &v), 0);
+	bpfmap_free(m);
+}
+
+/*
  * A delete of node X (home A's chain) in an LRU map, stopped once X is dead
  * and before the delete returns: with every other node in use and no grace
  * period ending (a reader section), an insert of home B inside that section
@@ -2301,6 +2350,7 @@ int main(void)
 		cmocka_unit_test_setup(test_lock_word_counts, setup_hook),
 		cmocka_unit_test_setup(test_probe_full_not_fooled, setup_hook),
 		cmocka_unit_test_setup(test_chain_walk_diverted, setup_hook),
+		cmocka_unit_test_setup(test_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),

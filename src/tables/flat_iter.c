@@ -69,24 +69,32 @@ static void flat_next_consider(const struct flat *f, const char *k, const void *
 }
 
 /* Home @h's smallest key (in byte order) after @after, or any when NULL,
- * into @best: its bucket's live slots and its chain's nodes.  The chain
- * walk is bounded, since an in-section reuse may relink a node it stands
- * on into another home's chain. */
+ * into @best: its bucket's live slots and its chain's nodes.  An in-section
+ * reuse may relink a node the chain walk stands on into another home's
+ * chain, which the walk would then follow, missing the rest of its own
+ * and taking the other's keys: the reuse holds the map's moved seq around
+ * the relinking (as for flat_chain_find), and the home is walked again if
+ * it moved.  The walk is bounded too, since a diverted one may loop. */
 static bool flat_home_next(const struct flat *f, uint32_t h, const void *after, char *best,
 			   char *tmp)
 {
-	uint64_t live = flat_live(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
-	uint32_t steps = 0;
-	bool have = false;
+	for (;;) {
+		uint32_t moved = mwseq_read_begin(&f->moved), steps = 0;
+		uint64_t live = flat_live(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
+		bool have = false;
 
-	for (; live; live &= live - 1)
-		if (flat_copy_live_key(f, h, flat_first(live), tmp))
-			flat_next_consider(f, tmp, after, best, &have);
-	for (uint32_t n = flat_chain(f, h); n != FLAT_NONE && steps++ <= f->n_nodes;
-	     n = flat_node_next(f, n))
-		if (flat_copy_live_key(f, n / FLAT_SLOTS, n % FLAT_SLOTS, tmp))
-			flat_next_consider(f, tmp, after, best, &have);
-	return have;
+		for (; live; live &= live - 1)
+			if (flat_copy_live_key(f, h, flat_first(live), tmp))
+				flat_next_consider(f, tmp, after, best, &have);
+		for (uint32_t n = flat_chain(f, h); n != FLAT_NONE && steps++ <= f->n_nodes;
+		     n = flat_node_next(f, n)) {
+			TEST_HOOK(HOOK_CHAIN_STEP, f);
+			if (flat_copy_live_key(f, n / FLAT_SLOTS, n % FLAT_SLOTS, tmp))
+				flat_next_consider(f, tmp, after, best, &have);
+		}
+		if (mwseq_read_same(&f->moved, moved))
+			return have;
+	}
 }
 
 /*
