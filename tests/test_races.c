@@ -846,6 +846,29 @@ static void test_probe_full_not_fooled(void **state)
 }
 
 /*
+ * Homes B and C filled and the pool used up (through C), inside a read-side
+ * section; then @o stopped at its first chain step, on its way to node X
+ * (key x's, the head of its home's chain), x deleted and a new key of home
+ * B inserted, which reuses X at once; then @o let go.  The new key.
+ */
+static uint32_t divert_node(struct op *o, uint32_t x, uint32_t X, uint32_t B, uint32_t C,
+			    uint32_t *next)
+{
+	uint64_t w = x;
+	uint32_t y;
+
+	fill_home(o->m, B, 8, next);
+	fill_home(o->m, C, 8, next);
+	use_up_pool(o->m, C, next);
+	op_start_stopped(o, HOOK_CHAIN_STEP, 0);
+	assert_int_equal(bpfmap_delete_elem(o->m, &w), 0);
+	y = fill_home(o->m, B, 1, next); /* reuses X, the first dead node */
+	assert_int_equal(flat_chain(to_flat(o->m), B), X);
+	op_release();
+	return y;
+}
+
+/*
  * A chain walk stopped on its way to node X (x's, the head of home A's
  * chain, K behind it); meanwhile x is deleted and, with every other node in
  * use and the grace period held up (reader sections), an insert of home B
@@ -873,21 +896,12 @@ static void test_chain_walk_diverted(void **state)
 	struct flat_place pk = flat_place_of(f, flat_hash(f, &kw0));
 
 	assert_int_equal(flat_node_next(f, X), flat_chain_find(f, A, pk.tag, NULL, 4, k, true, true));
-	fill_home(m, B, 8, &next);
-	fill_home(m, C, 8, &next);
-	use_up_pool(m, C, &next);
 	struct op look = { .m = m, .key = k, .look = true, .cpu = -1 };
 
-	op_start_stopped(&look, HOOK_CHAIN_STEP, 0); /* about to read X */
-	uint64_t xw = x;
-
-	assert_int_equal(bpfmap_delete_elem(m, &xw), 0);
-	y = fill_home(m, B, 1, &next); /* in this section: reuses X, the first dead node */
-	assert_int_equal(flat_chain(f, B), X);
-	op_release();
+	y = divert_node(&look, x, X, B, C, &next);
 	assert_int_equal(op_join(&look), 0);
 	bpfmap_read_unlock();
-	uint64_t kw = k, yw = y;
+	uint64_t kw = k, yw = y, xw = x;
 
 	assert_int_equal(bpfmap_lookup_elem(m, &kw, &v), 0);
 	assert_int_equal(bpfmap_lookup_elem(m, &yw, &v), 0);
@@ -925,17 +939,9 @@ static void test_walk_diverted(void **state)
 		w = bucket[i];
 		assert_int_equal(bpfmap_delete_elem(m, &w), 0);
 	}
-	fill_home(m, B, 8, &next);
-	fill_home(m, C, 8, &next);
-	use_up_pool(m, C, &next);
 	struct op walk = { .m = m, .walk = true, .cpu = -1 };
 
-	op_start_stopped(&walk, HOOK_CHAIN_STEP, 0); /* home A's chain: about to read X */
-	w = x;
-	assert_int_equal(bpfmap_delete_elem(m, &w), 0);
-	y = fill_home(m, B, 1, &next); /* in this section: reuses X, the first dead node */
-	assert_int_equal(flat_chain(f, B), X);
-	op_release();
+	y = divert_node(&walk, x, X, B, C, &next);
 	assert_int_equal(op_join(&walk), 0);
 	bpfmap_read_unlock();
 	assert_int_equal((uint32_t)walk.out, k);
