@@ -2346,6 +2346,100 @@ static void test_arena_chunk_giving(void **state)
 	slot_arena_destroy(&a);
 }
 
+/* ---- copy-outs that writers keep busy ---------------------------------------- */
+
+/* Writes the hook makes before it lets a starved copy-out finish. */
+#define STARVE_CAP 1000000
+
+static struct {
+	struct bpfmap *m;
+	const uint64_t *key;
+	uint64_t *value; /* the syscall view's value: its first word per CPU counts */
+	uint32_t stride, cpus;
+	pthread_t who;
+	int writes;
+	int armed;
+} busy;
+
+/* At every point where a copy-out is about to read a value, or has read it
+ * and not yet checked it, the value is overwritten in place: every
+ * optimistic round of the copy loses. */
+static void busy_hook(enum test_hook_point point, const void *obj)
+{
+	(void)obj;
+	if (point != HOOK_FLAT_COPY_MATCHED && point != HOOK_VALUE_COPYING &&
+	    point != HOOK_CHAIN_COPY && point != HOOK_RTAB_COPY)
+		return;
+	if (!busy.armed || !pthread_equal(pthread_self(), busy.who))
+		return;
+	if (busy.writes == STARVE_CAP) {
+		busy.armed = 0;
+		return;
+	}
+	busy.writes++;
+	for (uint32_t c = 0; c < busy.cpus; c++)
+		busy.value[c * busy.stride / 8] = (uint64_t)busy.writes;
+	if (bpfmap_update_elem(busy.m, busy.key, busy.value, BPFMAP_EXIST))
+		busy.armed = 0; /* the copy then reads a value the test rejects */
+}
+
+static void check_copy_outlasts_writers(enum bpfmap_type type, uint32_t ks, uint32_t entries,
+					uint32_t flags)
+{
+	bool pcpu = type == BPFMAP_TYPE_PERCPU_HASH || type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+	struct bpfmap *m = must_create(type, ks, 16, entries, flags);
+	uint64_t key[2] = { 7, 0 }, other[2] = { 9, 0 };
+	uint32_t cpus = pcpu ? (uint32_t)bpfmap_num_possible_cpus() : 1;
+	uint64_t *v = calloc(cpus, 16), *out = calloc(cpus, 16);
+
+	assert_non_null(v);
+	assert_non_null(out);
+	assert_int_equal(bpfmap_update_elem(m, other, v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, key, v, BPFMAP_NOEXIST), 0);
+	busy = (typeof(busy)){ .m = m, .key = key, .value = v, .stride = 16, .cpus = cpus,
+			       .who = pthread_self() };
+	__atomic_store_n(&busy.armed, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(bpfmap_lookup_elem(m, key, out), 0);
+	__atomic_store_n(&busy.armed, 0, __ATOMIC_SEQ_CST);
+	print_message("type %d, %u-byte keys, %u entries, flags %u: %d writes\n", type, ks,
+		      entries, flags, busy.writes);
+	assert_true(busy.writes > 0); /* the hook was reached */
+	assert_true(busy.writes < STARVE_CAP);
+	for (uint32_t c = 0; c < cpus; c++) /* the last value written, whole */
+		assert_int_equal(out[c * 2], busy.writes);
+	free(v);
+	free(out);
+	bpfmap_free(m);
+}
+
+/*
+ * A copy-out whose optimistic rounds all lose to in-place writes of its
+ * value: one that only retried never ended (the hook stops writing after
+ * STARVE_CAP writes, and the test fails).  It must take the writers' lock
+ * once it has lost rounds for SEQ_READ_PATIENCE, and answer the last value
+ * written.  Every table and copy-out path: word keys and long keys, flat
+ * and chained (preallocated or not), per-CPU, LRU, RHASH.
+ */
+static void test_copy_outlasts_writers(void **state)
+{
+	(void)state;
+	bpfmap_test_hook = busy_hook;
+	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 4, 64, 0);
+	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 8, 64, 0);
+	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 16, HASH_FLAT_LONG_MIN_ENTRIES, 0);
+	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 16, 64, 0);
+	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 8, 64, BPFMAP_F_NO_PREALLOC);
+	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 16, 64, BPFMAP_F_NO_PREALLOC);
+	check_copy_outlasts_writers(BPFMAP_TYPE_PERCPU_HASH, 8, 64, 0);
+	check_copy_outlasts_writers(BPFMAP_TYPE_PERCPU_HASH, 8, 64, BPFMAP_F_NO_PREALLOC);
+	check_copy_outlasts_writers(BPFMAP_TYPE_LRU_HASH, 8, 64, 0);
+	check_copy_outlasts_writers(BPFMAP_TYPE_LRU_HASH, 8, 64, BPFMAP_F_NO_COMMON_LRU);
+	check_copy_outlasts_writers(BPFMAP_TYPE_LRU_PERCPU_HASH, 8, 64, 0);
+	check_copy_outlasts_writers(BPFMAP_TYPE_RHASH, 8, 64, BPFMAP_F_NO_PREALLOC);
+	check_copy_outlasts_writers(BPFMAP_TYPE_RHASH, 16, 64, BPFMAP_F_NO_PREALLOC);
+	bpfmap_test_hook = hook;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2387,6 +2481,7 @@ int main(void)
 		cmocka_unit_test_setup(test_copy_into_long_key, setup_hook),
 		cmocka_unit_test_setup(test_take_into_key, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
+		cmocka_unit_test_setup(test_copy_outlasts_writers, setup_hook),
 	};
 	return run_test_group(tests);
 }

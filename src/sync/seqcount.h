@@ -19,31 +19,36 @@
 #include <stdint.h>
 
 #include "sync/reentry.h"
+#include "util/clock.h"
 #include "util/compiler.h"
 
 #define SEQCOUNT_WRITING 1U
 #define SEQCOUNT_RETIRED 2U
 
-/* The count, once no writer is busy, into *s.  A @lookup (a constant) must
- * not wait on its own thread (sync/reentry.h): false instead of waiting
- * while the thread is marked.  Otherwise always true. */
-static ALWAYS_INLINE bool seqcount_read_begin_checked(const uint32_t *seq, uint32_t *s,
-						     bool lookup)
+/*
+ * How long a copy-out goes on losing rounds to writers (a writer busy, or
+ * the count moved under its copy) before it takes their lock for one copy,
+ * in clock_ticks() (the TSC: 10-50 us; elsewhere 50 us).  A reader that
+ * only retried could lose to a steady stream of in-place writes for as
+ * long as it lasted: one writer of a 4 KiB value held its copy-outs off
+ * for milliseconds.  So, as with the kernel's read_seqbegin_or_lock(), the
+ * lock ends it; but only after a while, because writers that take their
+ * lock again at once keep a waiting reader out of it too, and the rounds
+ * of small values end well before that.
+ */
+#define SEQ_READ_PATIENCE 50000u
+
+/* A round lost: true once the patience that started at the first lost
+ * round (*@until 0 before it) has run out. */
+static inline bool seq_read_give_up(uint64_t *until)
 {
-	while ((*s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & SEQCOUNT_WRITING) {
-		if (lookup && reentry_busy())
-			return false;
-		cpu_relax();
+	uint64_t now = clock_ticks();
+
+	if (!*until) {
+		*until = now + SEQ_READ_PATIENCE;
+		return false;
 	}
-	return true;
-}
-
-static ALWAYS_INLINE uint32_t seqcount_read_begin(const uint32_t *seq)
-{
-	uint32_t s;
-
-	(void)seqcount_read_begin_checked(seq, &s, false);
-	return s;
+	return now >= *until;
 }
 
 static ALWAYS_INLINE int seqcount_read_retry(const uint32_t *seq, uint32_t start)

@@ -33,6 +33,14 @@ void seq_spin_lock_slow(uint32_t *word)
 	while (__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1);
 }
 
+void seq_spin_lock_eager(uint32_t *word)
+{
+	for (unsigned int tries = 0; tries < 512; tries++)
+		if (!(__atomic_fetch_or(word, 1, __ATOMIC_ACQUIRE) & 1))
+			return;
+	seq_spin_lock(word);
+}
+
 void value_lock_wait_free(const uint32_t *word)
 {
 	wait_while(word, 1);

@@ -49,6 +49,12 @@ static ALWAYS_INLINE void seq_spin_lock(uint32_t *word)
 		seq_spin_lock_slow(word);
 }
 
+/* The lock for a waiter that a holder taking it again at once must not
+ * keep out (a copy-out that writers starved: SEQ_READ_PATIENCE).  Each try is
+ * a read-modify-write, pending when the holder lets go, which a waiter
+ * that reads first would see too late; then the usual wait. */
+void seq_spin_lock_eager(uint32_t *word);
+
 /* The lock if it is free, without waiting: true when taken. */
 static ALWAYS_INLINE bool seq_spin_trylock(uint32_t *word)
 {

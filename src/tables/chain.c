@@ -418,17 +418,19 @@ int chain_update_elem(struct bpfmap *map, const void *key, const void *value,
 	return REENTRY_GUARDED(chain_update_kind(c->hash_kind, c, key, value, flags));
 }
 
-/* Delete @key, its value first copied to @value if not NULL (@lockf: as
- * under the value's spin lock, BPFMAP_F_LOCK). */
-static ALWAYS_INLINE int chain_remove_sized(struct chain *c, const void *key, void *value,
-					   bool lockf, uint32_t key_size, enum hash_kind kind)
+static ALWAYS_INLINE int chain_take_sized(struct chain *c, const void *key, void *value,
+					 bool lockf, bool keep, uint32_t key_size,
+					 enum hash_kind kind)
 {
 	struct chain_key k = chain_key_of(c, key, kind);
 	struct chain_bucket *b = chain_bucket(c, k.hash);
 	struct chain_elem **link, *e;
 
 retry:
-	chain_bucket_lock(b);
+	if (keep) /* a copy-out that writers kept out (chain_copy_section) */
+		seq_spin_lock_eager(&b->lock);
+	else
+		chain_bucket_lock(b);
 	e = chain_walk(b, &k, key_size, kind, &link);
 	if (e) {
 		if (value && lockf) {
@@ -439,53 +441,50 @@ retry:
 				goto retry;
 			}
 		} else if (value) {
-			chain_copy_value_out(c, e, value, false, false);
+			chain_copy_value_out(c, e, value, false, NULL);
 		}
-		chain_unlink_elem(c, link, e);
+		if (!keep)
+			chain_unlink_elem(c, link, e);
 	}
 	chain_bucket_unlock(b);
 	if (!e)
 		return -ENOENT;
-	chain_reclaim_throttle(c);
+	if (!keep)
+		chain_reclaim_throttle(c);
 	return 0;
 }
 
-static int chain_remove(struct bpfmap *map, const void *key, void *value, bool lockf)
+int chain_take(struct chain *c, const void *key, void *value, bool lockf, bool keep)
 {
-	struct chain *c = to_chain(map);
-
 	switch (c->hash_kind) {
 	case HASH_U32:
-		return chain_remove_sized(c, key, value, lockf, 4, HASH_U32);
+		return chain_take_sized(c, key, value, lockf, keep, 4, HASH_U32);
 	case HASH_U64:
-		return chain_remove_sized(c, key, value, lockf, 8, HASH_U64);
+		return chain_take_sized(c, key, value, lockf, keep, 8, HASH_U64);
 	default:
-		return chain_remove_sized(c, key, value, lockf, map->key_size, CHAIN_GENERIC);
+		return chain_take_sized(c, key, value, lockf, keep, c->map.key_size,
+					CHAIN_GENERIC);
 	}
 }
 
 int chain_delete_elem(struct bpfmap *map, const void *key)
 {
-	return chain_remove(map, key, NULL, false);
+	return chain_take(to_chain(map), key, NULL, false, false);
 }
 
 int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
 				 uint64_t flags)
 {
 	chain_stop_lockfree_stores(to_chain(map));
-	return chain_remove(map, key, value, flags & BPFMAP_F_LOCK);
+	return chain_take(to_chain(map), key, value, flags & BPFMAP_F_LOCK, false);
 }
 
 static ALWAYS_INLINE int chain_lookup_sized(struct chain *c, const void *key, void *value,
 					   uint64_t flags, uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_key k = chain_key_of(c, key, kind);
-	int ret;
 
-	rcu_lock();
-	ret = chain_copy_walked(c, &k, value, flags & BPFMAP_F_LOCK, key_size, kind);
-	rcu_unlock();
-	return ret;
+	return chain_copy_section(c, &k, value, flags & BPFMAP_F_LOCK, key_size, kind);
 }
 
 int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)

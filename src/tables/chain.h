@@ -400,16 +400,24 @@ static ALWAYS_INLINE struct chain_elem *chain_find(const struct chain *c, struct
 	return chain_find_sized(b, hash, key, c->map.key_size);
 }
 
+/* A copy-out's rounds all lost to writers: the bucket lock decides
+ * (chain_take). */
+#define CHAIN_COPY_STARVED 2
+
 /* Copy @e's value out (value_size bytes): under the value's spin lock when
  * with_lock, else retrying on the seqcount; the lock field reads as zero.
  * Returns 0, or -ENOENT when (without the bucket lock) @e turned out to be
  * already unlinked: its key was absent at that instant.  A @lookup answers
- * -EBUSY instead of waiting when its thread is marked (sync/reentry.h). */
+ * -EBUSY instead of waiting when its thread is marked (sync/reentry.h), and
+ * CHAIN_COPY_STARVED once it has lost rounds to writers for longer than
+ * SEQ_READ_PATIENCE (*@patience: seq_read_give_up's).  @patience NULL:
+ * the caller holds the bucket lock, so no writer can come. */
 static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chain_elem *e,
-					       void *dst, bool with_lock, bool lookup)
+					       void *dst, bool with_lock, uint64_t *patience)
 {
 	const void *src = elem_value(c, e);
 	const struct bpfmap *map = &c->map;
+	bool lookup = patience;
 
 	if (with_lock) {
 		if (!value_copy_out_locked(map, dst, elem_value(c, e), lookup))
@@ -417,32 +425,44 @@ static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chai
 	} else {
 		uint32_t s;
 
-		do {
-			if (!seqcount_read_begin_checked(&e->seq, &s, lookup))
+		for (;;) {
+			s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+			if (!(s & SEQCOUNT_WRITING)) {
+				/* Unlinked before the copy: whatever it holds now
+				 * may have been written after the key left. */
+				if (unlikely(seqcount_is_retired(s)))
+					return -ENOENT;
+				if (lookup)
+					TEST_HOOK(HOOK_VALUE_COPYING, dst);
+				if (c->pcpu) /* the slots, gathered in the syscall layout */
+					value_pcpu_out(map, dst, chain_pcpu_slot(c, e, 0),
+						       c->pcpu_region);
+				else
+					shared_copy_out(dst, src, map->value_size);
+				if (!seqcount_read_retry(&e->seq, s))
+					break;
+			} else if (lookup && reentry_busy()) {
 				return -EBUSY;
-			/* Unlinked before the copy: whatever it holds now may
-			 * have been written after the key left the map. */
-			if (unlikely(seqcount_is_retired(s)))
-				return -ENOENT;
-			if (c->pcpu) /* the slots, gathered in the syscall layout */
-				value_pcpu_out(map, dst, chain_pcpu_slot(c, e, 0), c->pcpu_region);
-			else
-				shared_copy_out(dst, src, map->value_size);
-		} while (seqcount_read_retry(&e->seq, s));
+			}
+			if (lookup && seq_read_give_up(patience))
+				return CHAIN_COPY_STARVED;
+			cpu_relax();
+		}
 	}
 	value_clear_lock(map, dst);
 	return 0;
 }
 
-/* The copy-out of key @k's value, in a read-side section: 0, or -ENOENT.
- * In a map that reuses elements the walk and the copy are validated
- * together by the bucket's version: an element reused between the two would
- * give another key's value. */
+/* The copy-out of key @k's value, in a read-side section: 0, -ENOENT,
+ * -EBUSY, or CHAIN_COPY_STARVED.  In a map that reuses elements the walk
+ * and the copy are validated together by the bucket's version: an element
+ * reused between the two would give another key's value. */
 static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_key *k, void *value,
 					   bool with_lock, uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_bucket *b = chain_bucket(c, k->hash);
 	bool reuse = chain_reuses(c);
+	uint64_t patience = 0; /* one for the walk's checks and the copy's rounds */
 
 	for (;;) {
 		uint32_t version = 0;
@@ -453,10 +473,35 @@ static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_k
 			return -ENOENT;
 		if (e == CHAIN_WALK_BUSY)
 			return -EBUSY;
-		ret = chain_copy_value_out(c, e, value, with_lock, true);
-		if (ret == -EBUSY || !reuse || seq_spin_read_valid_plain(&b->lock, version))
+		ret = chain_copy_value_out(c, e, value, with_lock, &patience);
+		if (ret == -EBUSY || ret == CHAIN_COPY_STARVED || !reuse ||
+		    seq_spin_read_valid_plain(&b->lock, version))
 			return ret;
+		if (seq_read_give_up(&patience))
+			return CHAIN_COPY_STARVED;
 	}
+}
+
+/* Take @key's bucket lock: its value copied to @value if not NULL (@lockf:
+ * under the value's spin lock too), then the key deleted unless @keep.  0,
+ * or -ENOENT.  With @keep, the copy-out that no stream of in-place writes
+ * can hold off (CHAIN_COPY_STARVED): they all hold that lock.  Outside
+ * read-side sections (an F_LOCK copy may wait for a program). */
+int chain_take(struct chain *c, const void *key, void *value, bool lockf, bool keep);
+
+/* chain_copy_walked in a read-side section, then chain_take if it starved. */
+static ALWAYS_INLINE int chain_copy_section(struct chain *c, const struct chain_key *k,
+					    void *value, bool with_lock, uint32_t key_size,
+					    enum hash_kind kind)
+{
+	int ret;
+
+	rcu_lock();
+	ret = chain_copy_walked(c, k, value, with_lock, key_size, kind);
+	rcu_unlock();
+	if (unlikely(ret == CHAIN_COPY_STARVED))
+		ret = REENTRY_GUARDED(chain_take(c, k->key, value, with_lock, true));
+	return ret;
 }
 
 /* The bucket lock (see seq_spin_lock): writers hold it to change the chain,

@@ -64,7 +64,7 @@ static uint32_t copy_bucket_locked(struct chain *c, struct chain_bucket *b, char
 			value_copy_out_held(map, value, elem_value(c, e));
 			value_clear_lock(map, value);
 		} else {
-			chain_copy_value_out(c, e, value, false, false);
+			chain_copy_value_out(c, e, value, false, NULL);
 		}
 		n++;
 		if (do_delete)

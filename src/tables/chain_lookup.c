@@ -310,12 +310,7 @@ map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this
 static ALWAYS_INLINE int chain_copy_key(struct chain *c, const struct chain_key *k, void *value,
 					uint32_t key_size, enum hash_kind kind)
 {
-	int ret;
-
-	rcu_lock();
-	ret = chain_copy_walked(c, k, value, false, key_size, kind);
-	rcu_unlock();
-	return map_result(ret);
+	return map_result(chain_copy_section(c, k, value, false, key_size, kind));
 }
 
 /* The elements a section-free walk visits at most: with at least as many

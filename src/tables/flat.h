@@ -595,6 +595,12 @@ int flat_delete_elem(struct bpfmap *map, const void *key);
 int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint32_t len,
 		     uint32_t off, uint32_t step, uint32_t n, uint64_t mode);
+/* Under @key's home lock: its value copied to @value if not NULL (@lockf:
+ * under the value's spin lock too), then the key deleted unless @keep.  0,
+ * or -ENOENT.  With @keep, the copy-out that no stream of in-place writes
+ * can hold off (SEQ_READ_PATIENCE): every writer of a value holds its home's
+ * lock, or stores one word at once. */
+int flat_take(struct flat *f, const void *key, void *value, bool lockf, bool keep);
 
 /* Per-CPU maps' program view (flat_percpu.c): the lookup of the calling
  * CPU's slot around f->pcpu_inner, the slot of a given CPU, an add into the

@@ -14,6 +14,17 @@
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
+/* The copy-out of last resort, under the key's home lock (flat_take).
+ * Out of line: the optimistic paths stay short. */
+static __attribute__((noinline)) int flat_copy_locked(const struct flat *f, const void *key,
+						      void *value, bool with_lock)
+{
+	/* Marked as writers are while it holds their lock: a signal handler
+	 * that interrupts it must not wait for it (sync/reentry.h).  The
+	 * lock is a writer's, but this writes nothing but @value. */
+	return REENTRY_GUARDED(flat_take((struct flat *)f, key, value, with_lock, true));
+}
+
 /*
  * Copy-out lookup of a key of at most 8 bytes: its home bucket without lock
  * or read-side section; a match and the value copied from it count only if
@@ -23,7 +34,8 @@
  * it lives.  In a map that matches by key (flat.h), the bucket's keys are
  * compared without the tags, as the program view does: both then see an
  * insert from the same moment (the key's store; the tag comes after it).
- * A home with a chain then has it walked, in a read-side section.
+ * A home with a chain then has it walked, in a read-side section.  After
+ * losing rounds to writers for SEQ_READ_PATIENCE, the home's lock decides.
  */
 static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key, void *value,
 					  uint32_t ks, enum hash_kind kind)
@@ -34,6 +46,9 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 	uint32_t h = pl.home;
 	uint64_t bcast = pl.tag * FLAT_BYTES_LO;
 	uint64_t small = flat_small_key(key, ks), kept;
+
+	uint64_t patience = 0;
+	bool starved = false;
 
 	bk = &f->buckets[h];
 	for (;;) {
@@ -65,13 +80,19 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 			break;
 		if (reentry_busy()) /* the writer may be this thread's (sync/reentry.h) */
 			return -EBUSY;
+		if (seq_read_give_up(&patience)) {
+			starved = true;
+			break;
+		}
 		cpu_relax(); /* the bucket again */
 	}
-	if (!flat_chain_may_hold(f, h, pl.tag))
+	if (!starved && !flat_chain_may_hold(f, h, pl.tag))
 		return -ENOENT;
 	/* The key as read before any value byte was written (@value may
 	 * overlap @key: map_value_overlaps_key). */
 	flat_small_key_put(small, &kept, ks);
+	if (unlikely(starved))
+		return flat_copy_locked(f, &kept, value, false);
 	return flat_copy_section(f, &kept, value, false);
 }
 
@@ -90,12 +111,16 @@ __attribute__((noinline)) int flat_copy_word_far(const struct flat *f, uint64_t 
 	return map_result(flat_lookup_copy(f, &key, value, ks, ks == 4 ? HASH_U32 : HASH_U64));
 }
 
+/* flat_copy_section's rounds all lost to writers. */
+#define FLAT_COPY_STARVED 1
+
 /*
  * Copy-out lookup of a key longer than 8 bytes, under the value's spin lock,
  * or in a chain: in a read-side section, the position found, then its key
  * checked again and its value copied inside one seq window of its bucket
  * (in-place updates and an immediate reuse of the position both write under
- * that seq).  -EBUSY where it would wait on its own thread (sync/reentry.h).
+ * that seq), else the home's lock after SEQ_READ_PATIENCE.  -EBUSY
+ * where it would wait on its own thread (sync/reentry.h).
  */
 int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock)
 {
@@ -104,30 +129,38 @@ int flat_copy_section(const struct flat *f, const void *key, void *value, bool w
 	struct flat_place pl = flat_place_of(f, hash);
 	uint32_t h = pl.home;
 	uint64_t small = ks <= 8 ? flat_small_key(key, ks) : 0;
-	int ret = -ENOENT;
+	uint64_t patience = 0;
+	int ret;
 
 	rcu_lock();
 	for (;;) {
 		uint32_t pos = flat_find(f, h, pl.tag, key, ks, small, true), s1;
 		const uint32_t *seq;
 
+		ret = -ENOENT;
 		if (pos == FLAT_NONE)
 			break;
 		ret = -EBUSY; /* instead of waiting on this thread (sync/reentry.h) */
 		if (pos == FLAT_WAIT_SELF)
 			break;
 		seq = &f->buckets[pos / FLAT_SLOTS].seq;
-		if (!mwseq_read_begin_checked(seq, &s1, true))
-			break;
+		s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+		if (s1 & MWSEQ_WRITERS) { /* a round lost */
+			if (reentry_busy())
+				break;
+			cpu_relax();
+			goto lost;
+		}
 		ret = -ENOENT;
 		if (!flat_key_eq(f, pos, key, ks, small))
-			continue; /* reused meanwhile: look again */
+			goto lost; /* reused meanwhile: look again */
 		if (with_lock) {
 			if (!flat_copy_value_locked_out(f, pos, value, true)) {
 				ret = -EBUSY;
 				break;
 			}
 		} else {
+			TEST_HOOK(HOOK_VALUE_COPYING, value);
 			flat_value_out(f, flat_elem_of(f, pos), value);
 		}
 		if (mwseq_read_same(seq, s1)) {
@@ -135,8 +168,15 @@ int flat_copy_section(const struct flat *f, const void *key, void *value, bool w
 			ret = 0;
 			break;
 		}
+lost:
+		if (seq_read_give_up(&patience)) {
+			ret = FLAT_COPY_STARVED;
+			break;
+		}
 	}
 	rcu_unlock();
+	if (unlikely(ret == FLAT_COPY_STARVED))
+		return flat_copy_locked(f, key, value, with_lock);
 	return ret;
 }
 

@@ -581,11 +581,9 @@ int flat_update_part(struct bpfmap *map, const void *key, const void *src, uint3
 						  map->key_size, &part, 0));
 }
 
-/* Delete @key, its value first copied to @value if not NULL (@lockf: as
- * under the value's spin lock, BPFMAP_F_LOCK). */
-static int flat_remove(struct bpfmap *map, const void *key, void *value, bool lockf)
+int flat_take(struct flat *f, const void *key, void *value, bool lockf, bool keep)
 {
-	struct flat *f = to_flat(map);
+	struct bpfmap *map = &f->map;
 	uint32_t ks = map->key_size;
 	uint64_t hash = flat_hash(f, key);
 	struct flat_place pl = flat_place_of(f, hash);
@@ -594,21 +592,24 @@ static int flat_remove(struct bpfmap *map, const void *key, void *value, bool lo
 	bool section = ks > 8, kick;
 	uint32_t *lock = &f->homes[h].lock;
 
-	if (value) /* the value returned must not miss a store before the delete */
+	if (value && !keep) /* the value returned must not miss a store before the delete */
 		flat_stores_off(f);
 retry:
 	busy = NULL;
 	kick = false;
 	if (section)
 		rcu_lock();
-	seq_spin_lock(lock);
+	if (keep)
+		seq_spin_lock_eager(lock);
+	else
+		seq_spin_lock(lock);
 	pos = flat_find(f, h, pl.tag, key, ks, small, false);
 	if (pos != FLAT_NONE) {
 		if (value && lockf)
 			busy = value_copy_out_or_busy(map, value, flat_value_at(f, pos));
 		else if (value)
 			flat_copy_value_locked_out(f, pos, value, false);
-		if (!busy)
+		if (!busy && !keep)
 			kick = flat_kill_locked(f, h, pos,
 						flat_is_node(f, pos) ? flat_chain_prev(f, h, pos)
 								     : FLAT_NONE,
@@ -631,11 +632,11 @@ retry:
 
 int flat_delete_elem(struct bpfmap *map, const void *key)
 {
-	return flat_remove(map, key, NULL, false);
+	return flat_take(to_flat(map), key, NULL, false, false);
 }
 
 int flat_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
 				uint64_t flags)
 {
-	return flat_remove(map, key, value, flags & BPFMAP_F_LOCK);
+	return flat_take(to_flat(map), key, value, flags & BPFMAP_F_LOCK, false);
 }

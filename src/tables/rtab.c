@@ -338,14 +338,18 @@ void rtab_reclaim_wait(struct rtab *r)
 	rcu_wait_deferred();
 }
 
-struct rtab_group *rtab_lock_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out)
+struct rtab_group *rtab_lock_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out,
+				    bool eager)
 {
 	struct rtab_table *t = rtab_table_of(r);
 
 	for (;;) {
 		struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
 
-		seq_spin_lock(&g->lock);
+		if (eager)
+			seq_spin_lock_eager(&g->lock);
+		else
+			seq_spin_lock(&g->lock);
 		if (likely(__atomic_load_n(&g->next, __ATOMIC_RELAXED) != RTAB_MOVED)) {
 			if (t_out)
 				*t_out = t;

@@ -566,8 +566,10 @@ void rtab_reclaim_now(struct rtab *r);
 /* The same, then every callback queued so far (retired tables too). */
 void rtab_reclaim_wait(struct rtab *r);
 /* Lock the bucket of @hash in the table that holds it now (*t_out, when
- * asked for). */
-struct rtab_group *rtab_lock_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out);
+ * asked for); @eager: for a reader that writers kept out (SEQ_READ_PATIENCE,
+ * RTAB_WALK_TRIES), seq_spin_lock_eager. */
+struct rtab_group *rtab_lock_bucket(struct rtab *r, uint32_t hash, struct rtab_table **t_out,
+				    bool eager);
 static ALWAYS_INLINE void rtab_unlock_bucket(struct rtab_group *g)
 {
 	seq_spin_unlock(&g->lock);

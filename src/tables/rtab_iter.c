@@ -116,7 +116,7 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 		bool locked = do_delete || tries >= RTAB_WALK_TRIES, found;
 
 		if (locked) {
-			g = rtab_lock_bucket(r, at.hash, &t);
+			g = rtab_lock_bucket(r, at.hash, &t, !do_delete);
 		} else {
 			g = rtab_read_bucket(r, at.hash, &t, &seq);
 			if (unlikely(!g)) {

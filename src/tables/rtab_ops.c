@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "hash/sized_hash.h"
+#include "sync/seqcount.h"
 #include "sync/store_switch.h"
 #include "sync/store_window.h"
 #include "tables/rtab.h"
@@ -62,12 +63,21 @@ static ALWAYS_INLINE int rtab_copy_bare(struct rtab *r, uint32_t hash, const voi
 	return 0;
 }
 
-/* A consistent copy of the value: the group's word unchanged around it. */
+/* Under @key's bucket lock: its value copied to @value if not NULL (@lockf:
+ * under the value's spin lock too), then the key deleted unless @keep.  0,
+ * or -ENOENT.  With @keep, the copy-out that no stream of in-place writes
+ * can hold off (SEQ_READ_PATIENCE): they all hold that lock, or store one word
+ * at once. */
+static int rtab_take(struct rtab *r, const void *key, void *value, bool lockf, bool keep);
+
+/* A consistent copy of the value: the group's word unchanged around it,
+ * else, after SEQ_READ_PATIENCE of lost rounds, the bucket's lock. */
 static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *value,
 				       uint64_t flags, uint32_t key_size, enum hash_kind kind,
 				       bool sized)
 {
 	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
+	uint64_t patience = 0;
 	int ret;
 
 	if (!(flags & BPFMAP_F_LOCK)) {
@@ -102,9 +112,15 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 		}
 		if (reentry_busy())
 			break;
+		if (seq_read_give_up(&patience)) {
+			ret = RTAB_UNSURE;
+			break;
+		}
 		cpu_relax();
 	}
 	rcu_unlock();
+	if (unlikely(ret == RTAB_UNSURE)) /* marked: flat_copy_locked says why */
+		return REENTRY_GUARDED(rtab_take(r, key, value, false, true));
 	return ret;
 }
 
@@ -227,7 +243,7 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 					    const struct rtab_hint *hint, uint32_t key_size,
 					    uint32_t **busy)
 {
-	struct rtab_group *g = rtab_lock_bucket(r, hash, NULL);
+	struct rtab_group *g = rtab_lock_bucket(r, hash, NULL, false);
 	struct rtab_slot s;
 	uint32_t ticket, idx;
 	char *e;
@@ -503,9 +519,7 @@ int rtab_update_elem(struct bpfmap *map, const void *key, const void *value, uin
 	return rtab_update_kind(to_rtab(map)->hash_kind, map, key, value, flags);
 }
 
-/* Delete @key, its value first copied to @value if not NULL (@lockf: as
- * under the value's spin lock, BPFMAP_F_LOCK). */
-static int rtab_delete(struct rtab *r, const void *key, void *value, bool lockf)
+static int rtab_take(struct rtab *r, const void *key, void *value, bool lockf, bool keep)
 {
 	uint32_t hash = rtab_hash_inline(r, key);
 	struct rtab_group *g;
@@ -515,7 +529,7 @@ static int rtab_delete(struct rtab *r, const void *key, void *value, bool lockf)
 retry:
 	idx = RTAB_NONE;
 	rcu_lock();
-	g = rtab_lock_bucket(r, hash, NULL);
+	g = rtab_lock_bucket(r, hash, NULL, keep);
 	if (rtab_find_locked(r, g, hash, key, &s)) {
 		idx = s.g->link[s.i];
 		char *e = rtab_elem(r, idx);
@@ -534,9 +548,14 @@ retry:
 			value_lock_wait_free(busy);
 			goto retry;
 		}
-		rtab_delete_locked(r, g, s);
+		if (!keep)
+			rtab_delete_locked(r, g, s);
 	}
 	rtab_unlock_bucket(g);
+	if (keep) {
+		rcu_unlock();
+		return idx != RTAB_NONE ? 0 : -ENOENT;
+	}
 	if (idx != RTAB_NONE) {
 		rtab_elem_retire(r, idx);
 		rtab_resize_check(r, false);
@@ -548,12 +567,12 @@ retry:
 
 int rtab_delete_elem(struct bpfmap *map, const void *key)
 {
-	return rtab_delete(to_rtab(map), key, NULL, false);
+	return rtab_take(to_rtab(map), key, NULL, false, false);
 }
 
 int rtab_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *value,
 				uint64_t flags)
 {
 	rtab_stop_lockfree_stores(to_rtab(map));
-	return rtab_delete(to_rtab(map), key, value, flags & BPFMAP_F_LOCK);
+	return rtab_take(to_rtab(map), key, value, flags & BPFMAP_F_LOCK, false);
 }
