@@ -20,10 +20,12 @@
  * state what they add to it):
  *  - any function may be called from any thread at any time, concurrently with
  *    any other function on the same map, except bpfmap_free();
- *  - lookups (both views) take no lock (except a BPFMAP_F_LOCK copy, which
- *    takes the value's own spin lock) and never wait for a writer to finish
- *    its operation; a copy-out that overlaps an in-place update of the same
- *    value retries that copy;
+ *  - lookups (both views) take no lock and never wait for a writer to
+ *    finish its operation, with two exceptions: a BPFMAP_F_LOCK copy takes
+ *    the value's own spin lock, and a copy-out that overlaps in-place
+ *    updates of its value retries that copy, but once writers have spoiled
+ *    its copies for some tens of microseconds it takes the key's bucket
+ *    lock for one copy, so that a stream of writes cannot hold it off;
  *  - writers lock one bucket at a time, never the whole map;
  *  - memory a reader may still see is reclaimed only after every read-side
  *    section that could see it has ended (userspace RCU, liburcu's
@@ -269,9 +271,10 @@ BPFMAP_API void bpfmap_free(struct bpfmap *map);
  * (value_size bytes; a spin lock field, if configured, reads as zero).
  * Returns 0, or -EINVAL (NULL argument), -EPERM (map is BPFMAP_F_WRONLY),
  * -ENOENT (no such key).
- * Concurrency: lock-free; the value copied is one some update stored, never a
- * mix of two updates (a copy that overlaps an in-place update of the same key
- * is retried; no lock is taken).
+ * Concurrency: the value copied is one some update stored, never a mix of
+ * two updates.  A copy that overlaps an in-place update of the same key is
+ * retried without a lock, until writers have spoiled its copies for some
+ * tens of microseconds: it then copies under the key's bucket lock.
  */
 BPFMAP_API int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *value);
 
