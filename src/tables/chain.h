@@ -400,8 +400,8 @@ static ALWAYS_INLINE struct chain_elem *chain_find(const struct chain *c, struct
 	return chain_find_sized(b, hash, key, c->map.key_size);
 }
 
-/* A copy-out's rounds all lost to writers: the bucket lock decides
- * (chain_take). */
+/* A copy-out lost rounds to writers for SEQ_READ_PATIENCE: the bucket lock
+ * decides (chain_take). */
 #define CHAIN_COPY_STARVED 2
 
 /* Copy @e's value out (value_size bytes): under the value's spin lock when

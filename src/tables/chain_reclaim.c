@@ -206,8 +206,9 @@ static void chain_elem_reclaim(struct rcu_head *head)
  * that usually malloc'ed.  A deleter inside a read-side section cannot
  * wait: it queues the batch element by element (the backlog counted in
  * deferred), or in an evicting map leaves it on the stack for inserts to
- * reuse (chain_reclaim_throttle).  Elements left pending when deletes stop are taken by a flush
- * callback that the first element of an empty stack queues.
+ * reuse (chain_reclaim_throttle).  Elements left pending when deletes stop
+ * are taken by a flush callback that the first element of an empty stack
+ * queues.
  */
 #define CHAIN_RECLAIM_BATCH_MIN 2048U
 #define CHAIN_RECLAIM_BATCH_MAX 8192U

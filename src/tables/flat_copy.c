@@ -45,9 +45,7 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 	struct flat_place pl = flat_place_of(f, hash);
 	uint32_t h = pl.home;
 	uint64_t bcast = pl.tag * FLAT_BYTES_LO;
-	uint64_t small = flat_small_key(key, ks), kept;
-
-	uint64_t patience = 0;
+	uint64_t small = flat_small_key(key, ks), kept, patience = 0;
 	bool starved = false;
 
 	bk = &f->buckets[h];
@@ -111,7 +109,7 @@ __attribute__((noinline)) int flat_copy_word_far(const struct flat *f, uint64_t 
 	return map_result(flat_lookup_copy(f, &key, value, ks, ks == 4 ? HASH_U32 : HASH_U64));
 }
 
-/* flat_copy_section's rounds all lost to writers. */
+/* flat_copy_section lost rounds to writers for SEQ_READ_PATIENCE. */
 #define FLAT_COPY_STARVED 1
 
 /*
