@@ -39,11 +39,12 @@
  *    (-ENOMEM possible);
  *  - from a signal handler (any function but bpfmap_create() and
  *    bpfmap_free()): a call that would wait for a writing call the handler
- *    interrupted on its own thread answers -EBUSY instead (program view:
- *    NULL, errno EBUSY).  While the interrupted call holds a lock or a
- *    lock-free store, writing calls (updates, deletes, lookup-and-delete,
- *    batches, get_next_key) all answer -EBUSY and change nothing; lookups
- *    do only where they would wait.
+ *    interrupted on its own thread (or for a copy-out that holds a lock)
+ *    answers -EBUSY instead (program view: NULL, errno EBUSY).  While the
+ *    interrupted call holds a lock or a lock-free store, writing calls
+ *    (updates, deletes, lookup-and-delete, batches, get_next_key) all
+ *    answer -EBUSY and change nothing; lookups do only where they would
+ *    wait.
  */
 #ifndef BPFMAP_H
 #define BPFMAP_H

@@ -22,7 +22,8 @@
  *    nothing, so a handler's calls go through.
  * Random: a timer signals the thread every 20 us, wherever it is, while it
  * runs random calls; the same checks, for 0.2 s per map.  Any hang fails
- * the test (alarm).
+ * the test (alarm).  Last, a signal inside an F_LOCK copy-out that holds
+ * its value's lock (test_flock_copy_holds).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -545,11 +546,126 @@ static void test_timer(void **state)
 	rcu_wait_deferred(); /* the maps' last callbacks, before LeakSanitizer */
 }
 
+/* ---- an F_LOCK copy-out that holds its value's lock ------------------- */
+
+/* What the handler answered while the main thread's F_LOCK copy-out held
+ * key 1's value lock. */
+static volatile int held_flock_lookup, held_flock_update, held_plain_lookup, held_other_lookup;
+static volatile unsigned long flock_rounds, flock_holds;
+static struct bpfmap_spin_lock *held_lock; /* key 1's, from the program view */
+
+static void on_held_signal(int sig)
+{
+	uint8_t key[32], v[MAX_VAL];
+	int saved = errno;
+
+	(void)sig;
+	in_handler = 1;
+	key_of(1, key);
+	held_flock_lookup = bpfmap_lookup_elem_flags(map, key, v, BPFMAP_F_LOCK);
+	value_of(1, 0x7777, v, val_bytes);
+	held_flock_update = bpfmap_update_elem(map, key, v, BPFMAP_F_LOCK);
+	held_plain_lookup = bpfmap_lookup_elem(map, key, v);
+	if (!held_plain_lookup && !value_ok(1, v, val_bytes))
+		held_plain_lookup = -1000;
+	key_of(2, key);
+	held_other_lookup = bpfmap_lookup_elem_flags(map, key, v, BPFMAP_F_LOCK);
+	if (!held_other_lookup && !value_ok(2, v, val_bytes))
+		held_other_lookup = -1000;
+	in_handler = 0;
+	errno = saved;
+}
+
+/* The main thread's unlocked rounds each lose (a program takes and drops
+ * the lock between the copy and its check), so the copy-out takes the
+ * lock; there the signal comes. */
+static void on_flock_hook(enum test_hook_point point, const void *obj)
+{
+	(void)obj;
+	if (in_handler || gettid() != main_tid)
+		return;
+	if (point == HOOK_FLOCK_COPIED) {
+		flock_rounds++;
+		bpfmap_spin_lock(held_lock);
+		bpfmap_spin_unlock(held_lock);
+	} else if (point == HOOK_FLOCK_HELD) {
+		flock_holds++;
+		raise(SIGUSR1);
+	}
+}
+
+/*
+ * A handler that interrupts an F_LOCK copy-out while it holds the value's
+ * lock, and makes F_LOCK calls on that value, answers -EBUSY at once.
+ * Before the copy-out marked its thread there, the handler's F_LOCK lookup
+ * and update both waited for ever for the lock its own thread held.
+ */
+static void test_flock_copy_holds(void **state)
+{
+	static const struct cfg lock_cfgs[] = {
+		{ "HASH k8 v64 lock", BPFMAP_TYPE_HASH, 8, 64, 0, 16, 0 },
+		{ "HASH k32 v64 lock (flat)", BPFMAP_TYPE_HASH, 32, 64, 0, 4096, 24 },
+		{ "HASH chained k16 v64 lock", BPFMAP_TYPE_HASH, 16, 64, BPFMAP_F_NO_PREALLOC, 16,
+		  8 },
+		{ "RHASH k8 v64 lock", BPFMAP_TYPE_RHASH, 8, 64, BPFMAP_F_NO_PREALLOC, 64, 0 },
+	};
+	struct sigaction sa = { .sa_handler = on_held_signal };
+
+	(void)state;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	signal(SIGALRM, on_alarm);
+	main_tid = gettid();
+	for (size_t c = 0; c < ARRAY_SIZE(lock_cfgs); c++) {
+		uint8_t key[32], v[MAX_VAL];
+		void *p;
+
+		phase = lock_cfgs[c].name;
+		setup_map(&lock_cfgs[c]);
+		for (uint32_t id = 1; id <= 2; id++) {
+			key_of(id, key);
+			value_of(id, id, v, val_bytes);
+			assert_int_equal(bpfmap_update_elem(map, key, v, BPFMAP_ANY), 0);
+		}
+		key_of(1, key);
+		bpfmap_read_lock();
+		p = bpfmap_lookup(map, key);
+		bpfmap_read_unlock();
+		assert_non_null(p); /* key 1 stays: its value stays where it is */
+		held_lock = (struct bpfmap_spin_lock *)((char *)p + cur->lock_off);
+		flock_rounds = flock_holds = 0;
+		held_flock_lookup = held_flock_update = held_plain_lookup = 1;
+		held_other_lookup = 1;
+		alarm(10);
+		bpfmap_test_hook = on_flock_hook;
+		assert_int_equal(bpfmap_lookup_elem_flags(map, key, v, BPFMAP_F_LOCK), 0);
+		bpfmap_test_hook = NULL;
+		alarm(0);
+		assert_true(value_ok(1, v, val_bytes));
+		assert_int_equal(flock_rounds, 4);
+		assert_int_equal(flock_holds, 1);
+		assert_int_equal(held_flock_lookup, -EBUSY);
+		assert_int_equal(held_flock_update, -EBUSY);
+		assert_int_equal(held_plain_lookup, 0);
+		assert_int_equal(held_other_lookup, 0);
+		/* The handler changed nothing, and the lock is free again. */
+		value_of(1, 1, v, val_bytes);
+		assert_int_equal(bpfmap_update_elem(map, key, v, BPFMAP_F_LOCK), 0);
+		assert_int_equal(bpfmap_lookup_elem_flags(map, key, v, BPFMAP_F_LOCK), 0);
+		assert_true(value_ok(1, v, val_bytes));
+		print_message("  %-28s F_LOCK copy-out held: the handler's F_LOCK calls -EBUSY\n",
+			      cur->name);
+		bpfmap_free(map);
+	}
+	rcu_wait_deferred();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		test_entry(test_at_hooks),
 		test_entry(test_timer),
+		test_entry(test_flock_copy_holds),
 	};
 
 	return run_test_group(tests);

@@ -63,19 +63,27 @@ static inline bool value_copy_out_seen(const struct bpfmap *map, void *dst, void
 /* Copy live value @src out as under its spin lock (BPFMAP_F_LOCK copy-outs):
  * unlocked reads first, a few times, then the lock.  False, nothing
  * copied, for a @lookup whose thread is marked (sync/reentry.h): the lock's
- * holder may be the operation its signal handler interrupted. */
+ * holder may be the operation its signal handler interrupted.  A @lookup
+ * marks its thread while it holds the lock, so that a handler's F_LOCK call
+ * on the same value answers -EBUSY rather than wait for it (a caller that
+ * is not a lookup holds a bucket lock, and is marked already). */
 static inline bool value_copy_out_locked(const struct bpfmap *map, void *dst, void *src,
 					 bool lookup)
 {
+	uint32_t *word = &value_lock(map, src)->val;
+
 	for (int tries = 0; tries < 4; tries++) {
 		if (value_copy_out_seen(map, dst, src))
 			return true;
 		cpu_relax();
 	}
-	if (lookup && reentry_busy())
+	if (lookup && !reentry_begin())
 		return false;
-	value_lock_take(&value_lock(map, src)->val);
+	value_lock_take(word);
+	TEST_HOOK(HOOK_FLOCK_HELD, src);
 	value_copy_out_held(map, dst, src);
+	if (lookup)
+		reentry_end();
 	return true;
 }
 

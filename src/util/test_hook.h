@@ -38,6 +38,8 @@ enum test_hook_point {
 				  * callbacks take deleted elements (obj: the lock word) */
 	HOOK_FLOCK_COPIED,	 /* a BPFMAP_F_LOCK copy-out: the value copied without its
 				  * lock, the lock word not yet read again (obj: value) */
+	HOOK_FLOCK_HELD,	 /* a BPFMAP_F_LOCK copy-out: the value's lock taken, the
+				  * value not yet copied (obj: value) */
 	HOOK_VALUE_COPYING,	 /* a copy-out in a read-side section (flat, chained): about to
 				  * copy a value in its seq window (obj: the caller's buffer) */
 	HOOK_DELETE_DEAD,	 /* a flat delete: the position dead (claimable by a reuse
