@@ -507,7 +507,9 @@ static bool homes_ok(uint32_t n_homes, uint32_t me, uint32_t ks, uint32_t slot)
 static void check_fresh_geometry(const struct flat *f)
 {
 	uint32_t me = f->map.max_entries, ks = f->map.key_size, vs = f->map.value_size;
-	uint32_t kstride = ks <= 4 ? 4 : ROUND_UP(ks, 8), vstride = ROUND_UP(vs, 8);
+	uint32_t kstride = ks <= 4 ? 4 : ROUND_UP(ks, 8);
+	/* Values over 8 bytes carry a version before them. */
+	uint32_t vstride = ROUND_UP(vs, 8) + (vs > 8 || map_has_lock(&f->map) ? FLAT_VERSION_BYTES : 0);
 	uint32_t nodes = nodes_for(me, kstride + vstride);
 
 	assert_int_equal(f->key_stride, kstride);

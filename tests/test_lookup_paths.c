@@ -259,7 +259,8 @@ static void check_word_isa(uint32_t ks, uint32_t value_size, enum flat_isa isa, 
 
 	assert_non_null(v);
 	assert_ptr_equal(map->ops, &flat_ops);
-	map_copy_fn copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, far, isa);
+	map_copy_fn copy = flat_copy_word(ks == 4 ? HASH_U32 : HASH_U64, value_size == 8, far,
+					 value_size > 8, isa);
 
 	map->lookup = flat_lookup_word(ks == 4 ? HASH_U32 : HASH_U64, vs, isa, 0);
 	if (copy) /* TSan builds have none: the general copy-out */
@@ -308,7 +309,7 @@ static void test_lookup_word_isas(void **state)
 static void check_word_choice(enum flat_isa expect)
 {
 	/* TSan builds specialise no copy-out (flat_copy_word gives NULL). */
-	bool copies = flat_copy_word(HASH_U32, true, false, FLAT_ISA_BASE) != NULL;
+	bool copies = flat_copy_word(HASH_U32, true, false, false, FLAT_ISA_BASE) != NULL;
 
 	for (uint32_t ks = 4; ks <= 8; ks += 4) {
 		enum hash_kind kind = ks == 4 ? HASH_U32 : HASH_U64;
@@ -318,10 +319,11 @@ static void check_word_choice(enum flat_isa expect)
 			map_lookup_fn fn = flat_lookup_word(kind, value_size, expect, 0);
 
 			assert_true(to_flat(map)->match_by_key);
-			if (copies && map->copy != flat_copy_word(kind, value_size == 8, false, expect))
+			if (copies && map->copy != flat_copy_word(kind, value_size == 8, false,
+								 value_size > 8, expect))
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->copy == flat_copy_word(kind, value_size == 8, false,
-									FLAT_ISA_AVX2));
+									value_size > 8, FLAT_ISA_AVX2));
 			if (map->lookup != fn)
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->lookup ==
@@ -333,15 +335,16 @@ static void check_word_choice(enum flat_isa expect)
 			assert_true((uint64_t)to_flat(map)->n_homes * FLAT_SLOTS * 8 >=
 				    FLAT_COPY_FAR_BYTES);
 			if (copies && map->copy != flat_copy_word(kind, value_size == 8,
-								  value_size == 8, expect))
+								  value_size == 8, value_size > 8,
+								  expect))
 				assert_true(expect == FLAT_ISA_AVX512 &&
 					    map->copy == flat_copy_word(kind, value_size == 8,
-									value_size == 8,
+									value_size == 8, value_size > 8,
 									FLAT_ISA_AVX2));
 			if (value_size == 8)
 				for (int isa = 0; isa < FLAT_ISA_COUNT; isa++)
 					assert_ptr_not_equal(map->copy,
-							     flat_copy_word(kind, true, false,
+							     flat_copy_word(kind, true, false, false,
 									    (enum flat_isa)isa));
 			bpfmap_free(map);
 			/* One home, too few to match by key: the general

@@ -488,7 +488,7 @@ static void test_copy_into_key(void **state)
 	/* Word keys in the flat table (HASH and LRU_HASH), whose retries use
 	 * the key as first read, per instruction set; RHASH. */
 	for (int isa = 0; isa < FLAT_ISA_COUNT; isa++) {
-		map_copy_fn copy = flat_copy_word(HASH_U64, false, false, (enum flat_isa)isa);
+		map_copy_fn copy = flat_copy_word(HASH_U64, false, false, true, (enum flat_isa)isa);
 		struct bpfmap *m;
 
 		if (!flat_isa_runs((enum flat_isa)isa))
@@ -2440,6 +2440,250 @@ static void test_copy_outlasts_writers(void **state)
 	bpfmap_test_hook = hook;
 }
 
+/* ---- overwrites of one key and the other keys of its bucket ------------------- */
+
+/* The first key after @after (16 bytes, the second word 0, or its first
+ * 4 or 8) whose flat home is @home. */
+static void key_at_home(const struct flat *f, uint32_t home, uint64_t after, uint64_t *key)
+{
+	for (uint64_t k = after + 1;; k++) {
+		uint64_t w[2] = { k, 0 };
+
+		if (flat_place_of(f, flat_hash(f, w)).home == home) {
+			key[0] = k;
+			key[1] = 0;
+			return;
+		}
+	}
+}
+
+/* The map kinds that keep values over 8 bytes (or with a spin lock) in the
+ * flat table: each overwrite writes inside the value's own version. */
+struct versioned_kind {
+	enum bpfmap_type type;
+	uint32_t ks, vs, entries, flags;
+	int32_t lock_off;
+};
+
+static const struct versioned_kind versioned_kinds[] = {
+	{ BPFMAP_TYPE_HASH, 4, 16, 64, 0, -1 },
+	{ BPFMAP_TYPE_HASH, 8, 16, 64, 0, -1 },
+	{ BPFMAP_TYPE_HASH, 8, 16, 64, 0, 0 }, /* a spin lock */
+	{ BPFMAP_TYPE_HASH, 16, 16, HASH_FLAT_LONG_MIN_ENTRIES, 0, -1 },
+	{ BPFMAP_TYPE_HASH, 8, 256, 64, 0, -1 }, /* values in elements */
+	{ BPFMAP_TYPE_LRU_HASH, 8, 16, 64, 0, -1 },
+	{ BPFMAP_TYPE_PERCPU_HASH, 8, 16, 64, 0, -1 },
+};
+
+static struct bpfmap *versioned_map(const struct versioned_kind *k)
+{
+	BPFMAP_CREATE_OPTS(opts, .map_flags = k->flags, .lock_off = k->lock_off);
+	struct bpfmap *m = bpfmap_create(k->type, "versioned", k->ks, k->vs, k->entries, &opts);
+
+	assert_non_null(m);
+	return m;
+}
+
+/* A value of map @m for key word @k, version @ver: every 8-byte word
+ * (the spin lock's aside, which the map keeps) k << 32 | ver. */
+static void versioned_value(const struct bpfmap *m, uint64_t k, uint32_t ver, uint64_t *v)
+{
+	uint32_t words = (m)->value_size / 8;
+
+	for (uint32_t i = 0; i < words; i++)
+		v[i] = k << 32 | ver;
+}
+
+static bool versioned_value_ok(const struct bpfmap *m, int32_t lock_off, uint64_t k,
+			       uint32_t ver, const uint64_t *v)
+{
+	uint32_t words = (m)->value_size / 8;
+
+	for (uint32_t i = 0; i < words; i++)
+		if (!(lock_off >= 0 && i == (uint32_t)lock_off / 8) && v[i] != (k << 32 | ver))
+			return false;
+	return true;
+}
+
+/* busy_hook's writes, but of another key of the copied key's bucket. */
+static void neighbour_hook(enum test_hook_point point, const void *obj)
+{
+	(void)obj;
+	if (point != HOOK_FLAT_COPY_MATCHED && point != HOOK_VALUE_COPYING)
+		return;
+	if (!busy.armed || !pthread_equal(pthread_self(), busy.who))
+		return;
+	if (busy.writes == STARVE_CAP) {
+		busy.armed = 0;
+		return;
+	}
+	busy.writes++;
+	versioned_value(busy.m, busy.key[0], (uint32_t)busy.writes, busy.value);
+	if (bpfmap_update_elem(busy.m, busy.key, busy.value, BPFMAP_EXIST))
+		busy.armed = 0;
+}
+
+/*
+ * A copy-out of key B while key A, in B's home bucket, is overwritten
+ * during each of its rounds: the first round stands, since B's value did
+ * not change.  When overwrites wrote inside the bucket's seq, every round
+ * lost, until the copy-out gave up after SEQ_READ_PATIENCE and took the
+ * home's lock: a writer of one key cut the copy-outs of the seven others
+ * by 100x (4 KiB values).
+ */
+static void test_copy_beside_neighbour_writes(void **state)
+{
+	(void)state;
+	bpfmap_test_hook = neighbour_hook;
+	for (size_t i = 0; i < sizeof(versioned_kinds) / sizeof(versioned_kinds[0]); i++) {
+		const struct versioned_kind *k = &versioned_kinds[i];
+		struct bpfmap *m = versioned_map(k);
+		const struct flat *f = to_flat(m);
+		uint64_t b[2] = { 7, 0 }, a[2];
+		uint64_t *v = calloc(1, (m)->value_size);
+		uint64_t *out = calloc(1, (m)->value_size);
+
+		assert_non_null(v);
+		assert_non_null(out);
+		key_at_home(f, flat_place_of(f, flat_hash(f, b)).home, b[0], a);
+		versioned_value(m, a[0], 0, v);
+		assert_int_equal(bpfmap_update_elem(m, a, v, BPFMAP_NOEXIST), 0);
+		versioned_value(m, b[0], 1, v);
+		assert_int_equal(bpfmap_update_elem(m, b, v, BPFMAP_NOEXIST), 0);
+		busy = (typeof(busy)){ .m = m, .key = a, .value = v, .who = pthread_self() };
+		__atomic_store_n(&busy.armed, 1, __ATOMIC_SEQ_CST);
+		assert_int_equal(bpfmap_lookup_elem(m, b, out), 0);
+		__atomic_store_n(&busy.armed, 0, __ATOMIC_SEQ_CST);
+		print_message("type %d, k%u v%u: %d writes of the neighbour\n", k->type, k->ks,
+			      k->vs, busy.writes);
+		assert_int_equal(busy.writes, 1);
+		assert_true(versioned_value_ok(m, k->lock_off, b[0], 1, out));
+		assert_int_equal(bpfmap_lookup_elem(m, a, out), 0);
+		assert_true(versioned_value_ok(m, k->lock_off, a[0], 1, out));
+		free(v);
+		free(out);
+		bpfmap_free(m);
+	}
+	bpfmap_test_hook = hook;
+}
+
+/* What a reader did while a writer stood inside its overwrite of key A. */
+struct beside_stopped {
+	struct bpfmap *m;
+	int32_t lock_off;
+	uint64_t b[2], c[2]; /* present, absent: both of A's home */
+	int ret;	     /* atomic: INT32_MIN until done; then 0, or the failed step */
+};
+
+static void *read_beside_stopped(void *arg)
+{
+	struct beside_stopped *r = arg;
+	uint64_t *out = calloc(1, (r->m)->value_size), key[2], next[2];
+	int ret = 0, walked = 0;
+	void *p;
+
+	if (!out)
+		abort();
+	if (bpfmap_lookup_elem(r->m, r->b, out) ||
+	    !versioned_value_ok(r->m, r->lock_off, r->b[0], 1, out))
+		ret = 1;
+	bpfmap_read_lock();
+	p = bpfmap_lookup(r->m, r->b);
+	if (!ret && !p)
+		ret = 2;
+	p = bpfmap_lookup(r->m, r->c);
+	if (!ret && p)
+		ret = 3;
+	bpfmap_read_unlock();
+	if (!ret && bpfmap_lookup_elem(r->m, r->c, out) != -ENOENT)
+		ret = 4;
+	for (int e = bpfmap_get_next_key(r->m, NULL, key); !e;
+	     e = bpfmap_get_next_key(r->m, key, next), memcpy(key, next, sizeof(key)))
+		walked++;
+	if (!ret && walked != 2)
+		ret = 5;
+	free(out);
+	__atomic_store_n(&r->ret, ret, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void *overwrite_a(void *arg)
+{
+	struct op *o = arg;
+	uint64_t *v = calloc(1, (o->m)->value_size);
+
+	if (!v)
+		abort();
+	versioned_value(o->m, o->key, 1, v);
+	while (!__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
+		usleep(100);
+	__atomic_store_n(&o->ret, bpfmap_update_elem(o->m, &o->key, v, BPFMAP_EXIST),
+			 __ATOMIC_SEQ_CST);
+	free(v);
+	return NULL;
+}
+
+/*
+ * A writer stopped inside its overwrite of key A (its value's version odd,
+ * its home locked), as a preempted thread is: another thread's copy-out
+ * and program-view lookup of key B of the same bucket, a lookup of an
+ * absent key of that home, and a get_next_key walk all answer at once.
+ * When overwrites wrote inside the bucket's seq, each of them waited for
+ * the writer to go on (a 2 ms pause of the writer held a reader of long
+ * keys for 2 ms); the copy-out then took the home's lock, held by the
+ * writer, and waited for it in the end.
+ */
+static void test_reads_beside_stopped_overwrite(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(versioned_kinds) / sizeof(versioned_kinds[0]); i++) {
+		const struct versioned_kind *k = &versioned_kinds[i];
+		struct bpfmap *m = versioned_map(k);
+		const struct flat *f = to_flat(m);
+		struct beside_stopped r = { .m = m, .lock_off = k->lock_off, .b = { 7, 0 },
+					    .ret = INT32_MIN };
+		uint64_t a[2], *v = calloc(1, (m)->value_size);
+		uint32_t home = flat_place_of(f, flat_hash(f, r.b)).home;
+		struct op w = { .m = m };
+		pthread_t reader;
+		int ret = INT32_MIN;
+
+		assert_non_null(v);
+		key_at_home(f, home, r.b[0], a);
+		key_at_home(f, home, a[0], r.c); /* a[0] > r.b[0] */
+		versioned_value(m, a[0], 0, v);
+		assert_int_equal(bpfmap_update_elem(m, a, v, BPFMAP_NOEXIST), 0);
+		versioned_value(m, r.b[0], 1, v);
+		assert_int_equal(bpfmap_update_elem(m, r.b, v, BPFMAP_NOEXIST), 0);
+
+		memset(&stop, 0, sizeof(stop));
+		stop.point = HOOK_VALUE_WRITING;
+		w.key = a[0];
+		w.ret = INT32_MIN;
+		assert_int_equal(pthread_create(&w.t, NULL, overwrite_a, &w), 0);
+		stop.who = w.t;
+		__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
+		while (!__atomic_load_n(&stop.reached, __ATOMIC_SEQ_CST))
+			usleep(100);
+
+		assert_int_equal(pthread_create(&reader, NULL, read_beside_stopped, &r), 0);
+		for (int ms = 0; ms < 5000 && ret == INT32_MIN; ms++) {
+			ret = __atomic_load_n(&r.ret, __ATOMIC_SEQ_CST);
+			usleep(1000);
+		}
+		op_release();
+		pthread_join(reader, NULL);
+		assert_int_equal(op_join(&w), 0);
+		print_message("type %d, k%u v%u: the reader answered %d beside the stopped writer\n",
+			      k->type, k->ks, k->vs, ret);
+		assert_int_equal(ret, 0); /* INT32_MIN: it waited for the writer */
+		assert_int_equal(bpfmap_lookup_elem(m, a, v), 0);
+		assert_true(versioned_value_ok(m, k->lock_off, a[0], 1, v));
+		free(v);
+		bpfmap_free(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2482,6 +2726,8 @@ int main(void)
 		cmocka_unit_test_setup(test_take_into_key, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 		cmocka_unit_test_setup(test_copy_outlasts_writers, setup_hook),
+		cmocka_unit_test_setup(test_copy_beside_neighbour_writes, setup_hook),
+		cmocka_unit_test_setup(test_reads_beside_stopped_overwrite, setup_hook),
 	};
 	return run_test_group(tests);
 }

@@ -42,7 +42,9 @@
  * it; a program-view pointer to the deleted element may then read the new
  * key's value.  The element count (sync/count.h) brackets each insert and
  * delete, so -E2BIG is exact.  Overwrites of word values without a spin lock
- * may store without the lock in a per-thread window (flat_update.c).
+ * may store without the lock in a per-thread window (flat_update.c).  Other
+ * overwrites write inside their value's own version (flat_value_version),
+ * not their bucket's seq: a bucket's seq changes only with its keys.
  *
  * Readers.  Lookups of 4- and 8-byte keys compare the home bucket's eight
  * keys with the key and read no tags ("matching by key": a home slot that
@@ -52,7 +54,9 @@
  * node's key and next inside that node's bucket seq and starts over if a
  * reuse rewrote the node meanwhile.  Copy-out lookups of word keys take no
  * read-side section for the home bucket (seq-validated) and one for a
- * chain; everything else that reads keys in place runs in one.
+ * chain; everything else that reads keys in place runs in one.  A value
+ * copied out counts if its bucket's seq (its key) and its version (its
+ * bytes) held still around the copy.
  *
  * Batch operations take up to an eighth of a home at a time (by tag bits),
  * under the home's lock; the cursor counts those units (flat_iter.c).
@@ -127,7 +131,7 @@ struct flat {
 	uint32_t *elems;
 	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
-	uint32_t value_stride; /* value_size padded to 8 */
+	uint32_t value_stride; /* value_size padded to 8, + a version (flat_versioned) */
 	/* The rest: chains, writers, walks. */
 	struct flat_home *homes;
 	uint32_t moved;	       /* atomic, a seq (mwseq_*): nodes relinked at once (flat_chain_find) */
@@ -142,6 +146,7 @@ struct flat {
 	uint32_t pool_base;  /* the first node's position: n_homes * 8 */
 	uint32_t n_nodes;    /* the pool's nodes: max_entries + FLAT_NODE_SPARE */
 	uint32_t node_soft_cap; /* nodes handed out before a reclamation is preferred */
+	char *values_mem;	/* values' allocation (the first version before them) */
 	size_t fixed_bytes;	/* mem_usage: what creation touched */
 	uint32_t node_bytes;	/* mem_usage: per node handed out */
 	uint32_t elem_bytes;	/* mem_usage: per element handed out (long keys) */
@@ -313,6 +318,34 @@ static ALWAYS_INLINE char *flat_value_elem(const struct flat *f, size_t e, uint3
 	return f->values + e * (vs ? vs : f->value_stride);
 }
 
+/*
+ * Values that one store cannot replace (over 8 bytes a slot, or holding a
+ * spin lock) are overwritten inside a version of their own, a seqcount in the 8
+ * bytes before the value (before CPU 0's slot of a per-CPU value; the
+ * other CPUs' regions leave theirs unused).  With the bucket's seq they
+ * would share it with seven other keys: a stream of overwrites of one key
+ * spoiled every copy-out of the others, and a writer preempted inside one
+ * held off every lookup of long keys in its bucket for its time slice.
+ * Per-CPU values of at most 8 bytes without a lock keep the bucket's seq,
+ * as 8 bytes more per CPU slot would double them.
+ */
+#define FLAT_VERSION_BYTES 8
+
+static ALWAYS_INLINE bool flat_params_versioned(const struct map_params *p)
+{
+	return p->value_size > 8 || p->lock_off >= 0;
+}
+
+static ALWAYS_INLINE bool flat_versioned(const struct flat *f)
+{
+	return f->map.prog_value_size > 8 || map_has_lock(&f->map);
+}
+
+static ALWAYS_INLINE uint32_t *flat_value_version(const char *v)
+{
+	return (uint32_t *)(void *)(v - FLAT_VERSION_BYTES);
+}
+
 static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
 {
 	return flat_value_elem(f, flat_elem_of(f, pos), 0);
@@ -332,6 +365,37 @@ static ALWAYS_INLINE void flat_value_out(const struct flat *f, size_t e, void *d
 		value_pcpu_out(&f->map, dst, flat_value_elem(f, e, 0), f->cpu_region);
 	else
 		shared_copy_out(dst, flat_value_elem(f, e, 0), f->map.value_size);
+}
+
+/* The same, without a lock: false when an overwrite was busy on the value or
+ * ran during the copy (its version; @versioned: flat_versioned(f), which
+ * callers specialised per map pass as a constant).  The caller validates
+ * the key, by its bucket's seq, around this. */
+static ALWAYS_INLINE bool flat_value_copy_as(const struct flat *f, size_t e, void *dst,
+					     bool versioned)
+{
+	/* Read before the version's acquire, lest the compiler read them again. */
+	const char *v = flat_value_elem(f, e, 0);
+	const uint32_t *ver = flat_value_version(v);
+	size_t region = f->cpu_region;
+	uint32_t size = f->map.value_size;
+	uint32_t s = 0;
+
+	if (versioned) {
+		s = __atomic_load_n(ver, __ATOMIC_ACQUIRE);
+		if (unlikely(s & SEQCOUNT_WRITING))
+			return false;
+	}
+	if (region)
+		value_pcpu_out(&f->map, dst, v, region);
+	else
+		shared_copy_out(dst, v, size);
+	return !versioned || !seqcount_read_retry(ver, s);
+}
+
+static ALWAYS_INLINE bool flat_value_copy(const struct flat *f, size_t e, void *dst)
+{
+	return flat_value_copy_as(f, e, dst, flat_versioned(f));
 }
 
 /* Is @pos a node of the pool (else a home bucket's slot)? */

@@ -29,7 +29,8 @@ static __attribute__((noinline)) int flat_copy_locked(const struct flat *f, cons
  * Copy-out lookup of a key of at most 8 bytes: its home bucket without lock
  * or read-side section; a match and the value copied from it count only if
  * the bucket had no writer busy before and its seq is unchanged after (a
- * slot may be reused meanwhile: the reuse is a write under that seq).  A key
+ * slot may be reused meanwhile: the reuse is a write under that seq), and
+ * the value's version held still (flat_value_copy).  A key
  * present throughout is always found: its slot and key do not change while
  * it lives.  In a map that matches by key (flat.h), the bucket's keys are
  * compared without the tags, as the program view does: both then see an
@@ -66,8 +67,8 @@ static ALWAYS_INLINE int flat_lookup_copy(const struct flat *f, const void *key,
 				break;
 			}
 			TEST_HOOK(HOOK_FLAT_COPY_MATCHED, &pos);
-			flat_value_out(f, flat_elem_of(f, pos), value);
-			if (unlikely(__atomic_load_n(&bk->seq, __ATOMIC_RELAXED) != s1)) {
+			if (unlikely(!flat_value_copy(f, flat_elem_of(f, pos), value) ||
+				     __atomic_load_n(&bk->seq, __ATOMIC_RELAXED) != s1)) {
 				again = true;
 				break;
 			}
@@ -116,8 +117,9 @@ __attribute__((noinline)) int flat_copy_word_far(const struct flat *f, uint64_t 
  * Copy-out lookup of a key longer than 8 bytes, under the value's spin lock,
  * or in a chain: in a read-side section, the position found, then its key
  * checked again and its value copied inside one seq window of its bucket
- * (in-place updates and an immediate reuse of the position both write under
- * that seq), else the home's lock after SEQ_READ_PATIENCE.  -EBUSY
+ * (an immediate reuse of the position writes under that seq) and its
+ * version (in-place updates), else the home's lock after SEQ_READ_PATIENCE.
+ * -EBUSY
  * where it would wait on its own thread (sync/reentry.h).
  */
 int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock)
@@ -159,7 +161,13 @@ int flat_copy_section(const struct flat *f, const void *key, void *value, bool w
 			}
 		} else {
 			TEST_HOOK(HOOK_VALUE_COPYING, value);
-			flat_value_out(f, flat_elem_of(f, pos), value);
+			if (!flat_value_copy(f, flat_elem_of(f, pos), value)) {
+				ret = -EBUSY; /* an overwrite, maybe this thread's */
+				if (reentry_busy())
+					break;
+				cpu_relax();
+				goto lost;
+			}
 		}
 		if (mwseq_read_same(seq, s1)) {
 			value_clear_lock(&f->map, value);

@@ -105,7 +105,8 @@ static ALWAYS_INLINE void *flat_word_value_of(const struct flat *f, uint32_t h, 
  * flush throws away the next lookups' misses already under way.
  */
 static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key, void *value,
-					    uint32_t ks, enum hash_kind kind, bool v8, bool far)
+					    uint32_t ks, enum hash_kind kind, bool v8, bool far,
+					    bool ver)
 {
 	uint64_t k = flat_small_key(key, ks);
 	uint64_t hash = flat_hash_kind(f, key, kind);
@@ -119,38 +120,40 @@ static ALWAYS_INLINE int flat_copy_word_in(const struct flat *f, const void *key
 
 	if (likely(m) &&
 	    likely(flat_copy_slot(f, (size_t)h * FLAT_SLOTS + (uint32_t)__builtin_ctz(m) / (ks / 4),
-				  seq, s1, value, v8)))
+				  seq, s1, value, v8, ver)))
 		return 0;
 	return flat_copy_word_far(f, k, value, ks);
 }
 
 /* The copy-outs a map of word keys that matches by key gets at creation
- * (map->copy): the kind, and for 8-byte values without a spin lock the
- * value's size, constants. */
-#define FLAT_COPY_WORD(name, ks, kind, v8, far)                                                    \
+ * (map->copy): the kind, for 8-byte values without a spin lock the value's
+ * size, and whether values have a version, constants. */
+#define FLAT_COPY_WORD(name, ks, kind, v8, far, ver)                                               \
 	static FLAT_WORD_ALIGN int flat_copy_##name(struct bpfmap *map, const void *key,           \
 						    void *value)                                   \
 	{                                                                                          \
-		return flat_copy_word_in(to_flat(map), key, value, ks, kind, v8, far);            \
+		return flat_copy_word_in(to_flat(map), key, value, ks, kind, v8, far, ver);       \
 	}
-FLAT_COPY_WORD(k4, 4, HASH_U32, false, false)
-FLAT_COPY_WORD(k8, 8, HASH_U64, false, false)
-FLAT_COPY_WORD(k4_v8, 4, HASH_U32, true, false)
-FLAT_COPY_WORD(k8_v8, 8, HASH_U64, true, false)
-FLAT_COPY_WORD(k4_v8_far, 4, HASH_U32, true, true)
-FLAT_COPY_WORD(k8_v8_far, 8, HASH_U64, true, true)
+FLAT_COPY_WORD(k4, 4, HASH_U32, false, false, true)
+FLAT_COPY_WORD(k8, 8, HASH_U64, false, false, true)
+FLAT_COPY_WORD(k4_v8, 4, HASH_U32, true, false, false)
+FLAT_COPY_WORD(k8_v8, 8, HASH_U64, true, false, false)
+FLAT_COPY_WORD(k4_v8_far, 4, HASH_U32, true, true, false)
+FLAT_COPY_WORD(k8_v8_far, 8, HASH_U64, true, true, false)
+FLAT_COPY_WORD(k4_slots, 4, HASH_U32, false, false, false)
+FLAT_COPY_WORD(k8_slots, 8, HASH_U64, false, false, false)
 
-map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, bool ver, enum flat_isa isa)
 {
-	/* [8-byte keys][any, v8, v8 far] */
-	static const map_copy_fn fns[2][3] = {
-		{ flat_copy_k4, flat_copy_k4_v8, flat_copy_k4_v8_far },
-		{ flat_copy_k8, flat_copy_k8_v8, flat_copy_k8_v8_far },
+	/* [8-byte keys][flat_copy_word_index] */
+	static const map_copy_fn fns[2][4] = {
+		{ flat_copy_k4, flat_copy_k4_v8, flat_copy_k4_v8_far, flat_copy_k4_slots },
+		{ flat_copy_k8, flat_copy_k8_v8, flat_copy_k8_v8_far, flat_copy_k8_slots },
 	};
 
 	if (isa != FLAT_ISA_BASE)
-		return flat_copy_word_x86(kind, v8, far, isa);
-	return fns[kind != HASH_U32][v8 ? 1 + far : 0];
+		return flat_copy_word_x86(kind, v8, far, ver, isa);
+	return fns[kind != HASH_U32][flat_copy_word_index(v8, far, ver)];
 }
 
 static map_copy_fn flat_copy_word_for(const struct flat *f)
@@ -160,7 +163,7 @@ static map_copy_fn flat_copy_word_for(const struct flat *f)
 		return NULL;
 	return flat_copy_word(f->hash_kind, f->map.value_size == 8 && !map_has_lock(&f->map),
 			      (uint64_t)f->n_homes * FLAT_SLOTS * 8 >= FLAT_COPY_FAR_BYTES,
-			      flat_isa_best());
+			      flat_versioned(f), flat_isa_best());
 }
 
 /* 4-byte keys: the home bucket, else the general path. */
@@ -202,11 +205,12 @@ static FLAT_WORD_ALIGN void *flat_lookup_k8(struct bpfmap *map, const void *key)
 	return flat_lookup_k8_in(to_flat(map), key);
 }
 #else
-map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, bool ver, enum flat_isa isa)
 {
 	(void)kind;
 	(void)v8;
 	(void)far;
+	(void)ver;
 	(void)isa;
 	return NULL; /* the general copy-out */
 }
@@ -327,10 +331,11 @@ static ALWAYS_INLINE void *flat_lookup_long(struct flat *f, const void *key, uin
 
 /*
  * The copy-out of a long key (map->copy): the same candidate, its key and
- * then its value read under the one seq, outside any read-side section (the
- * table's memory stays while the map lives, and a reuse of the position
- * writes under that seq).  TSan builds take the general path: its plain key
- * compare would race with a refill's stores there.
+ * then its value read under the one seq (and the value's version), outside
+ * any read-side section (the table's memory stays while the map lives, and
+ * a reuse of the position writes under that seq).  TSan builds take the
+ * general path: its plain key compare would race with a refill's stores
+ * there.
  */
 static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *value, uint32_t ks,
 					uint64_t hash)
@@ -345,8 +350,8 @@ static ALWAYS_INLINE int flat_copy_long(struct flat *f, const void *key, void *v
 	if (likely(flat_long_candidate(f, pl.home, pl.tag, &s1, &e)) &&
 	    likely(key_equal_long(f->keys + (size_t)e * ROUND_UP(ks, 8), key, ks))) {
 		TEST_HOOK(HOOK_FLAT_COPY_MATCHED, &e);
-		flat_value_out(f, e, value);
-		if (likely(mwseq_read_same(&f->buckets[pl.home].seq, s1))) {
+		if (likely(flat_value_copy(f, e, value) &&
+			   mwseq_read_same(&f->buckets[pl.home].seq, s1))) {
 			value_clear_lock(&f->map, value);
 			return 0;
 		}

@@ -146,7 +146,8 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
 	/* Per-CPU maps: a slot of value_stride bytes per CPU, each in its
 	 * CPU's region (flat.h). */
-	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
+	uint64_t version = flat_params_versioned(p) ? FLAT_VERSION_BYTES : 0;
+	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8) + version;
 	uint64_t cpus = p->cpus ? p->cpus : 1;
 	uint64_t value_bytes = value_stride * cpus;
 	uint64_t slot_size = key_stride + value_bytes;
@@ -197,10 +198,12 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->node_next = big_zalloc((size_t)n_nodes * sizeof(uint32_t));
 	/* 63 bytes of slack: lookups load a bucket's keys a line at a time. */
 	f->keys = big_zalloc((size_t)(n_pos * key_stride) + 63);
-	f->values = big_zalloc((size_t)(n_pos * value_bytes) + 63);
+	f->values_mem = big_zalloc((size_t)(n_pos * value_bytes + version) + 63);
+	if (f->values_mem)
+		f->values = f->values_mem + version; /* the first value's version before it */
 	if (p->cpus)
 		f->cpu_region = (size_t)(n_pos * value_stride);
-	if (!f->buckets || !f->homes || !f->node_next || !f->keys || !f->values)
+	if (!f->buckets || !f->homes || !f->node_next || !f->keys || !f->values_mem)
 		goto nomem;
 	if (by_elem && !(f->elems = big_zalloc((size_t)n_pos * sizeof(uint32_t))))
 		goto nomem;

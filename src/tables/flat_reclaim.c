@@ -131,7 +131,7 @@ void flat_release(struct flat *f)
 	count_destroy(&f->count);
 	flat_lru_destroy(f);
 	big_free(f->elems);
-	big_free(f->values);
+	big_free(f->values_mem);
 	big_free(f->keys);
 	big_free(f->buckets);
 	big_free(f);

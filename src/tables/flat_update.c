@@ -20,11 +20,12 @@
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
-/* Overwrite a live element's value in place; home lock held.  The value's
- * spin lock (if any) is taken before the seq, so no writer ever waits while
- * it counts as busy on the bucket, and only if it is free: false, nothing
- * written, when a program or an F_LOCK copy holds it (the caller waits for
- * it with the home unlocked). */
+/* Overwrite a live element's value in place; home lock held, so its version
+ * (flat_value_version) has one writer.  The value's spin lock (if any) is
+ * taken before the version, so no writer ever waits while it counts as busy
+ * on the value, and only if it is free: false, nothing written, when a
+ * program or an F_LOCK copy holds it (the caller waits for it with the home
+ * unlocked). */
 static ALWAYS_INLINE bool flat_write_value(struct flat *f, uint32_t pos, const void *value,
 					    const struct value_part *part)
 {
@@ -44,9 +45,19 @@ static ALWAYS_INLINE bool flat_write_value(struct flat *f, uint32_t pos, const v
 		if (!value_lock_try(&l->val))
 			return false;
 	}
-	mwseq_write_begin(&f->buckets[b].seq);
-	flat_store_value(f, pos, value, part, false);
-	mwseq_write_end(&f->buckets[b].seq);
+	if (flat_versioned(f)) {
+		char *v = flat_value_at(f, pos);
+		uint32_t *ver = flat_value_version(v);
+
+		seqcount_write_begin(ver);
+		TEST_HOOK(HOOK_VALUE_WRITING, v);
+		flat_store_value(f, pos, value, part, false);
+		seqcount_write_end(ver);
+	} else {
+		mwseq_write_begin(&f->buckets[b].seq);
+		flat_store_value(f, pos, value, part, false);
+		mwseq_write_end(&f->buckets[b].seq);
+	}
 	if (l)
 		value_lock_drop(&l->val);
 	return true;

@@ -52,13 +52,21 @@ map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, e
  * large for its bucket's values to be in cache, whose copy-out prefetches
  * them (the eight values of a home bucket are one line) while it compares
  * the keys, so that the two misses overlap instead of following each other
- * (FLAT_COPY_FAR_BYTES). */
-map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, enum flat_isa isa);
+ * (FLAT_COPY_FAR_BYTES).  @ver, without @v8: flat_versioned(). */
+map_copy_fn flat_copy_word(enum hash_kind kind, bool v8, bool far, bool ver, enum flat_isa isa);
 /* Home buckets' values from which a map's copy-outs are far: half of this
  * machine's 2 MiB L2.  Below it the value line is mostly in cache, and in
  * alternated pairs the prefetch cost small and medium maps 5-10%. */
 #define FLAT_COPY_FAR_BYTES ((uint64_t)512 << 10)
-map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat_isa isa);
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, bool ver,
+				enum flat_isa isa);
+
+/* The index of a copy-out in the tables of both: versioned, v8, v8 far,
+ * neither (per-CPU slots of at most 8 bytes, which keep the bucket's seq). */
+static inline unsigned int flat_copy_word_index(bool v8, bool far, bool ver)
+{
+	return v8 ? 1 + far : ver ? 0 : 3;
+}
 
 /* The general copy-out paths (flat_copy.c): a word key's, out of line with
  * errno set as map->copy sets it (no match in the home bucket, or a writer
@@ -82,12 +90,13 @@ static ALWAYS_INLINE void flat_copy_prefetch(const struct flat *f, uint32_t h, b
 /*
  * The end of a word-key copy-out that matched slot @pos: its value copied
  * out, valid if bucket seq @seq, read as @s1 before the keys were compared,
- * had no writer busy then and still reads @s1.  @v8: the value is one word
+ * had no writer busy then and still reads @s1, and the value's version held
+ * still (flat_value_copy; @ver: flat_versioned()).  @v8: the value is one word
  * and has no spin lock, so the copy is one load.  False: take the general
  * path.
  */
 static ALWAYS_INLINE bool flat_copy_slot(const struct flat *f, size_t pos, const uint32_t *seq,
-					 uint32_t s1, void *value, bool v8)
+					 uint32_t s1, void *value, bool v8, bool ver)
 {
 	if (unlikely(s1 & MWSEQ_WRITERS))
 		return false;
@@ -102,8 +111,8 @@ static ALWAYS_INLINE bool flat_copy_slot(const struct flat *f, size_t pos, const
 		memcpy(value, &w, 8);
 		return true;
 	}
-	flat_value_out(f, pos, value);
-	if (unlikely(__atomic_load_n(seq, __ATOMIC_RELAXED) != s1))
+	if (unlikely(!flat_value_copy_as(f, pos, value, ver) ||
+		     __atomic_load_n(seq, __ATOMIC_RELAXED) != s1))
 		return false;
 	value_clear_lock(&f->map, value);
 	return true;

@@ -153,22 +153,23 @@ FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
  * The copy-outs (map->copy): the same compares, the bucket's seq read
  * before them, the value copied by flat_copy_slot.
  */
-#define FLAT_COPY_END(f, h, m, seq, s1, value, v8, ks)                                            \
+#define FLAT_COPY_END(f, h, m, seq, s1, value, v8, ver, ks)                                       \
 	do {                                                                                       \
 		uint64_t i_ = _tzcnt_u64(m);                                                       \
                                                                                                    \
 		if (likely(i_ < FLAT_SLOTS) &&                                                     \
 		    likely(flat_copy_slot((f), (size_t)(h) * FLAT_SLOTS + i_, (seq), (s1), (value), \
-					  (v8))))                                                  \
+					  (v8), (ver))))                                           \
 			return 0;                                                                  \
 		return flat_copy_word_far((f), k, (value), (ks));                                 \
 	} while (0)
 
 /* The copy-out of a @ks-byte key: the bucket's seq read before the same
- * compare; @v8 as flat_copy_slot's; @far (with v8) as flat_copy_word's. */
+ * compare; @v8 and @ver as flat_copy_slot's; @far (with v8) as
+ * flat_copy_word's. */
 #define FLAT_WORD_COPY(name, ks, attrs)                                                            \
 	static ALWAYS_INLINE attrs int flat_copy_##name(struct bpfmap *map, const void *key,       \
-							void *value, bool v8, bool far)            \
+							void *value, bool v8, bool far, bool ver)  \
 	{                                                                                          \
 		struct flat *f = to_flat(map);                                                     \
 		uint64_t hash, k;                                                                  \
@@ -180,7 +181,7 @@ FLAT_WORD_LOOKUPS(k8_avx512, FLAT_AVX512)
 		s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);                                       \
 		m = flat_##name##_eq(f, h, k);                                                     \
                                                                                                    \
-		FLAT_COPY_END(f, h, m, seq, s1, value, v8, ks);                                    \
+		FLAT_COPY_END(f, h, m, seq, s1, value, v8, ver, ks);                               \
 	}
 FLAT_WORD_COPY(k4_avx2, 4, FLAT_AVX2)
 FLAT_WORD_COPY(k8_avx2, 8, FLAT_AVX2)
@@ -188,41 +189,40 @@ FLAT_WORD_COPY(k4_avx512, 4, FLAT_AVX512)
 FLAT_WORD_COPY(k8_avx512, 8, FLAT_AVX512)
 
 /* Each copy-out for 8-byte values without a spin lock (v8; far: the value
- * line fetched beside the keys'), and for any. */
-#define FLAT_WORD_COPIES(name, attrs)                                                              \
-	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_v8(struct bpfmap *map, const void *key, \
-							       void *value)                        \
+ * line fetched beside the keys'), for versioned values, and for per-CPU
+ * slots of at most 8 bytes (flat_copy_word_index). */
+#define FLAT_WORD_COPY_ONE(name, suffix, attrs, v8, far, ver)                                      \
+	static FLAT_WORD_ALIGN attrs int flat_copy_##name##suffix(struct bpfmap *map,              \
+								  const void *key, void *value)    \
 	{                                                                                          \
-		return flat_copy_##name(map, key, value, true, false);                             \
-	}                                                                                          \
-	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_v8_far(struct bpfmap *map,             \
-								   const void *key, void *value)   \
-	{                                                                                          \
-		return flat_copy_##name(map, key, value, true, true);                              \
-	}                                                                                          \
-	static FLAT_WORD_ALIGN attrs int flat_copy_##name##_any(struct bpfmap *map,                \
-								const void *key, void *value)      \
-	{                                                                                          \
-		return flat_copy_##name(map, key, value, false, false);                            \
+		return flat_copy_##name(map, key, value, v8, far, ver);                            \
 	}
+#define FLAT_WORD_COPIES(name, attrs)                                                              \
+	FLAT_WORD_COPY_ONE(name, _v8, attrs, true, false, false)                                   \
+	FLAT_WORD_COPY_ONE(name, _v8_far, attrs, true, true, false)                                \
+	FLAT_WORD_COPY_ONE(name, _any, attrs, false, false, true)                                  \
+	FLAT_WORD_COPY_ONE(name, _slots, attrs, false, false, false)
 FLAT_WORD_COPIES(k4_avx2, FLAT_AVX2)
 FLAT_WORD_COPIES(k8_avx2, FLAT_AVX2)
 FLAT_WORD_COPIES(k4_avx512, FLAT_AVX512)
 FLAT_WORD_COPIES(k8_avx512, FLAT_AVX512)
 
-map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
+#define FLAT_WORD_COPY_ROW(name)                                                                   \
+	{ flat_copy_##name##_any, flat_copy_##name##_v8, flat_copy_##name##_v8_far,                \
+	  flat_copy_##name##_slots }
+
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, bool ver,
+				enum flat_isa isa)
 {
-	/* [isa - AVX2][8-byte keys][any, v8, v8 far] */
-	static const map_copy_fn fns[2][2][3] = {
-		{ { flat_copy_k4_avx2_any, flat_copy_k4_avx2_v8, flat_copy_k4_avx2_v8_far },
-		  { flat_copy_k8_avx2_any, flat_copy_k8_avx2_v8, flat_copy_k8_avx2_v8_far } },
-		{ { flat_copy_k4_avx512_any, flat_copy_k4_avx512_v8, flat_copy_k4_avx512_v8_far },
-		  { flat_copy_k8_avx512_any, flat_copy_k8_avx512_v8, flat_copy_k8_avx512_v8_far } },
+	/* [isa - AVX2][8-byte keys][flat_copy_word_index] */
+	static const map_copy_fn fns[2][2][4] = {
+		{ FLAT_WORD_COPY_ROW(k4_avx2), FLAT_WORD_COPY_ROW(k8_avx2) },
+		{ FLAT_WORD_COPY_ROW(k4_avx512), FLAT_WORD_COPY_ROW(k8_avx512) },
 	};
 
 	if (isa != FLAT_ISA_AVX2 && isa != FLAT_ISA_AVX512)
 		return NULL;
-	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][v8 ? 1 + far : 0];
+	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][flat_copy_word_index(v8, far, ver)];
 }
 
 /* Both value strides of one lookup, as fns[][][][] lists them. */
@@ -247,11 +247,13 @@ map_lookup_fn flat_lookup_word_x86(enum hash_kind kind, uint32_t value_stride, e
 	return fns[isa - FLAT_ISA_AVX2][kind != HASH_U32][view][value_stride == 8];
 }
 #else
-map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, enum flat_isa isa)
+map_copy_fn flat_copy_word_x86(enum hash_kind kind, bool v8, bool far, bool ver,
+				enum flat_isa isa)
 {
 	(void)kind;
 	(void)v8;
 	(void)far;
+	(void)ver;
 	(void)isa;
 	return NULL;
 }

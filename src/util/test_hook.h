@@ -40,6 +40,8 @@ enum test_hook_point {
 				  * lock, the lock word not yet read again (obj: value) */
 	HOOK_FLOCK_HELD,	 /* a BPFMAP_F_LOCK copy-out: the value's lock taken, the
 				  * value not yet copied (obj: value) */
+	HOOK_VALUE_WRITING,	 /* a flat overwrite: the value's version odd, its bytes not
+				  * yet written (obj: the value) */
 	HOOK_VALUE_COPYING,	 /* a copy-out in a read-side section (flat, chained): about to
 				  * copy a value in its seq window (obj: the caller's buffer) */
 	HOOK_DELETE_DEAD,	 /* a flat delete: the position dead (claimable by a reuse
