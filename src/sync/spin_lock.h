@@ -55,6 +55,15 @@ static ALWAYS_INLINE void seq_spin_lock(uint32_t *word)
  * that reads first would see too late; then the usual wait. */
 void seq_spin_lock_eager(uint32_t *word);
 
+/* seq_spin_lock_eager() for such a waiter (@eager), else seq_spin_lock(). */
+static ALWAYS_INLINE void seq_spin_lock_as(uint32_t *word, bool eager)
+{
+	if (eager)
+		seq_spin_lock_eager(word);
+	else
+		seq_spin_lock(word);
+}
+
 /* The lock if it is free, without waiting: true when taken. */
 static ALWAYS_INLINE bool seq_spin_trylock(uint32_t *word)
 {

@@ -427,10 +427,8 @@ static ALWAYS_INLINE int chain_take_sized(struct chain *c, const void *key, void
 	struct chain_elem **link, *e;
 
 retry:
-	if (keep) /* a copy-out that writers kept out (chain_copy_section) */
-		seq_spin_lock_eager(&b->lock);
-	else
-		chain_bucket_lock(b);
+	/* @keep: a copy-out that writers kept out (chain_copy_section) */
+	seq_spin_lock_as(&b->lock, keep);
 	e = chain_walk(b, &k, key_size, kind, &link);
 	if (e) {
 		if (value && lockf) {

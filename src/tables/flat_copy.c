@@ -119,8 +119,7 @@ __attribute__((noinline)) int flat_copy_word_far(const struct flat *f, uint64_t 
  * checked again and its value copied inside one seq window of its bucket
  * (an immediate reuse of the position writes under that seq) and its
  * version (in-place updates), else the home's lock after SEQ_READ_PATIENCE.
- * -EBUSY
- * where it would wait on its own thread (sync/reentry.h).
+ * -EBUSY where it would wait on its own thread (sync/reentry.h).
  */
 int flat_copy_section(const struct flat *f, const void *key, void *value, bool with_lock)
 {

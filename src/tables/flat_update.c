@@ -610,10 +610,7 @@ retry:
 	kick = false;
 	if (section)
 		rcu_lock();
-	if (keep)
-		seq_spin_lock_eager(lock);
-	else
-		seq_spin_lock(lock);
+	seq_spin_lock_as(lock, keep);
 	pos = flat_find(f, h, pl.tag, key, ks, small, false);
 	if (pos != FLAT_NONE) {
 		if (value && lockf)

@@ -346,10 +346,7 @@ struct rtab_group *rtab_lock_bucket(struct rtab *r, uint32_t hash, struct rtab_t
 	for (;;) {
 		struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
 
-		if (eager)
-			seq_spin_lock_eager(&g->lock);
-		else
-			seq_spin_lock(&g->lock);
+		seq_spin_lock_as(&g->lock, eager);
 		if (likely(__atomic_load_n(&g->next, __ATOMIC_RELAXED) != RTAB_MOVED)) {
 			if (t_out)
 				*t_out = t;
