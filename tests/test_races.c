@@ -1944,6 +1944,162 @@ static void test_value_lock_waits_outside(void **state)
 	value_lock_waits_outside(m);
 }
 
+/* ---- an F_LOCK copy-out's hold across an in-section reuse ---------------- */
+
+/* The copy-out of this test: its unlocked tries spoiled by a program's lock
+ * and unlock (so that it takes the lock), then stopped holding it. */
+static struct {
+	pthread_t who;
+	int held; /* atomic */
+	int go;	  /* atomic */
+} flock_stop;
+
+static void flock_stop_hook(enum test_hook_point point, const void *obj)
+{
+	if (!pthread_equal(pthread_self(), flock_stop.who))
+		return;
+	if (point == HOOK_FLOCK_COPIED) {
+		bpfmap_spin_lock((struct bpfmap_spin_lock *)(uintptr_t)obj);
+		bpfmap_spin_unlock((struct bpfmap_spin_lock *)(uintptr_t)obj);
+	} else if (point == HOOK_FLOCK_HELD) {
+		__atomic_store_n(&flock_stop.held, 1, __ATOMIC_SEQ_CST);
+		while (!__atomic_load_n(&flock_stop.go, __ATOMIC_SEQ_CST))
+			usleep(100);
+	}
+}
+
+/* An F_LOCK copy-out (@flock: else a program's lock of ->value) of key
+ * ->key, by a thread of its own. */
+struct flock_copy {
+	struct bpfmap *m;
+	uint32_t key;
+	bool flock;
+	bool stop; /* the F_LOCK copy-out stops as flock_stop_hook says */
+	struct locked_value *value; /* a program's lock: the value locked */
+	struct locked_value out;
+	int ret;  /* atomic: INT32_MIN until done (a program: until locked) */
+	int drop; /* atomic: a program unlocks once set */
+};
+
+static void *flock_copy_thread(void *arg)
+{
+	struct flock_copy *c = arg;
+
+	if (c->flock) {
+		if (c->stop)
+			flock_stop.who = pthread_self();
+		__atomic_store_n(&c->ret,
+				 bpfmap_lookup_elem_flags(c->m, &c->key, &c->out, BPFMAP_F_LOCK),
+				 __ATOMIC_SEQ_CST);
+		return NULL;
+	}
+	bpfmap_read_lock();
+	bpfmap_spin_lock(&c->value->lock);
+	__atomic_store_n(&c->ret, 0, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&c->drop, __ATOMIC_SEQ_CST))
+		usleep(100);
+	c->value->word = 22;
+	bpfmap_spin_unlock(&c->value->lock);
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+static void flock_copy_start(struct flock_copy *c, pthread_t *t)
+{
+	c->ret = INT32_MIN;
+	assert_int_equal(pthread_create(t, NULL, flock_copy_thread, c), 0);
+}
+
+/*
+ * An F_LOCK copy-out R of key A holds A's value lock when A is deleted and
+ * its position reused at once for key B (an insert inside a read-side
+ * section that finds every free position waiting for a grace period).  B
+ * must inherit the held word: a program's lock of B waits until R lets go,
+ * and then holds it alone.  The fill used to zero the word, so the program
+ * got in beside R, R's release freed the program's hold, and an F_LOCK
+ * copy-out of B went in beside the program and copied half its write.
+ */
+static void test_flock_hold_across_reuse(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(o, .lock_off = 0);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 4, sizeof(struct locked_value), 16,
+					 &o);
+	struct flat *f = to_flat(m);
+	struct locked_value v = { .word = 1 }, *pa, *pb;
+	struct flock_copy r = { .m = m, .flock = true, .stop = true }, prog = { .m = m };
+	struct flock_copy rb = { .m = m, .flock = true };
+	pthread_t rt, pt, bt;
+	uint32_t h, next = 1, a, b, churn = 100000;
+
+	assert_ptr_not_equal(m->ops, &chain_ops);
+	h = home_of(f, 1);
+	a = key_of_home(f, h, &next);
+	assert_int_equal(bpfmap_update_elem(m, &a, &v, BPFMAP_NOEXIST), 0);
+	for (int i = 1; i < FLAT_SLOTS; i++) { /* A's bucket full: B can only reuse */
+		uint32_t k = key_of_home(f, h, &next);
+
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	}
+	b = key_of_home(f, h, &next);
+	bpfmap_read_lock();
+	pa = bpfmap_lookup(m, &a);
+	bpfmap_read_unlock();
+	assert_non_null(pa);
+
+	memset(&flock_stop, 0, sizeof(flock_stop));
+	bpfmap_test_hook = flock_stop_hook;
+	r.key = a;
+	flock_copy_start(&r, &rt);
+	while (!__atomic_load_n(&flock_stop.held, __ATOMIC_SEQ_CST))
+		usleep(100);
+
+	assert_int_equal(bpfmap_delete_elem(m, &a), 0);
+	bpfmap_read_lock();
+	/* Every free position used and deleted, none reclaimed in the section. */
+	for (uint32_t i = 0; i < f->n_homes * FLAT_SLOTS + f->n_nodes; i++) {
+		while (home_of(f, churn) == h)
+			churn++;
+		assert_int_equal(bpfmap_update_elem(m, &churn, &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete_elem(m, &churn), 0);
+		churn++;
+	}
+	v.word = 2;
+	assert_int_equal(bpfmap_update_elem(m, &b, &v, BPFMAP_NOEXIST), 0);
+	pb = bpfmap_lookup(m, &b);
+	assert_non_null(pb);
+	if (pb != pa) { /* not the position asserted below: the test's premise */
+		bpfmap_read_unlock();
+		__atomic_store_n(&flock_stop.go, 1, __ATOMIC_SEQ_CST);
+		pthread_join(rt, NULL);
+		bpfmap_test_hook = hook;
+		bpfmap_free(m);
+		fail_msg("B did not reuse A's position");
+	}
+	assert_true(__atomic_load_n(&pb->lock.val, __ATOMIC_SEQ_CST) & 1); /* R's hold */
+
+	prog.value = pb;
+	flock_copy_start(&prog, &pt);
+	assert_int_equal(answer_soon(&prog.ret), INT32_MIN); /* waits for R */
+	__atomic_store_n(&flock_stop.go, 1, __ATOMIC_SEQ_CST);
+	pthread_join(rt, NULL);
+	bpfmap_test_hook = hook;
+	assert_int_equal(r.ret, -ENOENT); /* A was gone: R's copy is not A's */
+	assert_int_equal(answer_soon(&prog.ret), 0); /* now the program holds it */
+	assert_true(__atomic_load_n(&pb->lock.val, __ATOMIC_SEQ_CST) & 1);
+	rb.key = b;
+	flock_copy_start(&rb, &bt);
+	assert_int_equal(answer_soon(&rb.ret), INT32_MIN); /* waits for the program */
+	__atomic_store_n(&prog.drop, 1, __ATOMIC_SEQ_CST);
+	pthread_join(pt, NULL);
+	pthread_join(bt, NULL);
+	assert_int_equal(rb.ret, 0);
+	assert_int_equal(rb.out.word, 22);
+	assert_false(__atomic_load_n(&pb->lock.val, __ATOMIC_SEQ_CST) & 1);
+	bpfmap_read_unlock();
+	bpfmap_free(m);
+}
+
 struct flock_batch {
 	struct bpfmap *m;
 	bool del; /* lookup_and_delete_batch, else lookup_batch */
@@ -2702,6 +2858,7 @@ int main(void)
 		cmocka_unit_test(test_flock_take_waits_alone),
 		cmocka_unit_test(test_flock_batch_waits_alone),
 		cmocka_unit_test(test_value_lock_waits_outside),
+		cmocka_unit_test_setup(test_flock_hold_across_reuse, setup_hook),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),

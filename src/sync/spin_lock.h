@@ -121,9 +121,8 @@ static ALWAYS_INLINE bool value_lock_try(uint32_t *word)
 	return !(__atomic_load_n(word, __ATOMIC_RELAXED) & 1) && seq_spin_trylock(word);
 }
 
-/* Even again, and new.  From any word: an element reused at once has its
- * word reset to 0 while a stale holder may still release it, which must
- * not leave it odd for ever. */
+/* Even again, and new.  Only its holder releases it: an element reused at
+ * once keeps its word, held or not (flat_fill). */
 static ALWAYS_INLINE void value_lock_drop(uint32_t *word)
 {
 	__atomic_store_n(word, (__atomic_load_n(word, __ATOMIC_RELAXED) | 1) + 1,
