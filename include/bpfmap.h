@@ -297,7 +297,9 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *         BPFMAP_F_LOCK (copy under the value's spin lock).
  * An existing element's value is overwritten in place, so replacing a key in a
  * full map always succeeds.  The spin lock field, if any, is never copied: a
- * new element's lock starts at zero, an existing one keeps its state.
+ * new element's lock starts free, an existing one keeps its state (a
+ * deleted key's position reused at once by an insert inside a read-side
+ * section is free once the deleted key's holder, if any, lets it go).
  * Returns 0, or:
  *  -EINVAL  NULL argument, unknown flags (anything above BPFMAP_EXIST besides
  *           BPFMAP_F_LOCK), BPFMAP_F_LOCK without a spin lock configured;
