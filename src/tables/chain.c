@@ -140,6 +140,10 @@ static bool chain_reuse_wanted(const struct chain *c)
  * lock, evict, and try again. */
 #define CHAIN_EVICT 2
 
+/* Allocations an insert inside a section tries again when the pool that
+ * ran dry has elements again: others may take them first. */
+#define CHAIN_ENOMEM_RETRIES 8
+
 /* Insert an absent key into its locked bucket (a full evicting map:
  * CHAIN_EVICT). */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
@@ -280,6 +284,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 {
 	struct chain_elem *e, *victim = NULL;
 	bool evicted = false, credit = false, waited = false;
+	unsigned int retries = 0;
 	int ret;
 
 	for (;;) {
@@ -317,12 +322,16 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		 * than fail.  With per-CPU lists a thread moved to another CPU
 		 * finds room on that CPU's list while its old list's victims
 		 * still wait. */
-		if (unlikely(ret == -ENOMEM) && c->evict && !victim && chain_reuse_wanted(c)) {
-			if ((victim = chain_pending_steal(c)))
-				continue;
-			if (chain_lru_evict(c, &victim, true)) {
-				evicted = credit = true;
-				continue;
+		if (unlikely(ret == -ENOMEM) && c->evict && !victim && !rcu_may_wait()) {
+			if (chain_reuse_wanted(c)) {
+				if ((victim = chain_pending_steal(c)))
+					continue;
+				if (chain_lru_evict(c, &victim, true)) {
+					evicted = credit = true;
+					continue;
+				}
+			} else if (retries++ < CHAIN_ENOMEM_RETRIES) {
+				continue; /* a flush gave elements back since */
 			}
 		}
 		/* A preallocated map's pool is dry only while its deleted
