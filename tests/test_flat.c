@@ -426,6 +426,13 @@ static void test_swar(void **state)
 }
 
 
+/* An element's value bytes: its value (not per-CPU here), and the
+ * version of a value over 8 bytes or with a lock (flat_value_version). */
+static uint32_t value_bytes(const struct flat *f)
+{
+	return f->value_stride + (flat_versioned(f) ? FLAT_VERSION_BYTES : 0);
+}
+
 /* mem_usage as tables/flat.h specifies it: what creation touched
  * (fixed_bytes), plus the pool's buckets that nodes were handed out from
  * (whole buckets of node_bytes each), plus the elements handed out (keys
@@ -434,11 +441,11 @@ static size_t mem_want(const struct flat *f)
 {
 	bool long_keys = f->map.key_size > 8;
 	bool by_elem = long_keys || f->value_stride >= FLAT_VALUE_ELEM_MIN;
-	size_t slot = (size_t)f->key_stride + f->value_stride;
+	size_t value = value_bytes(f), slot = f->key_stride + value;
 	/* Per position: an element index (long keys), a key and an index (big
 	 * values), or a key and a value. */
 	size_t pos = long_keys ? sizeof(uint32_t)
-			       : f->key_stride + (by_elem ? sizeof(uint32_t) : f->value_stride);
+			       : f->key_stride + (by_elem ? sizeof(uint32_t) : value);
 	size_t fixed = sizeof(*f) +
 		       (size_t)f->n_homes * (sizeof(struct flat_bucket) + sizeof(struct flat_home)) +
 		       (size_t)f->n_homes * FLAT_SLOTS * pos +
@@ -453,7 +460,7 @@ static size_t mem_want(const struct flat *f)
 	assert_int_equal(f->fixed_bytes, fixed);
 	assert_true(f->node_bytes >= node + sizeof(uint32_t) &&
 		    f->node_bytes <= node + 2 * sizeof(uint32_t));
-	assert_int_equal(f->elem_bytes, long_keys ? slot : by_elem ? f->value_stride : 0);
+	assert_int_equal(f->elem_bytes, long_keys ? slot : by_elem ? value : 0);
 	if (!by_elem)
 		assert_int_equal(elems, 0);
 	return fixed + ROUND_UP((size_t)hwm, FLAT_SLOTS) * f->node_bytes +
@@ -508,13 +515,15 @@ static void check_fresh_geometry(const struct flat *f)
 {
 	uint32_t me = f->map.max_entries, ks = f->map.key_size, vs = f->map.value_size;
 	uint32_t kstride = ks <= 4 ? 4 : ROUND_UP(ks, 8);
-	/* Values over 8 bytes carry a version before them. */
-	uint32_t vstride = ROUND_UP(vs, 8) + (vs > 8 || map_has_lock(&f->map) ? FLAT_VERSION_BYTES : 0);
-	uint32_t nodes = nodes_for(me, kstride + vstride);
+	uint32_t vstride = ROUND_UP(vs, 8);
+	/* Values over 8 bytes have a version, apart from them. */
+	uint32_t vbytes = vstride + (vs > 8 || map_has_lock(&f->map) ? FLAT_VERSION_BYTES : 0);
+	uint32_t nodes = nodes_for(me, kstride + vbytes);
 
 	assert_int_equal(f->key_stride, kstride);
 	assert_int_equal(f->value_stride, vstride);
-	assert_true(homes_ok(f->n_homes, me, ks, kstride + vstride));
+	assert_int_equal(value_bytes(f), vbytes);
+	assert_true(homes_ok(f->n_homes, me, ks, kstride + vbytes));
 	assert_int_equal(f->n_nodes, nodes);
 	assert_int_equal(f->pool_base, f->n_homes * FLAT_SLOTS);
 	assert_int_equal(f->n_buckets, f->n_homes + (nodes + 7) / 8);
@@ -544,7 +553,7 @@ static void test_geometry(void **state)
 		uint32_t ks = sizes[i][0], vs = sizes[i][1], me = 20000;
 		struct bpfmap *m = flat_make(ks, vs, me, 0, -1);
 		struct flat *f = to_flat(m);
-		uint32_t slot = f->key_stride + f->value_stride;
+		uint32_t slot = f->key_stride + value_bytes(f);
 		/* A 1-byte key has 256 values: fill what there is. */
 		uint32_t n = ks >= 3 ? me : 1u << (8 * ks);
 		unsigned char key[1024];
@@ -667,7 +676,7 @@ static void test_tiny_maps(void **state)
 			unsigned char key[16];
 			uint64_t v;
 
-			assert_true(homes_ok(f->n_homes, me, ks, f->key_stride + f->value_stride));
+			assert_true(homes_ok(f->n_homes, me, ks, f->key_stride + value_bytes(f)));
 			check_pool_tail(f);
 			for (id = 0; id < me; id++) {
 				mk_key(key, ks, id);

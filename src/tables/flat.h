@@ -131,7 +131,7 @@ struct flat {
 	uint32_t *elems;
 	uint64_t mul, fin; /* the hash's parameters for word keys (hp's) */
 	uint32_t n_homes;      /* buckets a hash maps to: 0 .. n_homes - 1 */
-	uint32_t value_stride; /* value_size padded to 8, + a version (flat_versioned) */
+	uint32_t value_stride; /* value_size padded to 8 */
 	/* The rest: chains, writers, walks. */
 	struct flat_home *homes;
 	uint32_t moved;	       /* atomic, a seq (mwseq_*): nodes relinked at once (flat_chain_find) */
@@ -146,7 +146,7 @@ struct flat {
 	uint32_t pool_base;  /* the first node's position: n_homes * 8 */
 	uint32_t n_nodes;    /* the pool's nodes: max_entries + FLAT_NODE_SPARE */
 	uint32_t node_soft_cap; /* nodes handed out before a reclamation is preferred */
-	char *values_mem;	/* values' allocation (the first version before them) */
+	char *values_mem;	/* values' allocation (their versions before them) */
 	size_t fixed_bytes;	/* mem_usage: what creation touched */
 	uint32_t node_bytes;	/* mem_usage: per node handed out */
 	uint32_t elem_bytes;	/* mem_usage: per element handed out (long keys) */
@@ -320,16 +320,16 @@ static ALWAYS_INLINE char *flat_value_elem(const struct flat *f, size_t e, uint3
 
 /*
  * Values that one store cannot replace (over 8 bytes a slot, or holding a
- * spin lock) are overwritten inside a version of their own, a seqcount in the 8
- * bytes before the value (before CPU 0's slot of a per-CPU value; the
- * other CPUs' regions leave theirs unused).  With the bucket's seq they
- * would share it with seven other keys: a stream of overwrites of one key
- * spoiled every copy-out of the others, and a writer preempted inside one
- * held off every lookup of long keys in its bucket for its time slice.
- * Per-CPU values of at most 8 bytes without a lock keep the bucket's seq,
- * as 8 bytes more per CPU slot would double them.
+ * spin lock) are overwritten inside a seqcount of their own, per element,
+ * in an array before the values (element e's the (e + 1)-th word back: no
+ * other field needed).  With the bucket's seq, overwrites of one key
+ * spoiled the copy-outs of the seven others, and one preempted held off
+ * every long-key lookup of the bucket.  Apart from the values, it costs 4
+ * bytes an element, not 8, and a 64-byte value stays on one line.  Per-CPU
+ * values of at most 8 bytes a slot without a lock keep the bucket's seq:
+ * their 32 bytes an element (8 + 8) leave no room for it.
  */
-#define FLAT_VERSION_BYTES 8
+#define FLAT_VERSION_BYTES 4
 
 static ALWAYS_INLINE bool flat_params_versioned(const struct map_params *p)
 {
@@ -341,9 +341,9 @@ static ALWAYS_INLINE bool flat_versioned(const struct flat *f)
 	return f->map.prog_value_size > 8 || map_has_lock(&f->map);
 }
 
-static ALWAYS_INLINE uint32_t *flat_value_version(const char *v)
+static ALWAYS_INLINE uint32_t *flat_value_version(const struct flat *f, size_t e)
 {
-	return (uint32_t *)(void *)(v - FLAT_VERSION_BYTES);
+	return (uint32_t *)(void *)f->values - 1 - e;
 }
 
 static ALWAYS_INLINE char *flat_value_at(const struct flat *f, uint32_t pos)
@@ -376,7 +376,7 @@ static ALWAYS_INLINE bool flat_value_copy_as(const struct flat *f, size_t e, voi
 {
 	/* Read before the version's acquire, lest the compiler read them again. */
 	const char *v = flat_value_elem(f, e, 0);
-	const uint32_t *ver = flat_value_version(v);
+	const uint32_t *ver = flat_value_version(f, e);
 	size_t region = f->cpu_region;
 	uint32_t size = f->map.value_size;
 	uint32_t s = 0;

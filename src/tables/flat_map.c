@@ -146,18 +146,18 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	uint64_t key_stride = p->key_size <= 4 ? 4 : ROUND_UP((uint64_t)p->key_size, 8);
 	/* Per-CPU maps: a slot of value_stride bytes per CPU, each in its
 	 * CPU's region (flat.h). */
-	uint64_t version = flat_params_versioned(p) ? FLAT_VERSION_BYTES : 0;
-	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8) + version;
+	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
 	uint64_t cpus = p->cpus ? p->cpus : 1;
-	uint64_t value_bytes = value_stride * cpus;
+	uint64_t version = flat_params_versioned(p) ? FLAT_VERSION_BYTES : 0;
+	uint64_t value_bytes = value_stride * cpus + version; /* an element's */
 	uint64_t slot_size = key_stride + value_bytes;
 	bool long_keys = p->key_size > 8;
 	/* Elements: positions (home slots, nodes) that no key uses then cost
 	 * 4 bytes of index instead of a value slot each. */
-	bool by_elem = long_keys || value_bytes >= FLAT_VALUE_ELEM_MIN;
+	bool by_elem = long_keys || value_stride * cpus >= FLAT_VALUE_ELEM_MIN;
 	uint64_t pos_bytes = long_keys ? sizeof(uint32_t)
 				       : key_stride + (by_elem ? sizeof(uint32_t) : value_bytes);
-	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, spare;
+	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, spare, versions;
 
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
@@ -198,9 +198,12 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->node_next = big_zalloc((size_t)n_nodes * sizeof(uint32_t));
 	/* 63 bytes of slack: lookups load a bucket's keys a line at a time. */
 	f->keys = big_zalloc((size_t)(n_pos * key_stride) + 63);
-	f->values_mem = big_zalloc((size_t)(n_pos * value_bytes + version) + 63);
+	/* The versions (flat_value_version) fill whole lines before the
+	 * values, which stay line-aligned. */
+	versions = ROUND_UP(n_pos * version, 64);
+	f->values_mem = big_zalloc((size_t)(versions + n_pos * value_stride * cpus) + 63);
 	if (f->values_mem)
-		f->values = f->values_mem + version; /* the first value's version before it */
+		f->values = f->values_mem + versions;
 	if (p->cpus)
 		f->cpu_region = (size_t)(n_pos * value_stride);
 	if (!f->buckets || !f->homes || !f->node_next || !f->keys || !f->values_mem)

@@ -46,11 +46,11 @@ static ALWAYS_INLINE bool flat_write_value(struct flat *f, uint32_t pos, const v
 			return false;
 	}
 	if (flat_versioned(f)) {
-		char *v = flat_value_at(f, pos);
-		uint32_t *ver = flat_value_version(v);
+		uint32_t e = flat_elem_of(f, pos);
+		uint32_t *ver = flat_value_version(f, e);
 
 		seqcount_write_begin(ver);
-		TEST_HOOK(HOOK_VALUE_WRITING, v);
+		TEST_HOOK(HOOK_VALUE_WRITING, flat_value_elem(f, e, 0));
 		flat_store_value(f, pos, value, part, false);
 		seqcount_write_end(ver);
 	} else {
