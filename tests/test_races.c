@@ -963,6 +963,60 @@ static void test_walk_diverted(void **state)
 	bpfmap_free(m);
 }
 
+/* An insert inside a read-side section that reuses a dead node: home C's
+ * chain uses the pool up, then a key of home B, whose bucket is full, is
+ * inserted (stopped at HOOK_NODE_RELINKING, the map's moved seq odd). */
+struct relinker {
+	struct bpfmap *m;
+	uint32_t key, c_home, next;
+	int ret; /* atomic: INT32_MIN until done */
+};
+
+static void *relink_thread(void *arg)
+{
+	struct relinker *r = arg;
+	uint64_t v = 0;
+
+	bpfmap_read_lock();
+	use_up_pool(r->m, r->c_home, &r->next);
+	__atomic_store_n(&r->ret, bpfmap_update_elem(r->m, &r->key, &v, BPFMAP_NOEXIST),
+			 __ATOMIC_SEQ_CST);
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+/* A walk of homes without a chain does not wait for a reuse that relinks
+ * a node elsewhere: get_next_key used to read the map's moved seq for
+ * every home, and so waited for as long as the reuse was stopped. */
+static void test_walk_beside_relink(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, 256, 0);
+	struct flat *f = to_flat(m);
+	struct relinker r = { .m = m, .ret = INT32_MIN, .c_home = f->n_homes - 1 };
+	struct op walk = { .m = m, .walk = true, .cpu = -1 };
+	uint32_t next = 1, k0, b = f->n_homes / 2;
+	uint64_t v = 0;
+	pthread_t t;
+
+	k0 = key_of_home(f, 0, &next);
+	assert_int_equal(bpfmap_update_elem(m, &k0, &v, BPFMAP_NOEXIST), 0);
+	fill_home(m, b, FLAT_SLOTS, &next);
+	r.key = key_of_home(f, b, &next);
+	r.next = next;
+	thread_start_stopped(&t, relink_thread, &r, HOOK_NODE_RELINKING);
+	assert_true(__atomic_load_n(&f->moved, __ATOMIC_SEQ_CST) & MWSEQ_WRITERS);
+	assert_int_equal(flat_chain(f, 0), FLAT_NONE);
+	op_start(&walk);
+	assert_int_equal(op_answer_soon(&walk), 0);
+	assert_int_equal((uint32_t)walk.out, k0);
+	op_release();
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(r.ret, 0);
+	op_join(&walk);
+	bpfmap_free(m);
+}
+
 /*
  * A delete of node X (home A's chain) in an LRU map, stopped once X is dead
  * and before the delete returns: with every other node in use and no grace
@@ -2837,6 +2891,7 @@ int main(void)
 		cmocka_unit_test_setup(test_probe_full_not_fooled, setup_hook),
 		cmocka_unit_test_setup(test_chain_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_walk_diverted, setup_hook),
+		cmocka_unit_test_setup(test_walk_beside_relink, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),

@@ -74,25 +74,31 @@ static void flat_next_consider(const struct flat *f, const char *k, const void *
  * chain, which the walk would then follow, missing the rest of its own
  * and taking the other's keys: the reuse holds the map's moved seq around
  * the relinking (as for flat_chain_find), and the home is walked again if
- * it moved.  The walk is bounded too, since a diverted one may loop. */
+ * it moved.  A home seen without a chain walks none, so it neither waits
+ * for a reuse in progress nor walks again after one: a key that joined
+ * its chain since then was not present throughout.  The walk is bounded
+ * too, since a diverted one may loop. */
 static bool flat_home_next(const struct flat *f, uint32_t h, const void *after, char *best,
 			   char *tmp)
 {
 	for (;;) {
-		uint32_t moved = mwseq_read_begin(&f->moved), steps = 0;
+		bool chained = flat_chain(f, h) != FLAT_NONE;
+		/* Before the head is read again: a node relinked after that read
+		 * must move it. */
+		uint32_t moved = chained ? mwseq_read_begin(&f->moved) : 0, steps = 0;
 		uint64_t live = flat_live(__atomic_load_n(&f->buckets[h].tags, __ATOMIC_ACQUIRE));
 		bool have = false;
 
 		for (; live; live &= live - 1)
 			if (flat_copy_live_key(f, h, flat_first(live), tmp))
 				flat_next_consider(f, tmp, after, best, &have);
-		for (uint32_t n = flat_chain(f, h); n != FLAT_NONE && steps++ <= f->n_nodes;
-		     n = flat_node_next(f, n)) {
+		for (uint32_t n = chained ? flat_chain(f, h) : FLAT_NONE;
+		     n != FLAT_NONE && steps++ <= f->n_nodes; n = flat_node_next(f, n)) {
 			TEST_HOOK(HOOK_CHAIN_STEP, f);
 			if (flat_copy_live_key(f, n / FLAT_SLOTS, n % FLAT_SLOTS, tmp))
 				flat_next_consider(f, tmp, after, best, &have);
 		}
-		if (mwseq_read_same(&f->moved, moved))
+		if (!chained || mwseq_read_same(&f->moved, moved))
 			return have;
 	}
 }

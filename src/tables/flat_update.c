@@ -266,8 +266,15 @@ static int flat_reuse_dead(struct flat *f, uint32_t h, uint32_t tag, const void 
 		flat_queue_new(f, pos, carried);
 		return 0;
 	}
-	mwseq_write_begin(&f->moved);
+	/* Only the relinking diverts walks; the fill (a value of up to 64
+	 * KiB) runs before it, in the bucket's seq alone, so that the moved
+	 * seq, which every chain walk of the map checks, is held for a few
+	 * stores.  A walk standing on the node that compares the new key
+	 * with its own finds a key of this home, which its own is not, or
+	 * the key inserted now. */
 	flat_fill(f, pos, FLAT_BUSY, key, small, value, part, false);
+	mwseq_write_begin(&f->moved);
+	TEST_HOOK(HOOK_NODE_RELINKING, f);
 	flat_link_node(f, h, pos, tag);
 	mwseq_write_end(&f->moved);
 	flat_queue_new(f, pos, carried);

@@ -47,6 +47,8 @@ enum test_hook_point {
 	HOOK_DELETE_DEAD,	 /* a flat delete: the position dead (claimable by a reuse
 				  * or the reclaimers), the home lock still held (obj:
 				  * position) */
+	HOOK_NODE_RELINKING,	 /* a flat reuse in a section: the map's moved seq odd, the
+				  * node not yet relinked (obj: the flat map) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
