@@ -1998,6 +1998,89 @@ static void test_value_lock_waits_outside(void **state)
 	value_lock_waits_outside(m);
 }
 
+/* ---- a chained map's flush waiting for its grace period ------------------ */
+
+static int flush_armed, flush_reached, flush_go; /* atomic */
+
+/* Stops the flush callback, in liburcu's worker, at its first wait. */
+static void flush_hook(enum test_hook_point point, const void *obj)
+{
+	(void)obj;
+	if (point != HOOK_FLUSH_WAITING || !__atomic_exchange_n(&flush_armed, 0, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&flush_reached, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&flush_go, __ATOMIC_SEQ_CST))
+		usleep(100);
+}
+
+/* A program-view insert or delete in a read-side section of its own. */
+static int section_update(struct bpfmap *m, const uint64_t key[2], bool del)
+{
+	uint64_t one = 1;
+	int ret;
+
+	bpfmap_read_lock();
+	ret = del ? bpfmap_delete(m, key) : bpfmap_update(m, key, &one, BPFMAP_NOEXIST);
+	bpfmap_read_unlock();
+	return ret;
+}
+
+/*
+ * A chained LRU_PERCPU_HASH with room, whose pool's elements are all
+ * deleted ones that the flush callback took and waits with for a grace
+ * period.  Inserts inside sections must reuse those: the flush used to
+ * hold them apart while it waited, so the inserts borrowed from the heap
+ * for good, and, once a per-CPU map's heap slot indices ran out, evicted
+ * the map's oldest keys, which were never deleted (a probe: all 16 of 16
+ * within seconds).
+ */
+static void test_flush_leaves_reusable(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_PERCPU_HASH, 16, 8, 1024, 0);
+	struct chain *c = to_chain(m);
+	uint64_t key[2] = { 0, 0 };
+	uint32_t kept = 0, borrowed;
+
+	if (!CHAIN_COPY_SECTION_FREE)
+		skip_msg("TSan builds never reuse an element at once (chain_reuse_wanted)");
+	assert_ptr_not_equal(m->ops, &flat_percpu_ops);
+	for (key[0] = 0; key[0] < 16; key[0]++)
+		assert_int_equal(section_update(m, key, false), 0);
+	/* In one section, so that nothing is reclaimed: every pool element
+	 * used, deleted and left pending. */
+	bpfmap_read_lock();
+	while (!freelist_looks_empty(&c->free_slots) || __atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
+		uint64_t one = 1;
+
+		assert_int_equal(bpfmap_update(m, key, &one, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete(m, key), 0);
+		key[0]++;
+	}
+	assert_int_equal(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED), 0);
+	__atomic_store_n(&flush_go, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&flush_reached, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&flush_armed, 1, __ATOMIC_SEQ_CST);
+	bpfmap_test_hook = flush_hook;
+	bpfmap_read_unlock();
+	while (!__atomic_load_n(&flush_reached, __ATOMIC_SEQ_CST))
+		usleep(100);
+	for (int i = 0; i < 64; i++, key[0]++)
+		assert_int_equal(section_update(m, key, false), 0);
+	/* Read before the flush goes on and gives the rest back. */
+	borrowed = __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED);
+	__atomic_store_n(&flush_go, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(borrowed, 0);
+	bpfmap_read_lock();
+	for (key[0] = 0; key[0] < 16; key[0]++)
+		kept += bpfmap_lookup(m, key) != NULL;
+	bpfmap_read_unlock();
+	bpfmap_test_hook = hook;
+	assert_int_equal(kept, 16);
+	rcu_wait_deferred();
+	bpfmap_free(m);
+}
+
 /* ---- an F_LOCK copy-out's hold across an in-section reuse ---------------- */
 
 /* The copy-out of this test: its unlocked tries spoiled by a program's lock
@@ -2914,6 +2997,7 @@ int main(void)
 		cmocka_unit_test(test_flock_batch_waits_alone),
 		cmocka_unit_test(test_value_lock_waits_outside),
 		cmocka_unit_test_setup(test_flock_hold_across_reuse, setup_hook),
+		cmocka_unit_test_setup(test_flush_leaves_reusable, setup_hook),
 		cmocka_unit_test_setup(test_rhash_store_then_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),

@@ -73,6 +73,10 @@ struct chain_bucket {
 };
 
 #define CHAIN_PENDING_SHARDS 4
+/* pending[CHAIN_FLUSHING]: what the flush callback took, while it waits for
+ * the grace period (chain_flush_pending); dealt to no thread. */
+#define CHAIN_FLUSHING CHAIN_PENDING_SHARDS
+#define CHAIN_PENDING_STACKS (CHAIN_PENDING_SHARDS + 1)
 
 /* 128 bytes: the hot first 16 never share a cache line with another
  * shard's, whatever the (16-byte) alignment of the map. */
@@ -123,6 +127,7 @@ struct chain {
 	char pad_[64];
 	struct count count;  /* sync/count.h: live elements */
 	bool flush_queued;   /* atomic: flush_rcu is queued (chain_flush_pending) */
+	bool flushing;	     /* atomic: a flush uses pending[CHAIN_FLUSHING] */
 	struct rcu_head flush_rcu;
 	uint32_t reclaiming; /* atomic: taken from pending, not yet released */
 	/* Preallocated maps: elements malloc'ed because the pool ran dry while
@@ -142,7 +147,7 @@ struct chain {
 	uint64_t callbacks;
 	/* Unlinked elements awaiting one grace period together, in stacks
 	 * that deleting threads share out (see chain_unlink_locked). */
-	struct chain_pending pending[CHAIN_PENDING_SHARDS];
+	struct chain_pending pending[CHAIN_PENDING_STACKS];
 	struct fork_guard guard; /* the two above and spare_lock (sync/fork_guard.h) */
 	struct freelist pcpu_free; /* per-CPU maps: heap slot indices free, less pool_size */
 	struct chain_lru_list *lru;  /* evicting maps: n_lru lists */

@@ -29,7 +29,7 @@ static size_t chain_mem_usage(const struct bpfmap *map)
 		heap = (size_t)count_elements(&c->count) +
 		       __atomic_load_n(&c->reclaiming, __ATOMIC_RELAXED) +
 		       __atomic_load_n(&c->deferred, __ATOMIC_RELAXED);
-		for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+		for (uint32_t i = 0; i < CHAIN_PENDING_STACKS; i++)
 			heap += __atomic_load_n(&c->pending[i].n, __ATOMIC_RELAXED);
 	}
 	bytes += heap * c->elem_size;

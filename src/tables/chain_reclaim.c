@@ -142,7 +142,7 @@ static void chain_release_batch(struct chain *c, struct chain_elem *list, uint32
  * grace period. */
 static void chain_teardown(struct chain *c)
 {
-	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+	for (uint32_t i = 0; i < CHAIN_PENDING_STACKS; i++)
 		chain_release_batch(c, c->pending[i].head, 0);
 	for (uint32_t i = 0; i < c->n_buckets; i++) {
 		struct chain_elem *e = c->buckets[i].head;
@@ -272,11 +272,56 @@ static void chain_defer_batch(struct chain *c, struct chain_elem *list, uint32_t
 	}
 }
 
+/* Move every shard's stack onto pending[CHAIN_FLUSHING], still pending:
+ * inserts that find no memory steal from it too (chain_pending_steal) while
+ * the flush waits.  False, nothing moved, if another flush uses it (call_rcu
+ * workers of the application's may run two at once) or nothing was
+ * pending. */
+static bool chain_flush_gather(struct chain *c)
+{
+	struct chain_pending *to = &c->pending[CHAIN_FLUSHING];
+	bool any = false;
+
+	if (__atomic_exchange_n(&c->flushing, true, __ATOMIC_ACQUIRE))
+		return false;
+	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
+		struct chain_pending *p = &c->pending[i];
+		struct chain_elem *list, *tail;
+		uint32_t n;
+
+		spin_lock_word(&p->lock);
+		list = p->head;
+		n = __atomic_load_n(&p->n, __ATOMIC_RELAXED);
+		p->head = NULL;
+		__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED);
+		spin_unlock_word(&p->lock);
+		if (!list)
+			continue;
+		for (tail = list; tail->reclaim_next; tail = tail->reclaim_next)
+			;
+		spin_lock_word(&to->lock);
+		tail->reclaim_next = to->head;
+		to->head = list;
+		__atomic_store_n(&to->n, __atomic_load_n(&to->n, __ATOMIC_RELAXED) + n,
+				 __ATOMIC_RELAXED);
+		spin_unlock_word(&to->lock);
+		any = true;
+	}
+	if (!any)
+		__atomic_store_n(&c->flushing, false, __ATOMIC_RELEASE);
+	return any;
+}
+
 /*
  * Queued whenever an element lands on an empty stack and no flush is queued:
  * so every pending element is reclaimed within a round of the worker, even
  * if deletes stop.  The flag drops before the stacks are taken, so that an
- * element pushed after its stack was taken queues the next flush.
+ * element pushed after its stack was taken queues the next flush.  Some
+ * were pushed after this callback was queued, so it waits for a grace
+ * period, tens of milliseconds when readers are busy: when it held the
+ * stacks apart meanwhile, inserts inside sections into an evicting map
+ * with room found nothing to reuse and evicted live keys instead, all of
+ * them in a churn of seconds.
  */
 static void chain_flush_pending(struct rcu_head *head)
 {
@@ -287,14 +332,24 @@ static void chain_flush_pending(struct rcu_head *head)
 	 * a grace period: no need to wait for one here. */
 	if (!handoff_freed(&c->callbacks)) {
 		__atomic_store_n(&c->flush_queued, false, __ATOMIC_RELEASE);
-		for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
+		if (chain_flush_gather(c)) {
 			uint32_t n;
-			struct chain_elem *list = chain_pending_take(c, &c->pending[i], &n);
+			struct chain_elem *list;
 
-			if (list) {
-				/* Some were pushed after this callback was queued. */
-				rcu_synchronize();
-				chain_release_batch(c, list, n);
+			TEST_HOOK(HOOK_FLUSH_WAITING, c);
+			rcu_synchronize();
+			list = chain_pending_take(c, &c->pending[CHAIN_FLUSHING], &n);
+			__atomic_store_n(&c->flushing, false, __ATOMIC_RELEASE);
+			chain_release_batch(c, list, n);
+		} else {
+			for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
+				uint32_t n;
+				struct chain_elem *list = chain_pending_take(c, &c->pending[i], &n);
+
+				if (list) {
+					rcu_synchronize();
+					chain_release_batch(c, list, n);
+				}
 			}
 		}
 	}
@@ -344,7 +399,7 @@ void chain_retire_unlinked(struct chain *c, struct chain_elem *e)
 
 struct chain_elem *chain_pending_steal(struct chain *c)
 {
-	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
+	for (uint32_t i = 0; i < CHAIN_PENDING_STACKS; i++) {
 		struct chain_pending *p = &c->pending[i];
 		struct chain_elem *e;
 
@@ -421,7 +476,7 @@ static void chain_fork_hold(struct fork_guard *g)
 	struct chain *c = container_of(g, struct chain, guard);
 
 	spin_lock_word(&c->spare_lock);
-	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+	for (uint32_t i = 0; i < CHAIN_PENDING_STACKS; i++)
 		spin_lock_word(&c->pending[i].lock);
 }
 
@@ -429,7 +484,7 @@ static void chain_fork_release(struct fork_guard *g)
 {
 	struct chain *c = container_of(g, struct chain, guard);
 
-	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
+	for (uint32_t i = 0; i < CHAIN_PENDING_STACKS; i++)
 		spin_unlock_word(&c->pending[i].lock);
 	spin_unlock_word(&c->spare_lock);
 }

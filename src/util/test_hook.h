@@ -49,6 +49,9 @@ enum test_hook_point {
 				  * position) */
 	HOOK_NODE_RELINKING,	 /* a flat reuse in a section: the map's moved seq odd, the
 				  * node not yet relinked (obj: the flat map) */
+	HOOK_FLUSH_WAITING,	 /* a chained map's flush callback: the pending stacks
+				  * gathered, the grace period not yet waited for (obj:
+				  * the chain) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
