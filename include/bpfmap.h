@@ -21,11 +21,18 @@
  *  - any function may be called from any thread at any time, concurrently with
  *    any other function on the same map, except bpfmap_free();
  *  - lookups (both views) take no lock and never wait for a writer to
- *    finish its operation, with two exceptions: a BPFMAP_F_LOCK copy takes
- *    the value's own spin lock, and a copy-out that overlaps in-place
+ *    finish its operation, with three exceptions: a BPFMAP_F_LOCK copy
+ *    takes the value's own spin lock; a copy-out that overlaps in-place
  *    updates of its value retries that copy, but once writers have spoiled
  *    its copies for some tens of microseconds it takes the key's bucket
- *    lock for one copy, so that a stream of writes cannot hold it off;
+ *    lock for one copy, so that a stream of writes cannot hold it off; and
+ *    in maps on the flat table (docs/MAPS.md says which), a copy-out, a
+ *    lookup of a key over 8 bytes and get_next_key wait while an insert or
+ *    delete of a key of the same eight-slot bucket is between its first
+ *    and last store (a lookup whose home has an overflow chain, also while
+ *    an insert inside a read-side section relinks a reused node anywhere in
+ *    the map): a few stores, longer only if that writer's thread is
+ *    preempted there;
  *  - writers lock one bucket at a time, never the whole map;
  *  - memory a reader may still see is reclaimed only after every read-side
  *    section that could see it has ended (userspace RCU, liburcu's
