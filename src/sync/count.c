@@ -2,13 +2,13 @@
 /* A map's element count: design in sync/count.h. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include <bpfmap.h>
 
 #include "sync/spin_lock.h"
 #include "sync/count.h"
+#include "sync/backoff.h"
 #include "util/big_alloc.h"
 #include "util/cpu.h"
 #include "util/test_hook.h"
@@ -44,16 +44,6 @@ void count_destroy(struct count *c)
 size_t count_mem(const struct count *c)
 {
 	return c->shards ? (c->shard_mask + 1) * sizeof(*c->shards) : 0;
-}
-
-/* Wait a little for an operation in flight (it holds a bucket lock for a
- * few instructions, but its thread may have been preempted). */
-static void count_pause(unsigned int *spins)
-{
-	if (++*spins < 64)
-		cpu_relax();
-	else
-		sched_yield();
 }
 
 static uint32_t count_credits(uint64_t w)
@@ -172,7 +162,7 @@ static uint32_t count_insert_sharded(struct count *c, uint32_t idx)
 			continue;
 		}
 		if (busy)
-			count_pause(&spins);
+			backoff(&spins); /* an operation in flight */
 	}
 	count_thaw(c);
 out:
@@ -197,7 +187,7 @@ uint32_t count_insert_slow(struct count *c, uint32_t idx)
 		}
 		if (!(w >> 32))
 			return COUNT_FULL; /* full, nothing in flight: exact */
-		count_pause(&spins);
+		backoff(&spins); /* an operation in flight */
 	}
 }
 

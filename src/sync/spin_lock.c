@@ -1,22 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Contended path of the spin lock, and the public value-lock functions. */
-#include <sched.h>
 
 #include <bpfmap.h>
 
 #include "sync/spin_lock.h"
+#include "sync/backoff.h"
 
-/* Wait while @word & @held, spinning a while, then yielding. */
+/* Wait while @word & @held. */
 static void wait_while(const uint32_t *word, uint32_t held)
 {
 	unsigned int spins = 0;
 
-	while (__atomic_load_n(word, __ATOMIC_RELAXED) & held) {
-		if (++spins < 128)
-			cpu_relax();
-		else
-			sched_yield();
-	}
+	while (__atomic_load_n(word, __ATOMIC_RELAXED) & held)
+		backoff(&spins);
 }
 
 void spin_lock_slow(uint32_t *word)

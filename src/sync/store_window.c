@@ -2,11 +2,11 @@
 /* The process-wide registry of store windows (sync/store_window.h). */
 #include <linux/membarrier.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sync/store_window.h"
+#include "sync/backoff.h"
 #include "util/big_alloc.h"
 
 #ifdef BPFMAP_TSAN
@@ -106,12 +106,9 @@ void store_windows_wait(void)
 	     w = w->next) {
 		uint32_t s = __atomic_load_n(&w->seq, STORE_SCAN_ORDER);
 
-		for (uint32_t spins = 0; (s & 1) && __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) == s;
-		     spins++) {
-			if (spins < 100)
-				cpu_relax();
-			else
-				sched_yield(); /* its thread was preempted in the window */
-		}
+		unsigned int spins = 0;
+
+		while ((s & 1) && __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) == s)
+			backoff(&spins); /* its thread may be preempted in the window */
 	}
 }

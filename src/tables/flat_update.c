@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sync/backoff.h"
 #include "sync/spin_lock.h"
 #include "sync/store_window.h"
 #include "tables/flat.h"
@@ -406,6 +407,7 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 	bool section = ks > 8; /* long keys: compares need stable positions */
 	enum flat_insert_mode how = FLAT_INSERT_FIRST;
 	uint32_t *lock = &f->homes[h].lock, ticket, *busy = NULL;
+	unsigned int spins = 0;
 	int ret;
 
 	if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && !part && map->value_size <= 8 &&
@@ -495,7 +497,7 @@ out:
 		} else if (__atomic_load_n(&f->sync_busy, __ATOMIC_RELAXED)) {
 			sched_yield(); /* another thread's reclamation frees them */
 		} else {
-			cpu_relax(); /* free positions claimed by inserts in flight */
+			backoff(&spins); /* free positions claimed by inserts in flight */
 		}
 		goto retry;
 	}
