@@ -80,12 +80,12 @@ void flat_fill(struct flat *f, uint32_t pos, uint32_t tag, const void *key, uint
 	if (!unseen)
 		mwseq_write_begin(&bk->seq);
 	/* The value before the key: lookups matching by key take a word key
-	 * they see as live (flat.h, "Readers"). */
-	/* The value's spin lock word stays as it was: even, unless the deleted
-	 * key's holder (a program, or an F_LOCK copy-out, which checks its key
-	 * after) still holds it as flat_reuse_dead fills the position at once.
-	 * Zeroed, it let the new key's first holder in beside that one, whose
-	 * release then freed the new holder's hold. */
+	 * they see as live (flat.h, "Readers").  Its spin lock word stays as
+	 * it was: even, unless the deleted key's holder (a program, or an
+	 * F_LOCK copy-out, which checks its key after) still holds it as
+	 * flat_reuse_dead fills the position at once.  Zeroed, it let the new
+	 * key's first holder in beside that one, whose release then freed the
+	 * new holder's hold. */
 	flat_store_value(f, pos, value, part, true);
 	if (map->key_size <= 8) {
 		flat_store_small(f, pos, map->key_size, small);

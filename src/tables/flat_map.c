@@ -148,13 +148,14 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	 * CPU's region (flat.h). */
 	uint64_t value_stride = ROUND_UP((uint64_t)p->value_size, 8);
 	uint64_t cpus = p->cpus ? p->cpus : 1;
+	uint64_t slots = value_stride * cpus; /* an element's value, every CPU's slot */
 	uint64_t version = flat_params_versioned(p) ? FLAT_VERSION_BYTES : 0;
-	uint64_t value_bytes = value_stride * cpus + version; /* an element's */
+	uint64_t value_bytes = slots + version; /* an element's */
 	uint64_t slot_size = key_stride + value_bytes;
 	bool long_keys = p->key_size > 8;
 	/* Elements: positions (home slots, nodes) that no key uses then cost
 	 * 4 bytes of index instead of a value slot each. */
-	bool by_elem = long_keys || value_stride * cpus >= FLAT_VALUE_ELEM_MIN;
+	bool by_elem = long_keys || slots >= FLAT_VALUE_ELEM_MIN;
 	uint64_t pos_bytes = long_keys ? sizeof(uint32_t)
 				       : key_stride + (by_elem ? sizeof(uint32_t) : value_bytes);
 	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, spare, versions;
@@ -201,7 +202,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	/* The versions (flat_value_version) fill whole lines before the
 	 * values, which stay line-aligned. */
 	versions = ROUND_UP(n_pos * version, 64);
-	f->values_mem = big_zalloc((size_t)(versions + n_pos * value_stride * cpus) + 63);
+	f->values_mem = big_zalloc((size_t)(versions + n_pos * slots) + 63);
 	if (f->values_mem)
 		f->values = f->values_mem + versions;
 	if (p->cpus)
