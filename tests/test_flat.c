@@ -34,6 +34,7 @@
 #include "sync/store_window.h"
 #include "tables/flat.h"
 #include "tables/flat_find.h"
+#include "tables/pool_slack.h"
 
 static struct bpfmap *flat_make(uint32_t ks, uint32_t vs, uint32_t me, uint32_t flags,
 				int32_t lock_off)
@@ -468,21 +469,15 @@ static size_t mem_want(const struct flat *f)
 }
 
 /* The pool's nodes for max_entries elements of @slot bytes: max_entries,
- * and FLAT_NODE_SPARE_MIN + max_entries / 32 spares.  (flat.h was seen
- * gaining a larger spare, FLAT_NODE_SPARE within FLAT_NODE_SPARE_BYTES,
- * while these tests were written: that one if it is there.) */
+ * POOL_SLACK of them (a node costs slot + 12 bytes) within
+ * POOL_SLACK_BYTES, at least POOL_SLACK_MIN, and max_entries / 32. */
 static uint32_t nodes_for(uint32_t me, uint32_t slot)
 {
-	uint64_t spare = FLAT_NODE_SPARE_MIN;
+	uint64_t slack = POOL_SLACK_BYTES / (slot + 12);
 
-#ifdef FLAT_NODE_SPARE
-	spare = FLAT_NODE_SPARE_BYTES / (slot + 12);
-	spare = spare > FLAT_NODE_SPARE ? FLAT_NODE_SPARE : spare;
-	spare = spare < FLAT_NODE_SPARE_MIN ? FLAT_NODE_SPARE_MIN : spare;
-#else
-	(void)slot;
-#endif
-	return (uint32_t)(me + spare + me / 32);
+	slack = slack > POOL_SLACK ? POOL_SLACK : slack;
+	slack = slack < POOL_SLACK_MIN ? POOL_SLACK_MIN : slack;
+	return (uint32_t)(me + slack + me / 32);
 }
 
 /* Homes for max_entries elements: one home slot per element (dense), or

@@ -163,6 +163,13 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			return -E2BIG;
 	}
 	TEST_HOOK(HOOK_INSERT_RESERVED, c);
+	/* Inside a section with the pool dry, spare included, a deleted
+	 * element before the heap's (the bucket's lock, then the stack's: a
+	 * delete's order): borrowed ones are kept for the map's life, and a
+	 * churn of in-section inserts and deletes borrowed hundreds of
+	 * thousands while reclamation lagged.  A full map reuses its victim. */
+	if (!*victim && chain_reuse_wanted(c))
+		*victim = chain_pending_steal(c);
 	e = *victim ? *victim : chain_elem_alloc(c);
 	if (!e) {
 		if (ticket == COUNT_CREDIT)

@@ -313,9 +313,9 @@ static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
  * Evicting maps reuse elements at once (chain_reuse_wanted): an insert made
  * inside a read-side section, when the pool has no free element, takes the
  * element it evicted instead of borrowing one from the heap, which it could
- * not give back before the section ends (and where the heap has none to
- * give, a deleted element not yet taken for reclamation, before it evicts:
- * chain_pending_steal).  Such an element moves to another
+ * not give back before the section ends; in a map with room, a deleted
+ * element not yet taken for reclamation (chain_pending_steal).  Their pool
+ * keeps a slack for that (chain_prealloc).  Such an element moves to another
  * chain with no grace period, so a walk without the bucket lock that was on
  * it may go on in the other chain, and a key compare may read it half
  * rewritten.  Their walks (chain_walk_once) therefore validate by the

@@ -9,12 +9,13 @@
 #include "sync/seqcount.h"
 #include "sync/spin_lock.h"
 #include "tables/chain.h"
+#include "tables/pool_slack.h"
 #include "util/big_alloc.h"
 #include "util/test_hook.h"
 
-/* Pool elements beyond max_entries, so that deletes followed at once by
- * inserts rarely wait on reclamation; past them the pool falls back to the
- * heap (see chain_elem_alloc). */
+/* Pool elements beyond max_entries (evicting maps: pool_slack's, if more),
+ * so that deletes followed at once by inserts rarely wait on reclamation;
+ * past them the pool falls back to the heap (see chain_elem_alloc). */
 #define CHAIN_POOL_SLACK_PER_CPU 16
 
 /* Backlog of elements queued one by one for reclamation (only by deleters
@@ -512,7 +513,18 @@ int chain_prealloc(struct chain *c)
 {
 	uint32_t cpus = (uint32_t)bpfmap_num_possible_cpus();
 	uint64_t slack = (uint64_t)(cpus > 0 ? cpus : 1) * CHAIN_POOL_SLACK_PER_CPU;
-	uint64_t size = (uint64_t)c->map.max_entries + slack;
+	uint64_t size;
+
+	/* An evicting map's inserts inside a section reuse a deleted element
+	 * at once when the pool is dry (chain_reuse_wanted), so its pool
+	 * keeps the flat table's slack, which makes that as rare as there. */
+	if (chain_reuses(c)) {
+		uint64_t flat = pool_slack(c->map.max_entries, c->elem_size +
+					   (uint64_t)c->map.cpus * c->map.cpu_stride);
+
+		slack = flat > slack ? flat : slack;
+	}
+	size = (uint64_t)c->map.max_entries + slack;
 
 	c->pool_size = (uint32_t)(size > UINT32_MAX - 1 ? UINT32_MAX - 1 : size);
 	c->pool = big_zalloc((size_t)c->pool_size * c->elem_size);

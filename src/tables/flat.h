@@ -95,13 +95,6 @@
  * than 306, since the home slots and nodes no key uses hold no value. */
 #define FLAT_VALUE_ELEM_MIN 128
 
-/* Nodes beyond max_entries: deleted positions wait for a grace period, and
- * these let inserts go on meanwhile, without waiting or reusing one at once:
- * 1024, in at most 256 KiB, at least 64, and max_entries / 32 more. */
-#define FLAT_NODE_SPARE 1024
-#define FLAT_NODE_SPARE_MIN 64
-#define FLAT_NODE_SPARE_BYTES (256u << 10)
-
 struct flat_bucket {
 	uint64_t tags; /* atomic */
 	uint32_t seq;  /* atomic */
@@ -144,7 +137,7 @@ struct flat {
 	 * list's while the node is on it (node_free's links). */
 	uint32_t *node_next;
 	uint32_t pool_base;  /* the first node's position: n_homes * 8 */
-	uint32_t n_nodes;    /* the pool's nodes: max_entries + FLAT_NODE_SPARE */
+	uint32_t n_nodes;    /* the pool's nodes: max_entries + pool_slack() */
 	uint32_t node_soft_cap; /* nodes handed out before a reclamation is preferred */
 	char *values_mem;	/* values' allocation (their versions before them) */
 	size_t fixed_bytes;	/* mem_usage: what creation touched */

@@ -11,6 +11,7 @@
 #include "hash/sized_hash.h"
 #include "tables/flat.h"
 #include "tables/flat_lru.h"
+#include "tables/pool_slack.h"
 #include "util/big_alloc.h"
 #include "util/cpu.h"
 
@@ -158,16 +159,14 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	bool by_elem = long_keys || slots >= FLAT_VALUE_ELEM_MIN;
 	uint64_t pos_bytes = long_keys ? sizeof(uint32_t)
 				       : key_stride + (by_elem ? sizeof(uint32_t) : value_bytes);
-	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, spare, versions;
+	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, slack, versions;
 
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
 	n_homes = flat_homes_for(p->max_entries, p->key_size,
 				 !by_elem && (p->cpus > 1 || p->evict));
-	spare = FLAT_NODE_SPARE_BYTES / (slot_size + 12);
-	spare = spare > FLAT_NODE_SPARE ? FLAT_NODE_SPARE : spare;
-	spare = (spare < FLAT_NODE_SPARE_MIN ? FLAT_NODE_SPARE_MIN : spare) + p->max_entries / 32;
-	n_nodes = (uint64_t)p->max_entries + spare;
+	slack = pool_slack(p->max_entries, slot_size + 12); /* + node_next, tags, homes */
+	n_nodes = (uint64_t)p->max_entries + slack;
 	n_buckets = n_homes + (n_nodes + FLAT_SLOTS - 1) / FLAT_SLOTS;
 	if (n_buckets >= UINT32_MAX / FLAT_SLOTS || slot_size * n_buckets > SIZE_MAX / 16)
 		goto nomem;
@@ -177,7 +176,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->n_buckets = (uint32_t)n_buckets;
 	f->pool_base = (uint32_t)home_pos;
 	f->n_nodes = (uint32_t)n_nodes;
-	f->node_soft_cap = (uint32_t)(p->max_entries / 4 + spare);
+	f->node_soft_cap = (uint32_t)(p->max_entries / 4 + slack);
 	f->key_stride = (uint32_t)key_stride;
 	f->value_stride = (uint32_t)value_stride;
 	f->bits_words = (f->n_buckets + 63) / 64;
@@ -192,7 +191,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->kick_at = p->max_entries / 64 > 16 ? p->max_entries / 64 : 16;
 	/* Far more than that: the reclamation lags (readers hold grace periods
 	 * back), and inserts that would find room at home take it first. */
-	f->sync_at = (uint32_t)(4 * (uint64_t)f->kick_at > spare ? 4 * (uint64_t)f->kick_at : spare);
+	f->sync_at = 4 * f->kick_at > slack ? 4 * f->kick_at : (uint32_t)slack;
 
 	f->buckets = big_zalloc((size_t)n_buckets * sizeof(struct flat_bucket));
 	f->homes = big_zalloc((size_t)n_homes * sizeof(struct flat_home));
