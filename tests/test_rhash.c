@@ -532,6 +532,94 @@ static void test_spin_lock_value(void **state)
 	bpfmap_free(m);
 }
 
+/* Overflow groups of bucket @b's chain, and whether every one but the
+ * last is full (the first group counts as one). */
+static uint32_t chain_groups(struct rtab *r, struct rtab_table *t, uint32_t b, bool *packed)
+{
+	struct rtab_group *g = &t->groups[b];
+	uint32_t n = 0;
+
+	*packed = true;
+	for (;;) {
+		uint32_t used = 0;
+
+		for (int i = 0; i < RTAB_SLOTS; i++)
+			used += g->link[i] != RTAB_NONE;
+		if (g->next == RTAB_NONE)
+			return n;
+		*packed = *packed && used == RTAB_SLOTS;
+		g = rtab_ogroup(r, g->next);
+		n++;
+	}
+}
+
+/* A key of the map's @t that lands in bucket @b, from *@next on. */
+static uint64_t key_in_bucket(struct rtab *r, struct rtab_table *t, uint32_t b, uint64_t *next)
+{
+	uint64_t k;
+
+	do
+		k = (*next)++;
+	while (rtab_bucket(t, rtab_hash(r, &k, 8, HASH_U64)) != b);
+	return k;
+}
+
+/*
+ * Deletes keep chains packed: every group but a chain's last stays full.
+ * Chains that kept an overflow group for one key each used to run the
+ * overflow arena (a group for three elements) dry in a map a third full,
+ * and an insert then waited for ever for a grace period to give a group
+ * back.  A map of 9216 elements grows to 1024 buckets at most; each
+ * bucket in turn gets five overflow groups' worth of keys (which an
+ * attacker cannot aim without the map's hash key), then keeps one key of
+ * each overflow group, the keys of its first group deleted: five keys,
+ * which packed take no overflow group, where the old chains kept five, and
+ * the arena (4864 groups) ran dry near the 970th bucket.
+ */
+static void test_chains_stay_packed(void **state)
+{
+	struct bpfmap *m = rhash(8, 8, 9216, 0);
+	struct rtab *r = to_rtab(m);
+	uint64_t k = 1, next = 1ull << 40, v = 1;
+	uint32_t buckets = 1024 / scale;
+	struct rtab_table *t;
+
+	(void)state;
+	while (rtab_table_of(r)->n < 1024 || rtab_table_of(r)->next)
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0), k++;
+	t = rtab_table_of(r);
+	assert_int_equal(r->max_bits, 10);
+	for (uint32_t b = 0; b < buckets; b++) {
+		struct rtab_group *g = &t->groups[b];
+		uint64_t del[6 * RTAB_SLOTS];
+		uint32_t n = 0, kept = 0;
+		bool packed;
+
+		while (chain_groups(r, t, b, &packed) < 5 || !packed) {
+			k = key_in_bucket(r, t, b, &next);
+			assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+		}
+		for (bool first = true; g; first = false) {
+			for (int i = 0, keep = !first; i < RTAB_SLOTS; i++) {
+				if (g->link[i] == RTAB_NONE)
+					continue;
+				if (keep)
+					kept++, keep = 0;
+				else
+					memcpy(&del[n++], rtab_elem(r, g->link[i]), 8);
+			}
+			g = g->next == RTAB_NONE ? NULL : rtab_ogroup(r, g->next);
+		}
+		for (uint32_t i = 0; i < n; i++)
+			assert_int_equal(bpfmap_delete_elem(m, &del[i]), 0);
+		assert_ptr_equal(rtab_table_of(r), t);
+		assert_int_equal(kept, 5);
+		assert_int_equal(chain_groups(r, t, b, &packed), 0);
+	}
+	assert_int_equal(bpfmap_update_elem(m, &next, &v, BPFMAP_NOEXIST), 0);
+	bpfmap_free(m);
+}
+
 /* Deleted elements wait for a grace period before reuse.  Inside a
  * read-side section none can end, so churn exhausts the arena's spare room
  * and an insert answers -ENOMEM (nothing else changes); outside one, an
@@ -721,7 +809,7 @@ int main(int argc, char **argv)
 		test_entry(test_tables_reused),
 		test_entry(test_get_next_key),
 		test_entry(test_batches),      test_entry(test_spin_lock_value),
-		test_entry(test_arena_exhausted),
+		test_entry(test_arena_exhausted), test_entry(test_chains_stay_packed),
 		test_entry(test_model),
 	};
 

@@ -382,7 +382,8 @@ bool rtab_find_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, const
 	return false;
 }
 
-bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32_t idx)
+bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32_t idx,
+		     struct rtab_spare *spare)
 {
 	struct rtab_group *last = g;
 	uint32_t og;
@@ -397,7 +398,7 @@ bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32
 			return true;
 		}
 	}
-	og = rtab_ogroup_alloc(r);
+	og = spare && spare->n ? spare->og[--spare->n] : rtab_ogroup_alloc(r);
 	if (og == RTAB_NONE)
 		return false;
 	/* Atomic: a reader may still be in the group from its last owner. */
@@ -408,22 +409,42 @@ bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32
 	return true;
 }
 
+/*
+ * Every group of a chain but its last stays full, so that a bucket of n
+ * keys holds ceil(n / 7) groups whatever was deleted from it, and the
+ * overflow arena, a group for every three elements, cannot run dry: a
+ * table needs at most one for seven, and a resize holds two tables
+ * (chains that kept a group for one key each did run it dry, and inserts
+ * then waited for ever).  So a hole outside the last group takes the last
+ * group's last key; its element does not move.  Readers: a hit needs no
+ * check (the element stays its key's), and a miss that the move fooled
+ * fails its lock-word check, as for any change to the bucket.
+ */
 void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s)
 {
-	struct rtab_group *prev = NULL;
+	struct rtab_group *prev = NULL, *last = g;
+	int j = RTAB_SLOTS - 1;
 
+	for (struct rtab_group *n; (n = rtab_next_group(r, last)); last = n)
+		prev = last;
+	if (s.g != last) {
+		while (__atomic_load_n(&last->link[j], __ATOMIC_RELAXED) == RTAB_NONE)
+			j--; /* the last group holds a key: it would be gone otherwise */
+		/* The element, then the hash, as an insert fills a slot. */
+		__atomic_store_n(&s.g->link[s.i], last->link[j], __ATOMIC_RELEASE);
+		__atomic_store_n(&s.g->hash[s.i], last->hash[j], __ATOMIC_RELEASE);
+		s.g = last;
+		s.i = j;
+	}
 	__atomic_store_n(&s.g->link[s.i], RTAB_NONE, __ATOMIC_RELEASE);
-	if (s.g == g)
+	if (!prev)
 		return;
 	for (int i = 0; i < RTAB_SLOTS; i++)
-		if (__atomic_load_n(&s.g->link[i], __ATOMIC_RELAXED) != RTAB_NONE)
+		if (__atomic_load_n(&last->link[i], __ATOMIC_RELAXED) != RTAB_NONE)
 			return;
-	/* An empty overflow group: unlinked, and reused at once. */
-	for (prev = g; rtab_next_group(r, prev) != s.g; prev = rtab_next_group(r, prev))
-		;
-	__atomic_store_n(&prev->next, __atomic_load_n(&s.g->next, __ATOMIC_RELAXED),
-			 __ATOMIC_RELEASE);
-	rtab_ogroup_free(r, (uint32_t)(s.g - r->ogroups));
+	/* An empty last group: unlinked, and reused at once. */
+	__atomic_store_n(&prev->next, RTAB_NONE, __ATOMIC_RELEASE);
+	rtab_ogroup_free(r, (uint32_t)(last - r->ogroups));
 }
 
 void rtab_delete_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s)

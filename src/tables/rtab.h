@@ -39,8 +39,9 @@
  * and writers there go on to `next`.  A new bucket is reachable only
  * through moved old ones, so nothing else writes it before.  When the last
  * run has moved, `next` becomes the map's table and the old one is freed
- * after a grace period.  Nobody waits for a resize: a lookup at worst
- * retries one bucket.
+ * after a grace period.  Nobody waits for a resize to finish: a miss or a
+ * copy-out at worst waits for its bucket's run, whose locked window makes
+ * no page fault or system call (rtab_move_prepare).
  */
 #ifndef BPFMAP_TABLES_RTAB_H
 #define BPFMAP_TABLES_RTAB_H
@@ -577,10 +578,20 @@ static ALWAYS_INLINE void rtab_unlock_bucket(struct rtab_group *g)
 /* The slot of @key in the locked bucket @g, or false. */
 bool rtab_find_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, const void *key,
 		      struct rtab_slot *out);
+/* Overflow groups taken ahead (a resize's run, before it locks). */
+#define RTAB_SPARE_GROUPS 32
+struct rtab_spare {
+	uint32_t n;
+	uint32_t og[RTAB_SPARE_GROUPS];
+};
+
 /* Put element @idx of @hash in a free slot of the locked bucket @g (an
- * overflow group added if needed): false without a group to add. */
-bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32_t idx);
-/* Empty @s of the locked bucket @g; an overflow group left empty is
+ * overflow group added if needed, from @spare first if not NULL): false
+ * without a group to add. */
+bool rtab_add_locked(struct rtab *r, struct rtab_group *g, uint32_t hash, uint32_t idx,
+		     struct rtab_spare *spare);
+/* Empty @s of the locked bucket @g, the chain's last key moving into it
+ * (every group but the last stays full); an overflow group left empty is
  * unlinked and freed.  The caller retires the element. */
 void rtab_remove_locked(struct rtab *r, struct rtab_group *g, struct rtab_slot s);
 /* The same for a delete: counted (sync/count.h), so -E2BIG stays exact. */

@@ -224,8 +224,8 @@ static __attribute__((noinline, cold)) int rtab_store_value_locked(struct rtab *
 	return 0;
 }
 
-/* An insert found the arenas exhausted for now (what waits in them for a
- * grace period comes back once that ends). */
+/* An insert found the element arena exhausted for now (what waits in it
+ * for a grace period comes back once that ends). */
 #define RTAB_RETRY 1
 
 /* Where a lock-free scan found the key: its bucket's first group and its
@@ -283,7 +283,7 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 		if (map_has_lock(&r->map))
 			memset(rtab_value(r, e), 0, r->map.value_size);
 		value_store(&r->map, rtab_value(r, e), value);
-		if (likely(rtab_add_locked(r, g, hash, idx))) {
+		if (likely(rtab_add_locked(r, g, hash, idx, NULL))) {
 			bool crowded = g->next != RTAB_NONE;
 
 			count_insert_end(&r->count, ticket, true);
@@ -291,7 +291,13 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 			rtab_resize_check(r, crowded);
 			return 0;
 		}
+		/* No overflow group: groups are reused at once, so none comes
+		 * back with a grace period, and packed chains need a third of
+		 * the arena at most (rtab_remove_locked).  Never wait for one. */
 		rtab_elem_unused(r, idx);
+		count_insert_end(&r->count, ticket, false);
+		ret = -ENOMEM;
+		goto unlock;
 	}
 	count_insert_end(&r->count, ticket, false);
 	ret = RTAB_RETRY;

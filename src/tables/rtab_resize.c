@@ -22,7 +22,8 @@ static __thread uint32_t rtab_tick;
 
 /* Old bucket @g's slots into the new table @nt, each by its hash: false if
  * an overflow group could not be had. */
-static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_table *nt)
+static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_table *nt,
+			    struct rtab_spare *spare)
 {
 	for (; g; g = g->next == RTAB_NONE ? NULL : rtab_ogroup(r, g->next)) {
 		for (int i = 0; i < RTAB_SLOTS; i++) {
@@ -30,7 +31,7 @@ static bool rtab_move_slots(struct rtab *r, struct rtab_group *g, struct rtab_ta
 
 			if (link != RTAB_NONE &&
 			    !rtab_add_locked(r, &nt->groups[rtab_bucket(nt, g->hash[i])], g->hash[i],
-					     link))
+					     link, spare))
 				return false;
 		}
 	}
@@ -49,12 +50,48 @@ static void rtab_unbuild(struct rtab *r, struct rtab_table *nt, uint32_t first, 
 }
 
 /*
+ * What a run's move would otherwise do while the readers of its buckets
+ * wait for it, done before it locks them: fault in its new buckets (a
+ * fresh table's first store to a huge page clears 2 MiB) and take the
+ * overflow groups it may need (the arena may fault pages in, or populate
+ * a run of them, for those).  A grow splits an old bucket's keys in two
+ * buckets, whose full chains need no more overflow groups than it had; a
+ * shrink merges two old buckets, one more at most.  Counted without the
+ * locks, so a chain that grows meanwhile takes what it lacks under them;
+ * and a chain walked as a delete frees its groups may end in the free
+ * list, hence the bound.
+ */
+static void rtab_move_prepare(struct rtab *r, struct rtab_table *t, struct rtab_table *nt,
+			      uint32_t first, uint32_t nfirst, uint32_t nn,
+			      struct rtab_spare *spare)
+{
+	uint32_t want = nt->n > t->n ? 0 : nn;
+
+	for (uint32_t b = nfirst; b < nfirst + nn; b++)
+		__atomic_store_n(&nt->groups[b].lock, 0, __ATOMIC_RELAXED);
+	for (uint32_t b = first; b < first + RTAB_RUN && want < RTAB_SPARE_GROUPS; b++) {
+		uint32_t og = __atomic_load_n(&t->groups[b].next, __ATOMIC_RELAXED);
+
+		for (; og != RTAB_NONE && og != RTAB_MOVED && want < RTAB_SPARE_GROUPS; want++)
+			og = __atomic_load_n(&rtab_ogroup(r, og)->next, __ATOMIC_RELAXED);
+	}
+	while (spare->n < want) {
+		uint32_t og = rtab_ogroup_alloc(r);
+
+		if (og == RTAB_NONE)
+			break;
+		spare->og[spare->n++] = og;
+	}
+}
+
+/*
  * Move run @run of @t into @nt: lock its buckets, build their new buckets,
- * then mark each old one moved and free its overflow groups (a reader still
- * in one fails its bucket's lock-word check: rtab_ogroup_free).  A reader
- * in an old bucket before the mark sees its old slots, consistent and
- * current: writers reach the new buckets only after the mark.  False, with
- * nothing changed, when the overflow arena ran dry.
+ * then mark each old one moved, unlock, and free the old overflow groups
+ * (a reader still in one fails its bucket's lock-word check:
+ * rtab_ogroup_free).  A reader in an old bucket before the mark sees its
+ * old slots, consistent and current: writers reach the new buckets only
+ * after the mark.  False, with nothing changed, when the overflow arena
+ * ran dry.
  */
 static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_table *nt,
 			  uint32_t run)
@@ -62,26 +99,34 @@ static bool rtab_move_run(struct rtab *r, struct rtab_table *t, struct rtab_tabl
 	uint32_t first = run << RTAB_RUN_SHIFT;
 	uint32_t nfirst = nt->n > t->n ? first * 2 : first / 2;
 	uint32_t nn = nt->n > t->n ? RTAB_RUN * 2 : RTAB_RUN / 2;
+	uint32_t old[RTAB_RUN];
+	struct rtab_spare spare = { 0 };
 	bool ok = true;
 
+	rtab_move_prepare(r, t, nt, first, nfirst, nn, &spare);
 	for (uint32_t b = first; b < first + RTAB_RUN; b++)
 		seq_spin_lock(&t->groups[b].lock);
+	TEST_HOOK(HOOK_RTAB_RUN_LOCKED, r);
 	rtab_bare_publish(); /* the run's writes come after the resize's start */
 	for (uint32_t b = first; ok && b < first + RTAB_RUN; b++)
-		ok = rtab_move_slots(r, &t->groups[b], nt);
+		ok = rtab_move_slots(r, &t->groups[b], nt, &spare);
 	if (!ok) {
 		rtab_unbuild(r, nt, nfirst, nn);
 	} else {
 		for (uint32_t b = first; b < first + RTAB_RUN; b++) {
 			struct rtab_group *g = &t->groups[b];
-			uint32_t og = g->next;
 
+			old[b - first] = g->next;
 			__atomic_store_n(&g->next, RTAB_MOVED, __ATOMIC_RELEASE);
-			rtab_free_ogroups(r, og);
 		}
 	}
+	TEST_HOOK(HOOK_RTAB_RUN_UNLOCKING, r);
 	for (uint32_t b = first; b < first + RTAB_RUN; b++)
 		seq_spin_unlock(&t->groups[b].lock);
+	for (uint32_t b = 0; ok && b < RTAB_RUN; b++)
+		rtab_free_ogroups(r, old[b]);
+	while (spare.n)
+		rtab_ogroup_free(r, spare.og[--spare.n]);
 	return ok;
 }
 

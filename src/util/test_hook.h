@@ -52,6 +52,10 @@ enum test_hook_point {
 	HOOK_FLUSH_WAITING,	 /* a chained map's flush callback: the pending stacks
 				  * gathered, the grace period not yet waited for (obj:
 				  * the chain) */
+	HOOK_RTAB_RUN_LOCKED,	 /* an RHASH resize: a run's old buckets locked, nothing
+				  * moved yet (obj: the map's rtab) */
+	HOOK_RTAB_RUN_UNLOCKING, /* an RHASH resize: a run moved (or given back), its
+				  * buckets not yet unlocked (obj: the map's rtab) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
