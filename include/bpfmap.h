@@ -232,7 +232,13 @@ struct bpfmap_batch_opts {
  *  E2BIG   key_size + value_size >= BPFMAP_MAX_ELEM_BYTES, or max_entries >
  *          BPFMAP_HTAB_MAX_ENTRIES (both as Linux 6.18); RHASH: key_size >
  *          65535, map_extra > 65535, max_entries > 2^31;
+ *  EACCES  a spin lock (lock_off >= 0) with BPFMAP_F_RDONLY_PROG or
+ *          BPFMAP_F_WRONLY_PROG;
+ *  EOPNOTSUPP  a spin lock in a per-CPU or LRU map;
  *  ENOMEM  allocation failed.
+ * When several apply, the kernel's order decides: the type's checks, then
+ * max_entries, the name, and the spin lock last (the kernel finds it in
+ * the value's BTF).
  * Concurrency: the new map is private to the caller until published.
  */
 BPFMAP_API struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name,
@@ -257,7 +263,9 @@ struct bpfmap_info {
 
 /*
  * bpfmap_get_info - fill @info with @map's type, sizes, flags and name
- * (bpf_map_get_info_by_fd()'s part that applies to a user-space map).
+ * (bpf_map_get_info_by_fd()'s part that applies to a user-space map; as
+ * there, map_flags leaves out BPFMAP_F_RDONLY and BPFMAP_F_WRONLY, which
+ * the kernel keeps with a file descriptor, not with the map).
  * Returns 0, or -EINVAL for a NULL argument.
  * Concurrency: reads only what never changes after creation.
  */

@@ -185,6 +185,59 @@ static void test_lock_off(void **state)
 	}
 }
 
+/* The spin lock is checked last, as the kernel's map_check_btf does it
+ * (tests/test_kernel_diff_create.c compares with the running kernel):
+ * EACCES with a _PROG access flag, then EOPNOTSUPP in a type without
+ * locks; a bad name, and max_entries over the limit, answer first. */
+static void test_lock_checked_last(void **state)
+{
+	(void)state;
+	for (uint32_t prog = BPFMAP_F_RDONLY_PROG; prog <= BPFMAP_F_WRONLY_PROG; prog <<= 1) {
+		BPFMAP_CREATE_OPTS(opts, .lock_off = 0, .map_flags = prog);
+
+		expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &opts, EACCES);
+		expect_create_fails(BPFMAP_TYPE_RHASH, NULL, 4, 8, 16, &opts, EINVAL);
+		opts.map_flags |= BPFMAP_F_NO_PREALLOC;
+		expect_create_fails(BPFMAP_TYPE_RHASH, NULL, 4, 8, 16, &opts, EACCES);
+		expect_create_fails(BPFMAP_TYPE_PERCPU_HASH, NULL, 4, 8, 16, &opts, EACCES);
+		expect_create_fails(BPFMAP_TYPE_HASH, "bad-name", 4, 8, 16, &opts, EINVAL);
+		expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, BPFMAP_HTAB_MAX_ENTRIES + 1,
+				    &opts, E2BIG);
+	}
+	BPFMAP_CREATE_OPTS(opts, .lock_off = 0);
+	expect_create_fails(BPFMAP_TYPE_LRU_HASH, NULL, 4, 8, 16, &opts, EOPNOTSUPP);
+	expect_create_fails(BPFMAP_TYPE_LRU_HASH, "bad-name", 4, 8, 16, &opts, EINVAL);
+	opts.map_flags = 1U << 16; /* BPF_F_TOKEN_FD: no token here */
+	expect_create_fails(BPFMAP_TYPE_PERCPU_HASH, NULL, 4, 8, 16, &opts, EINVAL);
+	expect_create_fails(BPFMAP_TYPE_HASH, NULL, 4, 8, BPFMAP_HTAB_MAX_ENTRIES + 1, &opts,
+			    EINVAL);
+}
+
+/* bpfmap_get_info's flags leave out RDONLY and WRONLY, as the kernel's map
+ * info does (they belong to a file descriptor there). */
+static void test_info_flags(void **state)
+{
+	static const uint32_t flags[][2] = {
+		{ BPFMAP_F_RDONLY, 0 },
+		{ BPFMAP_F_WRONLY, 0 },
+		{ BPFMAP_F_RDONLY | BPFMAP_F_RDONLY_PROG, BPFMAP_F_RDONLY_PROG },
+		{ BPFMAP_F_NO_PREALLOC | BPFMAP_F_WRONLY_PROG,
+		  BPFMAP_F_NO_PREALLOC | BPFMAP_F_WRONLY_PROG },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		BPFMAP_CREATE_OPTS(opts, .map_flags = flags[i][0]);
+		struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 4, 8, 16, &opts);
+		struct bpfmap_info info;
+
+		assert_non_null(map);
+		assert_int_equal(bpfmap_get_info(map, &info), 0);
+		assert_int_equal(info.map_flags, flags[i][1]);
+		bpfmap_free(map);
+	}
+}
+
 static void test_possible_cpus(void **state)
 {
 	(void)state;
@@ -206,6 +259,8 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_opts_sizes),
 		cmocka_unit_test(test_lock_off),
+		cmocka_unit_test(test_lock_checked_last),
+		cmocka_unit_test(test_info_flags),
 		cmocka_unit_test(test_possible_cpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -258,7 +258,9 @@ int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info)
 	info->key_size = map->key_size;
 	info->value_size = map->prog_value_size;
 	info->max_entries = map->max_entries;
-	info->map_flags = map->map_flags;
+	/* Less the fd's access flags, as the kernel keeps them
+	 * (bpf_map_flags_retain_permanent). */
+	info->map_flags = map->map_flags & ~(BPFMAP_F_RDONLY | BPFMAP_F_WRONLY);
 	memcpy(info->name, map->name, sizeof(info->name));
 	return 0;
 }

@@ -268,10 +268,17 @@ int map_value_word_out_short(const struct bpfmap *map, void *dst, uint64_t w);
  * whose ops are that table's, so no operation pays for the type's indirection.
  */
 struct map_type {
-	/* Type-specific checks after the generic ones; 0 or -errno. */
+	/* Type-specific checks after the generic ones (the kernel's
+	 * map_alloc_check); 0 or -errno. */
 	int (*alloc_check)(const struct map_params *p);
+	/* What the kernel's map_alloc refuses before it allocates, after the
+	 * token is looked at; NULL if nothing.  0 or -errno. */
+	int (*alloc_limits)(const struct map_params *p);
 	/* Allocate the map; NULL with *err = -errno on failure. */
 	struct bpfmap *(*alloc)(const struct map_params *p, int *err);
+	/* Its values may hold a struct bpfmap_spin_lock (the kernel's
+	 * map_check_btf: EOPNOTSUPP for the other types). */
+	bool spin_lock;
 };
 
 #define MAP_TYPE_ENTRY(type, name) extern const struct map_type name;

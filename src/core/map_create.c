@@ -52,6 +52,24 @@ static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 	return 0;
 }
 
+/*
+ * The value's spin lock, which the kernel finds in the value's BTF once
+ * the map is allocated and named (map_check_btf): a lock that is not a
+ * whole aligned field of the value is EINVAL; then EACCES if programs'
+ * access is restricted either way, EOPNOTSUPP in a type that allows none.
+ */
+static int check_lock(const struct map_type *mt, const struct map_params *p)
+{
+	if (p->lock_off == -1)
+		return 0;
+	if (p->lock_off < -1 || (p->lock_off & 3) ||
+	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)
+		return -EINVAL;
+	if (p->map_flags & (BPFMAP_F_RDONLY_PROG | BPFMAP_F_WRONLY_PROG))
+		return -EACCES;
+	return mt->spin_lock ? 0 : -EOPNOTSUPP;
+}
+
 /* BPF_F_TOKEN_FD: map_token_fd names a BPF token (map_create()). */
 #define MAP_F_TOKEN_FD (1U << 16)
 
@@ -101,8 +119,12 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 		err = mt->alloc_check(&p);
 	if (!err && token)
 		err = -EINVAL;
+	if (!err && mt->alloc_limits)
+		err = mt->alloc_limits(&p);
 	if (!err)
 		err = check_name(name, p.name);
+	if (!err)
+		err = check_lock(mt, &p);
 	if (err)
 		goto out_err;
 

@@ -24,5 +24,7 @@ static struct bpfmap *hash_alloc(const struct map_params *p, int *err)
 
 const struct map_type hash_map_type = {
 	.alloc_check = hash_alloc_check,
+	.alloc_limits = hash_family_alloc_limits,
 	.alloc = hash_alloc,
+	.spin_lock = true,
 };

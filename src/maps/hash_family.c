@@ -14,8 +14,6 @@
 	 BPFMAP_F_RDONLY | BPFMAP_F_WRONLY | BPFMAP_F_ZERO_SEED | BPFMAP_F_RDONLY_PROG | \
 	 BPFMAP_F_WRONLY_PROG)
 
-#define MAP_MAX_ENTRIES (1U << 31)
-
 /*
  * The ceiling on max_entries, measured on Linux 6.18 (x86-64): the kernel's
  * bucket array (roundup_pow_of_two(max_entries) buckets of 16 bytes) must
@@ -30,11 +28,15 @@ int hash_family_check(const struct map_params *p, bool lru, bool percpu)
 {
 	if (p->map_extra)
 		return -EINVAL;
-	return hash_family_check_common(p, lru, percpu, HASH_MAX_ENTRIES);
+	return hash_family_check_common(p, lru, percpu);
 }
 
-int hash_family_check_common(const struct map_params *p, bool lru, bool percpu,
-			     uint32_t max_entries_cap)
+int hash_family_alloc_limits(const struct map_params *p)
+{
+	return p->max_entries > HASH_MAX_ENTRIES ? -E2BIG : 0;
+}
+
+int hash_family_check_common(const struct map_params *p, bool lru, bool percpu)
 {
 	if (p->map_flags & ~HASH_CREATE_FLAGS)
 		return -EINVAL;
@@ -52,15 +54,6 @@ int hash_family_check_common(const struct map_params *p, bool lru, bool percpu,
 		return -E2BIG;
 	if (percpu && ROUND_UP((uint64_t)p->value_size, 8) > PERCPU_SLOT_MAX)
 		return -E2BIG;
-	if (p->max_entries > MAP_MAX_ENTRIES || p->max_entries > max_entries_cap)
-		return -E2BIG;
-	if (p->lock_off < -1 || (p->lock_off >= 0 && ((p->lock_off & 3) ||
-	    (uint64_t)p->lock_off + sizeof(struct bpfmap_spin_lock) > p->value_size)))
-		return -EINVAL;
-	/* The kernel allows a bpf_spin_lock only in HASH of this family
-	 * (map_check_btf): EOPNOTSUPP. */
-	if (p->lock_off >= 0 && (lru || percpu))
-		return -EOPNOTSUPP;
 	return 0;
 }
 

@@ -14,10 +14,13 @@
  * one); 0 or -errno, in the kernel's order. */
 int hash_family_check(const struct map_params *p, bool lru, bool percpu);
 
-/* The same without the map_extra check, with max_entries capped at
- * @max_entries_cap (the types whose max_entries is not a bucket count). */
-int hash_family_check_common(const struct map_params *p, bool lru, bool percpu,
-			     uint32_t max_entries_cap);
+/* The same without the map_extra check (RHASH's, whose own come first). */
+int hash_family_check_common(const struct map_params *p, bool lru, bool percpu);
+
+/* What the kernel's htab_map_alloc refuses before it allocates, after the
+ * token is looked at: more than BPFMAP_HTAB_MAX_ENTRIES (map_type's
+ * alloc_limits for the types whose max_entries sizes a bucket array). */
+int hash_family_alloc_limits(const struct map_params *p);
 
 /*
  * Does a map of these parameters belong on the flat table (tables/flat.h)?

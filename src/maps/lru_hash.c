@@ -67,10 +67,12 @@ static struct bpfmap *lru_percpu_hash_alloc(const struct map_params *p, int *err
 
 const struct map_type lru_hash_map_type = {
 	.alloc_check = lru_hash_alloc_check,
+	.alloc_limits = hash_family_alloc_limits,
 	.alloc = lru_hash_alloc,
 };
 
 const struct map_type lru_percpu_hash_map_type = {
 	.alloc_check = lru_percpu_hash_alloc_check,
+	.alloc_limits = hash_family_alloc_limits,
 	.alloc = lru_percpu_hash_alloc,
 };

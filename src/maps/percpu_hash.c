@@ -29,5 +29,6 @@ static struct bpfmap *percpu_hash_alloc(const struct map_params *p, int *err)
 
 const struct map_type percpu_hash_map_type = {
 	.alloc_check = percpu_hash_alloc_check,
+	.alloc_limits = hash_family_alloc_limits,
 	.alloc = percpu_hash_alloc,
 };

@@ -16,6 +16,8 @@
 
 static int rhash_alloc_check(const struct map_params *p)
 {
+	int err;
+
 	if (!(p->map_flags & BPFMAP_F_NO_PREALLOC))
 		return -EINVAL;
 	if (p->map_flags & BPFMAP_F_ZERO_SEED)
@@ -28,10 +30,14 @@ static int rhash_alloc_check(const struct map_params *p)
 		return -E2BIG;
 	if (p->map_extra > p->max_entries)
 		return -EINVAL;
-	return hash_family_check_common(p, false, false, RHASH_MAX_ENTRIES);
+	err = hash_family_check_common(p, false, false);
+	if (!err && p->max_entries > RHASH_MAX_ENTRIES)
+		err = -E2BIG;
+	return err;
 }
 
 const struct map_type rhash_map_type = {
 	.alloc_check = rhash_alloc_check,
 	.alloc = rtab_create,
+	.spin_lock = true,
 };

@@ -1341,7 +1341,17 @@ static void try_bad_create(const struct fuzz *f, uint8_t which)
 	case 12: name = which & 0x10 ? "bad-name" : "fifteen_chars-x_more"; break;
 	case 13: me = BPFMAP_HTAB_MAX_ENTRIES + 1; want = E2BIG; break;
 	case 14: vs = BPFMAP_MAX_ELEM_BYTES - ks; o.lock_off = -1; want = E2BIG; break;
-	default: type = (enum bpfmap_type)(which & 0x10 ? 2 : 0); break;
+	default:
+		if (!(which & 0x10)) {
+			type = (enum bpfmap_type)(which & 0x20 ? 2 : 0);
+			break;
+		}
+		/* Checked after the name and max_entries, as the kernel. */
+		o.lock_off = 0;
+		o.map_flags |= which & 0x20 ? BPFMAP_F_RDONLY_PROG : BPFMAP_F_WRONLY_PROG;
+		o.map_flags &= ~(which & 0x20 ? BPFMAP_F_WRONLY_PROG : BPFMAP_F_RDONLY_PROG);
+		want = vs >= sizeof(struct bpfmap_spin_lock) ? EACCES : EINVAL;
+		break;
 	}
 	errno = 0;
 	m = bpfmap_create(type, name, ks, vs, me, &o);
@@ -1479,8 +1489,13 @@ static bool setup(struct fuzz *f, struct input *in)
 		f->max_entries = big_max_entries[b2 - BIG_MAP_B2];
 	if ((b3 & 2) && !f->rhash)
 		f->flags |= BPFMAP_F_ZERO_SEED;
-	if ((b3 & 0x1c) == 0x1c) /* one map in eight: an access flag */
+	if ((b3 & 0x1c) == 0x1c) { /* one map in eight: an access flag */
 		f->flags |= access_flags[(b3 >> 5) % 4];
+		/* Programs' access restricted beside a spin lock: the
+		 * kernel's EACCES (try_bad_create). */
+		if (f->lock_off >= 0)
+			f->flags &= ~(BPFMAP_F_RDONLY_PROG | BPFMAP_F_WRONLY_PROG);
+	}
 	/* One LRU map in two with per-CPU lists: this thread, on CPU 0, fills
 	 * CPU 0's, of max_entries / ncpus (max_entries rounded up to a
 	 * multiple of the CPUs), which evicts from itself once full. */
