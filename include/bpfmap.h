@@ -210,7 +210,9 @@ struct bpfmap_batch_opts {
  * @opts:        NULL for the defaults, or options from BPFMAP_CREATE_OPTS().
  *
  * Preallocated maps (the default) allocate every element now, so updates
- * never allocate; BPFMAP_F_NO_PREALLOC allocates per element instead.  The hash
+ * allocate only while deleted elements wait for reclamation beyond the
+ * pool's slack (chained maps, docs/CONCURRENCY.md); BPFMAP_F_NO_PREALLOC
+ * allocates per element instead.  The hash
  * function and element layout are chosen here, once.  The hash's parameters
  * are random (getrandom()), so that keys chosen without knowing them collide
  * no more than random keys; BPFMAP_F_ZERO_SEED fixes them instead, and such a
@@ -322,7 +324,9 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *  -EEXIST  BPFMAP_NOEXIST and the key is present;
  *  -ENOENT  BPFMAP_EXIST and the key is absent;
  *  -E2BIG   the key is absent and the map already holds max_entries;
- *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC), or an insert inside a
+ *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC, or a chained HASH
+ *           map's insert inside a read-side section while its pool's free
+ *           elements all await reclamation), or an insert inside a
  *           read-side section found too many deleted elements still
  *           awaiting reclamation (RHASH and chained PERCPU_HASH maps;
  *           docs/CONCURRENCY.md gives the counts; a chained
