@@ -447,8 +447,10 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
 /*
  * bpfmap_update_batch - bpfmap_update_elem(..., BPFMAP_ANY) for *@count keys and
  * values in turn (packed arrays); stops at the first error.
- * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (as in the kernel, NOEXIST and
- *         EXIST are not accepted here); flags is ignored, as in the kernel.
+ * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (as in Linux 6.18, NOEXIST and
+ *         EXIST are not accepted here: bpf-next's BPF_F_CPU series accepts
+ *         EXIST, which bpfmap does not follow yet); flags is ignored, as in
+ *         the kernel.
  * @count: in: number of elements; out: number updated before the error.
  * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
  * opts or NULL keys/values.  *@count == 0 returns 0 and touches nothing.
@@ -481,7 +483,9 @@ BPFMAP_API int bpfmap_delete_batch(struct bpfmap *map, const void *keys,
  * deleted meanwhile (the memory is reused only after the section).  Writes
  * through it are visible to every reader at once; use atomics (or the value's
  * spin lock) when other threads write the same value.  Outside a section the
- * pointer is valid only while no thread deletes the key.
+ * pointer is valid only while no thread deletes the key (the lookup itself
+ * is safe there: a BPFMAP_F_NO_PREALLOC map's, whose elements go back to
+ * malloc, takes a section of its own for its walk).
  */
 BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
 
@@ -505,7 +509,11 @@ BPFMAP_API void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint3
  * thread's add.  Elsewhere it is an atomic add.  The slots add up to every
  * delta added, however threads move.  It is not ordered against writes of
  * the same slot from the syscall view (an update of the key), as the
- * kernel's programs' per-CPU increments are not.
+ * kernel's programs' per-CPU increments are not, nor against writes
+ * through a program-view pointer to the slot from another CPU (a thread
+ * that moved after its bpfmap_lookup(), or bpfmap_lookup_percpu()): its
+ * unlocked add and such an atomic add can overwrite each other, so count
+ * a key by one of the two ways, not both.
  * Returns 0, or -EINVAL (NULL arguments, a map that is not per-CPU or whose
  * value_size is below 8), -EPERM (BPFMAP_F_RDONLY_PROG), -ENOENT.
  * Concurrency: lock-free; callable inside or outside a read-side section.

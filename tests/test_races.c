@@ -119,6 +119,7 @@ struct op {
 	uint64_t value;
 	bool del;
 	bool look; /* a program-view lookup (0: found), in a read-side section */
+	bool bare; /* look outside any read-side section */
 	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
 	bool into_key; /* copy, take: into the key's own buffer (key, key_hi) */
 	uint64_t flags; /* take: its flags */
@@ -175,9 +176,11 @@ static void *op_thread(void *arg)
 	} else if (o->walk) {
 		ret = bpfmap_get_next_key(o->m, NULL, &o->out);
 	} else if (o->look) {
-		bpfmap_read_lock();
+		if (!o->bare)
+			bpfmap_read_lock();
 		ret = bpfmap_lookup(o->m, &o->key) ? 0 : -ENOENT;
-		bpfmap_read_unlock();
+		if (!o->bare)
+			bpfmap_read_unlock();
 	} else {
 		ret = o->del ? bpfmap_delete_elem(o->m, &o->key)
 			     : bpfmap_update_elem(o->m, &o->key, &o->value, BPFMAP_ANY);
@@ -2001,12 +2004,13 @@ static void test_value_lock_waits_outside(void **state)
 /* ---- a chained map's flush waiting for its grace period ------------------ */
 
 static int flush_armed, flush_reached, flush_go; /* atomic */
+static enum test_hook_point flush_point = HOOK_FLUSH_WAITING;
 
 /* Stops the flush callback, in liburcu's worker, at its first wait. */
 static void flush_hook(enum test_hook_point point, const void *obj)
 {
 	(void)obj;
-	if (point != HOOK_FLUSH_WAITING || !__atomic_exchange_n(&flush_armed, 0, __ATOMIC_SEQ_CST))
+	if (point != flush_point || !__atomic_exchange_n(&flush_armed, 0, __ATOMIC_SEQ_CST))
 		return;
 	__atomic_store_n(&flush_reached, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&flush_go, __ATOMIC_SEQ_CST))
@@ -2078,6 +2082,65 @@ static void test_flush_leaves_reusable(void **state)
 	assert_int_equal(failed, 0);
 	assert_int_equal(borrowed, 0);
 	assert_int_equal(kept, 16);
+	rcu_wait_deferred();
+	bpfmap_free(m);
+}
+
+static void *flush_go_later(void *arg)
+{
+	(void)arg;
+	usleep(50000);
+	__atomic_store_n(&flush_go, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A chained LRU_HASH with room whose pool's elements are all deleted, and
+ * the flush that took them stopped after its grace period, before it gives
+ * the first back (HOOK_RELEASING): none is on a stack, none on the free
+ * list yet.  An insert inside a section must wait for the first to land
+ * (chain_await_release), not borrow an element from the heap, which the
+ * map keeps for good: a churn on two CPUs borrowed a few a second in that
+ * window (and in the one chain_flush_gather had, thousands at a time).
+ */
+static void test_insert_awaits_release(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 16, 8, 1024, 0);
+	struct chain *c = to_chain(m);
+	uint64_t key[2] = { 0, 0 };
+	uint32_t borrowed;
+	int ret;
+	pthread_t t;
+
+	if (!CHAIN_COPY_SECTION_FREE)
+		skip_msg("TSan builds never reuse an element at once (chain_reuse_wanted)");
+	assert_true(c->evict && c->prealloc);
+	/* In one section: every pool element used, deleted, left pending. */
+	bpfmap_read_lock();
+	while (!freelist_looks_empty(&c->free_slots) || __atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
+		uint64_t one = 1;
+
+		assert_int_equal(bpfmap_update(m, key, &one, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete(m, key), 0);
+		key[0]++;
+	}
+	__atomic_store_n(&flush_go, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&flush_reached, 0, __ATOMIC_SEQ_CST);
+	flush_point = HOOK_RELEASING;
+	__atomic_store_n(&flush_armed, 1, __ATOMIC_SEQ_CST);
+	bpfmap_test_hook = flush_hook;
+	bpfmap_read_unlock();
+	while (!__atomic_load_n(&flush_reached, __ATOMIC_SEQ_CST))
+		usleep(100);
+	assert_int_equal(pthread_create(&t, NULL, flush_go_later, NULL), 0);
+	ret = section_update(m, key, false);
+	borrowed = (uint32_t)__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	bpfmap_test_hook = hook;
+	flush_point = HOOK_FLUSH_WAITING;
+	assert_int_equal(ret, 0);
+	assert_int_equal(borrowed, 0);
 	rcu_wait_deferred();
 	bpfmap_free(m);
 }
@@ -2367,6 +2430,64 @@ static void test_flock_batch_waits_alone(void **state)
 			other++;
 		flock_batch_waits_alone(m, k, other, del);
 	}
+}
+
+struct bare_delete {
+	struct bpfmap *m;
+	uint64_t key[2];
+	bool done; /* atomic */
+};
+
+/* Delete a key, then wait until every deleted element is freed. */
+static void *bare_delete_thread(void *arg)
+{
+	struct bare_delete *d = arg;
+
+	if (bpfmap_delete_elem(d->m, d->key) || !chain_reclaim_now(chain_map_of(d->m)))
+		abort();
+	__atomic_store_n(&d->done, true, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A program-view lookup of key A outside any read-side section (the header
+ * allows one: its pointer holds while nobody deletes A), in a NO_PREALLOC
+ * map, whose elements go back to malloc a grace period after their delete.
+ * The walk stops on its way to element B, ahead of A in the chain; B is
+ * deleted and reclaimed meanwhile.  The lookup must hold that grace period
+ * back, or it reads B freed: a helper's ASan run found the use after free
+ * (chain_key_match), and here the reclamation would end while the walk
+ * stands on B.
+ */
+static void test_bare_lookup_holds_free(void **state)
+{
+	(void)state;
+	for (uint32_t ks = 8; ks <= 16; ks += 8) {
+		struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, ks, 8, 64, BPFMAP_F_NO_PREALLOC);
+		struct chain *c = chain_map_of(m);
+		struct bare_delete d = { .m = m, .key = { 2 } };
+		uint64_t a[2] = { 1 }, v = 7;
+		struct op look = { .m = m, .key = 1, .look = true, .bare = true, .cpu = -1 };
+		pthread_t t;
+		bool freed;
+
+		while (chain_bucket(c, chain_key_of(c, d.key, CHAIN_GENERIC).hash) !=
+		       chain_bucket(c, chain_key_of(c, a, CHAIN_GENERIC).hash))
+			d.key[0]++;
+		assert_int_equal(bpfmap_update_elem(m, a, &v, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_update_elem(m, d.key, &v, BPFMAP_NOEXIST), 0);
+		op_start_stopped(&look, HOOK_CHAIN_STEP, 0); /* about to read B */
+		assert_int_equal(pthread_create(&t, NULL, bare_delete_thread, &d), 0);
+		for (int i = 0; i < 300 && !__atomic_load_n(&d.done, __ATOMIC_SEQ_CST); i++)
+			usleep(1000);
+		freed = __atomic_load_n(&d.done, __ATOMIC_SEQ_CST);
+		op_release();
+		assert_int_equal(op_join(&look), 0);
+		pthread_join(t, NULL);
+		assert_false(freed);
+		bpfmap_free(m);
+	}
+	rcu_wait_deferred();
 }
 
 struct locked_take {
@@ -3011,6 +3132,8 @@ int main(void)
 		cmocka_unit_test_setup(test_copy_outlasts_writers, setup_hook),
 		cmocka_unit_test_setup(test_copy_beside_neighbour_writes, setup_hook),
 		cmocka_unit_test_setup(test_reads_beside_stopped_overwrite, setup_hook),
+		cmocka_unit_test_setup(test_bare_lookup_holds_free, setup_hook),
+		cmocka_unit_test_setup(test_insert_awaits_release, setup_hook),
 	};
 	return run_test_group(tests);
 }

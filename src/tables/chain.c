@@ -167,9 +167,15 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	 * element before the heap's (the bucket's lock, then the stack's: a
 	 * delete's order): borrowed ones are kept for the map's life, and a
 	 * churn of in-section inserts and deletes borrowed hundreds of
-	 * thousands while reclamation lagged.  A full map reuses its victim. */
-	if (!*victim && chain_reuse_wanted(c))
+	 * thousands while reclamation lagged.  A full map reuses its victim.
+	 * None to steal while a flush moves its elements from its stack to
+	 * the free list: the first to land, rather than a heap element (a
+	 * churn on two CPUs borrowed a few a second there, for good). */
+	if (!*victim && chain_reuse_wanted(c)) {
 		*victim = chain_pending_steal(c);
+		if (!*victim)
+			chain_await_release(c);
+	}
 	e = *victim ? *victim : chain_elem_alloc(c);
 	if (!e) {
 		if (ticket == COUNT_CREDIT)

@@ -84,7 +84,8 @@ struct chain_pending {
 	uint32_t lock;
 	uint32_t n;              /* atomic: read without the lock */
 	struct chain_elem *head;
-	char pad_[112];
+	struct chain_elem *tail; /* the last of head's list: moved whole in O(1) */
+	char pad_[104];
 };
 
 struct chain {
@@ -108,6 +109,9 @@ struct chain {
 	uint32_t lru_off;    /* evicting maps: offset of the LRU tag in data[] */
 	bool prealloc;
 	bool evict;          /* LRU: a full map evicts (tables/chain_lru.h) */
+	/* BPFMAP_F_NO_PREALLOC maps: the lookup that chain_lookup_sectioned
+	 * runs in a read-side section of its own. */
+	map_lookup_fn lookup_walk;
 	/* Values of at most 8 bytes and no spin lock: written with one atomic
 	 * store, so never torn and without the seqcount. */
 	bool value_word;
@@ -130,6 +134,7 @@ struct chain {
 	bool flushing;	     /* atomic: a flush uses pending[CHAIN_FLUSHING] */
 	struct rcu_head flush_rcu;
 	uint32_t reclaiming; /* atomic: taken from pending, not yet released */
+	uint32_t releasing;  /* atomic: chain_release_batch calls under way */
 	/* Preallocated maps: elements malloc'ed because the pool ran dry while
 	 * reclamation lagged, for bpfmap_mem_usage().  They stay the map's
 	 * until it is freed: reclaimed ones wait on the spare stack for reuse,
@@ -536,6 +541,10 @@ void chain_retire_unlinked(struct chain *c, struct chain_elem *e);
  * for reclamation, for an insert to reuse at once (chain_reuses); NULL if
  * every stack is empty. */
 struct chain_elem *chain_pending_steal(struct chain *c);
+/* Wait while the pool is dry and a release after a grace period is under
+ * way, for its first element: it waits for a few stores, never a grace
+ * period, so an insert inside a section may. */
+void chain_await_release(struct chain *c);
 
 /* Called by the lookup-and-delete paths before they take a bucket lock: see
  * chain.c. */
@@ -563,6 +572,10 @@ bool chain_reclaim_now(struct chain *c);
  * one). */
 map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru);
 map_copy_fn chain_copy_for(const struct chain *c);
+/* A BPFMAP_F_NO_PREALLOC map's program-view lookup (c->lookup_walk's) in
+ * a read-side section of its own: its elements go back to malloc, and a
+ * walk outside any section may step on one another thread frees. */
+void *chain_lookup_sectioned(struct bpfmap *map, const void *key);
 int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values);
 void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
 int chain_percpu_add(struct bpfmap *map, const void *key, uint64_t delta);

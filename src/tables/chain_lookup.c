@@ -192,34 +192,61 @@ static ALWAYS_INLINE int chain_lookup_bulk_sized(struct chain *c, const char *ke
 	return found;
 }
 
+void *chain_lookup_sectioned(struct bpfmap *map, const void *key)
+{
+	void *v;
+	int e;
+
+	rcu_lock();
+	v = to_chain(map)->lookup_walk(map, key);
+	e = errno;
+	rcu_unlock();
+	errno = e;
+	return v;
+}
+
+/* The program view's other walks take a section too, whatever the map: a
+ * nested one costs little beside them. */
 int chain_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
 {
 	struct chain *c = to_chain(map);
+	int found;
 
+	rcu_lock();
 	switch (c->hash_kind) {
 	case HASH_U32:
-		return chain_lookup_bulk_sized(c, keys, n, values, 4, HASH_U32);
+		found = chain_lookup_bulk_sized(c, keys, n, values, 4, HASH_U32);
+		break;
 	case HASH_U64:
-		return chain_lookup_bulk_sized(c, keys, n, values, 8, HASH_U64);
+		found = chain_lookup_bulk_sized(c, keys, n, values, 8, HASH_U64);
+		break;
 	default:
-		return chain_lookup_bulk_sized(c, keys, n, values, map->key_size, CHAIN_GENERIC);
+		found = chain_lookup_bulk_sized(c, keys, n, values, map->key_size, CHAIN_GENERIC);
+		break;
 	}
+	rcu_unlock();
+	return found;
 }
 
 void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
-	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size,
-						CHAIN_GENERIC, chain_reuses(c), NULL);
+	struct chain_elem *e;
+	void *slot = NULL;
 
-	if (!e)
-		return map_lookup_miss();
-	if (e == CHAIN_WALK_BUSY)
-		return map_lookup_busy();
-	if (c->evict)
-		chain_lru_touch(c, e);
-	return chain_pcpu_slot(c, e, cpu);
+	rcu_lock();
+	e = chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size, CHAIN_GENERIC,
+			     chain_reuses(c), NULL);
+	if (e && e != CHAIN_WALK_BUSY) {
+		if (c->evict)
+			chain_lru_touch(c, e);
+		slot = chain_pcpu_slot(c, e, cpu);
+	}
+	rcu_unlock();
+	if (slot)
+		return slot;
+	return e ? map_lookup_busy() : map_lookup_miss();
 }
 
 /* An add into the calling CPU's counter of element @e (read-side section

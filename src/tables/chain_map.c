@@ -71,6 +71,10 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	c->value_off = (uint32_t)key_pad;
 	c->lru_off = (uint32_t)(key_pad + value_pad);
 	c->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
+	if (!c->prealloc) {
+		c->lookup_walk = c->map.lookup;
+		c->map.lookup = chain_lookup_sectioned;
+	}
 	c->evict = p->evict;
 	/* Parts of a per-CPU value are stored under the lock (update_part),
 	 * which one-word stores without it would race with. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "sync/backoff.h"
 #include "sync/seqcount.h"
 #include "sync/spin_lock.h"
 #include "tables/chain.h"
@@ -129,6 +130,8 @@ static void chain_elem_release(struct chain *c, struct chain_elem *e)
 /* Release a taken stack of n elements after a grace period. */
 static void chain_release_batch(struct chain *c, struct chain_elem *list, uint32_t n)
 {
+	__atomic_fetch_add(&c->releasing, 1, __ATOMIC_RELAXED);
+	TEST_HOOK(HOOK_RELEASING, c);
 	while (list) {
 		struct chain_elem *next = list->reclaim_next;
 
@@ -136,6 +139,16 @@ static void chain_release_batch(struct chain *c, struct chain_elem *list, uint32
 		list = next;
 	}
 	__atomic_fetch_sub(&c->reclaiming, n, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&c->releasing, 1, __ATOMIC_RELEASE);
+}
+
+void chain_await_release(struct chain *c)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_load_n(&c->releasing, __ATOMIC_ACQUIRE) &&
+	       freelist_looks_empty(&c->free_slots))
+		backoff(&spins);
 }
 
 /* Release the map and every element it still holds.  No one uses the map
@@ -249,7 +262,7 @@ static struct chain_elem *chain_pending_take(struct chain *c, struct chain_pendi
 
 	spin_lock_word(&p->lock);
 	list = p->head;
-	p->head = NULL;
+	p->head = p->tail = NULL;
 	*n = __atomic_load_n(&p->n, __ATOMIC_RELAXED);
 	/* Counted as reclaiming before no longer pending: mem_usage never
 	 * misses them. */
@@ -275,7 +288,12 @@ static void chain_defer_batch(struct chain *c, struct chain_elem *list, uint32_t
 
 /* Move every shard's stack onto pending[CHAIN_FLUSHING], still pending:
  * inserts that find no memory steal from it too (chain_pending_steal) while
- * the flush waits.  False, nothing moved, if another flush uses it (call_rcu
+ * the flush waits.  Each moves whole under both stacks' locks (the fork
+ * guard's order), so that no deleted element is ever on neither: when the
+ * flush walked a stack to its tail between the two, thousands of elements
+ * at a time, inserts of an LRU_PERCPU_HASH with room found none to steal,
+ * borrowed from the heap until its slot indices ran out, and then evicted
+ * live keys.  False, nothing moved, if another flush uses it (call_rcu
  * workers of the application's may run two at once) or nothing was
  * pending. */
 static bool chain_flush_gather(struct chain *c)
@@ -287,26 +305,25 @@ static bool chain_flush_gather(struct chain *c)
 		return false;
 	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
 		struct chain_pending *p = &c->pending[i];
-		struct chain_elem *list, *tail;
-		uint32_t n;
 
-		spin_lock_word(&p->lock);
-		list = p->head;
-		n = __atomic_load_n(&p->n, __ATOMIC_RELAXED);
-		p->head = NULL;
-		__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED);
-		spin_unlock_word(&p->lock);
-		if (!list)
+		if (!__atomic_load_n(&p->n, __ATOMIC_RELAXED))
 			continue;
-		for (tail = list; tail->reclaim_next; tail = tail->reclaim_next)
-			;
+		spin_lock_word(&p->lock);
 		spin_lock_word(&to->lock);
-		tail->reclaim_next = to->head;
-		to->head = list;
-		__atomic_store_n(&to->n, __atomic_load_n(&to->n, __ATOMIC_RELAXED) + n,
-				 __ATOMIC_RELAXED);
+		if (p->head) {
+			p->tail->reclaim_next = to->head;
+			if (!to->head)
+				to->tail = p->tail;
+			to->head = p->head;
+			__atomic_store_n(&to->n, __atomic_load_n(&to->n, __ATOMIC_RELAXED) +
+						 __atomic_load_n(&p->n, __ATOMIC_RELAXED),
+					 __ATOMIC_RELAXED);
+			p->head = p->tail = NULL;
+			__atomic_store_n(&p->n, 0, __ATOMIC_RELAXED);
+			any = true;
+		}
 		spin_unlock_word(&to->lock);
-		any = true;
+		spin_unlock_word(&p->lock);
 	}
 	if (!any)
 		__atomic_store_n(&c->flushing, false, __ATOMIC_RELEASE);
@@ -389,6 +406,8 @@ void chain_retire_unlinked(struct chain *c, struct chain_elem *e)
 
 	spin_lock_word(&p->lock);
 	TEST_HOOK(HOOK_RETIRE_LOCKED, &p->lock);
+	if (!p->head)
+		p->tail = e;
 	e->reclaim_next = p->head;
 	p->head = e;
 	n = __atomic_load_n(&p->n, __ATOMIC_RELAXED) + 1;
@@ -410,6 +429,8 @@ struct chain_elem *chain_pending_steal(struct chain *c)
 		e = p->head;
 		if (e) {
 			p->head = e->reclaim_next;
+			if (!p->head)
+				p->tail = NULL;
 			__atomic_store_n(&p->n, __atomic_load_n(&p->n, __ATOMIC_RELAXED) - 1,
 					 __ATOMIC_RELAXED);
 		}

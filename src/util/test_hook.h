@@ -52,6 +52,9 @@ enum test_hook_point {
 	HOOK_FLUSH_WAITING,	 /* a chained map's flush callback: the pending stacks
 				  * gathered, the grace period not yet waited for (obj:
 				  * the chain) */
+	HOOK_RELEASING,		 /* a chained map's release after a grace period: counted
+				  * in c->releasing, no element given back yet (obj: the
+				  * chain) */
 	HOOK_RTAB_RUN_LOCKED,	 /* an RHASH resize: a run's old buckets locked, nothing
 				  * moved yet (obj: the map's rtab) */
 	HOOK_RTAB_RUN_UNLOCKING, /* an RHASH resize: a run moved (or given back), its
