@@ -196,7 +196,7 @@ static void test_fork_beside_flock_copy(void **state)
 static int setup_hook(void **state)
 {
 	(void)state;
-	bpfmap_test_hook = hook;
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
 	return test_close_sections(state);
 }
 

@@ -98,7 +98,9 @@ static struct {
 
 static void hook(enum test_hook_point point, const void *obj)
 {
-	if (point != stop.point || !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST) ||
+	/* Armed first: liburcu's worker runs hooks too, while a test sets
+	 * the next stop up (stop_reset). */
+	if (!__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST) || point != stop.point ||
 	    !pthread_equal(pthread_self(), stop.who))
 		return;
 	if (stop.skip-- > 0)
@@ -195,12 +197,23 @@ static void op_start(struct op *o)
 	assert_int_equal(pthread_create(&o->t, NULL, op_thread, o), 0);
 }
 
+/* A new stop at @point, disarmed: every field but armed is read only
+ * once it is armed. */
+static void stop_reset(enum test_hook_point point, int skip)
+{
+	__atomic_store_n(&stop.armed, 0, __ATOMIC_SEQ_CST);
+	stop.point = point;
+	stop.skip = skip;
+	stop.obj = NULL;
+	__atomic_store_n(&stop.reached, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&stop.round, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&stop.go, 0, __ATOMIC_SEQ_CST);
+}
+
 /* Start @o and stop it at @point (after @skip earlier hits). */
 static void op_start_stopped(struct op *o, enum test_hook_point point, int skip)
 {
-	memset(&stop, 0, sizeof(stop));
-	stop.point = point;
-	stop.skip = skip;
+	stop_reset(point, skip);
 	o->stopped = true;
 	op_start(o);
 	while (o->warm && !__atomic_load_n(&o->warmed, __ATOMIC_SEQ_CST))
@@ -217,8 +230,7 @@ static void op_start_stopped(struct op *o, enum test_hook_point point, int skip)
 static void thread_start_stopped(pthread_t *t, void *(*fn)(void *), void *arg,
 				 enum test_hook_point point)
 {
-	memset(&stop, 0, sizeof(stop));
-	stop.point = point;
+	stop_reset(point, 0);
 	assert_int_equal(pthread_create(t, NULL, fn, arg), 0);
 	stop.who = *t;
 	__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
@@ -287,7 +299,7 @@ static struct bpfmap *full_map(uint32_t ks, uint32_t me, uint32_t flags)
 static int setup_hook(void **state)
 {
 	(void)state;
-	bpfmap_test_hook = hook;
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
 	return test_close_sections(state);
 }
 
@@ -2010,7 +2022,8 @@ static enum test_hook_point flush_point = HOOK_FLUSH_WAITING;
 static void flush_hook(enum test_hook_point point, const void *obj)
 {
 	(void)obj;
-	if (point != flush_point || !__atomic_exchange_n(&flush_armed, 0, __ATOMIC_SEQ_CST))
+	if (point != __atomic_load_n(&flush_point, __ATOMIC_SEQ_CST) ||
+	    !__atomic_exchange_n(&flush_armed, 0, __ATOMIC_SEQ_CST))
 		return;
 	__atomic_store_n(&flush_reached, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&flush_go, __ATOMIC_SEQ_CST))
@@ -2065,7 +2078,7 @@ static void test_flush_leaves_reusable(void **state)
 	__atomic_store_n(&flush_go, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&flush_reached, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&flush_armed, 1, __ATOMIC_SEQ_CST);
-	bpfmap_test_hook = flush_hook;
+	__atomic_store_n(&bpfmap_test_hook, flush_hook, __ATOMIC_RELEASE);
 	bpfmap_read_unlock();
 	while (!__atomic_load_n(&flush_reached, __ATOMIC_SEQ_CST))
 		usleep(100);
@@ -2078,7 +2091,7 @@ static void test_flush_leaves_reusable(void **state)
 		kept += bpfmap_lookup(m, key) != NULL;
 	bpfmap_read_unlock();
 	__atomic_store_n(&flush_go, 1, __ATOMIC_SEQ_CST);
-	bpfmap_test_hook = hook;
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
 	assert_int_equal(failed, 0);
 	assert_int_equal(borrowed, 0);
 	assert_int_equal(kept, 16);
@@ -2127,9 +2140,9 @@ static void test_insert_awaits_release(void **state)
 	}
 	__atomic_store_n(&flush_go, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&flush_reached, 0, __ATOMIC_SEQ_CST);
-	flush_point = HOOK_RELEASING;
+	__atomic_store_n(&flush_point, HOOK_RELEASING, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&flush_armed, 1, __ATOMIC_SEQ_CST);
-	bpfmap_test_hook = flush_hook;
+	__atomic_store_n(&bpfmap_test_hook, flush_hook, __ATOMIC_RELEASE);
 	bpfmap_read_unlock();
 	while (!__atomic_load_n(&flush_reached, __ATOMIC_SEQ_CST))
 		usleep(100);
@@ -2137,8 +2150,8 @@ static void test_insert_awaits_release(void **state)
 	ret = section_update(m, key, false);
 	borrowed = (uint32_t)__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
-	bpfmap_test_hook = hook;
-	flush_point = HOOK_FLUSH_WAITING;
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
+	__atomic_store_n(&flush_point, HOOK_FLUSH_WAITING, __ATOMIC_SEQ_CST);
 	assert_int_equal(ret, 0);
 	assert_int_equal(borrowed, 0);
 	rcu_wait_deferred();
@@ -2249,7 +2262,7 @@ static void test_flock_hold_across_reuse(void **state)
 	assert_non_null(pa);
 
 	memset(&flock_stop, 0, sizeof(flock_stop));
-	bpfmap_test_hook = flock_stop_hook;
+	__atomic_store_n(&bpfmap_test_hook, flock_stop_hook, __ATOMIC_RELEASE);
 	r.key = a;
 	flock_copy_start(&r, &rt);
 	while (!__atomic_load_n(&flock_stop.held, __ATOMIC_SEQ_CST))
@@ -2273,7 +2286,7 @@ static void test_flock_hold_across_reuse(void **state)
 		bpfmap_read_unlock();
 		__atomic_store_n(&flock_stop.go, 1, __ATOMIC_SEQ_CST);
 		pthread_join(rt, NULL);
-		bpfmap_test_hook = hook;
+		__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
 		bpfmap_free(m);
 		fail_msg("B did not reuse A's position");
 	}
@@ -2284,7 +2297,7 @@ static void test_flock_hold_across_reuse(void **state)
 	assert_int_equal(answer_soon(&prog.ret), INT32_MIN); /* waits for R */
 	__atomic_store_n(&flock_stop.go, 1, __ATOMIC_SEQ_CST);
 	pthread_join(rt, NULL);
-	bpfmap_test_hook = hook;
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
 	assert_int_equal(r.ret, -ENOENT); /* A was gone: R's copy is not A's */
 	assert_int_equal(answer_soon(&prog.ret), 0); /* now the program holds it */
 	assert_true(__atomic_load_n(&pb->lock.val, __ATOMIC_SEQ_CST) & 1);
@@ -2845,7 +2858,7 @@ static void check_copy_outlasts_writers(enum bpfmap_type type, uint32_t ks, uint
 static void test_copy_outlasts_writers(void **state)
 {
 	(void)state;
-	bpfmap_test_hook = busy_hook;
+	__atomic_store_n(&bpfmap_test_hook, busy_hook, __ATOMIC_RELEASE);
 	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 4, 64, 0);
 	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 8, 64, 0);
 	check_copy_outlasts_writers(BPFMAP_TYPE_HASH, 16, HASH_FLAT_LONG_MIN_ENTRIES, 0);
@@ -2859,7 +2872,7 @@ static void test_copy_outlasts_writers(void **state)
 	check_copy_outlasts_writers(BPFMAP_TYPE_LRU_PERCPU_HASH, 8, 64, 0);
 	check_copy_outlasts_writers(BPFMAP_TYPE_RHASH, 8, 64, BPFMAP_F_NO_PREALLOC);
 	check_copy_outlasts_writers(BPFMAP_TYPE_RHASH, 16, 64, BPFMAP_F_NO_PREALLOC);
-	bpfmap_test_hook = hook;
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
 }
 
 /* ---- overwrites of one key and the other keys of its bucket ------------------- */
@@ -2938,7 +2951,7 @@ static bool versioned_value_ok(const struct bpfmap *m, int32_t lock_off, uint64_
 static void test_copy_beside_neighbour_writes(void **state)
 {
 	(void)state;
-	bpfmap_test_hook = busy_hook;
+	__atomic_store_n(&bpfmap_test_hook, busy_hook, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < sizeof(versioned_kinds) / sizeof(versioned_kinds[0]); i++) {
 		const struct versioned_kind *k = &versioned_kinds[i];
 		struct bpfmap *m = versioned_map(k);
@@ -2971,7 +2984,7 @@ static void test_copy_beside_neighbour_writes(void **state)
 		free(out);
 		bpfmap_free(m);
 	}
-	bpfmap_test_hook = hook;
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
 }
 
 /* What a reader did while a writer stood inside its overwrite of key A. */

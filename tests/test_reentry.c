@@ -490,7 +490,7 @@ static void test_at_hooks(void **state)
 	(void)state;
 	install();
 	main_tid = gettid();
-	bpfmap_test_hook = on_hook;
+	__atomic_store_n(&bpfmap_test_hook, on_hook, __ATOMIC_RELEASE);
 	for (size_t c = 0; c < ARRAY_SIZE(cfgs); c++) {
 		phase = cfgs[c].name;
 		alarm(60);
@@ -507,7 +507,7 @@ static void test_at_hooks(void **state)
 		bpfmap_free(map);
 	}
 	alarm(0);
-	bpfmap_test_hook = NULL;
+	__atomic_store_n(&bpfmap_test_hook, NULL, __ATOMIC_RELEASE);
 }
 
 /* A signal every 20 us, wherever the thread is. */
@@ -637,9 +637,9 @@ static void test_flock_copy_holds(void **state)
 		held_flock_lookup = held_flock_update = held_plain_lookup = 1;
 		held_other_lookup = 1;
 		alarm(10);
-		bpfmap_test_hook = on_flock_hook;
+		__atomic_store_n(&bpfmap_test_hook, on_flock_hook, __ATOMIC_RELEASE);
 		assert_int_equal(bpfmap_lookup_elem_flags(map, key, v, BPFMAP_F_LOCK), 0);
-		bpfmap_test_hook = NULL;
+		__atomic_store_n(&bpfmap_test_hook, NULL, __ATOMIC_RELEASE);
 		alarm(0);
 		assert_true(value_ok(1, v, val_bytes));
 		assert_int_equal(flock_rounds, 4);

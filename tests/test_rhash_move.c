@@ -68,14 +68,14 @@ static void test_move_window_quiet(void **state)
 	uint64_t v = 1, n = 400000;
 
 	(void)state;
-	bpfmap_test_hook = window_hook;
+	__atomic_store_n(&bpfmap_test_hook, window_hook, __ATOMIC_RELEASE);
 	for (uint64_t k = 0; k < n; k++)
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
 	for (uint64_t k = 1000; k < n; k++)
 		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
 	for (uint64_t k = 1000; k < n; k++)
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
-	bpfmap_test_hook = NULL;
+	__atomic_store_n(&bpfmap_test_hook, NULL, __ATOMIC_RELEASE);
 	print_message("  %u runs moved, %u faulting in their locked window (%ld faults), "
 		      "%u chunks given back there\n", runs, runs_faulting, faults_locked,
 		      gives_locked);

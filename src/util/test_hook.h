@@ -63,10 +63,14 @@ enum test_hook_point {
 
 #ifdef BPFMAP_TEST_HOOKS
 extern void (*bpfmap_test_hook)(enum test_hook_point point, const void *obj);
-#define TEST_HOOK(point, obj)                                          \
-	do {                                                           \
-		if (__atomic_load_n(&bpfmap_test_hook, __ATOMIC_ACQUIRE)) \
-			bpfmap_test_hook(point, obj);                  \
+/* One atomic load: hooks run in liburcu's worker too, while a test sets
+ * the next one (tests store it atomically). */
+#define TEST_HOOK(point, obj)                                                  \
+	do {                                                                   \
+		void (*hook_)(enum test_hook_point, const void *) =            \
+			__atomic_load_n(&bpfmap_test_hook, __ATOMIC_ACQUIRE);  \
+		if (hook_)                                                     \
+			hook_(point, obj);                                     \
 	} while (0)
 #else
 #define TEST_HOOK(point, obj) ((void)0)
