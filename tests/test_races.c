@@ -2016,7 +2016,7 @@ static void test_value_lock_waits_outside(void **state)
 /* ---- a chained map's flush waiting for its grace period ------------------ */
 
 static int flush_armed, flush_reached, flush_go; /* atomic */
-static enum test_hook_point flush_point = HOOK_FLUSH_WAITING;
+static enum test_hook_point flush_point; /* atomic: where flush_hook stops */
 
 /* Stops the flush callback, in liburcu's worker, at its first wait. */
 static void flush_hook(enum test_hook_point point, const void *obj)
@@ -2043,6 +2043,35 @@ static int section_update(struct bpfmap *m, const uint64_t key[2], bool del)
 }
 
 /*
+ * In one section, so that nothing is reclaimed: every element of chained
+ * map @c's pool used from *@key on, deleted and left pending; then the
+ * flush callback stopped at @point once the section ends.
+ */
+static void pool_pending_flush_stopped(struct bpfmap *m, uint64_t key[2],
+				       enum test_hook_point point)
+{
+	struct chain *c = to_chain(m);
+
+	bpfmap_read_lock();
+	while (!freelist_looks_empty(&c->free_slots) || __atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
+		uint64_t one = 1;
+
+		assert_int_equal(bpfmap_update(m, key, &one, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_delete(m, key), 0);
+		key[0]++;
+	}
+	assert_int_equal(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED), 0);
+	__atomic_store_n(&flush_go, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&flush_reached, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&flush_point, point, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&flush_armed, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&bpfmap_test_hook, flush_hook, __ATOMIC_RELEASE);
+	bpfmap_read_unlock();
+	while (!__atomic_load_n(&flush_reached, __ATOMIC_SEQ_CST))
+		usleep(100);
+}
+
+/*
  * A chained LRU_PERCPU_HASH with room, whose pool's elements, spare
  * included, are all deleted ones that the flush callback took and waits
  * with for a grace period.  Inserts inside sections must reuse those, and
@@ -2064,24 +2093,7 @@ static void test_flush_leaves_reusable(void **state)
 	assert_ptr_not_equal(m->ops, &flat_percpu_ops);
 	for (key[0] = 0; key[0] < 16; key[0]++)
 		assert_int_equal(section_update(m, key, false), 0);
-	/* In one section, so that nothing is reclaimed: every pool element
-	 * used, deleted and left pending. */
-	bpfmap_read_lock();
-	while (!freelist_looks_empty(&c->free_slots) || __atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
-		uint64_t one = 1;
-
-		assert_int_equal(bpfmap_update(m, key, &one, BPFMAP_NOEXIST), 0);
-		assert_int_equal(bpfmap_delete(m, key), 0);
-		key[0]++;
-	}
-	assert_int_equal(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED), 0);
-	__atomic_store_n(&flush_go, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&flush_reached, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&flush_armed, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&bpfmap_test_hook, flush_hook, __ATOMIC_RELEASE);
-	bpfmap_read_unlock();
-	while (!__atomic_load_n(&flush_reached, __ATOMIC_SEQ_CST))
-		usleep(100);
+	pool_pending_flush_stopped(m, key, HOOK_FLUSH_WAITING);
 	for (int i = 0; i < 64; i++, key[0]++)
 		failed += section_update(m, key, false) != 0;
 	/* Read before the flush goes on and gives the rest back. */
@@ -2129,29 +2141,12 @@ static void test_insert_awaits_release(void **state)
 	if (!CHAIN_COPY_SECTION_FREE)
 		skip_msg("TSan builds never reuse an element at once (chain_reuse_wanted)");
 	assert_true(c->evict && c->prealloc);
-	/* In one section: every pool element used, deleted, left pending. */
-	bpfmap_read_lock();
-	while (!freelist_looks_empty(&c->free_slots) || __atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
-		uint64_t one = 1;
-
-		assert_int_equal(bpfmap_update(m, key, &one, BPFMAP_NOEXIST), 0);
-		assert_int_equal(bpfmap_delete(m, key), 0);
-		key[0]++;
-	}
-	__atomic_store_n(&flush_go, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&flush_reached, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&flush_point, HOOK_RELEASING, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&flush_armed, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&bpfmap_test_hook, flush_hook, __ATOMIC_RELEASE);
-	bpfmap_read_unlock();
-	while (!__atomic_load_n(&flush_reached, __ATOMIC_SEQ_CST))
-		usleep(100);
+	pool_pending_flush_stopped(m, key, HOOK_RELEASING);
 	assert_int_equal(pthread_create(&t, NULL, flush_go_later, NULL), 0);
 	ret = section_update(m, key, false);
 	borrowed = (uint32_t)__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_RELEASE);
-	__atomic_store_n(&flush_point, HOOK_FLUSH_WAITING, __ATOMIC_SEQ_CST);
 	assert_int_equal(ret, 0);
 	assert_int_equal(borrowed, 0);
 	rcu_wait_deferred();
