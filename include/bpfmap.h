@@ -445,12 +445,12 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
 					      const struct bpfmap_batch_opts *opts);
 
 /*
- * bpfmap_update_batch - bpfmap_update_elem(..., BPFMAP_ANY) for *@count keys and
- * values in turn (packed arrays); stops at the first error.
- * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (as in Linux 6.18, NOEXIST and
- *         EXIST are not accepted here: bpf-next's BPF_F_CPU series accepts
- *         EXIST, which bpfmap does not follow yet); flags is ignored, as in
- *         the kernel.
+ * bpfmap_update_batch - bpfmap_update_elem(..., elem_flags) for *@count keys
+ * and values in turn (packed arrays); stops at the first error.
+ * @opts:  NULL, or elem_flags 0, BPFMAP_EXIST, BPFMAP_F_LOCK and the per-CPU
+ *         flags, as bpf-next's BPF_F_CPU series takes them (Linux 6.18
+ *         refuses EXIST here; NOEXIST neither does); flags is ignored, as
+ *         in the kernel.
  * @count: in: number of elements; out: number updated before the error.
  * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
  * opts or NULL keys/values.  *@count == 0 returns 0 and touches nothing.

@@ -218,8 +218,8 @@ static void test_update_batch(void **state)
 	assert_int_equal(bpfmap_update_batch(map, keys, vals, &count, NULL), 0);
 	assert_int_equal(count, max);
 
-	/* Only 0 or F_LOCK as elem_flags (the kernel's rule); flags is
-	 * ignored, as the kernel's generic update and delete batches do. */
+	/* Not NOEXIST, nor F_LOCK without a lock (the kernel's rule); flags
+	 * is ignored, as the kernel's generic update and delete batches do. */
 	BPFMAP_BATCH_OPTS(noexist, .elem_flags = BPFMAP_NOEXIST);
 	BPFMAP_BATCH_OPTS(lock, .elem_flags = BPFMAP_F_LOCK);
 	BPFMAP_BATCH_OPTS(flags, .flags = 2);
@@ -234,6 +234,21 @@ static void test_update_batch(void **state)
 	assert_int_equal(bpfmap_delete_batch(map, keys, &count, &flags), 0);
 	assert_int_equal(count, 1);
 	assert_errno(bpfmap_lookup_elem(map, &keys[0], &out), ENOENT);
+
+	/* EXIST, as bpf-next's BPF_F_CPU series takes it (6.18 refuses it):
+	 * each key as update_elem(EXIST), stopping at the first absent one. */
+	BPFMAP_BATCH_OPTS(exist, .elem_flags = BPFMAP_EXIST);
+	uint32_t ekeys[3] = { keys[1], keys[0], keys[2] };
+	uint64_t evals[3] = { 501, 502, 503 };
+
+	count = 3;
+	assert_errno(bpfmap_update_batch(map, ekeys, evals, &count, &exist), ENOENT);
+	assert_int_equal(count, 1);
+	assert_int_equal(bpfmap_lookup_elem(map, &keys[1], &out), 0);
+	assert_int_equal(out, 501);
+	assert_errno(bpfmap_lookup_elem(map, &keys[0], &out), ENOENT);
+	assert_int_equal(bpfmap_lookup_elem(map, &keys[2], &out), 0);
+	assert_int_not_equal(out, 503);
 	bpfmap_free(map);
 }
 

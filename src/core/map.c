@@ -357,8 +357,10 @@ static int batch_write(struct bpfmap *map, const void *keys, const void *values,
 	uint32_t n, done, stride;
 	int err;
 
+	/* EXIST as bpf-next's BPF_F_CPU series allows it (Linux 6.18: EINVAL). */
 	err = batch_prologue(map, count, opts, false, true,
-			     update ? BPFMAP_F_LOCK | PERCPU_FLAGS : BPFMAP_F_LOCK, &elem_flags);
+			     update ? BPFMAP_EXIST | BPFMAP_F_LOCK | PERCPU_FLAGS : BPFMAP_F_LOCK,
+			     &elem_flags);
 	if (err <= 0)
 		return map_result(err);
 	if (!keys || (update && !values))

@@ -670,11 +670,13 @@ struct batch_opts_choice {
 	const struct bpfmap_batch_opts *p; /* NULL or &buf.opts */
 	bool bad;     /* EINVAL by the options alone */
 	bool lock;    /* elem_flags asks for BPFMAP_F_LOCK */
+	bool exist;   /* elem_flags is update_batch's BPFMAP_EXIST */
 };
 
 /* @writes: update_batch or delete_batch, which ignore opts.flags as the
- * kernel's generic batch code does (the lookup batches refuse it). */
-static void decode_batch_opts(const struct fuzz *f, uint8_t b, bool writes,
+ * kernel's generic batch code does (the lookup batches refuse it);
+ * @update: update_batch, which takes EXIST (bpf-next's BPF_F_CPU series). */
+static void decode_batch_opts(const struct fuzz *f, uint8_t b, bool writes, bool update,
 			      struct batch_opts_choice *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -692,9 +694,10 @@ static void decode_batch_opts(const struct fuzz *f, uint8_t b, bool writes,
 		c->lock = true;
 		c->bad = !has_lock(f);
 		break;
-	case 4: /* the update modes are not batch elem_flags */
+	case 4: /* the update modes: only update_batch's EXIST */
 		c->buf.opts.elem_flags = (b >> 3 & 1) ? BPFMAP_NOEXIST : BPFMAP_EXIST;
-		c->bad = true;
+		c->exist = update && c->buf.opts.elem_flags == BPFMAP_EXIST;
+		c->bad = !c->exist;
 		break;
 	case 5:
 		c->buf.opts.flags = 1ULL << (b >> 3 & 63);
@@ -867,7 +870,7 @@ static void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 
 	if (!in_cur || !out_cur)
 		abort();
-	decode_batch_opts(f, how, false, &c);
+	decode_batch_opts(f, how, false, false, &c);
 	trace("%s walk opts %u%s", what, how & 7, how & 0x40 ? " (bogus cursor)" : "");
 	if (!can_read(f) || (do_delete && !can_write(f)))
 		errs |= ERR(EPERM);
@@ -945,7 +948,7 @@ static void op_update_batch(struct fuzz *f, struct input *in)
 
 	if (!keys || !vals)
 		abort();
-	decode_batch_opts(f, u8(in), true, &c);
+	decode_batch_opts(f, u8(in), true, true, &c);
 	for (uint32_t i = 0; i < n; i++) {
 		ids[i] = key_id(in);
 		memcpy(keys + (size_t)i * f->ks, f->key[ids[i]], f->ks);
@@ -963,13 +966,18 @@ static void op_update_batch(struct fuzz *f, struct input *in)
 			expect_err("update_batch", ret, e, errs);
 		goto out;
 	}
-	/* Each element as update_elem(ANY), in order, up to the first error;
-	 * an LRU map evicts instead of -E2BIG, its victims learned after. */
+	/* Each element as update_elem(ANY, or EXIST), in order, up to the
+	 * first error; an LRU map evicts instead of -E2BIG, its victims
+	 * learned after. */
 	bool evicted = false;
 
 	for (; done < n; done++) {
 		unsigned id = ids[done];
 
+		if (c.exist && !f->m.present[id]) {
+			want = -ENOENT;
+			break;
+		}
 		if (!f->m.present[id] && f->m.count >= (f->lru ? f->lru_cap : f->max_entries)) {
 			if (!f->lru) {
 				want = -E2BIG;
@@ -1008,7 +1016,7 @@ static void op_delete_batch(struct fuzz *f, struct input *in)
 
 	if (!keys)
 		abort();
-	decode_batch_opts(f, u8(in), true, &c);
+	decode_batch_opts(f, u8(in), true, false, &c);
 	for (uint32_t i = 0; i < n; i++) {
 		ids[i] = key_id(in);
 		memcpy(keys + (size_t)i * f->ks, f->key[ids[i]], f->ks);
