@@ -449,7 +449,7 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
  * and values in turn (packed arrays); stops at the first error.
  * @opts:  NULL, or elem_flags 0, BPFMAP_EXIST, BPFMAP_F_LOCK and the per-CPU
  *         flags, as bpf-next's BPF_F_CPU series takes them (Linux 6.18
- *         refuses EXIST here; NOEXIST neither does); flags is ignored, as
+ *         refuses EXIST here; neither takes NOEXIST); flags is ignored, as
  *         in the kernel.
  * @count: in: number of elements; out: number updated before the error.
  * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
