@@ -192,16 +192,14 @@ static ALWAYS_INLINE int chain_lookup_bulk_sized(struct chain *c, const char *ke
 	return found;
 }
 
+/* The walk sets errno on a miss; leaving a section does not touch it. */
 void *chain_lookup_sectioned(struct bpfmap *map, const void *key)
 {
 	void *v;
-	int e;
 
 	rcu_lock();
 	v = to_chain(map)->lookup_walk(map, key);
-	e = errno;
 	rcu_unlock();
-	errno = e;
 	return v;
 }
 

@@ -295,12 +295,11 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 		 * back with a grace period, and packed chains need a third of
 		 * the arena at most (rtab_remove_locked).  Never wait for one. */
 		rtab_elem_unused(r, idx);
-		count_insert_end(&r->count, ticket, false);
 		ret = -ENOMEM;
-		goto unlock;
+	} else {
+		ret = RTAB_RETRY;
 	}
 	count_insert_end(&r->count, ticket, false);
-	ret = RTAB_RETRY;
 unlock:
 	rtab_unlock_bucket(g);
 	return ret;
