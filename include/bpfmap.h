@@ -313,7 +313,8 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  * @flags: BPFMAP_ANY, BPFMAP_NOEXIST or BPFMAP_EXIST, optionally with
  *         BPFMAP_F_LOCK (copy under the value's spin lock).
  * An existing element's value is overwritten in place, so replacing a key in a
- * full map always succeeds.  The spin lock field, if any, is never copied: a
+ * full map always succeeds; on an LRU map that marks the element used, as a
+ * program-view lookup does (the kernel's LRU updates do the same).  The spin lock field, if any, is never copied: a
  * new element's lock starts free, an existing one keeps its state (a
  * deleted key's position reused at once by an insert inside a read-side
  * section is free once the deleted key's holder, if any, lets it go).

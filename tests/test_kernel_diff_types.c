@@ -602,10 +602,15 @@ static void run_lru(int type, uint32_t me, uint32_t flags)
 	struct bpfmap *m = ours_create(type, 8, 8, me, flags, &err);
 	uint64_t *v = calloc(g_cpus, 8), *ok = calloc(g_cpus, 8), *ob = calloc(g_cpus, 8);
 	uint64_t n = 3ULL * me, key, cursor;
-	uint32_t count_k = 0, count_b = 0, recent = me / 8;
+	uint32_t count_k = 0, count_b = 0;
 	/* Per-CPU lists: all inserts come from one CPU, whose list holds
 	 * max_entries / CPUs, in both. */
 	uint32_t cap = flags & BPF_F_NO_COMMON_LRU ? me / g_cpus : me;
+	/* The newest keys survive in both.  In bpfmap those in the probation
+	 * queue, a tenth of a list at least: every 7th key's update marks it
+	 * used, and used keys go before unused ones older than that
+	 * (docs/MAPS.md, "LRU maps"). */
+	uint32_t recent = cap / 16;
 
 	if (fd < 0 || !m) {
 		CHECK(0, "lru type %d me=%u: kernel %d, bpfmap %d", type, me, fd, err);

@@ -609,6 +609,93 @@ static void test_marks_every_lookup(void **state)
 }
 
 /*
+ * An update of a present key marks it used, as in the kernel (whose LRU
+ * update sets the new element's reference bit, and LRU_PERCPU_HASH's the
+ * element's own): by the syscall view with BPFMAP_EXIST or BPFMAP_ANY, by
+ * the program view, in a batch, and of one CPU's slot (BPFMAP_F_CPU, per-CPU
+ * maps).  A full map in which every 8th key was updated keeps those keys
+ * while half as many new keys come in; an update that did not mark would
+ * lose its key.  Keys of 4 and 8 bytes with word values take the flat
+ * table's lock-free stores after a thread's first update; 24-byte values
+ * and 16-byte keys the locked paths.
+ */
+enum update_how { UPD_EXIST, UPD_ANY, UPD_PROG, UPD_BATCH, UPD_CPU, UPD_HOWS };
+
+static const char *const update_how_name[] = { "EXIST", "ANY", "program view", "batch",
+					       "F_CPU" };
+
+static int update_how(struct bpfmap *map, const void *key, const void *value,
+		      enum update_how how)
+{
+	BPFMAP_BATCH_OPTS(opts, .elem_flags = BPFMAP_EXIST);
+	uint32_t one = 1;
+
+	switch (how) {
+	case UPD_EXIST:
+		return bpfmap_update_elem(map, key, value, BPFMAP_EXIST);
+	case UPD_ANY:
+		return bpfmap_update_elem(map, key, value, BPFMAP_ANY);
+	case UPD_PROG:
+		return bpfmap_update(map, key, value, BPFMAP_ANY);
+	case UPD_BATCH:
+		return bpfmap_update_batch(map, key, value, &one, &opts);
+	default:
+		return bpfmap_update_elem(map, key, value,
+					  BPFMAP_F_CPU | (uint64_t)(nr_cpus - 1) << 32);
+	}
+}
+
+static void update_marks_case(const struct variant *v, uint32_t ks, uint32_t vs,
+			      enum update_how how, void *value)
+{
+	/* Per-CPU lists: the pinned thread's list holds size. */
+	uint32_t size = 256, max = common_lru(v) ? size : size * nr_cpus;
+	uint8_t key[16] = { 0 };
+	struct bpfmap *map = variant_create(v, ks, vs, max);
+
+	for (uint32_t i = 0; i < size; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_update_elem(map, key, value, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < size; i += 8) {
+		memcpy(key, &i, 4);
+		assert_int_equal(update_how(map, key, value, how), 0);
+	}
+	for (uint32_t i = size; i < size + size / 2; i++) {
+		memcpy(key, &i, 4);
+		assert_int_equal(bpfmap_update_elem(map, key, value, BPFMAP_NOEXIST), 0);
+	}
+	for (uint32_t i = 0; i < size; i += 8) {
+		memcpy(key, &i, 4);
+		if (bpfmap_lookup_elem(map, key, value))
+			fail_msg("%s%s%s, key %u of %u bytes, values of %u, %s update: evicted",
+				 v->type == BPFMAP_TYPE_LRU_HASH ? "LRU_HASH" : "LRU_PERCPU_HASH",
+				 common_lru(v) ? "" : ", per-CPU lists", v->chain ? ", chained" : "",
+				 i, ks, vs, update_how_name[how]);
+	}
+	assert_int_equal(walk_count(map, ks), size);
+	bpfmap_free(map);
+}
+
+static void test_marks_every_update(void **state)
+{
+	static const uint32_t key_sizes[] = { 4, 8, 16 }, value_sizes[] = { 8, 24 };
+	const struct variant *v = variant_of(state);
+	void *value = calloc(nr_cpus, 24); /* a per-CPU map's syscall view: a slot per CPU */
+
+	assert_non_null(value);
+	pin_to(0);
+	for (size_t k = 0; k < N_OF(key_sizes); k++)
+		for (size_t s = 0; s < N_OF(value_sizes); s++)
+			for (int how = 0; how < UPD_HOWS; how++)
+				if (how != UPD_CPU || v->type == BPFMAP_TYPE_LRU_PERCPU_HASH)
+					update_marks_case(v, key_sizes[k], value_sizes[s],
+							  (enum update_how)how, value);
+	test_unpin();
+	free(value);
+}
+
+/*
  * A map that fills up without evictions gathers more new elements than the
  * flat table's ring holds (an eighth of max_entries and 4096): the oldest
  * move on to the main queue in epochs of about max_entries / 8, and the
@@ -976,7 +1063,7 @@ int main(void)
 		SANITY_PERCPU(test_sanity6), SANITY(test_sanity7),	  SANITY(test_sanity8),
 		SANITY(test_lru_rules),	     SANITY_PERCPU(test_no_common_rounding),
 		SANITY(test_section_inserts_bounded), SANITY(test_section_churn_keeps_keys),
-		test_entry(test_marks_every_lookup),
+		test_entry(test_marks_every_lookup),		SANITY(test_marks_every_update),
 		test_entry(test_ring_turnover),
 		test_entry(test_demoted_epochs),
 		SANITY_COMMON(test_model_diff),

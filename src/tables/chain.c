@@ -238,6 +238,8 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
 		if (!stores_on(&c->lockfree_store))
 			return CHAIN_TAKE_LOCK;
 		chain_store_value_word(c, e, value);
+		if (c->evict)
+			chain_lru_touch(c, e);
 		return 0;
 	}
 	if (mode == BPFMAP_EXIST)
@@ -310,6 +312,8 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			} else if (!chain_write_value_locked(c, e, value, part)) {
 				chain_value_wait(c, b, &value_lock(&c->map, elem_value(c, e))->val);
 				continue;
+			} else if (c->evict) {
+				chain_lru_touch(c, e); /* an update is a use, as in the kernel */
 			}
 		} else if (mode == BPFMAP_EXIST) {
 			ret = -ENOENT;

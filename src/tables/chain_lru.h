@@ -9,9 +9,9 @@
  * as in S3-FIFO (Yang et al., SOSP 2023): new elements join the small
  * probation queue; an eviction takes from it while it holds more than
  * CHAIN_LRU_NEW_PERCENT of the list, else from the main queue.  A
- * program-view lookup raises the element's reference count (saturating at
- * CHAIN_LRU_REF_MAX, one relaxed store, and none once saturated); syscall
- * lookups leave it alone, as the kernel's do.  At the head of the
+ * program-view lookup, and an update of a present key, raise the element's
+ * reference count (saturating at CHAIN_LRU_REF_MAX, one relaxed store, and
+ * none once saturated); syscall lookups leave it alone, as the kernel's do.  At the head of the
  * probation queue, an element that was used moves to the main queue and
  * one that was not is the victim, so keys used once (a scan, a one-off
  * flow) go before they can push out the keys in use; at the head of the
@@ -70,7 +70,7 @@
 struct chain_lru_tag {
 	uint64_t stamp; /* atomic: clock_ticks() of its insert or last second chance */
 	uint16_t list;  /* the LRU list it is on */
-	uint8_t ref;    /* atomic: raised by program-view lookups */
+	uint8_t ref;    /* atomic: raised by program-view lookups and updates */
 	uint8_t queue;  /* CHAIN_LRU_NEW or CHAIN_LRU_MAIN */
 	uint8_t pad_[4];
 };
@@ -88,7 +88,7 @@ static ALWAYS_INLINE struct chain_lru_tag *chain_lru_tag(const struct chain *c,
 	return (struct chain_lru_tag *)(void *)((char *)e->data + c->lru_off);
 }
 
-/* A program-view lookup's mark. */
+/* A program-view lookup's mark, or an update's. */
 static ALWAYS_INLINE void chain_lru_touch(const struct chain *c, const struct chain_elem *e)
 {
 	struct chain_lru_tag *t = chain_lru_tag(c, e);

@@ -6,7 +6,8 @@
  * elements join the small probation queue, in insertion order; an eviction
  * takes from it while it holds more than FLAT_LRU_SMALL_PERCENT of the map,
  * else from the main queue.  At the head of the small queue an element that
- * a program-view lookup used since its insert moves to the main queue, one
+ * a program-view lookup or an update used since its insert (the kernel's
+ * marks: its syscall lookups mark nothing) moves to the main queue, one
  * that was not used is the victim, so keys used once (a scan, a one-off
  * flow) go before they can push out the keys in use.  The main queue is a
  * CLOCK over the table's positions: a used element loses its mark and stays,
@@ -16,7 +17,8 @@
  * and value plus about 6 of table: a byte of state, and half a byte of
  * ring.
  *  - State, per value index (the position, or its element where the table
- *    has elements): the mark (REF, set by program-view lookups: one load
+ *    has elements): the mark (REF, set by program-view lookups and by
+ *    updates of a present key: one load
  *    and, when clear, one atomic or), SMALL (in the small queue), and a
  *    2-bit generation, raised at each insert into the position.  A byte, not
  *    four bits: the mark is then one compare with memory in the lookups,
@@ -151,6 +153,15 @@ static ALWAYS_INLINE void flat_lru_touch_index(uint8_t *state, size_t vi)
 {
 	if (!(__atomic_load_n(&state[vi], __ATOMIC_RELAXED) & FLAT_LRU_REF))
 		__atomic_fetch_or(&state[vi], FLAT_LRU_REF, __ATOMIC_RELAXED);
+}
+
+/* An update's mark on position @pos, whose key it found: the kernel's LRU
+ * maps count an update of a present key as a use, as a program's lookup.
+ * Nothing for a map that does not evict. */
+static ALWAYS_INLINE void flat_lru_touch_pos(const struct flat *f, uint32_t pos)
+{
+	if (f->lru_state)
+		flat_lru_touch_index(f->lru_state, flat_elem_of(f, pos));
 }
 
 /* The mark on the value at @v: its value index from the address by an exact

@@ -125,6 +125,7 @@ static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hin
 	if (likely(__atomic_load_n(state, STORE_WINDOW_ORDER) == STORES_ON) &&
 	    likely(flat_hint_ok(f, hint, tag, ks, small))) {
 		__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w, __ATOMIC_RELEASE);
+		flat_lru_touch_pos(f, hint);
 		done = true;
 	}
 	store_window_leave(win);
@@ -422,6 +423,7 @@ static ALWAYS_INLINE int flat_update_locked(struct flat *f, const void *key, con
 		if (likely(flat_hint_ok(f, hint, tag, ks, small))) {
 			__atomic_store_n((uint64_t *)(void *)flat_value_at(f, hint), w,
 					 __ATOMIC_RELEASE);
+			flat_lru_touch_pos(f, hint);
 			seq_spin_unlock(lock);
 			return 0;
 		}
@@ -440,7 +442,9 @@ retry:
 	if (pos != FLAT_NONE) {
 		if (mode == BPFMAP_NOEXIST)
 			ret = -EEXIST;
-		else if (!flat_write_value(f, pos, value, part))
+		else if (flat_write_value(f, pos, value, part))
+			flat_lru_touch_pos(f, pos);
+		else
 			busy = &value_lock(&f->map, flat_value_at(f, pos))->val;
 		goto out;
 	}
