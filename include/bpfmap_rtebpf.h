@@ -30,9 +30,12 @@
  * lookup's result without checking it is accepted and crashes on a miss.
  * Nor does it keep a program from the 16-byte handles its map loads point
  * at (they name the function a lookup calls): loading refuses any read or
- * write through a map pointer, a map pointer stored anywhere but whole in
- * a stack slot, and a stack pointer stored outside the stack.  Loading
- * reports each of these with the instruction at fault.
+ * write through a map pointer (or through a part of one, however it was
+ * loaded or put back together), a map pointer stored anywhere but whole in
+ * a stack slot or passed in any argument but a map helper's first, a stack
+ * pointer stored outside the stack, and a jump into the second half of a
+ * 64-bit immediate load.  Loading reports each of these with the
+ * instruction at fault.
  *
  * Concurrency: a loaded program may run in any number of threads at once.
  * Pointers its lookups return are valid inside a bpfmap read-side section;
@@ -74,10 +77,18 @@ struct bpfmap_rtebpf_map {
  *    calls to them;
  *  - per map, "<helper>__<map name>" (bpf_map_lookup_elem__flows, ...)
  *    declared with that map's own sizes: bpfmap_rtebpf_load() rewrites each
- *    helper call to its map's entry;
+ *    helper call to its map's entry (and a program may call one by name,
+ *    with that map only);
  *  - the maps as variables, by name, and the string kfuncs, by name.
  * @maps: @nb_maps maps with distinct names (at most 64); they must outlive
  * every program loaded with the table.
+ * Only bpfmap_rtebpf_load() checks that a program reaches a map's handle
+ * (the variable a map load points at: the lookup function and the map) in
+ * no other way than by passing it to a helper as its map, and that each
+ * call receives the map it was declared for: rte_bpf's validator checks
+ * sizes only.  A program loaded with this table by rte_bpf_elf_load() or
+ * rte_bpf_load() is trusted not to read, write or fake a handle, which
+ * would let it call any address.
  * Returns the table (free it with bpfmap_rtebpf_syms_free()), with its
  * length in *@nb_xsym, or NULL with errno EINVAL (NULL arguments, an empty
  * or duplicate name, a name over 64 bytes, too many maps) or ENOMEM.

@@ -54,7 +54,7 @@ static const char *given_maps(const struct bpfmap_rtebpf_map *maps, uint32_t n, 
  * for bind_helpers(), or -errno. */
 static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 		       const struct rte_bpf_xsym *syms, const struct bpfmap_rtebpf_map *maps,
-		       uint32_t nb_maps, int *map_load, struct rtebpf_log *log)
+		       uint32_t nb_maps, int *map_load, int *named_map, struct rtebpf_log *log)
 {
 	struct ebpf_insn *ins = &e->insns[r->insn];
 	char list[512];
@@ -99,8 +99,11 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 					       "code",
 					  r->insn, r->sym, r->section);
 		/* A map helper called by name is bound to its map below, as a
-		 * call by number is. */
+		 * call by number is; one named for a map ("<helper>__<map>")
+		 * must receive that map. */
 		f = rtebpf_helper_named(r->sym);
+		if (f < 0)
+			f = rtebpf_syms_map_helper_named(syms, r->sym, &named_map[r->insn]);
 		if (f >= 0) {
 			ins->imm = f;
 			ins->src_reg = 0;
@@ -119,23 +122,39 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 			  r->insn, r->type, r->sym);
 }
 
-/* Point every helper call at the entry of the map it receives. */
-static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
-			const bool *relocated, const int *map_load, struct rtebpf_log *log)
+/* The registers of arguments @from .. @nb_args, as rtebpf_mapflow's bits. */
+static uint8_t arg_regs(uint32_t from, uint32_t nb_args)
 {
-	int *call_map = malloc((e->nb_insns ? e->nb_insns : 1) * sizeof(*call_map));
+	uint8_t m = 0;
+
+	for (uint32_t r = from; r <= nb_args && r <= 5; r++)
+		m |= (uint8_t)(1u << r);
+	return m;
+}
+
+/* Point every helper call at the entry of the map it receives.  A map goes
+ * to a map helper's first argument only: in another, or in a kfunc's, the
+ * function would read or copy the handle's bytes. */
+static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
+			const bool *relocated, const int *map_load, const int *named_map,
+			struct rtebpf_log *log)
+{
+	size_t n = e->nb_insns ? e->nb_insns : 1;
+	int *call_map = malloc(n * sizeof(*call_map));
+	uint8_t *arg_maps = malloc(n);
 	int err = 0;
 
-	if (!call_map)
+	if (!call_map || !arg_maps) {
+		free(call_map);
+		free(arg_maps);
 		return -ENOMEM;
+	}
 	uint32_t bad = 0;
 	const char *why = NULL;
 
-	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, call_map, &bad, &why);
+	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, call_map, arg_maps, &bad, &why);
 	if (err == -EINVAL)
-		err = rtebpf_log(log, "insn %u %s (a program may reach a map only by passing "
-				      "it to the map helpers)",
-				 bad, why);
+		err = rtebpf_log(log, "insn %u %s", bad, why);
 	for (uint32_t i = 0; !err && i < e->nb_insns; i++) {
 		struct ebpf_insn *ins = &e->insns[i];
 		const struct bpfmap_info *info;
@@ -145,8 +164,19 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 			i++;
 			continue;
 		}
-		if (!is_call(ins) || relocated[i])
+		if (!is_call(ins))
 			continue;
+		if (relocated[i]) { /* a kfunc (apply_reloc resolves nothing else) */
+			if (call_map[i] != RTEBPF_MAP_UNREACHED &&
+			    (arg_maps[i] & arg_regs(1, rtebpf_syms_nb_args(syms, ins->imm)))) {
+				err = rtebpf_log(log, "insn %u passes a map to the kfunc %s (a "
+						      "program may reach a map only by passing "
+						      "it to the map helpers)",
+						 i, syms[ins->imm].name);
+				break;
+			}
+			continue;
+		}
 		if (ins->src_reg != 0) {
 			err = rtebpf_log(log, "insn %u: a BPF-to-BPF call (offset %d): rte_bpf runs "
 					      "one function; mark the callee __always_inline",
@@ -172,6 +202,13 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 					 i, rtebpf_helper_name((enum rtebpf_helper)h));
 			break;
 		}
+		if (named_map[i] >= 0 && named_map[i] != k) {
+			err = rtebpf_log(log, "insn %u calls %s__%s with map \"%s\"", i,
+					 rtebpf_helper_name((enum rtebpf_helper)h),
+					 rtebpf_syms_map_name(syms, named_map[i]),
+					 rtebpf_syms_map_name(syms, k));
+			break;
+		}
 		info = rtebpf_syms_map_info(syms, k);
 		if (h == RTEBPF_MAP_LOOKUP_PERCPU && info->type != BPFMAP_TYPE_PERCPU_HASH &&
 		    info->type != BPFMAP_TYPE_LRU_PERCPU_HASH) {
@@ -181,8 +218,16 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 			break;
 		}
 		ins->imm = (int32_t)rtebpf_syms_map_helper(syms, k, (enum rtebpf_helper)h);
+		if (arg_maps[i] & arg_regs(2, rtebpf_syms_nb_args(syms, ins->imm))) {
+			err = rtebpf_log(log, "insn %u passes a map to %s other than as its first "
+					      "argument (a program may reach a map only by passing "
+					      "it to the map helpers)",
+					 i, rtebpf_helper_name((enum rtebpf_helper)h));
+			break;
+		}
 	}
 	free(call_map);
+	free(arg_maps);
 	return err;
 }
 
@@ -262,26 +307,27 @@ static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 		   const struct bpfmap_rtebpf_map *maps, uint32_t nb_maps, struct rtebpf_log *log)
 {
 	size_t n = e->nb_insns ? e->nb_insns : 1;
-	int *map_load = malloc(n * sizeof(*map_load));
+	int *map_load = malloc(n * sizeof(*map_load)), *named_map = malloc(n * sizeof(*named_map));
 	bool *relocated = calloc(n, sizeof(*relocated));
 	int err = 0;
 
-	if (!map_load || !relocated) {
+	if (!map_load || !named_map || !relocated) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		map_load[i] = -1;
+		map_load[i] = named_map[i] = -1;
 	for (uint32_t r = 0; r < e->nb_relocs && err >= 0; r++) {
-		err = apply_reloc(e, &e->relocs[r], syms, maps, nb_maps, map_load, log);
+		err = apply_reloc(e, &e->relocs[r], syms, maps, nb_maps, map_load, named_map, log);
 		relocated[e->relocs[r].insn] = err == 0;
 	}
 	if (err > 0)
 		err = 0;
 	if (!err)
-		err = bind_helpers(e, syms, relocated, map_load, log);
+		err = bind_helpers(e, syms, relocated, map_load, named_map, log);
 out:
 	free(map_load);
+	free(named_map);
 	free(relocated);
 	return err;
 }

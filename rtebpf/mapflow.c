@@ -13,20 +13,30 @@
  * loads of a map variable create map facts; register moves and 8-byte
  * spills and fills through r10 carry them.  A store through a register
  * that may point into the stack may change any slot: each slot may then
- * hold what it held or what was stored.
+ * hold what it held or what was stored.  Whatever is computed from a
+ * register or read from a slot keeps what it may be: the validator types a
+ * fill of any size or alignment by the slot its offset falls in, and keeps
+ * a pointer's type through arithmetic, so a half of a spilled map pointer,
+ * shifted and or-ed with the other half, is to it a map pointer again.
  *
  * The validator only checks sizes, so this is what keeps handles out of
  * reach: an access through a register that may hold a handle, and a store
  * of one anywhere but whole into an r10 slot, are refused, so that memory
  * other than the stack never holds a handle.  The result chooses which
  * sizes the validator is told; a call whose r1 is not one map on every
- * path is refused by the caller.
+ * path is refused by the caller, as is one that passes what may be a map
+ * in any other argument (load.c).  A jump into the second half of a 64-bit
+ * immediate load is refused here: the validator does not look there, and
+ * the helper binding would skip a call hidden in it.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rtebpf.h"
+
+/* What each refusal of a way to a handle adds. */
+#define REACH " (a program may reach a map only by passing it to the map helpers)"
 
 #define NREGS 11
 #define NSLOTS 64 /* 512 bytes of stack */
@@ -91,6 +101,39 @@ static bool whole_slot(const struct ebpf_insn *in)
 	return BPF_SIZE(in->code) == EBPF_DW && in->off % 8 == 0 && slot_of(in->off) >= 0;
 }
 
+static unsigned int size_bytes(const struct ebpf_insn *in)
+{
+	switch (BPF_SIZE(in->code)) {
+	case BPF_B:
+		return 1;
+	case BPF_H:
+		return 2;
+	case BPF_W:
+		return 4;
+	default:
+		return 8;
+	}
+}
+
+/* What a fill through r10 that is not one whole slot may load: anything
+ * the slots it touches may hold, and their neighbours' (the validator
+ * rounds the offset to a slot its own way), or any slot's if it reaches
+ * outside the frame. */
+static int16_t partial_fill(const struct state *s, const struct ebpf_insn *in)
+{
+	int first = slot_of((int16_t)(in->off + (int)size_bytes(in) - 1)), last = slot_of(in->off);
+	int16_t f = F_OTHER;
+
+	if (first < 0 || last < 0) {
+		first = 0;
+		last = NSLOTS - 1;
+	}
+	for (int k = first - 1; k <= last + 1; k++)
+		if (k >= 0 && k < NSLOTS)
+			f = join1(f, s->slot[k]);
+	return f;
+}
+
 static void regs(uint8_t *dst, uint8_t *src, const struct ebpf_insn *in)
 {
 	*dst = in->dst_reg & 0xf;
@@ -110,20 +153,20 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	switch (cls) {
 	case BPF_LDX:
 		if (bits(s->reg[src]) & MAY_MAP)
-			return "reads through a map pointer";
+			return "reads through a map pointer" REACH;
 		break;
 	case BPF_ST:
 	case BPF_STX:
 		if (bits(s->reg[dst]) & MAY_MAP)
-			return "writes through a map pointer";
+			return "writes through a map pointer" REACH;
 		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_MAP) &&
 		    (dst != EBPF_REG_10 || BPF_MODE(in->code) != BPF_MEM || !whole_slot(in)))
-			return "stores a map pointer other than whole into a stack slot";
+			return "stores a map pointer other than whole into a stack slot" REACH;
 		/* so that memory other than the stack never holds a pointer
 		 * into it, and what is loaded from there is not one */
 		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_STACK) &&
 		    (bits(s->reg[dst]) & ~MAY_STACK))
-			return "stores a pointer into the stack outside the stack";
+			return "stores a pointer into the stack outside the stack" REACH;
 		break;
 	default:
 		break;
@@ -152,13 +195,10 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint32_t i, s
 		}
 		break;
 	case BPF_LDX:
-		/* Less than 8 bytes is no pointer; memory other than the
-		 * stack holds neither handles nor stack pointers (refusal). */
-		k = slot_of(in->off);
-		if (BPF_SIZE(in->code) != EBPF_DW) {
-			s->reg[dst] = F_OTHER;
-		} else if (src == EBPF_REG_10) {
-			s->reg[dst] = whole_slot(in) ? s->slot[k] : F_OTHER;
+		/* Memory other than the stack holds neither handles nor stack
+		 * pointers (refusal). */
+		if (src == EBPF_REG_10) {
+			s->reg[dst] = whole_slot(in) ? s->slot[slot_of(in->off)] : partial_fill(s, in);
 		} else if (bits(s->reg[src]) & MAY_STACK) {
 			f = F_OTHER;
 			for (k = 0; k < NSLOTS; k++)
@@ -199,8 +239,14 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint32_t i, s
 			s->reg[dst] = (int16_t)-(bits(s->reg[dst]) | MAY_OTHER |
 						 (BPF_SRC(in->code) == BPF_X ? bits(s->reg[src]) : 0));
 		break;
-	case BPF_ALU:
-		s->reg[dst] = F_OTHER;
+	case BPF_ALU: /* the low half of a pointer is still one to the validator */
+		if (BPF_OP(in->code) == EBPF_MOV)
+			s->reg[dst] = BPF_SRC(in->code) == BPF_X
+					      ? (int16_t)-(bits(s->reg[src]) | MAY_OTHER)
+					      : F_OTHER;
+		else
+			s->reg[dst] = (int16_t)-(bits(s->reg[dst]) | MAY_OTHER |
+						 (BPF_SRC(in->code) == BPF_X ? bits(s->reg[src]) : 0));
 		break;
 	default: /* jumps: calls clobber r0-r5 */
 		if (in->code == (BPF_JMP | EBPF_CALL)) {
@@ -233,9 +279,49 @@ static void successors(const struct ebpf_insn *ins, uint32_t i, int64_t next[2])
 	}
 }
 
-int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load, int *call_map,
-		   uint32_t *bad, const char **why)
+static bool is_lddw(const struct ebpf_insn *in)
 {
+	return in->code == (BPF_LD | BPF_IMM | EBPF_DW);
+}
+
+/* The first jump into the second half of a 64-bit immediate load, or -1. */
+static int64_t jump_into_lddw(const struct ebpf_insn *ins, uint32_t n)
+{
+	bool *second = calloc(n ? n : 1, sizeof(*second));
+	int64_t bad = -1;
+
+	if (!second)
+		return -2;
+	for (uint32_t i = 0; i + 1 < n; i++)
+		if (is_lddw(&ins[i]))
+			second[++i] = true;
+	for (uint32_t i = 0; i < n && bad < 0; i++) {
+		int64_t next[2];
+
+		if (second[i])
+			continue;
+		successors(ins, i, next);
+		for (int j = 0; j < 2; j++)
+			if (next[j] >= 0 && next[j] < n && second[next[j]])
+				bad = i;
+	}
+	free(second);
+	return bad;
+}
+
+int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load, int *call_map,
+		   uint8_t *arg_maps, uint32_t *bad, const char **why)
+{
+	int64_t into = jump_into_lddw(insns, n);
+
+	if (into == -2)
+		return -ENOMEM;
+	if (into >= 0) {
+		*bad = (uint32_t)into;
+		*why = "jumps into the middle of a 64-bit immediate load";
+		return -EINVAL;
+	}
+
 	struct state *st = calloc(n ? n : 1, sizeof(*st));
 	uint32_t *work = malloc((n ? n : 1) * sizeof(*work));
 	bool *queued = calloc(n ? n : 1, sizeof(*queued));
@@ -293,6 +379,10 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		call_map[i] = !st[i].reached		? RTEBPF_MAP_UNREACHED
 			      : st[i].reg[EBPF_REG_1] >= 0 ? st[i].reg[EBPF_REG_1]
 							   : RTEBPF_MAP_UNKNOWN;
+		arg_maps[i] = 0;
+		for (int r = 1; st[i].reached && r <= 5; r++)
+			if (bits(st[i].reg[r]) & MAY_MAP)
+				arg_maps[i] |= (uint8_t)(1u << r);
 		if (st[i].reached && !*why && (*why = refusal(&insns[i], &st[i])))
 			*bad = i;
 	}

@@ -100,9 +100,16 @@ RTEBPF_HIDDEN uint64_t rtebpf_syms_map_addr(const struct rte_bpf_xsym *syms, int
 /* The entry of helper @h declared with map @map's sizes. */
 RTEBPF_HIDDEN uint32_t rtebpf_syms_map_helper(const struct rte_bpf_xsym *syms, int map,
 					      enum rtebpf_helper h);
-/* The entry of the function called @name (a kfunc or a named helper), or -1. */
+/* The entry of the kfunc called @name, or -1 (the map helpers are called by
+ * number, or by name through rtebpf_helper_named(), and bound to a map). */
 RTEBPF_HIDDEN int rtebpf_syms_func(const struct rte_bpf_xsym *syms, const char *name);
+/* The kernel's number of the helper whose per-map entry is called @name
+ * ("<helper>__<map>"), with *@map its map; or -1. */
+RTEBPF_HIDDEN int rtebpf_syms_map_helper_named(const struct rte_bpf_xsym *syms, const char *name,
+					       int *map);
 RTEBPF_HIDDEN uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms);
+/* How many arguments entry @e's function takes. */
+RTEBPF_HIDDEN uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e);
 /* The kfuncs' names, comma-separated, into @buf (for messages); @buf. */
 RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 
@@ -112,10 +119,13 @@ RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 
 /* @map_load[i]: the map that instruction i (a 64-bit immediate load) loads,
  * or -1.  Fills @call_map[i], for every instruction i, with the map r1
- * holds on entry to it (meaningful at calls).  0, -ENOMEM, or -EINVAL with
- * *@bad the first instruction that would reach a map's handle other than
- * through a helper, and *@why what it does. */
+ * holds on entry to it, and @arg_maps[i] with bit r set for each of r1-r5
+ * that may hold a map there (both meaningful at calls).  0, -ENOMEM, or
+ * -EINVAL with *@bad the first instruction that would reach a map's handle
+ * other than through a helper, or that jumps into the second half of a
+ * 64-bit immediate load, and *@why what it does. */
 RTEBPF_HIDDEN int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-				 int *call_map, uint32_t *bad, const char **why);
+				 int *call_map, uint8_t *arg_maps, uint32_t *bad,
+				 const char **why);
 
 #endif

@@ -58,9 +58,8 @@ static XFUNC uint64_t h_lookup_percpu(uint64_t m, uint64_t key, uint64_t cpu, ui
 {
 	const struct rtebpf_map *h = (const void *)(uintptr_t)m;
 
-	/* A CPU past 2^32 is past every CPU: ERANGE, not a wrapped index. */
-	if (cpu > UINT32_MAX)
-		cpu = UINT32_MAX;
+	/* The kernel's helper takes a u32: the register's upper half is
+	 * dropped, as there. */
 	return (uintptr_t)bpfmap_lookup_percpu(h->map, (const void *)(uintptr_t)key,
 					       (uint32_t)cpu);
 }
@@ -166,6 +165,7 @@ struct syms_tail {
 	uint32_t nb_maps;
 	uint32_t first_map_helper; /* entry of map 0's first helper */
 	uint32_t first_map_var;
+	uint32_t first_kfunc;
 	struct rtebpf_map handles[RTEBPF_MAX_MAPS];
 	struct bpfmap_info info[RTEBPF_MAX_MAPS];
 	char names[RTEBPF_MAX_MAPS][RTEBPF_NR_HELPERS + 1][RTEBPF_MAX_NAME + 32];
@@ -301,6 +301,7 @@ struct rte_bpf_xsym *bpfmap_rtebpf_syms(const struct bpfmap_rtebpf_map *maps, ui
 		x[e].var.val = &t->handles[i];
 		x[e].var.desc = arg(RTE_BPF_ARG_PTR, sizeof(t->handles[i]));
 	}
+	t->first_kfunc = e;
 	for (size_t k = 0; k < NR_KFUNCS; k++, e++) {
 		uint32_t nargs = (uint32_t)strlen(kfuncs[k].args);
 
@@ -353,10 +354,30 @@ int rtebpf_syms_func(const struct rte_bpf_xsym *syms, const char *name)
 {
 	const struct syms_tail *t = tail_of(syms);
 
-	for (uint32_t e = RTEBPF_HELPER_SLOTS; e < t->nb_xsym; e++)
-		if (syms[e].type == RTE_BPF_XTYPE_FUNC && !strcmp(syms[e].name, name))
+	/* Only the kfuncs: a per-map helper's entry called by its name would
+	 * take any r1 unchecked. */
+	for (uint32_t e = t->first_kfunc; e < t->nb_xsym; e++)
+		if (!strcmp(syms[e].name, name))
 			return (int)e;
 	return -1;
+}
+
+int rtebpf_syms_map_helper_named(const struct rte_bpf_xsym *syms, const char *name, int *map)
+{
+	const struct syms_tail *t = tail_of(syms);
+
+	for (uint32_t i = 0; i < t->nb_maps; i++)
+		for (int h = 0; h < RTEBPF_NR_HELPERS; h++)
+			if (!strcmp(t->names[i][h], name)) {
+				*map = (int)i;
+				return helpers[h].nr;
+			}
+	return -1;
+}
+
+uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e)
+{
+	return syms[e].func.nb_args;
 }
 
 uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms)

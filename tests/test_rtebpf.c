@@ -185,7 +185,9 @@ static void test_helpers_and_kfuncs(void **state)
 	if (!prog)
 		fail_msg("%s", log_buf);
 	for (size_t t = 0; t < sizeof(strs) / sizeof(strs[0]); t++) {
-		struct case_ctx c = { .in = { 0, 100000, strs[t].n, strs[t].c } };
+		/* CPU 0 with the upper half set: the per-CPU lookup's CPU is a
+		 * u32, as the kernel's helper's. */
+		struct case_ctx c = { .in = { 1ULL << 32, 100000, strs[t].n, strs[t].c } };
 		const char *s = c.str, *s2 = c.str2;
 		char ch = (char)strs[t].c;
 		size_t n = strs[t].n;
@@ -347,6 +349,15 @@ static void test_refusals(void **state)
 	expect_refused(&m, "rte/loop", EINVAL, "rte_bpf accepts no loops");
 	expect_refused(&m, "rte/handle_write", EINVAL, "writes through a map pointer");
 	expect_refused(&m, "rte/handle_swap", EINVAL, "other than whole into a stack slot");
+	/* Handles reached by partial or straddling fills, by a per-map
+	 * helper's name, or as an argument other than a map helper's first. */
+	expect_refused(&m, "rte/half_fills", EINVAL, "insn 8 reads through a map pointer");
+	expect_refused(&m, "rte/astride_fill", EINVAL, "insn 10 reads through a map pointer");
+	expect_refused(&m, "rte/helper_by_entry_name", EINVAL,
+		       "calls bpf_map_lookup_elem__other with map \"small\"");
+	expect_refused(&m, "rte/map_as_value", EINVAL,
+		       "passes a map to bpf_map_update_elem other than as its first argument");
+	expect_refused(&m, "rte/map_to_kfunc", EINVAL, "passes a map to the kfunc bpf_strnlen");
 	expect_refused(&m, "rte/oob", EINVAL, "insn 9: ldxdw r1, [r0 + 8]");
 	expect_refused(&m, "rte/nosuch", EINVAL, "no program section \"rte/nosuch\"");
 	expect_refused(&m, NULL, EINVAL, "several program sections");

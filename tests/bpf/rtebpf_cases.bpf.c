@@ -29,6 +29,8 @@ KF(int, bpf_strnstr, const char *, const char *, __SIZE_TYPE__);
 KF(int, bpf_strcasestr, const char *, const char *);
 KF(int, bpf_strncasestr, const char *, const char *, __SIZE_TYPE__);
 KF(int, bpf_strfoo, const char *); /* no such kfunc */
+/* A per-map helper called by name: it must receive its own map. */
+KF(void *, bpf_map_lookup_elem__other, void *, const void *);
 
 
 struct {
@@ -192,6 +194,73 @@ int handle_swap(struct case_ctx *c)
 	slot[0] = &small;
 	slot[i] = &pcpu;
 	return bpf_map_update_elem(slot[0], &k, &v, 0);
+}
+
+/* The two halves of a spilled map, filled 4 bytes at a time and put back
+ * together: rte_bpf's validator types each fill by its slot, so the result
+ * was the map pointer to it, and the handle was read (a helper's probe). */
+SEC("rte/half_fills")
+__attribute__((naked)) int half_fills(struct case_ctx *c)
+{
+	asm volatile("r6 = r1\n"
+		     "r0 = %[small] ll\n"
+		     "*(u64 *)(r10 - 16) = r0\n"
+		     "r1 = *(u32 *)(r10 - 16)\n"
+		     "r2 = *(u32 *)(r10 - 12)\n"
+		     "r2 <<= 32\n"
+		     "r1 |= r2\n"
+		     "r3 = *(u64 *)(r1 + 0)\n"
+		     "*(u64 *)(r6 + 32) = r3\n"
+		     "r0 = 0\n"
+		     "exit\n" ::[small] "i"(&small));
+}
+
+/* One 8-byte fill astride two slots that both hold the map, rotated. */
+SEC("rte/astride_fill")
+__attribute__((naked)) int astride_fill(struct case_ctx *c)
+{
+	asm volatile("r6 = r1\n"
+		     "r1 = %[small] ll\n"
+		     "*(u64 *)(r10 - 16) = r1\n"
+		     "*(u64 *)(r10 - 8) = r1\n"
+		     "r2 = *(u64 *)(r10 - 12)\n"
+		     "r3 = r2\n"
+		     "r3 >>= 32\n"
+		     "r2 <<= 32\n"
+		     "r2 |= r3\n"
+		     "r4 = *(u64 *)(r2 + 8)\n"
+		     "*(u64 *)(r6 + 32) = r4\n"
+		     "r0 = 0\n"
+		     "exit\n" ::[small] "i"(&small));
+}
+
+/* A per-map helper called by name with another map: it took any r1, and a
+ * neighbour's value was written through a result sized for map "other". */
+SEC("rte/helper_by_entry_name")
+int helper_by_entry_name(struct case_ctx *c)
+{
+	__u64 k = c->in[0], *p = bpf_map_lookup_elem__other(&small, &k);
+
+	if (p)
+		p[1] = c->in[1];
+	return 0;
+}
+
+/* A map as an update's value: the handle's bytes copied into a map. */
+SEC("rte/map_as_value")
+int map_as_value(struct case_ctx *c)
+{
+	__u64 k = 1;
+
+	return bpf_map_update_elem(&other, &k, &small, BPF_ANY);
+}
+
+/* A map as a kfunc's string: the handle's bytes read. */
+SEC("rte/map_to_kfunc")
+int map_to_kfunc(struct case_ctx *c)
+{
+	c->out[0] = bpf_strnlen((const char *)&small, 16);
+	return 0;
 }
 
 SEC("rte/loop")
