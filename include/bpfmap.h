@@ -106,7 +106,9 @@ enum bpfmap_type {
 /* Per-CPU maps only (bpf-next's values): one CPU's slot, the CPU number in
  * the upper 32 bits of the flags (BPFMAP_F_CPU | (uint64_t)cpu << 32), or
  * the same value into every CPU's slot (updates).  The value buffer is then
- * value_size bytes, one slot. */
+ * value_size bytes, one slot.  A one-CPU copy-out copies the whole value
+ * first, through the heap when it is over 512 bytes (and always for
+ * lookup_batch): -ENOMEM is then possible, as from the kernel's syscall. */
 #define BPFMAP_F_CPU 8ULL
 #define BPFMAP_F_ALL_CPUS 16ULL
 
@@ -325,9 +327,9 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *  -EEXIST  BPFMAP_NOEXIST and the key is present;
  *  -ENOENT  BPFMAP_EXIST and the key is absent;
  *  -E2BIG   the key is absent and the map already holds max_entries;
- *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC, or a chained HASH
- *           map's insert inside a read-side section while its pool's free
- *           elements all await reclamation), or an insert inside a
+ *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC, or a chained HASH or
+ *           PERCPU_HASH map's insert inside a read-side section while its
+ *           pool's free elements all await reclamation), or an insert inside a
  *           read-side section found too many deleted elements still
  *           awaiting reclamation (RHASH and chained PERCPU_HASH maps;
  *           docs/CONCURRENCY.md gives the counts; a chained
@@ -393,8 +395,10 @@ BPFMAP_API int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const voi
  * syscall allocates here too).
  * Order: bucket by bucket (preallocated maps: each bucket's keys in byte
  * order; chained maps: by position in the bucket); it depends on the seed.
- * Concurrency: lock-free.  A walk visits every key exactly once when nothing
- * changes meanwhile; under concurrent updates it may miss keys added or
+ * Concurrency: lock-free, but on an LRU map on the chained table (per-CPU
+ * lists, or keys over 8 bytes in maps under 16384 elements), whose
+ * elements are reused at once, each step locks the bucket it reads.  A walk
+ * visits every key exactly once when nothing changes meanwhile; under concurrent updates it may miss keys added or
  * removed during the walk, and restarts from the first key if @key has been
  * deleted (as the kernel does).
  * BPFMAP_TYPE_RHASH: exact.  Its order is (hash, key bytes), the same at

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* A map's hash parameters (design: hash/hash_params.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hash/hash_params.h"
 #include "hash/nh_hash.h"
@@ -46,9 +49,29 @@ void hash_params_random(struct hash_params *p)
 	while (got < sizeof(*p)) {
 		ssize_t n = getrandom(dst + got, sizeof(*p) - got, GRND_NONBLOCK);
 
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
+	}
+	if (got < sizeof(*p)) {
+		/* getrandom() refused (a seccomp filter) or would block (early
+		 * boot): /dev/urandom never blocks, and is independent bytes
+		 * all the same. */
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		while (fd >= 0 && got < sizeof(*p)) {
+			ssize_t n = read(fd, dst + got, sizeof(*p) - got);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 	if (got < sizeof(*p)) {
 		/* No entropy yet (early boot): varying parameters still beat

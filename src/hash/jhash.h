@@ -2,7 +2,9 @@
 /*
  * Bob Jenkins' lookup3 hash (public domain), in the two forms the kernel's
  * BPF hash map uses: jhash() over bytes and jhash2() over 32-bit words.  The
- * results equal the kernel's, so ZERO_SEED maps hash the kernel's way.
+ * results equal the kernel's.  No map uses it (ZERO_SEED maps take fixed
+ * parameters of bpfmap's own hash: docs/HASHING.md); the tests and the
+ * benchmark's hash comparison do.
  */
 #ifndef BPFMAP_HASH_JHASH_H
 #define BPFMAP_HASH_JHASH_H
