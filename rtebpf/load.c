@@ -323,6 +323,22 @@ static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 	}
 	if (err > 0)
 		err = 0;
+	/* The validator gives a 64-bit constant equal to a variable's address
+	 * that variable's type: a handle's address written out, rather than
+	 * relocated, would be a map pointer the analysis does not know. */
+	for (uint32_t i = 0; !err && i + 1 < e->nb_insns; i++) {
+		const struct ebpf_insn *ins = &e->insns[i];
+
+		if (!is_imm64(ins))
+			continue;
+		if (map_load[i] < 0 &&
+		    rtebpf_syms_in_handles(syms, (uint32_t)ins[0].imm |
+							 (uint64_t)(uint32_t)ins[1].imm << 32))
+			err = rtebpf_log(log, "insn %u loads the address of a map's handle without "
+					      "naming the map",
+					 i);
+		i++;
+	}
 	if (!err)
 		err = bind_helpers(e, syms, relocated, map_load, named_map, log);
 out:

@@ -108,6 +108,8 @@ RTEBPF_HIDDEN int rtebpf_syms_func(const struct rte_bpf_xsym *syms, const char *
 RTEBPF_HIDDEN int rtebpf_syms_map_helper_named(const struct rte_bpf_xsym *syms, const char *name,
 					       int *map);
 RTEBPF_HIDDEN uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms);
+/* Whether @addr lies in a map's handle (what a map load points at). */
+RTEBPF_HIDDEN bool rtebpf_syms_in_handles(const struct rte_bpf_xsym *syms, uint64_t addr);
 /* How many arguments entry @e's function takes. */
 RTEBPF_HIDDEN uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e);
 /* The kfuncs' names, comma-separated, into @buf (for messages); @buf. */

@@ -375,6 +375,13 @@ int rtebpf_syms_map_helper_named(const struct rte_bpf_xsym *syms, const char *na
 	return -1;
 }
 
+bool rtebpf_syms_in_handles(const struct rte_bpf_xsym *syms, uint64_t addr)
+{
+	const struct syms_tail *t = tail_of(syms);
+
+	return addr >= (uintptr_t)&t->handles[0] && addr < (uintptr_t)&t->handles[t->nb_maps];
+}
+
 uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e)
 {
 	return syms[e].func.nb_args;
