@@ -451,6 +451,58 @@ static void test_rhash_grow_without_memory(void **state)
 }
 
 /*
+ * RHASH deletes while every allocation fails: a deleted element goes back
+ * to the arena after its grace period all the same, though no batch could
+ * be allocated for it to wait in.  Such elements used to be dropped for
+ * good: a 64-entry map, after 1088 of those deletes (its 1024 spare and
+ * its 64), held no key and had no element left for an insert, which
+ * answered -ENOMEM inside a read-side section and waited for ever outside
+ * one.  First the deletes outside sections and the inserts inside (a
+ * control plane deleting, programs inserting: the deleter takes the
+ * waiting elements back when room runs low), then both in one long
+ * section, where an insert may find the arena dry until the section ends.
+ */
+static void test_rhash_deletes_without_memory(void **state)
+{
+	struct bpfmap *map = must_create(BPFMAP_TYPE_RHASH, 8, 8, 64, BPFMAP_F_NO_PREALLOC);
+	uint64_t k, i;
+	int rc = 0;
+
+	(void)state;
+	for (k = 0; k < 3000; k++) {
+		bpfmap_read_lock();
+		rc = bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST);
+		bpfmap_read_unlock();
+		assert_int_equal(rc, 0);
+		fail_one_in = 1; /* every allocation */
+		rc = bpfmap_delete_elem(map, &k);
+		fail_one_in = 0;
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(walk_count(map, 8), 0);
+	bpfmap_read_lock();
+	for (i = 0; i < 3000; i++, k++) {
+		rc = bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST);
+		if (rc == -ENOMEM)
+			break;
+		assert_int_equal(rc, 0);
+		fail_one_in = 1;
+		rc = bpfmap_delete_elem(map, &k);
+		fail_one_in = 0;
+		assert_int_equal(rc, 0);
+	}
+	bpfmap_read_unlock();
+	assert_int_equal(rc, -ENOMEM); /* every free element waiting: none lost */
+	/* Outside: every element back, and the whole capacity. */
+	for (i = 0; i < 64; i++, k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(map, &k, &k, BPFMAP_NOEXIST), -E2BIG);
+	assert_int_equal(walk_count(map, 8), 64);
+	bpfmap_free(map);
+	rcu_wait_deferred();
+}
+
+/*
  * RHASH where address space is short (an RLIMIT_AS, a sanitizer's layout):
  * an arena reserved for 2^31 elements does not fit, so the map takes half
  * the room again and again until it does, is created, and answers -ENOMEM
@@ -569,6 +621,7 @@ int main(void)
 		test_entry(test_lru_section_inserts_while_allocations_fail),
 		test_entry(test_lru_section_inserts_after_cpu_move),
 		test_entry(test_rhash_grow_without_memory),
+		test_entry(test_rhash_deletes_without_memory),
 		test_entry(test_rhash_short_address_space),
 		test_entry(test_get_next_key_long_keys),
 		test_entry(test_overlap_long_key),

@@ -67,6 +67,11 @@ void rtab_elem_unused(struct rtab *r, uint32_t idx)
 	slot_arena_free(&r->elems, idx);
 }
 
+static size_t rtab_orphan_bytes(const struct rtab *r)
+{
+	return ((size_t)r->elems.cap + 1) * sizeof(*r->orphan_next);
+}
+
 static void rtab_teardown(struct rtab *r)
 {
 	struct rtab_table *t = rtab_word_table(r->table);
@@ -81,6 +86,7 @@ static void rtab_teardown(struct rtab *r)
 		big_free(t);
 	}
 	free(r->retiring);
+	big_unreserve(r->orphan_next, rtab_orphan_bytes(r));
 	while (r->ripe) {
 		struct rtab_retired *next = r->ripe->next;
 
@@ -201,28 +207,44 @@ size_t rtab_table_mem(struct rtab *r)
 	return bytes;
 }
 
-/* Every element retired so far: the full batches and the one filling. */
-static struct rtab_retired *rtab_take_retired(struct rtab *r)
+/* Elements retired and not yet given back. */
+struct rtab_waiting {
+	struct rtab_retired *batches; /* linked by next */
+	uint32_t orphans;             /* linked through r->orphan_next */
+};
+
+/* Every element retired so far: the full batches, the one filling, and
+ * the orphans. */
+static struct rtab_waiting rtab_take_retired(struct rtab *r)
 {
-	struct rtab_retired *list;
+	struct rtab_waiting w;
 
 	spin_lock_word(&r->retire_lock);
-	list = r->ripe;
+	w.batches = r->ripe;
 	r->ripe = NULL;
 	if (r->retiring) {
-		r->retiring->next = list;
-		list = r->retiring;
+		r->retiring->next = w.batches;
+		w.batches = r->retiring;
 		r->retiring = NULL;
 	}
+	w.orphans = r->orphans;
+	r->orphans = RTAB_NONE;
 	spin_unlock_word(&r->retire_lock);
-	return list;
+	return w;
 }
 
-/* Outside any read-side section: @list's elements back to the arena after
- * one grace period from now. */
-static void rtab_release_all(struct rtab *r, struct rtab_retired *list)
+static bool rtab_waiting_any(struct rtab_waiting w)
 {
-	if (!list)
+	return w.batches || w.orphans != RTAB_NONE;
+}
+
+/* Outside any read-side section: @w's elements back to the arena after
+ * one grace period from now. */
+static void rtab_release_all(struct rtab *r, struct rtab_waiting w)
+{
+	struct rtab_retired *list = w.batches;
+
+	if (!rtab_waiting_any(w))
 		return;
 	rcu_synchronize();
 	while (list) {
@@ -232,20 +254,28 @@ static void rtab_release_all(struct rtab *r, struct rtab_retired *list)
 		free(list);
 		list = next;
 	}
+	if (w.orphans != RTAB_NONE && stores_may_fly(&r->lockfree_store))
+		store_windows_wait();
+	for (uint32_t idx = w.orphans, next; idx != RTAB_NONE; idx = next) {
+		/* Read first: once free, the element may be retired again. */
+		next = r->orphan_next[idx];
+		slot_arena_free(&r->elems, idx);
+	}
 }
 
 /*
- * Queued when an element starts a batch, so that what is retired goes back
- * within a worker's round even if nobody inserts: a batch that never filled
- * would otherwise keep its elements from the arena for good (a 48-entry map
- * churned then emptied held 92 KiB where it started with 10).  The flag
- * drops before the batches are taken, so that an element retired after it
- * queues the next flush.  Full batches wait for it too, rather than each
- * for a callback of its own: an insert that finds the arena dry then takes
- * them back itself after one grace period, instead of waiting for every
- * callback queued (liburcu's worker runs them about 10 ms apart, and a
- * full map turning over stalled that long every max(1024, max_entries / 4)
- * deletes: 10 us a pair at 1024 entries, where HASH takes 0.1).
+ * Queued when an element starts a batch (or the orphans), so that what is
+ * retired goes back within a worker's round even if nobody inserts: a
+ * batch that never filled would otherwise keep its elements from the arena
+ * for good (a 48-entry map churned then emptied held 92 KiB where it
+ * started with 10).  The flag drops before the batches are taken, so that
+ * an element retired after it queues the next flush.  Full batches wait
+ * for it too, rather than each for a callback of its own: an insert that
+ * finds the arena dry then takes them back itself after one grace period,
+ * instead of waiting for every callback queued (liburcu's worker runs them
+ * about 10 ms apart, and a full map turning over stalled that long every
+ * max(1024, max_entries / 4) deletes: 10 us a pair at 1024 entries, where
+ * HASH takes 0.1).
  */
 static void rtab_flush_retiring(struct rcu_head *head)
 {
@@ -260,36 +290,55 @@ static void rtab_flush_retiring(struct rcu_head *head)
 }
 
 /*
- * Without memory for a batch (malloc fails) the one retired is lost to the
- * arena, counted in r->lost and still in bpfmap_mem_usage: a slot of
- * capacity, never a key or a value, and only while malloc fails.
+ * Without memory for a batch (malloc fails), in the orphan list.  The
+ * element's own bytes cannot hold the link: readers may still read them
+ * until the grace period ends.  Such elements used to be dropped, and a
+ * map whose deletes met as many failures as its capacity and spare had no
+ * element left: inserts answered -ENOMEM inside a section and waited for
+ * ever outside one (docs/RHASH.md).  True when the list was empty, so that
+ * a flush is queued for it as for a batch just begun.
  */
+static bool rtab_orphan_locked(struct rtab *r, uint32_t idx)
+{
+	bool first = r->orphans == RTAB_NONE;
+
+	r->orphan_next[idx] = r->orphans;
+	r->orphans = idx;
+	if (idx > r->orphan_top)
+		__atomic_store_n(&r->orphan_top, idx, __ATOMIC_RELAXED);
+	/* No batch goes ripe to tell a deleter outside its section that
+	 * room is low (rtab_retire_settle): each orphan tells it. */
+	if (slot_arena_room(&r->elems) < RTAB_LOW_ROOM)
+		__atomic_store_n(&r->settle_due, true, __ATOMIC_RELAXED);
+	return first;
+}
+
 void rtab_elem_retire(struct rtab *r, uint32_t idx)
 {
-	uint32_t n;
+	bool begun; /* the first element waiting since the last take */
 
 	spin_lock_word(&r->retire_lock);
 	if (!r->retiring) {
 		r->retiring = malloc(sizeof(*r->retiring));
-		if (!r->retiring) {
-			spin_unlock_word(&r->retire_lock);
-			__atomic_fetch_add(&r->lost, 1, __ATOMIC_RELAXED);
-			return;
-		}
-		r->retiring->n = 0;
+		if (r->retiring)
+			r->retiring->n = 0;
 	}
-	TEST_HOOK(HOOK_RETIRE_LOCKED, &r->retire_lock);
-	r->retiring->idx[r->retiring->n++] = idx;
-	n = r->retiring->n;
-	if (n == RTAB_RETIRE_BATCH) {
-		r->retiring->next = r->ripe;
-		r->ripe = r->retiring;
-		r->retiring = NULL;
-		if (slot_arena_room(&r->elems) < RTAB_LOW_ROOM)
-			__atomic_store_n(&r->settle_due, true, __ATOMIC_RELAXED);
+	if (!r->retiring) {
+		begun = rtab_orphan_locked(r, idx);
+	} else {
+		TEST_HOOK(HOOK_RETIRE_LOCKED, &r->retire_lock);
+		r->retiring->idx[r->retiring->n++] = idx;
+		begun = r->retiring->n == 1;
+		if (r->retiring->n == RTAB_RETIRE_BATCH) {
+			r->retiring->next = r->ripe;
+			r->ripe = r->retiring;
+			r->retiring = NULL;
+			if (slot_arena_room(&r->elems) < RTAB_LOW_ROOM)
+				__atomic_store_n(&r->settle_due, true, __ATOMIC_RELAXED);
+		}
 	}
 	spin_unlock_word(&r->retire_lock);
-	if (n == 1 && handoff_get_once(&r->callbacks, &r->flush_queued))
+	if (begun && handoff_get_once(&r->callbacks, &r->flush_queued))
 		rcu_defer(&r->flush_rcu, rtab_flush_retiring);
 }
 
@@ -324,10 +373,10 @@ void rtab_settle_slow(struct rtab *r)
 
 void rtab_reclaim_now(struct rtab *r)
 {
-	struct rtab_retired *list = rtab_take_retired(r);
+	struct rtab_waiting w = rtab_take_retired(r);
 
-	if (list)
-		rtab_release_all(r, list);
+	if (rtab_waiting_any(w))
+		rtab_release_all(r, w);
 	else /* a flush in flight holds them */
 		rcu_wait_deferred();
 }
@@ -515,9 +564,13 @@ uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 		if (!slot_arena_init(&r->elems, cap, r->stride, 0)) {
 			if (!slot_arena_init(&r->groups, ocap, sizeof(struct rtab_group),
 					     offsetof(struct rtab_group, next))) {
-				r->arena = r->elems.base;
-				r->ogroups = (struct rtab_group *)(void *)r->groups.base;
-				return (uint32_t)limit;
+				r->orphan_next = big_reserve(rtab_orphan_bytes(r));
+				if (r->orphan_next) {
+					r->arena = r->elems.base;
+					r->ogroups = (struct rtab_group *)(void *)r->groups.base;
+					return (uint32_t)limit;
+				}
+				slot_arena_destroy(&r->groups);
 			}
 			slot_arena_destroy(&r->elems);
 		}
@@ -529,9 +582,14 @@ uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 	}
 }
 
+/* The orphans' links count up to the highest index linked: the pages
+ * below it that no orphan touched are counted too. */
 size_t rtab_arenas_mem(const struct rtab *r)
 {
-	return slot_arena_mem(&r->elems) + slot_arena_mem(&r->groups);
+	uint32_t top = __atomic_load_n(&r->orphan_top, __ATOMIC_RELAXED);
+
+	return slot_arena_mem(&r->elems) + slot_arena_mem(&r->groups) +
+	       (top ? big_reserve_used(((size_t)top + 1) * sizeof(*r->orphan_next)) : 0);
 }
 
 /* fork(): the locks that the callbacks take (sync/fork_guard.h). */

@@ -158,14 +158,24 @@ struct rtab {
 	uint32_t retire_lock;
 	struct rtab_retired *retiring;
 	struct rtab_retired *ripe; /* full batches, linked by next */
-	/* Queued when an element starts a batch, so that retired elements
-	 * go back within a worker's round even if nobody inserts. */
+	/* Elements retired when no batch could be allocated (malloc
+	 * failed): a list through orphan_next, an array of a link for each
+	 * element index reserved beside the arena (address space only; a
+	 * page costs memory once an orphan's link is in it), so that no
+	 * deleted element is ever kept from the arena for want of memory.
+	 * orphan_top: the highest index linked so far (rtab_arenas_mem). */
+	uint32_t orphans;       /* the first, RTAB_NONE: none */
+	uint32_t orphan_top;    /* atomic */
+	uint32_t *orphan_next;
+	/* Queued when an element starts a batch or the orphans, so that
+	 * retired elements go back within a worker's round even if nobody
+	 * inserts. */
 	struct rcu_head flush_rcu;
 	bool flush_queued; /* atomic: sync/handoff.h's handoff_get_once */
-	/* atomic: a batch went ripe with the arena's room low; the deleter
-	 * takes them back once outside its section (rtab_retire_settle). */
+	/* atomic: a batch went ripe, or an element joined the orphans, with
+	 * the arena's room low; the deleter takes them back once outside
+	 * its section (rtab_retire_settle). */
 	bool settle_due;
-	uint64_t lost;          /* atomic: retired without memory to wait in */
 	uint64_t callbacks;     /* sync/handoff.h: callbacks that touch the map */
 	uint32_t resize_lock;   /* trylock only: starting a resize */
 	/* Retired tables, cleared, kept mapped until the map goes (probes
