@@ -46,7 +46,8 @@ static void window_hook(enum test_hook_point point, const void *obj)
 		break;
 	}
 	case HOOK_ARENA_GIVING:
-		gives_locked += locked;
+		if (locked) /* a store from the reclaiming thread too would race */
+			gives_locked++;
 		break;
 	default:
 		break;
@@ -64,10 +65,18 @@ static void window_hook(enum test_hook_point point, const void *obj)
  */
 static void test_move_window_quiet(void **state)
 {
-	struct bpfmap *m = must_create(BPFMAP_TYPE_RHASH, 8, 8, 1u << 20, BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m;
 	uint64_t v = 1, n = 400000;
 
 	(void)state;
+#ifdef BPFMAP_TSAN
+	/* Its shadow pages fault on an address's first access, which are the
+	 * faults counted; the release and ASan builds run this. */
+	print_message("skipped under ThreadSanitizer: its shadow memory faults in the "
+		      "window measured\n");
+	skip();
+#endif
+	m = must_create(BPFMAP_TYPE_RHASH, 8, 8, 1u << 20, BPFMAP_F_NO_PREALLOC);
 	__atomic_store_n(&bpfmap_test_hook, window_hook, __ATOMIC_RELEASE);
 	for (uint64_t k = 0; k < n; k++)
 		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
