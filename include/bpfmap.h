@@ -94,7 +94,8 @@ enum bpfmap_type {
  * "Hashing and untrusted keys"). */
 #define BPFMAP_F_ZERO_SEED (1U << 6)
 /* bpfmap_update(), bpfmap_delete() and bpfmap_percpu_add() refuse with EPERM;
- * stores through a pointer from bpfmap_lookup() cannot be refused. */
+ * stores through a pointer from bpfmap_lookup() cannot be refused (but
+ * libbpfmap-rtebpf refuses, at load, a program that makes them). */
 #define BPFMAP_F_RDONLY_PROG (1U << 7)
 #define BPFMAP_F_WRONLY_PROG (1U << 8) /* bpfmap_lookup() refuses: NULL, errno EPERM */
 

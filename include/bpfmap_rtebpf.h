@@ -34,8 +34,9 @@
  * loaded or put back together), a map pointer stored anywhere but whole in
  * a stack slot or passed in any argument but a map helper's first, a stack
  * pointer stored outside the stack, and a jump into the second half of a
- * 64-bit immediate load.  Loading reports each of these with the
- * instruction at fault.
+ * 64-bit immediate load.  It also refuses, as the kernel's verifier does,
+ * a write through what a lookup in a BPFMAP_F_RDONLY_PROG map returned.
+ * Loading reports each of these with the instruction at fault.
  *
  * Concurrency: a loaded program may run in any number of threads at once.
  * Pointers its lookups return are valid inside a bpfmap read-side section;

@@ -152,7 +152,8 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 	uint32_t bad = 0;
 	const char *why = NULL;
 
-	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, call_map, arg_maps, &bad, &why);
+	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, rtebpf_syms_rdonly_maps(syms),
+			     call_map, arg_maps, &bad, &why);
 	if (err == -EINVAL)
 		err = rtebpf_log(log, "insn %u %s", bad, why);
 	for (uint32_t i = 0; !err && i < e->nb_insns; i++) {

@@ -25,7 +25,9 @@
  * other than the stack never holds a handle.  The result chooses which
  * sizes the validator is told; a call whose r1 is not one map on every
  * path is refused by the caller, as is one that passes what may be a map
- * in any other argument (load.c).  A jump into the second half of a 64-bit
+ * in any other argument (load.c).  What a lookup in a map that programs
+ * may only read (BPFMAP_F_RDONLY_PROG) returns may not be written through,
+ * as the kernel's verifier has it.  A jump into the second half of a 64-bit
  * immediate load is refused here: the validator does not look there, and
  * the helper binding would skip a call hidden in it.
  */
@@ -45,9 +47,10 @@
 #define MAY_STACK 1
 #define MAY_MAP 2
 #define MAY_OTHER 4
+#define MAY_RDONLY 8 /* into the value of a map programs may only read */
 #define F_STACK (-MAY_STACK)
 #define F_OTHER (-MAY_OTHER)
-#define F_ANY (-(MAY_STACK | MAY_MAP | MAY_OTHER))
+#define F_ANY (-(MAY_STACK | MAY_MAP | MAY_OTHER | MAY_RDONLY))
 
 struct state {
 	int16_t reg[NREGS];
@@ -159,6 +162,9 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	case BPF_STX:
 		if (bits(s->reg[dst]) & MAY_MAP)
 			return "writes through a map pointer" REACH;
+		if (bits(s->reg[dst]) & MAY_RDONLY)
+			return "writes into the value of a map that programs may only read "
+			       "(BPFMAP_F_RDONLY_PROG)";
 		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_MAP) &&
 		    (dst != EBPF_REG_10 || BPF_MODE(in->code) != BPF_MEM || !whole_slot(in)))
 			return "stores a map pointer other than whole into a stack slot" REACH;
@@ -174,8 +180,16 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	return NULL;
 }
 
+/* Whether call @in looks a value up in map @f (r1's fact), one of those
+ * in @rdonly: its result points into a value programs may only read. */
+static bool lookup_in_rdonly(const struct ebpf_insn *in, int16_t f, uint64_t rdonly)
+{
+	return (in->imm == 1 || in->imm == 195) && f >= 0 && f < 64 && (rdonly >> f & 1);
+}
+
 /* The state after instruction @i. */
-static void step(const struct ebpf_insn *ins, const int *map_load, uint32_t i, struct state *s)
+static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdonly, uint32_t i,
+		 struct state *s)
 {
 	const struct ebpf_insn *in = &ins[i];
 	uint8_t cls = in->code & 0x07, dst, src;
@@ -250,9 +264,11 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint32_t i, s
 		break;
 	default: /* jumps: calls clobber r0-r5 */
 		if (in->code == (BPF_JMP | EBPF_CALL)) {
+			s->reg[0] = lookup_in_rdonly(in, s->reg[EBPF_REG_1], rdonly)
+					    ? (int16_t)-(MAY_OTHER | MAY_RDONLY)
+					    : F_OTHER;
 			for (int r = 1; r <= 5; r++)
 				s->reg[r] = F_ANY;
-			s->reg[0] = F_OTHER;
 		}
 		break;
 	}
@@ -309,8 +325,9 @@ static int64_t jump_into_lddw(const struct ebpf_insn *ins, uint32_t n)
 	return bad;
 }
 
-int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load, int *call_map,
-		   uint8_t *arg_maps, uint32_t *bad, const char **why)
+int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
+		   uint64_t rdonly, int *call_map, uint8_t *arg_maps, uint32_t *bad,
+		   const char **why)
 {
 	int64_t into = jump_into_lddw(insns, n);
 
@@ -359,7 +376,7 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		head = (head + 1) % n;
 		count--;
 		queued[i] = false;
-		step(insns, map_load, i, &s);
+		step(insns, map_load, rdonly, i, &s);
 		successors(insns, i, next);
 		for (int j = 0; j < 2; j++) {
 			uint32_t t;

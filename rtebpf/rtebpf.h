@@ -110,6 +110,8 @@ RTEBPF_HIDDEN int rtebpf_syms_map_helper_named(const struct rte_bpf_xsym *syms, 
 RTEBPF_HIDDEN uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms);
 /* Whether @addr lies in a map's handle (what a map load points at). */
 RTEBPF_HIDDEN bool rtebpf_syms_in_handles(const struct rte_bpf_xsym *syms, uint64_t addr);
+/* Bit k set if map k is BPFMAP_F_RDONLY_PROG (at most 64 maps). */
+RTEBPF_HIDDEN uint64_t rtebpf_syms_rdonly_maps(const struct rte_bpf_xsym *syms);
 /* How many arguments entry @e's function takes. */
 RTEBPF_HIDDEN uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e);
 /* The kfuncs' names, comma-separated, into @buf (for messages); @buf. */
@@ -120,14 +122,16 @@ RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 #define RTEBPF_MAP_UNREACHED (-2)
 
 /* @map_load[i]: the map that instruction i (a 64-bit immediate load) loads,
- * or -1.  Fills @call_map[i], for every instruction i, with the map r1
+ * or -1; @rdonly: bit k set if programs may only read map k's values
+ * (helper calls are by number here).  Fills @call_map[i], for every
+ * instruction i, with the map r1
  * holds on entry to it, and @arg_maps[i] with bit r set for each of r1-r5
  * that may hold a map there (both meaningful at calls).  0, -ENOMEM, or
  * -EINVAL with *@bad the first instruction that would reach a map's handle
  * other than through a helper, or that jumps into the second half of a
  * 64-bit immediate load, and *@why what it does. */
 RTEBPF_HIDDEN int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-				 int *call_map, uint8_t *arg_maps, uint32_t *bad,
-				 const char **why);
+				 uint64_t rdonly, int *call_map, uint8_t *arg_maps,
+				 uint32_t *bad, const char **why);
 
 #endif

@@ -382,6 +382,17 @@ bool rtebpf_syms_in_handles(const struct rte_bpf_xsym *syms, uint64_t addr)
 	return addr >= (uintptr_t)&t->handles[0] && addr < (uintptr_t)&t->handles[t->nb_maps];
 }
 
+uint64_t rtebpf_syms_rdonly_maps(const struct rte_bpf_xsym *syms)
+{
+	const struct syms_tail *t = tail_of(syms);
+	uint64_t m = 0;
+
+	for (uint32_t i = 0; i < t->nb_maps; i++)
+		if (t->info[i].map_flags & BPFMAP_F_RDONLY_PROG)
+			m |= 1ULL << i;
+	return m;
+}
+
 uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e)
 {
 	return syms[e].func.nb_args;

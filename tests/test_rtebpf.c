@@ -364,6 +364,36 @@ static void test_refusals(void **state)
 	case_maps_free(&m);
 }
 
+/* A program may write into a looked-up value unless the map is
+ * BPFMAP_F_RDONLY_PROG: then loading refuses it, as the kernel's verifier
+ * does, where the program view could not (bpfmap.h). */
+static void test_rdonly_prog_values(void **state)
+{
+	struct case_maps m;
+	struct bpfmap_rtebpf_prog *prog;
+	struct case_ctx c = { .in = { 42 } };
+	uint32_t k = 0;
+	uint64_t v = 7;
+
+	(void)state;
+	case_maps_create(&m);
+	assert_int_equal(bpfmap_update_elem(m.small, &k, &v, BPFMAP_ANY), 0);
+	prog = load_case(&m, "rte/value_write");
+	if (!prog)
+		fail_msg("%s", log_buf);
+	assert_int_equal(bpfmap_rtebpf_run(prog, &c), 0);
+	assert_int_equal(c.out[0], 7);
+	assert_int_equal(bpfmap_lookup_elem(m.small, &k, &v), 0);
+	assert_int_equal(v, 42);
+	bpfmap_rtebpf_free(prog);
+	bpfmap_free(m.small);
+	m.small = must_create(BPFMAP_TYPE_HASH, 4, 8, 16, BPFMAP_F_RDONLY_PROG);
+	m.list[0].map = m.small;
+	expect_refused(&m, "rte/value_write", EINVAL,
+		       "writes into the value of a map that programs may only read");
+	case_maps_free(&m);
+}
+
 static void test_bad_objects(void **state)
 {
 	static const char junk[] = "\177ELF but not really an object at all";
@@ -493,7 +523,8 @@ int main(void)
 		test_entry(test_flow_count_threads), test_entry(test_flow_count_c_twin),
 		test_entry(test_helpers_and_kfuncs), test_entry(test_helpers_by_name),
 		test_entry(test_syms_with_rte_elf_load),
-		test_entry(test_refusals),	     test_entry(test_bad_objects),
+		test_entry(test_refusals),	     test_entry(test_rdonly_prog_values),
+		test_entry(test_bad_objects),
 		test_entry(test_jmp32_hint),	     test_entry(test_two_reloc_sections),
 	};
 

@@ -33,6 +33,7 @@
 
 /* Run the analysis; map_load[i] = @maps_at[i] for the LD_MAPs (by index). */
 static uint8_t arg_maps[64];
+static uint64_t rdonly_maps; /* BPFMAP_F_RDONLY_PROG maps, by bit */
 
 static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int *call_map)
 {
@@ -46,7 +47,7 @@ static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int 
 	uint32_t bad = 0;
 	const char *why = NULL;
 
-	int ret = rtebpf_mapflow(ins, n, map_load, call_map, arg_maps, &bad, &why);
+	int ret = rtebpf_mapflow(ins, n, map_load, rdonly_maps, call_map, arg_maps, &bad, &why);
 
 	if (ret)
 		print_message("refused at %u: %s\n", bad, why);
@@ -65,8 +66,9 @@ static void refused(const struct ebpf_insn *ins, uint32_t n, const int *loads, u
 		map_load[i] = -1;
 	for (uint32_t i = 0; loads[i] >= 0; i += 2)
 		map_load[loads[i]] = loads[i + 1];
-	assert_int_equal(rtebpf_mapflow(ins, n, map_load, call_map, arg_maps, &bad, &why),
-			 -EINVAL);
+	assert_int_equal(
+		rtebpf_mapflow(ins, n, map_load, rdonly_maps, call_map, arg_maps, &bad, &why),
+		-EINVAL);
 	assert_non_null(why);
 	assert_int_equal(bad, at);
 }
@@ -210,7 +212,7 @@ static void test_wild_jumps(void **state)
 	uint32_t bad;
 	const char *why;
 
-	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, m, arg_maps, &bad, &why), 0);
+	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, 0, m, arg_maps, &bad, &why), 0);
 }
 
 #define LDX_W(dst, src, off) { BPF_LDX | BPF_MEM | BPF_W, dst, src, off, 0 }
@@ -417,6 +419,41 @@ static void test_stores_through_lost_pointers(void **state)
 	refused(leak, N(leak), (const int[]){ -1 }, 2);
 }
 
+/* What a lookup in a BPFMAP_F_RDONLY_PROG map returns may be read, and
+ * passed on (here as an update's value), but not written through, however
+ * it was moved or spilled: the kernel's verifier refuses such writes. */
+static void test_rdonly_values(void **state)
+{
+	const struct ebpf_insn ins[] = {
+		LD_MAP(EBPF_REG_1),		     /* 0: map 1 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),     /* 2 */
+		ADD_IMM(EBPF_REG_2, -8),	     /* 3 */
+		CALL(1),			     /* 4: r0 into map 1's value */
+		JEQ_IMM(EBPF_REG_0, 0, 6),	     /* 5: -> 12 */
+		LDX_DW(EBPF_REG_3, EBPF_REG_0, 0),    /* 6: a read */
+		STX_DW(EBPF_REG_10, -16, EBPF_REG_0), /* 7: spilled */
+		LDX_DW(EBPF_REG_4, EBPF_REG_10, -16), /* 8: filled */
+		MOV_REG(EBPF_REG_5, EBPF_REG_4),      /* 9 */
+		ST_DW(EBPF_REG_5, 0, 1),	     /* 10: a write */
+		MOV_IMM(EBPF_REG_0, 0),		     /* 11 */
+		EXIT(),				     /* 12 */
+	};
+	const int loads[] = { 0, 1, -1 };
+	struct ebpf_insn reads[N(ins)];
+	int m[N(ins)];
+
+	(void)state;
+	flow(ins, N(ins), loads, m); /* map 1 writable */
+	rdonly_maps = 1u << 1;
+	refused(ins, N(ins), loads, 10);
+	memcpy(reads, ins, sizeof(reads));
+	reads[10] = (struct ebpf_insn)MOV_IMM(EBPF_REG_5, 0);
+	flow(reads, N(reads), loads, m);
+	rdonly_maps = 1u << 0; /* another map read-only */
+	flow(ins, N(ins), loads, m);
+	rdonly_maps = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +463,7 @@ int main(void)
 		test_entry(test_wild_jumps),
 		test_entry(test_partial_fills),
 		test_entry(test_map_arguments),
+		test_entry(test_rdonly_values),
 		test_entry(test_handles_out_of_reach),
 		test_entry(test_stores_through_lost_pointers),
 	};

@@ -263,6 +263,21 @@ int map_to_kfunc(struct case_ctx *c)
 	return 0;
 }
 
+/* A write into a looked-up value: refused when the map is
+ * BPFMAP_F_RDONLY_PROG, as the kernel's verifier refuses it. */
+SEC("rte/value_write")
+int value_write(struct case_ctx *c)
+{
+	__u32 k = 0;
+	__u64 *p = bpf_map_lookup_elem(&small, &k);
+
+	if (!p)
+		return 1;
+	c->out[0] = (__s64)*p;
+	*p = (__u64)c->in[0];
+	return 0;
+}
+
 SEC("rte/loop")
 int loop(struct case_ctx *c)
 {
