@@ -38,6 +38,15 @@
  * a write through what a lookup in a BPFMAP_F_RDONLY_PROG map returned.
  * Loading reports each of these with the instruction at fault.
  *
+ * Not a sandbox: rte_bpf's validator narrows a register's bounds from the
+ * other operand of a conditional jump whatever their types, so a program
+ * can make a pointer it offset by a computed number pass for one at a
+ * checked offset, and read or write memory around its stack, context or
+ * map values (handles included).  The checks above close the ways to a
+ * handle that the instructions show; they do not verify pointer arithmetic
+ * again.  Load programs you would trust inside the process (your own, or
+ * ones the kernel's verifier accepted), not hostile ones.
+ *
  * Concurrency: a loaded program may run in any number of threads at once.
  * Pointers its lookups return are valid inside a bpfmap read-side section;
  * bpfmap_rtebpf_run() and bpfmap_rtebpf_run_burst() open one around the

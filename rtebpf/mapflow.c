@@ -224,22 +224,23 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 		break;
 	case BPF_ST:
 	case BPF_STX:
-		f = cls == BPF_STX && BPF_MODE(in->code) == BPF_MEM && whole_slot(in) ? s->reg[src]
-										    : F_OTHER;
+		/* A store of part of a register (or an atomic add of one)
+		 * leaves what it may be in the slot as well: the validator
+		 * types the slot by the register whatever the size, and a
+		 * later fill, or halves put back together, are that pointer
+		 * to it again. */
+		f = cls == BPF_STX ? join1(s->reg[src], F_OTHER) : F_OTHER;
 		if (dst == EBPF_REG_10) {
 			k = slot_of(in->off);
 			if (k < 0)
 				break;
 			s->slot[k] = BPF_MODE(in->code) == BPF_MEM && whole_slot(in)
-					     ? f
-					     : join1(s->slot[k], F_OTHER);
+					     ? (cls == BPF_STX ? s->reg[src] : F_OTHER)
+					     : join1(s->slot[k], f);
 			if (in->off % 8 && k > 0)
-				s->slot[k - 1] = join1(s->slot[k - 1], F_OTHER);
+				s->slot[k - 1] = join1(s->slot[k - 1], f);
 		} else if (bits(s->reg[dst]) & MAY_STACK) {
-			store_anywhere(s, cls == BPF_STX && BPF_MODE(in->code) == BPF_MEM &&
-							  BPF_SIZE(in->code) == EBPF_DW
-						  ? join1(s->reg[src], F_OTHER)
-						  : F_OTHER);
+			store_anywhere(s, f);
 		}
 		break;
 	case EBPF_ALU64:

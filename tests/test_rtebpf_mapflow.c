@@ -419,6 +419,66 @@ static void test_stores_through_lost_pointers(void **state)
 	refused(leak, N(leak), (const int[]){ -1 }, 2);
 }
 
+#define STX_W_AT(dst, off, src) { BPF_STX | BPF_MEM | BPF_W, dst, src, off, 0 }
+
+/*
+ * A store of part of a register leaves what it may be in the slot: the
+ * validator types the slot by the register whatever the size, so halves
+ * stored and put back together are the pointer again (a helper's probe
+ * rebuilt a pointer to a spilled map's slot that way, wrote the context
+ * over the spill, and had the call bound to the map take the context as
+ * its handle; or rebuilt a read-only value's pointer and wrote through it).
+ */
+static void test_partial_stores(void **state)
+{
+	(void)state;
+	const struct ebpf_insn stack_halves[] = {
+		MOV_REG(EBPF_REG_6, EBPF_REG_1),       /* 0: the context */
+		LD_MAP(EBPF_REG_1),		      /* 1 */
+		STX_DW(EBPF_REG_10, -160, EBPF_REG_1), /* 3: the spill */
+		MOV_REG(EBPF_REG_3, EBPF_REG_10),      /* 4 */
+		ADD_IMM(EBPF_REG_3, -160),	      /* 5 */
+		STX_W_AT(EBPF_REG_10, -8, EBPF_REG_3), /* 6: low half */
+		MOV_REG(EBPF_REG_4, EBPF_REG_3),       /* 7 */
+		RSH_IMM(EBPF_REG_4, 32),	      /* 8 */
+		STX_W_AT(EBPF_REG_10, -16, EBPF_REG_4), /* 9: high half */
+		LDX_W(EBPF_REG_1, EBPF_REG_10, -8),    /* 10 */
+		LDX_W(EBPF_REG_2, EBPF_REG_10, -16),   /* 11 */
+		LSH_IMM(EBPF_REG_2, 32),	      /* 12 */
+		OR_REG(EBPF_REG_1, EBPF_REG_2),	      /* 13: r10 - 160 again */
+		STX_DW(EBPF_REG_1, 0, EBPF_REG_6),     /* 14: over the spill */
+		LDX_DW(EBPF_REG_1, EBPF_REG_10, -160), /* 15 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),      /* 16 */
+		ADD_IMM(EBPF_REG_2, -24),	      /* 17 */
+		CALL(1),			      /* 18: not map 0 for sure */
+		EXIT(),
+	};
+	const struct ebpf_insn value_halves[] = {
+		LD_MAP(EBPF_REG_1),		     /* 0: map 1, read-only */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),     /* 2 */
+		ADD_IMM(EBPF_REG_2, -24),	     /* 3 */
+		CALL(1),			     /* 4 */
+		JEQ_IMM(EBPF_REG_0, 0, 9),	     /* 5: -> 15 */
+		STX_W_AT(EBPF_REG_10, -8, EBPF_REG_0), /* 6 */
+		MOV_REG(EBPF_REG_4, EBPF_REG_0),      /* 7 */
+		RSH_IMM(EBPF_REG_4, 32),	     /* 8 */
+		STX_W_AT(EBPF_REG_10, -16, EBPF_REG_4), /* 9 */
+		LDX_W(EBPF_REG_1, EBPF_REG_10, -8),   /* 10 */
+		LDX_W(EBPF_REG_2, EBPF_REG_10, -16),  /* 11 */
+		LSH_IMM(EBPF_REG_2, 32),	     /* 12 */
+		OR_REG(EBPF_REG_1, EBPF_REG_2),	     /* 13 */
+		ST_DW(EBPF_REG_1, 0, 0x666),	     /* 14: the value, written */
+		EXIT(),				     /* 15 */
+	};
+	int m[N(stack_halves)];
+
+	flow(stack_halves, N(stack_halves), (const int[]){ 1, 0, -1 }, m);
+	assert_int_equal(m[18], RTEBPF_MAP_UNKNOWN);
+	rdonly_maps = 1u << 1;
+	refused(value_halves, N(value_halves), (const int[]){ 0, 1, -1 }, 14);
+	rdonly_maps = 0;
+}
+
 /* What a lookup in a BPFMAP_F_RDONLY_PROG map returns may be read, and
  * passed on (here as an update's value), but not written through, however
  * it was moved or spilled: the kernel's verifier refuses such writes. */
@@ -464,6 +524,7 @@ int main(void)
 		test_entry(test_partial_fills),
 		test_entry(test_map_arguments),
 		test_entry(test_rdonly_values),
+		test_entry(test_partial_stores),
 		test_entry(test_handles_out_of_reach),
 		test_entry(test_stores_through_lost_pointers),
 	};
