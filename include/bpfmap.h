@@ -418,13 +418,15 @@ BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *ne
  *             4 bytes, whatever the key size; RHASH: key_size bytes, a key).
  * @out_batch: receives the cursor to resume from.
  * @keys, @values: room for *@count keys and values, packed.
- * @count:     in: capacity in elements; out: elements copied, also on error.
+ * @count:     in: capacity in elements; out: elements copied, also on error
+ *             (left as it was when the map, count, access or opts are
+ *             refused).
  * @opts:      NULL, or elem_flags 0 / BPFMAP_F_LOCK, flags 0.
  * Returns 0 (more may follow: call again with in_batch = out_batch), or:
  *  -ENOENT  the end was reached; *count elements (possibly > 0) were copied;
  *  -ENOSPC  the next bucket holds more elements than *count; nothing copied;
- *  -EINVAL  NULL map/count/out_batch, or keys/values NULL with *count > 0,
- *           bad opts;
+ *  -EINVAL  NULL map or count, bad opts, or (checked last, *count set to 0)
+ *           out_batch, keys or values NULL with *count > 0;
  *  -EPERM   BPFMAP_F_WRONLY.
  * *count == 0 on entry returns 0 and touches nothing.  A cursor past the last
  * bucket returns -ENOENT with *count = 0.
@@ -433,7 +435,8 @@ BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *ne
  * BPFMAP_TYPE_RHASH: element by element, in get_next_key's exact order; the
  * cursor is the last key returned (key_size bytes), any *count >= 1 makes
  * progress (never -ENOSPC), and a cursor whose key was deleted since goes on
- * from its place.  Each element is read as get_next_key reads it, with no
+ * from its place (a call that returns nothing leaves @out_batch as it
+ * was).  Each element is read as get_next_key reads it, with no
  * lock; lookup_and_delete_batch locks the bucket it deletes from.
  */
 BPFMAP_API int bpfmap_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch,

@@ -243,11 +243,20 @@ static void test_null_arguments(void **state)
 	assert_errno(bpfmap_get_next_key(map, NULL, NULL), EINVAL);
 	assert_errno(bpfmap_lookup_batch(NULL, NULL, &cursor, &k, &v, &count, NULL), EINVAL);
 	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, &k, &v, NULL, NULL), EINVAL);
+	/* A NULL buffer with room asked for: -EINVAL with nothing copied
+	 * (*count 0, as the kernel's -EFAULT leaves it); with no room asked
+	 * for, nothing to check (0), as in the kernel. */
 	assert_errno(bpfmap_lookup_batch(map, NULL, NULL, &k, &v, &count, NULL), EINVAL);
+	assert_int_equal(count, 0);
+	assert_int_equal(bpfmap_lookup_batch(map, NULL, NULL, &k, &v, &count, NULL), 0);
+	count = 1;
 	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, NULL, &v, &count, NULL), EINVAL);
+	count = 1;
 	assert_errno(bpfmap_lookup_batch(map, NULL, &cursor, &k, NULL, &count, NULL), EINVAL);
+	count = 1;
 	assert_errno(bpfmap_lookup_and_delete_batch(map, NULL, NULL, &k, &v, &count, NULL),
 		     EINVAL);
+	count = 1;
 	assert_errno(bpfmap_update_batch(NULL, &k, &v, &count, NULL), EINVAL);
 	assert_errno(bpfmap_update_batch(map, NULL, &v, &count, NULL), EINVAL);
 	assert_errno(bpfmap_update_batch(map, &k, NULL, &count, NULL), EINVAL);

@@ -317,14 +317,16 @@ static int do_lookup_batch(struct bpfmap *map, void *in_batch, void *out_batch, 
 	uint64_t elem_flags = 0;
 	int err;
 
-	if (!out_batch)
-		return map_fail(-EINVAL);
 	err = batch_prologue(map, count, opts, true, do_delete,
 			     do_delete ? BPFMAP_F_LOCK : BPFMAP_F_LOCK | BPFMAP_F_CPU, &elem_flags);
 	if (err <= 0)
 		return map_result(err);
-	if (!keys || !values)
+	/* After the kernel's checks (access, flags, a zero count), as its
+	 * -EFAULT comes after them, with nothing copied. */
+	if (!out_batch || !keys || !values) {
+		*count = 0;
 		return map_fail(-EINVAL);
+	}
 	if (elem_flags & BPFMAP_F_CPU)
 		return map_answer(REENTRY_GUARDED(percpu_lookup_batch_cpu(
 			map, in_batch, out_batch, keys, values, count, percpu_flags_cpu(elem_flags))));
