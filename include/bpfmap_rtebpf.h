@@ -38,14 +38,17 @@
  * a write through what a lookup in a BPFMAP_F_RDONLY_PROG map returned.
  * Loading reports each of these with the instruction at fault.
  *
- * Not a sandbox: rte_bpf's validator narrows a register's bounds from the
- * other operand of a conditional jump whatever their types, so a program
- * can make a pointer it offset by a computed number pass for one at a
- * checked offset, and read or write memory around its stack, context or
- * map values (handles included).  The checks above close the ways to a
- * handle that the instructions show; they do not verify pointer arithmetic
- * again.  Load programs you would trust inside the process (your own, or
- * ones the kernel's verifier accepted), not hostile ones.
+ * Not a sandbox.  rte_bpf's validator narrows a register's bounds from the
+ * other operand of a conditional jump whatever their types; loading refuses
+ * the compares where that would be wrong (a pointer moved by a computed
+ * number compared with a constant, a pointer with a number, pointers into
+ * different objects or map values, anything that may be a map), so a
+ * pointer cannot pass for one at a checked offset that way.  The validator
+ * also keeps a pointer's type through arithmetic with other pointers, which
+ * is refused only where a map or the stack may be reached: a program can
+ * still point into one object with a pointer the validator takes for
+ * another's.  Load programs you would trust inside the process (your own,
+ * or ones the kernel's verifier accepted), not hostile ones.
  *
  * Concurrency: a loaded program may run in any number of threads at once.
  * Pointers its lookups return are valid inside a bpfmap read-side section;

@@ -137,7 +137,7 @@ static uint8_t arg_regs(uint32_t from, uint32_t nb_args)
  * function would read or copy the handle's bytes. */
 static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 			const bool *relocated, const int *map_load, const int *named_map,
-			struct rtebpf_log *log)
+			bool ctx_ptr, struct rtebpf_log *log)
 {
 	size_t n = e->nb_insns ? e->nb_insns : 1;
 	int *call_map = malloc(n * sizeof(*call_map));
@@ -153,7 +153,7 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 	const char *why = NULL;
 
 	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, rtebpf_syms_rdonly_maps(syms),
-			     call_map, arg_maps, &bad, &why);
+			     ctx_ptr, call_map, arg_maps, &bad, &why);
 	if (err == -EINVAL)
 		err = rtebpf_log(log, "insn %u %s", bad, why);
 	for (uint32_t i = 0; !err && i < e->nb_insns; i++) {
@@ -305,7 +305,8 @@ static void explain_refusal(const char *said, const struct ebpf_insn *insns, uin
 }
 
 static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
-		   const struct bpfmap_rtebpf_map *maps, uint32_t nb_maps, struct rtebpf_log *log)
+		   const struct bpfmap_rtebpf_map *maps, uint32_t nb_maps, bool ctx_ptr,
+		   struct rtebpf_log *log)
 {
 	size_t n = e->nb_insns ? e->nb_insns : 1;
 	int *map_load = malloc(n * sizeof(*map_load)), *named_map = malloc(n * sizeof(*named_map));
@@ -341,7 +342,7 @@ static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 		i++;
 	}
 	if (!err)
-		err = bind_helpers(e, syms, relocated, map_load, named_map, log);
+		err = bind_helpers(e, syms, relocated, map_load, named_map, ctx_ptr, log);
 out:
 	free(map_load);
 	free(named_map);
@@ -393,7 +394,9 @@ struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load(const void *obj, size_t size,
 	err = rtebpf_elf_read(obj, size, opts ? opts->section : NULL, &e, &log);
 	if (err)
 		goto fail;
-	err = prepare(&e, syms, maps, nb_maps, &log);
+	/* rte_bpf's argument is a pointer when it has a size (prm.prog_arg
+	 * below), a number otherwise. */
+	err = prepare(&e, syms, maps, nb_maps, opts && opts->ctx_size, &log);
 	if (err)
 		goto fail;
 	prog = calloc(1, sizeof(*prog));

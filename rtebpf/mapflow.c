@@ -7,8 +7,10 @@
  * helper.
  *
  * Every register and every 8-byte stack slot holds a fact: "map k", or what
- * it may be, as bits: a pointer into the stack, a map's handle, anything
- * else (the context, what helpers return, scalars).  Where paths join,
+ * it may be, as bits: a pointer into the stack, a map's handle, the context
+ * (the program's argument, when rte_bpf is told its size), a lookup's
+ * result, a number; and whether a pointer's offset was computed.  Where
+ * paths join,
  * facts that differ become the union of their bits.  64-bit immediate
  * loads of a map variable create map facts; register moves and 8-byte
  * spills and fills through r10 carry them.  A store through a register
@@ -27,9 +29,12 @@
  * path is refused by the caller, as is one that passes what may be a map
  * in any other argument (load.c).  What a lookup in a map that programs
  * may only read (BPFMAP_F_RDONLY_PROG) returns may not be written through,
- * as the kernel's verifier has it.  A jump into the second half of a 64-bit
- * immediate load is refused here: the validator does not look there, and
- * the helper binding would skip a call hidden in it.
+ * as the kernel's verifier has it.  The validator narrows both operands
+ * of a conditional jump from each other whatever their types: a compare
+ * that would give a pointer bounds that are not its offset's is refused
+ * (compare_refusal).  A jump into the second half of a 64-bit immediate
+ * load is refused here: the validator does not look there, and the helper
+ * binding would skip a call hidden in it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,6 +44,8 @@
 
 /* What each refusal of a way to a handle adds. */
 #define REACH " (a program may reach a map only by passing it to the map helpers)"
+/* What each refusal of a compare the validator would narrow unsoundly adds. */
+#define NARROW " (rte_bpf's validator would take the bounds of one for the other's)"
 
 #define NREGS 11
 #define NSLOTS 64 /* 512 bytes of stack */
@@ -46,11 +53,18 @@
 /* A fact: a map's index (>= 0), or minus a set of these bits. */
 #define MAY_STACK 1
 #define MAY_MAP 2
-#define MAY_OTHER 4
-#define MAY_RDONLY 8 /* into the value of a map programs may only read */
+#define MAY_NUM 4     /* a number */
+#define MAY_RDONLY 8  /* into the value of a map programs may only read */
+#define MAY_CTX 16    /* the program's argument, when it is a pointer */
+#define MAY_VALUE 32  /* what a map lookup returned */
+#define MAY_VAROFF 64 /* a pointer whose offset was computed */
+#define MAY_PTR (MAY_STACK | MAY_MAP | MAY_CTX | MAY_VALUE)
 #define F_STACK (-MAY_STACK)
-#define F_OTHER (-MAY_OTHER)
-#define F_ANY (-(MAY_STACK | MAY_MAP | MAY_OTHER | MAY_RDONLY))
+#define F_NUM (-MAY_NUM)
+/* What the registers hold that the validator takes as undefined (before
+ * they are written, r1-r5 after a call): it refuses any use but a store
+ * over them, so no compare of them reaches its narrowing. */
+#define F_ANY (-(MAY_PTR | MAY_NUM | MAY_RDONLY))
 
 struct state {
 	int16_t reg[NREGS];
@@ -125,7 +139,7 @@ static unsigned int size_bytes(const struct ebpf_insn *in)
 static int16_t partial_fill(const struct state *s, const struct ebpf_insn *in)
 {
 	int first = slot_of((int16_t)(in->off + (int)size_bytes(in) - 1)), last = slot_of(in->off);
-	int16_t f = F_OTHER;
+	int16_t f = F_NUM;
 
 	if (first < 0 || last < 0) {
 		first = 0;
@@ -145,6 +159,49 @@ static void regs(uint8_t *dst, uint8_t *src, const struct ebpf_insn *in)
 		*dst = NREGS - 1;
 	if (*src >= NREGS)
 		*src = NREGS - 1;
+}
+
+/* Whether facts' bits @a and @b are both pointers into the context, or
+ * both into the stack, at any offsets: one object each (two values from
+ * lookups may be in different elements). */
+static bool one_object(int a, int b)
+{
+	a &= ~MAY_VAROFF;
+	b &= ~MAY_VAROFF;
+	return a == b && (a == MAY_CTX || a == MAY_STACK);
+}
+
+/*
+ * Why conditional jump @in, whose destination holds @d and source @s, may
+ * not run, or NULL.  The validator narrows each operand's bounds from the
+ * other's (or from the immediate) whatever their types, and a pointer's
+ * bounds are its offset in its object.  That holds only when the compare
+ * is between what it compares: two numbers, or two pointers into one
+ * object, where the offsets differ as the addresses do.  A pointer moved by
+ * a computed number and compared with a constant, or with a pointer into
+ * another object, would be taken for one at a checked offset while it may
+ * point anywhere; a number compared with a pointer would get the pointer's
+ * offset as its bounds.  A pointer whose offset is known compared with a
+ * constant is let through: addresses are never small, so the path the
+ * validator narrows it on never runs, or it narrows nothing it checks.
+ */
+static const char *compare_refusal(const struct ebpf_insn *in, int16_t d, int16_t s)
+{
+	int bd = bits(d), bs = bits(s), pd = bd & MAY_PTR, ps = bs & MAY_PTR;
+
+	if (BPF_SRC(in->code) == BPF_K)
+		return bd & MAY_VAROFF ? "compares a pointer with a computed offset" NARROW : NULL;
+	if ((bd | bs) & MAY_MAP)
+		return "compares what may be a map pointer" REACH;
+	if (!pd && !ps)
+		return NULL; /* two numbers */
+	if (!pd || !ps || ((bd | bs) & MAY_NUM))
+		return "compares a pointer with a number" NARROW;
+	if (one_object(bd, bs))
+		return NULL;
+	if (pd == MAY_VALUE && ps == MAY_VALUE)
+		return "compares two map values' pointers (they may be in different elements)" NARROW;
+	return "compares pointers that may be into different objects" NARROW;
 }
 
 /* Why instruction @in may not run in state @s, or NULL. */
@@ -174,17 +231,59 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 		    (bits(s->reg[dst]) & ~MAY_STACK))
 			return "stores a pointer into the stack outside the stack" REACH;
 		break;
+	case BPF_JMP:
+	case 0x06: /* jmp32 */
+		if (BPF_OP(in->code) == BPF_JA || BPF_OP(in->code) == EBPF_CALL ||
+		    BPF_OP(in->code) == EBPF_EXIT)
+			break;
+		return compare_refusal(in, s->reg[dst], s->reg[src]);
 	default:
 		break;
 	}
 	return NULL;
 }
 
+static bool is_lookup(const struct ebpf_insn *in)
+{
+	return in->imm == 1 || in->imm == 195;
+}
+
 /* Whether call @in looks a value up in map @f (r1's fact), one of those
  * in @rdonly: its result points into a value programs may only read. */
 static bool lookup_in_rdonly(const struct ebpf_insn *in, int16_t f, uint64_t rdonly)
 {
-	return (in->imm == 1 || in->imm == 195) && f >= 0 && f < 64 && (rdonly >> f & 1);
+	return is_lookup(in) && f >= 0 && f < 64 && (rdonly >> f & 1);
+}
+
+/* What ALU instruction @in leaves in its destination, which held @d (@s
+ * its source register's fact).  The validator keeps the destination's type
+ * whatever the operation, 32-bit ones included, and its bounds then no
+ * longer say where a pointer points unless it only moved by a constant. */
+static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
+{
+	uint8_t op = BPF_OP(in->code);
+	bool reg = BPF_SRC(in->code) == BPF_X && op != BPF_NEG && op != EBPF_END;
+	bool alu64 = BPF_CLASS(in->code) == EBPF_ALU64;
+	int bd = bits(d), bs = reg ? bits(s) : MAY_NUM;
+
+	if (op == EBPF_MOV) {
+		if (!reg)
+			return F_NUM;
+		if (alu64 || !(bs & MAY_PTR))
+			return s;
+		return (int16_t)-(bs | MAY_VAROFF); /* the low half of a pointer */
+	}
+	if (alu64 && !reg && (op == BPF_ADD || op == BPF_SUB))
+		return d == F_STACK ? F_STACK : (int16_t)-bd; /* moved by a constant */
+	/* The distance between two pointers into one object: its bounds are
+	 * what it holds (the packet length of a bounds check). */
+	if (alu64 && reg && op == BPF_SUB && one_object(bd, bs))
+		return F_NUM;
+	if (!((bd | bs) & MAY_PTR))
+		return F_NUM;
+	/* A number the source is added to keeps it in the result, and the
+	 * source's pointers with it: a number made of a pointer is one. */
+	return (int16_t)-(bd | (bs & ~MAY_NUM) | MAY_VAROFF);
 }
 
 /* The state after instruction @i. */
@@ -200,12 +299,12 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 	switch (cls) {
 	case BPF_LD:
 		if (in->code == (BPF_LD | BPF_IMM | EBPF_DW)) {
-			s->reg[dst] = (int16_t)(map_load[i] >= 0 ? map_load[i] : F_OTHER);
+			s->reg[dst] = (int16_t)(map_load[i] >= 0 ? map_load[i] : F_NUM);
 		} else {
 			/* packet loads: r0 set, r1-r5 clobbered */
 			for (int r = 1; r <= 5; r++)
 				s->reg[r] = F_ANY;
-			s->reg[0] = F_OTHER;
+			s->reg[0] = F_NUM;
 		}
 		break;
 	case BPF_LDX:
@@ -214,12 +313,12 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 		if (src == EBPF_REG_10) {
 			s->reg[dst] = whole_slot(in) ? s->slot[slot_of(in->off)] : partial_fill(s, in);
 		} else if (bits(s->reg[src]) & MAY_STACK) {
-			f = F_OTHER;
+			f = F_NUM;
 			for (k = 0; k < NSLOTS; k++)
 				f = join1(f, s->slot[k]);
 			s->reg[dst] = f;
 		} else {
-			s->reg[dst] = F_OTHER;
+			s->reg[dst] = F_NUM;
 		}
 		break;
 	case BPF_ST:
@@ -229,13 +328,13 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 		 * types the slot by the register whatever the size, and a
 		 * later fill, or halves put back together, are that pointer
 		 * to it again. */
-		f = cls == BPF_STX ? join1(s->reg[src], F_OTHER) : F_OTHER;
+		f = cls == BPF_STX ? join1(s->reg[src], F_NUM) : F_NUM;
 		if (dst == EBPF_REG_10) {
 			k = slot_of(in->off);
 			if (k < 0)
 				break;
 			s->slot[k] = BPF_MODE(in->code) == BPF_MEM && whole_slot(in)
-					     ? (cls == BPF_STX ? s->reg[src] : F_OTHER)
+					     ? (cls == BPF_STX ? s->reg[src] : F_NUM)
 					     : join1(s->slot[k], f);
 			if (in->off % 8 && k > 0)
 				s->slot[k - 1] = join1(s->slot[k - 1], f);
@@ -244,30 +343,15 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 		}
 		break;
 	case EBPF_ALU64:
-		if (BPF_OP(in->code) == EBPF_MOV)
-			s->reg[dst] = BPF_SRC(in->code) == BPF_X ? s->reg[src] : F_OTHER;
-		else if (s->reg[dst] == F_STACK &&
-			 (BPF_OP(in->code) == BPF_ADD || BPF_OP(in->code) == BPF_SUB) &&
-			 BPF_SRC(in->code) == BPF_K)
-			; /* still a pointer into the stack */
-		else
-			s->reg[dst] = (int16_t)-(bits(s->reg[dst]) | MAY_OTHER |
-						 (BPF_SRC(in->code) == BPF_X ? bits(s->reg[src]) : 0));
-		break;
-	case BPF_ALU: /* the low half of a pointer is still one to the validator */
-		if (BPF_OP(in->code) == EBPF_MOV)
-			s->reg[dst] = BPF_SRC(in->code) == BPF_X
-					      ? (int16_t)-(bits(s->reg[src]) | MAY_OTHER)
-					      : F_OTHER;
-		else
-			s->reg[dst] = (int16_t)-(bits(s->reg[dst]) | MAY_OTHER |
-						 (BPF_SRC(in->code) == BPF_X ? bits(s->reg[src]) : 0));
+	case BPF_ALU:
+		s->reg[dst] = alu(in, s->reg[dst], s->reg[src]);
 		break;
 	default: /* jumps: calls clobber r0-r5 */
 		if (in->code == (BPF_JMP | EBPF_CALL)) {
 			s->reg[0] = lookup_in_rdonly(in, s->reg[EBPF_REG_1], rdonly)
-					    ? (int16_t)-(MAY_OTHER | MAY_RDONLY)
-					    : F_OTHER;
+					    ? (int16_t)-(MAY_VALUE | MAY_RDONLY)
+				    : is_lookup(in) ? (int16_t)-MAY_VALUE
+						    : F_NUM;
 			for (int r = 1; r <= 5; r++)
 				s->reg[r] = F_ANY;
 		}
@@ -327,7 +411,7 @@ static int64_t jump_into_lddw(const struct ebpf_insn *ins, uint32_t n)
 }
 
 int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-		   uint64_t rdonly, int *call_map, uint8_t *arg_maps, uint32_t *bad,
+		   uint64_t rdonly, bool ctx_ptr, int *call_map, uint8_t *arg_maps, uint32_t *bad,
 		   const char **why)
 {
 	int64_t into = jump_into_lddw(insns, n);
@@ -352,7 +436,7 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		return -ENOMEM;
 	}
 	if (n) {
-		/* r1 the context.  The other registers hold what the caller
+		/* r1 the context (a number when it has no size).  The other registers hold what the caller
 		 * left there: a map helper call or a store here would refuse
 		 * them (and the validator refuses reads of them before they
 		 * are written).  The stack holds no pointer the validator
@@ -360,8 +444,8 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		for (int r = 0; r < NREGS; r++)
 			st[0].reg[r] = F_ANY;
 		for (int k = 0; k < NSLOTS; k++)
-			st[0].slot[k] = F_OTHER;
-		st[0].reg[EBPF_REG_1] = F_OTHER;
+			st[0].slot[k] = F_NUM;
+		st[0].reg[EBPF_REG_1] = ctx_ptr ? (int16_t)-MAY_CTX : F_NUM;
 		st[0].reg[EBPF_REG_10] = F_STACK;
 		st[0].reached = true;
 		work[0] = 0;

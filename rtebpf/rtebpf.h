@@ -123,15 +123,17 @@ RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 
 /* @map_load[i]: the map that instruction i (a 64-bit immediate load) loads,
  * or -1; @rdonly: bit k set if programs may only read map k's values
- * (helper calls are by number here).  Fills @call_map[i], for every
+ * (helper calls are by number here); @ctx_ptr: whether the program's argument
+ * is a pointer (rte_bpf's prog_arg has a size).  Fills @call_map[i], for every
  * instruction i, with the map r1
  * holds on entry to it, and @arg_maps[i] with bit r set for each of r1-r5
  * that may hold a map there (both meaningful at calls).  0, -ENOMEM, or
  * -EINVAL with *@bad the first instruction that would reach a map's handle
- * other than through a helper, or that jumps into the second half of a
- * 64-bit immediate load, and *@why what it does. */
+ * other than through a helper, that compares what rte_bpf's validator would
+ * narrow unsoundly, or that jumps into the second half of a 64-bit
+ * immediate load, and *@why what it does. */
 RTEBPF_HIDDEN int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-				 uint64_t rdonly, int *call_map, uint8_t *arg_maps,
+				 uint64_t rdonly, bool ctx_ptr, int *call_map, uint8_t *arg_maps,
 				 uint32_t *bad, const char **why);
 
 #endif

@@ -359,6 +359,12 @@ static void test_refusals(void **state)
 		       "passes a map to bpf_map_update_elem other than as its first argument");
 	expect_refused(&m, "rte/map_to_kfunc", EINVAL, "passes a map to the kfunc bpf_strnlen");
 	expect_refused(&m, "rte/oob", EINVAL, "insn 9: ldxdw r1, [r0 + 8]");
+	/* Compares the validator would narrow a pointer by: a value moved
+	 * by a number compared with the map, or with the stack and 0. */
+	expect_refused(&m, "rte/cmp_with_map", EINVAL,
+		       "insn 14 compares what may be a map pointer");
+	expect_refused(&m, "rte/cmp_anchor", EINVAL,
+		       "insn 14 compares pointers that may be into different objects");
 	expect_refused(&m, "rte/nosuch", EINVAL, "no program section \"rte/nosuch\"");
 	expect_refused(&m, NULL, EINVAL, "several program sections");
 	case_maps_free(&m);

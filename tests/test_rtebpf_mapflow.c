@@ -4,7 +4,8 @@
  * at each helper call, through moves, spills and fills, calls that clobber
  * r1-r5, paths that join with the same or different maps, stores through a
  * pointer into the stack, and a loop; and the refusal of every way to reach
- * a map's handle other than passing it to a helper.
+ * a map's handle other than passing it to a helper, and of compares rte_bpf's
+ * validator would narrow a pointer by.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -47,7 +48,7 @@ static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int 
 	uint32_t bad = 0;
 	const char *why = NULL;
 
-	int ret = rtebpf_mapflow(ins, n, map_load, rdonly_maps, call_map, arg_maps, &bad, &why);
+	int ret = rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, &bad, &why);
 
 	if (ret)
 		print_message("refused at %u: %s\n", bad, why);
@@ -67,7 +68,7 @@ static void refused(const struct ebpf_insn *ins, uint32_t n, const int *loads, u
 	for (uint32_t i = 0; loads[i] >= 0; i += 2)
 		map_load[loads[i]] = loads[i + 1];
 	assert_int_equal(
-		rtebpf_mapflow(ins, n, map_load, rdonly_maps, call_map, arg_maps, &bad, &why),
+		rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, &bad, &why),
 		-EINVAL);
 	assert_non_null(why);
 	assert_int_equal(bad, at);
@@ -212,7 +213,7 @@ static void test_wild_jumps(void **state)
 	uint32_t bad;
 	const char *why;
 
-	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, 0, m, arg_maps, &bad, &why), 0);
+	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, 0, true, m, arg_maps, &bad, &why), 0);
 }
 
 #define LDX_W(dst, src, off) { BPF_LDX | BPF_MEM | BPF_W, dst, src, off, 0 }
@@ -514,6 +515,133 @@ static void test_rdonly_values(void **state)
 	rdonly_maps = 0;
 }
 
+#define JNE_REG(dst, src, off) { BPF_JMP | EBPF_JNE | BPF_X, dst, src, off, 0 }
+#define JGT_REG(dst, src, off) { BPF_JMP | BPF_JGT | BPF_X, dst, src, off, 0 }
+#define JSLT_IMM(dst, imm, off) { BPF_JMP | EBPF_JSLT | BPF_K, dst, 0, off, imm }
+#define JLT_IMM(dst, imm, off) { BPF_JMP | EBPF_JLT | BPF_K, dst, 0, off, imm }
+#define SUB_REG(dst, src) { EBPF_ALU64 | BPF_SUB | BPF_X, dst, src, 0, 0 }
+
+/* The refusal of @ins at @at, whose message holds @what. */
+static void refused_saying(const struct ebpf_insn *ins, uint32_t n, uint32_t at,
+			   const char *what)
+{
+	int map_load[64], call_map[64];
+	uint32_t bad = UINT32_MAX;
+	const char *why = NULL;
+
+	for (uint32_t i = 0; i < n; i++)
+		map_load[i] = -1;
+	for (uint32_t i = 0; i + 1 < n; i++)
+		if (ins[i].code == (BPF_LD | BPF_IMM | EBPF_DW))
+			map_load[i++] = 0; /* map 0 */
+	assert_int_equal(rtebpf_mapflow(ins, n, map_load, 0, true, call_map, arg_maps, &bad, &why),
+			 -EINVAL);
+	assert_int_equal(bad, at);
+	if (!strstr(why, what))
+		fail_msg("insn %u: \"%s\" is not \"%s\"", at, why, what);
+}
+
+/*
+ * rte_bpf's validator narrows each operand of a conditional jump from the
+ * other whatever their types: a value pointer moved by a number read from
+ * memory, compared with a map pointer (`!=`) or with a stack pointer and 0,
+ * was taken on one path to be at offset 0 while it held a handle's address
+ * (a helper's probes read and overwrote the handle that way).  Compares of
+ * numbers, of pointers into the context or the stack however computed, and
+ * of a lookup's result with 0 stay allowed.
+ */
+static void test_compares(void **state)
+{
+	(void)state;
+	/* 0-10: r9 = a value pointer + a number from memory, r4 = r10 - 511 */
+#define VAROFF_VALUE                                                                   \
+	LD_MAP(EBPF_REG_1), MOV_REG(EBPF_REG_2, EBPF_REG_10), ADD_IMM(EBPF_REG_2, -8),   \
+		CALL(1), MOV_IMM(EBPF_REG_3, 0), LDX_DW(EBPF_REG_5, EBPF_REG_0, 0),   \
+		MOV_REG(EBPF_REG_9, EBPF_REG_0), ADD_REG(EBPF_REG_9, EBPF_REG_5),        \
+		MOV_REG(EBPF_REG_4, EBPF_REG_10), ADD_IMM(EBPF_REG_4, -511)
+	const struct ebpf_insn to_map[] = {
+		VAROFF_VALUE, LD_MAP(EBPF_REG_1), JNE_REG(EBPF_REG_9, EBPF_REG_1, 1), /* 13 */
+		LDX_DW(EBPF_REG_2, EBPF_REG_9, 0), MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	const struct ebpf_insn to_stack[] = {
+		VAROFF_VALUE, JGT_REG(EBPF_REG_9, EBPF_REG_4, 2), /* 11 */
+		LDX_DW(EBPF_REG_2, EBPF_REG_9, 0), MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	const struct ebpf_insn to_zero[] = {
+		VAROFF_VALUE, JSLT_IMM(EBPF_REG_9, 0, 2), /* 11 */
+		LDX_DW(EBPF_REG_2, EBPF_REG_9, 0), MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	/* A number compared with a pointer would get its offset as bounds. */
+	const struct ebpf_insn number[] = {
+		VAROFF_VALUE, JNE_REG(EBPF_REG_5, EBPF_REG_0, 2), /* 11 */
+		ADD_REG(EBPF_REG_0, EBPF_REG_5), MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	/* Two lookups' results may be in different elements. */
+	const struct ebpf_insn values[] = {
+		VAROFF_VALUE, MOV_REG(EBPF_REG_6, EBPF_REG_0), LD_MAP(EBPF_REG_1),
+		MOV_REG(EBPF_REG_2, EBPF_REG_10), ADD_IMM(EBPF_REG_2, -8), CALL(1),
+		JGT_REG(EBPF_REG_6, EBPF_REG_0, 0), /* 17 */
+		MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	/* A number made of a pointer is a pointer to the compare. */
+	const struct ebpf_insn made[] = {
+		VAROFF_VALUE, MOV_IMM(EBPF_REG_3, 0), ADD_REG(EBPF_REG_3, EBPF_REG_0),
+		JGT_REG(EBPF_REG_3, EBPF_REG_5, 0), /* 13 */
+		MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+
+	refused_saying(to_map, N(to_map), 13, "compares what may be a map pointer");
+	refused_saying(to_stack, N(to_stack), 11, "compares pointers that may be into different");
+	refused_saying(to_zero, N(to_zero), 11, "compares a pointer with a computed offset");
+	refused_saying(number, N(number), 11, "compares a pointer with a number");
+	refused_saying(values, N(values), 17, "compares two map values' pointers");
+	refused_saying(made, N(made), 13, "compares a pointer with a number");
+
+	/* The packet bounds check of examples/rte_bpf/flow_count.bpf.c:
+	 * data and end both into the context, at computed offsets, and
+	 * their distance (a number) bounded; numbers compared; a lookup's
+	 * result checked for NULL. */
+	const struct ebpf_insn packet[] = {
+		LDX_W(EBPF_REG_7, EBPF_REG_1, 0),  /* 0: len */
+		LDX_W(EBPF_REG_5, EBPF_REG_1, 4),  /* 1: a header length */
+		JGT_REG(EBPF_REG_5, EBPF_REG_7, 15), /* 2: two numbers */
+		MOV_REG(EBPF_REG_3, EBPF_REG_1),   /* 3 */
+		ADD_REG(EBPF_REG_3, EBPF_REG_7),   /* 4: end */
+		MOV_REG(EBPF_REG_4, EBPF_REG_1),   /* 5 */
+		ADD_IMM(EBPF_REG_4, 8),		   /* 6 */
+		ADD_REG(EBPF_REG_4, EBPF_REG_5),   /* 7: data + hlen */
+		JGT_REG(EBPF_REG_4, EBPF_REG_3, 9), /* 8: -> 18 */
+		SUB_REG(EBPF_REG_3, EBPF_REG_4),   /* 9: the distance */
+		JLT_IMM(EBPF_REG_3, 512, 7),	   /* 10: -> 18 */
+		LD_MAP(EBPF_REG_1),		   /* 11 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10),  /* 13 */
+		ADD_IMM(EBPF_REG_2, -8),	   /* 14 */
+		CALL(1),			   /* 15 */
+		JEQ_IMM(EBPF_REG_0, 0, 1),	   /* 16: -> 18 */
+		STX_DW(EBPF_REG_0, 0, EBPF_REG_7), /* 17 */
+		MOV_IMM(EBPF_REG_0, 0),		   /* 18 */
+		EXIT(),
+	};
+	int m[N(packet)];
+
+	flow(packet, N(packet), (const int[]){ 11, 0, -1 }, m);
+	assert_int_equal(m[15], 0);
+	/* Without a size the argument is a number: compared with one. */
+	const struct ebpf_insn raw[] = {
+		MOV_IMM(EBPF_REG_2, 7), JGT_REG(EBPF_REG_1, EBPF_REG_2, 0), MOV_IMM(EBPF_REG_0, 0),
+		EXIT(),
+	};
+	uint32_t bad = 0;
+	const char *why = NULL;
+	int none[N(raw)];
+
+	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, false, m, arg_maps, &bad, &why), 0);
+	/* ... and with a size a pointer, which may not be compared with one. */
+	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, true, m, arg_maps, &bad, &why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "compares a pointer with a number"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +655,7 @@ int main(void)
 		test_entry(test_partial_stores),
 		test_entry(test_handles_out_of_reach),
 		test_entry(test_stores_through_lost_pointers),
+		test_entry(test_compares),
 	};
 
 	return run_test_group(tests);

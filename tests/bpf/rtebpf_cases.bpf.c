@@ -288,3 +288,50 @@ int loop(struct case_ctx *c)
 		c->out[i] = (__s64)i;
 	return 0;
 }
+
+/* rte_bpf's validator narrows each operand of a conditional jump from the
+ * other whatever their types.  A lookup's result moved by a number from the
+ * context (a helper's probe used the handle's address minus the value's)
+ * and compared with the map is, where they are equal, at offset 0 to the
+ * validator: the handle was read there. */
+#define VALUE_PLUS_IN0                                                                   \
+	"r6 = r1\n"                                                                      \
+	"r1 = 1\n"                                                                       \
+	"*(u64 *)(r10 - 8) = r1\n"                                                       \
+	"r1 = %[small] ll\n"                                                             \
+	"r2 = r10\n"                                                                     \
+	"r2 += -8\n"                                                                     \
+	"call 1\n"                                                                       \
+	"if r0 == 0 goto 1f\n"                                                           \
+	"r5 = *(u64 *)(r6 + 0)\n"                                                        \
+	"r9 = r0\n"                                                                      \
+	"r9 += r5\n"
+SEC("rte/cmp_with_map")
+__attribute__((naked)) int cmp_with_map(struct case_ctx *c)
+{
+	asm volatile(VALUE_PLUS_IN0 "r1 = %[small] ll\n"
+				    "if r9 != r1 goto 1f\n"
+				    "r2 = *(u64 *)(r9 + 0)\n"
+				    "*(u64 *)(r6 + 32) = r2\n"
+				    "1:\n"
+				    "r0 = 0\n"
+				    "exit\n" ::[small] "i"(&small));
+}
+
+/* The same pointer bounded by compares with a stack pointer and with 0, no
+ * map in sight: to the validator at offset 0, it wrote wherever the
+ * number put it. */
+SEC("rte/cmp_anchor")
+__attribute__((naked)) int cmp_anchor(struct case_ctx *c)
+{
+	asm volatile(VALUE_PLUS_IN0 "r4 = r10\n"
+				    "r4 += -511\n"
+				    "if r9 >= r4 goto 1f\n"
+				    "if r9 s>= r4 goto 1f\n"
+				    "if r9 s< 0 goto 1f\n"
+				    "r2 = *(u64 *)(r6 + 8)\n"
+				    "*(u64 *)(r9 + 0) = r2\n"
+				    "1:\n"
+				    "r0 = 0\n"
+				    "exit\n" ::[small] "i"(&small));
+}
