@@ -44,11 +44,13 @@
  * number compared with a constant, a pointer with a number, pointers into
  * different objects or map values, anything that may be a map), so a
  * pointer cannot pass for one at a checked offset that way.  The validator
- * also keeps a pointer's type through arithmetic with other pointers, which
- * is refused only where a map or the stack may be reached: a program can
- * still point into one object with a pointer the validator takes for
- * another's.  Load programs you would trust inside the process (your own,
- * or ones the kernel's verifier accepted), not hostile ones.
+ * also keeps the first operand's type through arithmetic: loading refuses
+ * an ALU operation with a pointer as its second operand (but the distance
+ * between two pointers into one object) and a read or write through what
+ * is a number.  These close every way in that adversarial probes found;
+ * the validator was not written against hostile programs and this check
+ * is not proven complete against it.  Load programs you would trust inside
+ * the process (your own, or ones the kernel's verifier accepted).
  *
  * Concurrency: a loaded program may run in any number of threads at once.
  * Pointers its lookups return are valid inside a bpfmap read-side section;

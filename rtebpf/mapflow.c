@@ -32,9 +32,13 @@
  * as the kernel's verifier has it.  The validator narrows both operands
  * of a conditional jump from each other whatever their types: a compare
  * that would give a pointer bounds that are not its offset's is refused
- * (compare_refusal).  A jump into the second half of a 64-bit immediate
- * load is refused here: the validator does not look there, and the helper
- * binding would skip a call hidden in it.
+ * (compare_refusal).  It keeps the first operand's type through arithmetic
+ * and takes a second operand's pointer offset for its value, so a pointer
+ * may not be an ALU operation's second operand (but in the distance
+ * between two pointers into one object, a number here), and a number may
+ * not be read or written through.  A jump into the second half of a 64-bit
+ * immediate load is refused here: the validator does not look there, and
+ * the helper binding would skip a call hidden in it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -214,11 +218,17 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	case BPF_LDX:
 		if (bits(s->reg[src]) & MAY_MAP)
 			return "reads through a map pointer" REACH;
+		/* A number the validator may still type as a pointer: the
+		 * distance between two pointers keeps the first one's type. */
+		if (!(bits(s->reg[src]) & MAY_PTR))
+			return "reads through a number" NARROW;
 		break;
 	case BPF_ST:
 	case BPF_STX:
 		if (bits(s->reg[dst]) & MAY_MAP)
 			return "writes through a map pointer" REACH;
+		if (!(bits(s->reg[dst]) & MAY_PTR))
+			return "writes through a number" NARROW;
 		if (bits(s->reg[dst]) & MAY_RDONLY)
 			return "writes into the value of a map that programs may only read "
 			       "(BPFMAP_F_RDONLY_PROG)";
@@ -237,6 +247,22 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 		    BPF_OP(in->code) == EBPF_EXIT)
 			break;
 		return compare_refusal(in, s->reg[dst], s->reg[src]);
+	case EBPF_ALU64:
+	case BPF_ALU:
+		/* The validator keeps the destination's type and takes the
+		 * source pointer's offset for its value: a number plus a
+		 * pointer is a number whose bounds are that offset, which
+		 * added to another pointer moves it where the validator does
+		 * not see.  Only the distance between two pointers into one
+		 * object is a number it sees right; a program that adds to a
+		 * pointer puts the pointer first. */
+		if (BPF_SRC(in->code) == BPF_X && BPF_OP(in->code) != EBPF_MOV &&
+		    BPF_OP(in->code) != BPF_NEG && BPF_OP(in->code) != EBPF_END &&
+		    (bits(s->reg[src]) & MAY_PTR) &&
+		    !(BPF_OP(in->code) == BPF_SUB && cls == EBPF_ALU64 &&
+		      one_object(bits(s->reg[dst]), bits(s->reg[src]))))
+			return "computes with a pointer as the second operand" NARROW;
+		break;
 	default:
 		break;
 	}
@@ -436,11 +462,12 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		return -ENOMEM;
 	}
 	if (n) {
-		/* r1 the context (a number when it has no size).  The other registers hold what the caller
-		 * left there: a map helper call or a store here would refuse
-		 * them (and the validator refuses reads of them before they
-		 * are written).  The stack holds no pointer the validator
-		 * lets the program use before it is written. */
+		/* r1 the context (a number when it has no size).  The other
+		 * registers hold what the caller left there: a map helper call
+		 * or a store here would refuse them (and the validator refuses
+		 * reads of them before they are written).  The stack holds no
+		 * pointer the validator lets the program use before it is
+		 * written. */
 		for (int r = 0; r < NREGS; r++)
 			st[0].reg[r] = F_ANY;
 		for (int k = 0; k < NSLOTS; k++)

@@ -351,8 +351,10 @@ static void test_refusals(void **state)
 	expect_refused(&m, "rte/handle_swap", EINVAL, "other than whole into a stack slot");
 	/* Handles reached by partial or straddling fills, by a per-map
 	 * helper's name, or as an argument other than a map helper's first. */
-	expect_refused(&m, "rte/half_fills", EINVAL, "insn 8 reads through a map pointer");
-	expect_refused(&m, "rte/astride_fill", EINVAL, "insn 10 reads through a map pointer");
+	expect_refused(&m, "rte/half_fills", EINVAL,
+		       "insn 7 computes with a pointer as the second operand");
+	expect_refused(&m, "rte/astride_fill", EINVAL,
+		       "insn 9 computes with a pointer as the second operand");
 	expect_refused(&m, "rte/helper_by_entry_name", EINVAL,
 		       "calls bpf_map_lookup_elem__other with map \"small\"");
 	expect_refused(&m, "rte/map_as_value", EINVAL,

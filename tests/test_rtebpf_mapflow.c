@@ -281,8 +281,8 @@ static void test_partial_fills(void **state)
 	};
 	/* A part of a slot that holds no pointer is a number, as before. */
 	const struct ebpf_insn numbers[] = {
-		MOV_IMM(EBPF_REG_1, 5),		      /* 0 */
-		STX_DW(EBPF_REG_10, -8, EBPF_REG_1),  /* 1 */
+		MOV_IMM(EBPF_REG_3, 5),		      /* 0 */
+		STX_DW(EBPF_REG_10, -8, EBPF_REG_3),  /* 1 */
 		LD_MAP(EBPF_REG_6),		      /* 2 */
 		STX_DW(EBPF_REG_10, -24, EBPF_REG_6), /* 4: two slots away */
 		LDX_W(EBPF_REG_2, EBPF_REG_10, -4),   /* 5 */
@@ -291,10 +291,12 @@ static void test_partial_fills(void **state)
 	};
 	int m[16];
 
-	refused(halves, N(halves), loads, 7);
-	refused(astride, N(astride), loads, 9);
+	/* Refused where the parts are put back together: a pointer as the
+	 * second operand of an ALU operation (what the fills carry). */
+	refused(halves, N(halves), loads, 6);
+	refused(astride, N(astride), loads, 8);
 	refused(low32, N(low32), loads, 4);
-	refused(stack_halves, N(stack_halves), loads, 9);
+	refused(stack_halves, N(stack_halves), loads, 8);
 	flow(numbers, N(numbers), (const int[]){ 2, 0, -1 }, m);
 }
 
@@ -471,12 +473,12 @@ static void test_partial_stores(void **state)
 		ST_DW(EBPF_REG_1, 0, 0x666),	     /* 14: the value, written */
 		EXIT(),				     /* 15 */
 	};
-	int m[N(stack_halves)];
 
-	flow(stack_halves, N(stack_halves), (const int[]){ 1, 0, -1 }, m);
-	assert_int_equal(m[18], RTEBPF_MAP_UNKNOWN);
+	/* Refused where the halves are put back together (what the stores
+	 * left in the slots carries the pointer). */
+	refused(stack_halves, N(stack_halves), (const int[]){ 1, 0, -1 }, 13);
 	rdonly_maps = 1u << 1;
-	refused(value_halves, N(value_halves), (const int[]){ 0, 1, -1 }, 14);
+	refused(value_halves, N(value_halves), (const int[]){ 0, 1, -1 }, 13);
 	rdonly_maps = 0;
 }
 
@@ -583,10 +585,11 @@ static void test_compares(void **state)
 		JGT_REG(EBPF_REG_6, EBPF_REG_0, 0), /* 17 */
 		MOV_IMM(EBPF_REG_0, 0), EXIT(),
 	};
-	/* A number made of a pointer is a pointer to the compare. */
+	/* A number made of a pointer: refused where it is made (the
+	 * validator would take the pointer's offset for its bounds). */
 	const struct ebpf_insn made[] = {
-		VAROFF_VALUE, MOV_IMM(EBPF_REG_3, 0), ADD_REG(EBPF_REG_3, EBPF_REG_0),
-		JGT_REG(EBPF_REG_3, EBPF_REG_5, 0), /* 13 */
+		VAROFF_VALUE, MOV_IMM(EBPF_REG_3, 0), ADD_REG(EBPF_REG_3, EBPF_REG_0), /* 12 */
+		JGT_REG(EBPF_REG_3, EBPF_REG_5, 0),
 		MOV_IMM(EBPF_REG_0, 0), EXIT(),
 	};
 
@@ -595,7 +598,17 @@ static void test_compares(void **state)
 	refused_saying(to_zero, N(to_zero), 11, "compares a pointer with a computed offset");
 	refused_saying(number, N(number), 11, "compares a pointer with a number");
 	refused_saying(values, N(values), 17, "compares two map values' pointers");
-	refused_saying(made, N(made), 13, "compares a pointer with a number");
+	refused_saying(made, N(made), 12, "computes with a pointer as the second operand");
+	/* The distance between two pointers into one object is a number here
+	 * and a pointer to the validator (the first one's type, the distance
+	 * as its offset): reading through it read a small address. */
+	const struct ebpf_insn distance[] = {
+		MOV_REG(EBPF_REG_3, EBPF_REG_1), ADD_IMM(EBPF_REG_3, 16),
+		SUB_REG(EBPF_REG_3, EBPF_REG_1), LDX_DW(EBPF_REG_0, EBPF_REG_3, 0), /* 3 */
+		EXIT(),
+	};
+
+	refused_saying(distance, N(distance), 3, "reads through a number");
 
 	/* The packet bounds check of examples/rte_bpf/flow_count.bpf.c:
 	 * data and end both into the context, at computed offsets, and
