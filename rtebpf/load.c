@@ -170,9 +170,10 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 		if (relocated[i]) { /* a kfunc (apply_reloc resolves nothing else) */
 			if (call_map[i] != RTEBPF_MAP_UNREACHED &&
 			    (arg_maps[i] & arg_regs(1, rtebpf_syms_nb_args(syms, ins->imm)))) {
-				err = rtebpf_log(log, "insn %u passes a map to the kfunc %s (a "
-						      "program may reach a map only by passing "
-						      "it to the map helpers)",
+				err = rtebpf_log(log, "insn %u passes a map, or a pointer "
+						      "changed by more than an offset, to the "
+						      "kfunc %s (a program may reach a map only "
+						      "by passing it to the map helpers)",
 						 i, syms[ins->imm].name);
 				break;
 			}
@@ -220,9 +221,10 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 		}
 		ins->imm = (int32_t)rtebpf_syms_map_helper(syms, k, (enum rtebpf_helper)h);
 		if (arg_maps[i] & arg_regs(2, rtebpf_syms_nb_args(syms, ins->imm))) {
-			err = rtebpf_log(log, "insn %u passes a map to %s other than as its first "
-					      "argument (a program may reach a map only by passing "
-					      "it to the map helpers)",
+			err = rtebpf_log(log, "insn %u passes a map, or a pointer changed by "
+					      "more than an offset, to %s other than as its "
+					      "first argument (a program may reach a map only "
+					      "by passing it to the map helpers)",
 					 i, rtebpf_helper_name((enum rtebpf_helper)h));
 			break;
 		}

@@ -62,6 +62,11 @@
 #define MAY_CTX 16    /* the program's argument, when it is a pointer */
 #define MAY_VALUE 32  /* what a map lookup returned */
 #define MAY_VAROFF 64 /* a pointer whose offset was computed */
+/* A pointer to the validator that no offset describes: changed by an
+ * operation other than adding or subtracting a number (a multiply, a mask,
+ * a negation, any 32-bit operation), whose constant offset the validator
+ * keeps (0 * 3, 0 & x, -0) while the register holds anything. */
+#define MAY_GARBLED 128
 #define MAY_PTR (MAY_STACK | MAY_MAP | MAY_CTX | MAY_VALUE)
 #define F_STACK (-MAY_STACK)
 #define F_NUM (-MAY_NUM)
@@ -193,8 +198,12 @@ static const char *compare_refusal(const struct ebpf_insn *in, int16_t d, int16_
 {
 	int bd = bits(d), bs = bits(s), pd = bd & MAY_PTR, ps = bs & MAY_PTR;
 
+	/* A garbled pointer against a constant narrows only a register that
+	 * can never be followed (an alignment test, `(long)p & 3`). */
 	if (BPF_SRC(in->code) == BPF_K)
 		return bd & MAY_VAROFF ? "compares a pointer with a computed offset" NARROW : NULL;
+	if ((bd | bs) & MAY_GARBLED)
+		return "compares a pointer changed by more than an offset" NARROW;
 	if ((bd | bs) & MAY_MAP)
 		return "compares what may be a map pointer" REACH;
 	if (!pd && !ps)
@@ -218,6 +227,8 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	case BPF_LDX:
 		if (bits(s->reg[src]) & MAY_MAP)
 			return "reads through a map pointer" REACH;
+		if (bits(s->reg[src]) & MAY_GARBLED)
+			return "reads through a pointer changed by more than an offset" NARROW;
 		/* A number the validator may still type as a pointer: the
 		 * distance between two pointers keeps the first one's type. */
 		if (!(bits(s->reg[src]) & MAY_PTR))
@@ -227,6 +238,8 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	case BPF_STX:
 		if (bits(s->reg[dst]) & MAY_MAP)
 			return "writes through a map pointer" REACH;
+		if (bits(s->reg[dst]) & MAY_GARBLED)
+			return "writes through a pointer changed by more than an offset" NARROW;
 		if (!(bits(s->reg[dst]) & MAY_PTR))
 			return "writes through a number" NARROW;
 		if (bits(s->reg[dst]) & MAY_RDONLY)
@@ -258,7 +271,7 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 		 * pointer puts the pointer first. */
 		if (BPF_SRC(in->code) == BPF_X && BPF_OP(in->code) != EBPF_MOV &&
 		    BPF_OP(in->code) != BPF_NEG && BPF_OP(in->code) != EBPF_END &&
-		    (bits(s->reg[src]) & MAY_PTR) &&
+		    (bits(s->reg[src]) & (MAY_PTR | MAY_GARBLED)) &&
 		    !(BPF_OP(in->code) == BPF_SUB && cls == EBPF_ALU64 &&
 		      one_object(bits(s->reg[dst]), bits(s->reg[src]))))
 			return "computes with a pointer as the second operand" NARROW;
@@ -295,9 +308,10 @@ static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
 	if (op == EBPF_MOV) {
 		if (!reg)
 			return F_NUM;
-		if (alu64 || !(bs & MAY_PTR))
+		if (alu64 || !(bs & (MAY_PTR | MAY_GARBLED)))
 			return s;
-		return (int16_t)-(bs | MAY_VAROFF); /* the low half of a pointer */
+		/* the low half of a pointer */
+		return (int16_t)-((bs & (MAY_NUM | MAY_MAP)) | MAY_GARBLED);
 	}
 	if (alu64 && !reg && (op == BPF_ADD || op == BPF_SUB))
 		return d == F_STACK ? F_STACK : (int16_t)-bd; /* moved by a constant */
@@ -305,11 +319,17 @@ static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
 	 * what it holds (the packet length of a bounds check). */
 	if (alu64 && reg && op == BPF_SUB && one_object(bd, bs))
 		return F_NUM;
-	if (!((bd | bs) & MAY_PTR))
+	if (!((bd | bs) & (MAY_PTR | MAY_GARBLED)))
 		return F_NUM;
-	/* A number the source is added to keeps it in the result, and the
-	 * source's pointers with it: a number made of a pointer is one. */
-	return (int16_t)-(bd | (bs & ~MAY_NUM) | MAY_VAROFF);
+	/* A pointer moved by a number (data + ihl): where it points is
+	 * computed, and bounded by compares with its own object. */
+	if (alu64 && (op == BPF_ADD || op == BPF_SUB) && !(bs & (MAY_PTR | MAY_GARBLED)) &&
+	    !(bd & MAY_GARBLED))
+		return (int16_t)-(bd | MAY_VAROFF);
+	/* Anything else done to a pointer garbles it (a pointer as the
+	 * source is refused: refusal()).  What may be a map stays so. */
+	return (int16_t)-((bd & (MAY_NUM | MAY_MAP)) | ((bd | bs) & MAY_PTR ? MAY_GARBLED : 0) |
+			  (bd & MAY_GARBLED));
 }
 
 /* The state after instruction @i. */
@@ -510,7 +530,7 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 							   : RTEBPF_MAP_UNKNOWN;
 		arg_maps[i] = 0;
 		for (int r = 1; st[i].reached && r <= 5; r++)
-			if (bits(st[i].reg[r]) & MAY_MAP)
+			if (bits(st[i].reg[r]) & (MAY_MAP | MAY_GARBLED))
 				arg_maps[i] |= (uint8_t)(1u << r);
 		if (st[i].reached && !*why && (*why = refusal(&insns[i], &st[i])))
 			*bad = i;

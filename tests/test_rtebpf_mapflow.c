@@ -655,6 +655,79 @@ static void test_compares(void **state)
 	assert_non_null(strstr(why, "compares a pointer with a number"));
 }
 
+#define MUL_IMM(dst, imm) { EBPF_ALU64 | BPF_MUL | BPF_K, dst, 0, 0, imm }
+#define AND_IMM(dst, imm) { EBPF_ALU64 | BPF_AND | BPF_K, dst, 0, 0, imm }
+#define NEG(dst) { EBPF_ALU64 | BPF_NEG, dst, 0, 0, 0 }
+#define MOD_REG(dst, src) { EBPF_ALU64 | BPF_MOD | BPF_X, dst, src, 0, 0 }
+#define JNE_IMM(dst, imm, off) { BPF_JMP | EBPF_JNE | BPF_K, dst, 0, off, imm }
+
+/*
+ * The validator keeps a pointer's type, and its constant offset, through
+ * operations other than adding and subtracting (0 * 3, 0 & x, -0, 0 % x,
+ * any 32-bit one) while the register holds anything: a helper's probe made
+ * any address out of its context pointer (`r3 = -ctx; r3 %= -ctx - T`)
+ * and read and wrote there.  Such a pointer may not be followed, compared
+ * with a register or passed to a function; against a constant it may be
+ * (an alignment test, `(long)p & 3`).
+ */
+static void test_garbled(void **state)
+{
+	(void)state;
+	const struct ebpf_insn mul[] = {
+		MOV_REG(EBPF_REG_3, EBPF_REG_1), MUL_IMM(EBPF_REG_3, 3),
+		LDX_DW(EBPF_REG_0, EBPF_REG_3, 0), /* 2 */
+		EXIT(),
+	};
+	const struct ebpf_insn neg_mod[] = {
+		MOV_REG(EBPF_REG_6, EBPF_REG_1),   /* 0 */
+		LDX_DW(EBPF_REG_2, EBPF_REG_6, 8), /* 1: a number (-ctx - T) */
+		MOV_REG(EBPF_REG_3, EBPF_REG_6),   /* 2 */
+		NEG(EBPF_REG_3),		   /* 3 */
+		MOD_REG(EBPF_REG_3, EBPF_REG_2),   /* 4: T */
+		ST_DW(EBPF_REG_3, 0, 0x41414141),  /* 5 */
+		EXIT(),
+	};
+	const struct ebpf_insn low32[] = {
+		MOV_REG(EBPF_REG_3, EBPF_REG_1), ADD32_IMM(EBPF_REG_3, 0), ADD_IMM(EBPF_REG_3, 0),
+		LDX_DW(EBPF_REG_0, EBPF_REG_3, 0), /* 3 */
+		EXIT(),
+	};
+	const struct ebpf_insn with_reg[] = {
+		MOV_REG(EBPF_REG_3, EBPF_REG_1), AND_IMM(EBPF_REG_3, -8),
+		LDX_DW(EBPF_REG_2, EBPF_REG_1, 8), JNE_REG(EBPF_REG_2, EBPF_REG_3, 0), /* 3 */
+		EXIT(),
+	};
+	/* An alignment test, as clang emits it, then a read through the
+	 * pointer itself. */
+	const struct ebpf_insn aligned[] = {
+		MOV_REG(EBPF_REG_2, EBPF_REG_1), AND_IMM(EBPF_REG_2, 3), JNE_IMM(EBPF_REG_2, 0, 1),
+		LDX_W(EBPF_REG_0, EBPF_REG_1, 12), MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	const struct ebpf_insn as_key[] = {
+		LD_MAP(EBPF_REG_1),		  /* 0 */
+		MOV_REG(EBPF_REG_2, EBPF_REG_10), /* 2 */
+		MUL_IMM(EBPF_REG_2, 1),		  /* 3 */
+		CALL(1),			  /* 4 */
+		EXIT(),
+	};
+	int m[N(as_key)];
+
+	refused_saying(mul, N(mul), 2, "reads through a pointer changed by more than an offset");
+	refused_saying(neg_mod, N(neg_mod), 5,
+		       "writes through a pointer changed by more than an offset");
+	refused_saying(low32, N(low32), 3, "reads through a pointer changed by more than");
+	refused_saying(with_reg, N(with_reg), 3, "compares a pointer changed by more than");
+	flow(aligned, N(aligned), (const int[]){ -1 }, m);
+	struct ebpf_insn plain_key[N(as_key)];
+
+	flow(as_key, N(as_key), (const int[]){ 0, 0, -1 }, m);
+	assert_true(arg_maps[4] & 1u << 2); /* refused by the loader, as a map would be */
+	memcpy(plain_key, as_key, sizeof(plain_key));
+	plain_key[3] = (struct ebpf_insn)ADD_IMM(EBPF_REG_2, -8);
+	flow(plain_key, N(plain_key), (const int[]){ 0, 0, -1 }, m);
+	assert_false(arg_maps[4] & 1u << 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -669,6 +742,7 @@ int main(void)
 		test_entry(test_handles_out_of_reach),
 		test_entry(test_stores_through_lost_pointers),
 		test_entry(test_compares),
+		test_entry(test_garbled),
 	};
 
 	return run_test_group(tests);
