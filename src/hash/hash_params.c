@@ -57,8 +57,8 @@ void hash_params_random(struct hash_params *p)
 	}
 	if (got < sizeof(*p)) {
 		/* getrandom() refused (a seccomp filter) or would block (early
-		 * boot): /dev/urandom never blocks, and is independent bytes
-		 * all the same. */
+		 * boot): /dev/urandom never blocks, and its bytes are as
+		 * independent. */
 		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 
 		while (fd >= 0 && got < sizeof(*p)) {
