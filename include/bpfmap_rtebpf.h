@@ -47,11 +47,12 @@
  * also keeps the first operand's type through arithmetic, and a constant
  * offset through any operation (0 * 3, 0 & x, -0): loading refuses an ALU
  * operation with a pointer as its second operand (but the distance between
- * two pointers into one object), a read or write through what is a number,
- * and any use but a compare with a constant of a pointer changed by more
- * than an offset.  These close every way in that adversarial probes found;
- * the validator was not written against hostile programs and this check
- * is not proven complete against it.  Load programs you would trust inside
+ * two pointers into one object), a read or write through what is a number
+ * and its use as a pointer argument, the negation of a number (whose range
+ * it gets wrong), and any use but a compare with a constant of a pointer
+ * changed by more than an offset.  These close every way in that
+ * adversarial probes found; the validator was not written against hostile
+ * programs and this check is not proven complete against it.  Load programs you would trust inside
  * the process (your own, or ones the kernel's verifier accepted).  One
  * pattern the validator accepts is refused: comparing two pointers into
  * one map value (`p < &v->a[15]`); compare an index instead.

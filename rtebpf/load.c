@@ -122,6 +122,11 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 			  r->insn, r->type, r->sym);
 }
 
+/* Why a number may not be a pointer argument, though the validator checks
+ * those: the distance between two pointers keeps the first one's type to
+ * it, and a helper handed one reads at that small address. */
+#define NUMBER_AS_POINTER " (rte_bpf's validator may take it for a pointer)"
+
 /* The registers of arguments @from .. @nb_args, as rtebpf_mapflow's bits. */
 static uint8_t arg_regs(uint32_t from, uint32_t nb_args)
 {
@@ -141,19 +146,20 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 {
 	size_t n = e->nb_insns ? e->nb_insns : 1;
 	int *call_map = malloc(n * sizeof(*call_map));
-	uint8_t *arg_maps = malloc(n);
+	uint8_t *arg_maps = malloc(n), *arg_nums = malloc(n);
 	int err = 0;
 
-	if (!call_map || !arg_maps) {
+	if (!call_map || !arg_maps || !arg_nums) {
 		free(call_map);
 		free(arg_maps);
+		free(arg_nums);
 		return -ENOMEM;
 	}
 	uint32_t bad = 0;
 	const char *why = NULL;
 
 	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, rtebpf_syms_rdonly_maps(syms),
-			     ctx_ptr, call_map, arg_maps, &bad, &why);
+			     ctx_ptr, call_map, arg_maps, arg_nums, &bad, &why);
 	if (err == -EINVAL)
 		err = rtebpf_log(log, "insn %u %s", bad, why);
 	for (uint32_t i = 0; !err && i < e->nb_insns; i++) {
@@ -175,6 +181,13 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 						      "kfunc %s (a program may reach a map only "
 						      "by passing it to the map helpers)",
 						 i, syms[ins->imm].name);
+				break;
+			}
+			if (call_map[i] != RTEBPF_MAP_UNREACHED &&
+			    (arg_nums[i] & rtebpf_syms_ptr_args(syms, ins->imm))) {
+				err = rtebpf_log(log, "insn %u passes what may be a number as a "
+						      "string to the kfunc %s%s",
+						 i, syms[ins->imm].name, NUMBER_AS_POINTER);
 				break;
 			}
 			continue;
@@ -228,9 +241,17 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 					 i, rtebpf_helper_name((enum rtebpf_helper)h));
 			break;
 		}
+		if (arg_nums[i] & rtebpf_syms_ptr_args(syms, ins->imm) & ~(1u << 1)) {
+			err = rtebpf_log(log, "insn %u passes what may be a number as a key or "
+					      "value to %s%s",
+					 i, rtebpf_helper_name((enum rtebpf_helper)h),
+					 NUMBER_AS_POINTER);
+			break;
+		}
 	}
 	free(call_map);
 	free(arg_maps);
+	free(arg_nums);
 	return err;
 }
 

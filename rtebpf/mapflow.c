@@ -262,6 +262,10 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 		return compare_refusal(in, s->reg[dst], s->reg[src]);
 	case EBPF_ALU64:
 	case BPF_ALU:
+		/* It negates a number's range end by end: an unknown number
+		 * comes out in [0, 1], which then bounds any offset. */
+		if (BPF_OP(in->code) == BPF_NEG && (bits(s->reg[dst]) & MAY_NUM))
+			return "negates a number (rte_bpf's validator bounds a negation wrongly)";
 		/* The validator keeps the destination's type and takes the
 		 * source pointer's offset for its value: a number plus a
 		 * pointer is a number whose bounds are that offset, which
@@ -457,8 +461,8 @@ static int64_t jump_into_lddw(const struct ebpf_insn *ins, uint32_t n)
 }
 
 int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-		   uint64_t rdonly, bool ctx_ptr, int *call_map, uint8_t *arg_maps, uint32_t *bad,
-		   const char **why)
+		   uint64_t rdonly, bool ctx_ptr, int *call_map, uint8_t *arg_maps,
+		   uint8_t *arg_nums, uint32_t *bad, const char **why)
 {
 	int64_t into = jump_into_lddw(insns, n);
 
@@ -528,10 +532,13 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		call_map[i] = !st[i].reached		? RTEBPF_MAP_UNREACHED
 			      : st[i].reg[EBPF_REG_1] >= 0 ? st[i].reg[EBPF_REG_1]
 							   : RTEBPF_MAP_UNKNOWN;
-		arg_maps[i] = 0;
-		for (int r = 1; st[i].reached && r <= 5; r++)
+		arg_maps[i] = arg_nums[i] = 0;
+		for (int r = 1; st[i].reached && r <= 5; r++) {
 			if (bits(st[i].reg[r]) & (MAY_MAP | MAY_GARBLED))
 				arg_maps[i] |= (uint8_t)(1u << r);
+			if (bits(st[i].reg[r]) & MAY_NUM)
+				arg_nums[i] |= (uint8_t)(1u << r);
+		}
 		if (st[i].reached && !*why && (*why = refusal(&insns[i], &st[i])))
 			*bad = i;
 	}

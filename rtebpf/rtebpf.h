@@ -112,6 +112,9 @@ RTEBPF_HIDDEN uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms);
 RTEBPF_HIDDEN bool rtebpf_syms_in_handles(const struct rte_bpf_xsym *syms, uint64_t addr);
 /* Bit k set if map k is BPFMAP_F_RDONLY_PROG (at most 64 maps). */
 RTEBPF_HIDDEN uint64_t rtebpf_syms_rdonly_maps(const struct rte_bpf_xsym *syms);
+/* Bit r set for each of r1-r5 that entry @e's function takes as a
+ * pointer. */
+RTEBPF_HIDDEN uint8_t rtebpf_syms_ptr_args(const struct rte_bpf_xsym *syms, int e);
 /* How many arguments entry @e's function takes. */
 RTEBPF_HIDDEN uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e);
 /* The kfuncs' names, comma-separated, into @buf (for messages); @buf. */
@@ -126,14 +129,15 @@ RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
  * (helper calls are by number here); @ctx_ptr: whether the program's argument
  * is a pointer (rte_bpf's prog_arg has a size).  Fills @call_map[i], for every
  * instruction i, with the map r1
- * holds on entry to it, and @arg_maps[i] with bit r set for each of r1-r5
- * that may hold a map there (both meaningful at calls).  0, -ENOMEM, or
+ * holds on entry to it, @arg_maps[i] with bit r set for each of r1-r5
+ * that may hold a map or a garbled pointer there, and @arg_nums[i] for each
+ * that may hold a number (all meaningful at calls).  0, -ENOMEM, or
  * -EINVAL with *@bad the first instruction that would reach a map's handle
  * other than through a helper, that compares what rte_bpf's validator would
  * narrow unsoundly, or that jumps into the second half of a 64-bit
  * immediate load, and *@why what it does. */
 RTEBPF_HIDDEN int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
 				 uint64_t rdonly, bool ctx_ptr, int *call_map, uint8_t *arg_maps,
-				 uint32_t *bad, const char **why);
+				 uint8_t *arg_nums, uint32_t *bad, const char **why);
 
 #endif

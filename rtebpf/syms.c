@@ -393,6 +393,16 @@ uint64_t rtebpf_syms_rdonly_maps(const struct rte_bpf_xsym *syms)
 	return m;
 }
 
+uint8_t rtebpf_syms_ptr_args(const struct rte_bpf_xsym *syms, int e)
+{
+	uint8_t m = 0;
+
+	for (uint32_t a = 0; a < syms[e].func.nb_args && a < 5; a++)
+		if (syms[e].func.args[a].type == RTE_BPF_ARG_PTR)
+			m |= (uint8_t)(1u << (a + 1));
+	return m;
+}
+
 uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int e)
 {
 	return syms[e].func.nb_args;

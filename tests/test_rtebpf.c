@@ -360,6 +360,8 @@ static void test_refusals(void **state)
 	expect_refused(&m, "rte/map_as_value", EINVAL,
 		       "to bpf_map_update_elem other than as its first argument");
 	expect_refused(&m, "rte/map_to_kfunc", EINVAL, "offset, to the kfunc bpf_strnlen");
+	expect_refused(&m, "rte/distance_key", EINVAL,
+		       "passes what may be a number as a key or value to bpf_map_lookup_elem");
 	expect_refused(&m, "rte/oob", EINVAL, "insn 9: ldxdw r1, [r0 + 8]");
 	/* Compares the validator would narrow a pointer by: a value moved
 	 * by a number compared with the map, or with the stack and 0. */

@@ -33,7 +33,7 @@
 #define ADD_REG(dst, src) { EBPF_ALU64 | BPF_ADD | BPF_X, dst, src, 0, 0 }
 
 /* Run the analysis; map_load[i] = @maps_at[i] for the LD_MAPs (by index). */
-static uint8_t arg_maps[64];
+static uint8_t arg_maps[64], arg_nums[64];
 static uint64_t rdonly_maps; /* BPFMAP_F_RDONLY_PROG maps, by bit */
 
 static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int *call_map)
@@ -48,7 +48,7 @@ static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int 
 	uint32_t bad = 0;
 	const char *why = NULL;
 
-	int ret = rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, &bad, &why);
+	int ret = rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, arg_nums, &bad, &why);
 
 	if (ret)
 		print_message("refused at %u: %s\n", bad, why);
@@ -68,7 +68,7 @@ static void refused(const struct ebpf_insn *ins, uint32_t n, const int *loads, u
 	for (uint32_t i = 0; loads[i] >= 0; i += 2)
 		map_load[loads[i]] = loads[i + 1];
 	assert_int_equal(
-		rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, &bad, &why),
+		rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, arg_nums, &bad, &why),
 		-EINVAL);
 	assert_non_null(why);
 	assert_int_equal(bad, at);
@@ -213,7 +213,7 @@ static void test_wild_jumps(void **state)
 	uint32_t bad;
 	const char *why;
 
-	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, 0, true, m, arg_maps, &bad, &why), 0);
+	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, 0, true, m, arg_maps, arg_nums, &bad, &why), 0);
 }
 
 #define LDX_W(dst, src, off) { BPF_LDX | BPF_MEM | BPF_W, dst, src, off, 0 }
@@ -536,7 +536,7 @@ static void refused_saying(const struct ebpf_insn *ins, uint32_t n, uint32_t at,
 	for (uint32_t i = 0; i + 1 < n; i++)
 		if (ins[i].code == (BPF_LD | BPF_IMM | EBPF_DW))
 			map_load[i++] = 0; /* map 0 */
-	assert_int_equal(rtebpf_mapflow(ins, n, map_load, 0, true, call_map, arg_maps, &bad, &why),
+	assert_int_equal(rtebpf_mapflow(ins, n, map_load, 0, true, call_map, arg_maps, arg_nums, &bad, &why),
 			 -EINVAL);
 	assert_int_equal(bad, at);
 	if (!strstr(why, what))
@@ -648,9 +648,9 @@ static void test_compares(void **state)
 	const char *why = NULL;
 	int none[N(raw)];
 
-	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, false, m, arg_maps, &bad, &why), 0);
+	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, false, m, arg_maps, arg_nums, &bad, &why), 0);
 	/* ... and with a size a pointer, which may not be compared with one. */
-	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, true, m, arg_maps, &bad, &why),
+	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, true, m, arg_maps, arg_nums, &bad, &why),
 			 -EINVAL);
 	assert_non_null(strstr(why, "compares a pointer with a number"));
 }
@@ -718,7 +718,25 @@ static void test_garbled(void **state)
 	refused_saying(low32, N(low32), 3, "reads through a pointer changed by more than");
 	refused_saying(with_reg, N(with_reg), 3, "compares a pointer changed by more than");
 	flow(aligned, N(aligned), (const int[]){ -1 }, m);
+	/* A number negated: the validator negates its range end by end, so an
+	 * unknown number came out in [0, 1] and bounded any offset (a
+	 * helper's probe read and wrote the heap through ctx + (mask & -x)). */
+	const struct ebpf_insn negated[] = {
+		LDX_DW(EBPF_REG_2, EBPF_REG_1, 0), NEG(EBPF_REG_2), /* 1 */
+		MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	/* The distance between two context pointers as a lookup's key: a
+	 * pointer at its offset to the validator, the small number in fact. */
+	const struct ebpf_insn distance_key[] = {
+		MOV_REG(EBPF_REG_2, EBPF_REG_1), ADD_IMM(EBPF_REG_2, 64),
+		SUB_REG(EBPF_REG_2, EBPF_REG_1), LD_MAP(EBPF_REG_1), CALL(1), /* 5 */
+		EXIT(),
+	};
 	struct ebpf_insn plain_key[N(as_key)];
+
+	refused_saying(negated, N(negated), 1, "negates a number");
+	flow(distance_key, N(distance_key), (const int[]){ 3, 0, -1 }, m);
+	assert_true(arg_nums[5] & 1u << 2); /* refused by the loader */
 
 	flow(as_key, N(as_key), (const int[]){ 0, 0, -1 }, m);
 	assert_true(arg_maps[4] & 1u << 2); /* refused by the loader, as a map would be */
@@ -726,6 +744,7 @@ static void test_garbled(void **state)
 	plain_key[3] = (struct ebpf_insn)ADD_IMM(EBPF_REG_2, -8);
 	flow(plain_key, N(plain_key), (const int[]){ 0, 0, -1 }, m);
 	assert_false(arg_maps[4] & 1u << 2);
+	assert_false(arg_nums[4] & 1u << 2);
 }
 
 int main(void)

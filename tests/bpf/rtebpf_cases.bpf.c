@@ -278,6 +278,20 @@ int value_write(struct case_ctx *c)
 	return 0;
 }
 
+/* The distance between two context pointers as a lookup's key: a context
+ * pointer at offset 64 to the validator, the number 64 in fact. */
+SEC("rte/distance_key")
+__attribute__((naked)) int distance_key(struct case_ctx *c)
+{
+	asm volatile("r2 = r1\n"
+		     "r2 += 64\n"
+		     "r2 -= r1\n"
+		     "r1 = %[small] ll\n"
+		     "call 1\n"
+		     "r0 = 0\n"
+		     "exit\n" ::[small] "i"(&small));
+}
+
 SEC("rte/loop")
 int loop(struct case_ctx *c)
 {
