@@ -317,8 +317,9 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *         BPFMAP_F_LOCK (copy under the value's spin lock).
  * An existing element's value is overwritten in place, so replacing a key in a
  * full map always succeeds; on an LRU map that marks the element used, as a
- * program-view lookup does (the kernel's LRU updates do the same).  The spin lock field, if any, is never copied: a
- * new element's lock starts free, an existing one keeps its state (a
+ * program-view lookup does (the kernel's LRU updates do the same).  The spin
+ * lock field, if any, is never copied: a new element's lock starts free, an
+ * existing one keeps its state (a
  * deleted key's position reused at once by an insert inside a read-side
  * section is free once the deleted key's holder, if any, lets it go).
  * Returns 0, or:
@@ -399,9 +400,9 @@ BPFMAP_API int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const voi
  * Concurrency: lock-free, but on an LRU map on the chained table (per-CPU
  * lists, or keys over 8 bytes in maps under 16384 elements), whose
  * elements are reused at once, each step locks the bucket it reads.  A walk
- * visits every key exactly once when nothing changes meanwhile; under concurrent updates it may miss keys added or
- * removed during the walk, and restarts from the first key if @key has been
- * deleted (as the kernel does).
+ * visits every key exactly once when nothing changes meanwhile; under
+ * concurrent updates it may miss keys added or removed during the walk, and
+ * restarts from the first key if @key has been deleted (as the kernel does).
  * BPFMAP_TYPE_RHASH: exact.  Its order is (hash, key bytes), the same at
  * every table size; a walk returns every key present for the whole walk
  * exactly once and none twice, while the map grows and shrinks, and a @key
