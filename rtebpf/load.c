@@ -29,11 +29,6 @@ struct bpfmap_rtebpf_prog {
 	struct rte_bpf_xsym *syms; /* the map variables the code points to */
 };
 
-static bool is_imm64(const struct ebpf_insn *ins)
-{
-	return ins->code == (BPF_LD | BPF_IMM | EBPF_DW);
-}
-
 static bool is_call(const struct ebpf_insn *ins)
 {
 	return ins->code == (BPF_JMP | EBPF_CALL);
@@ -59,7 +54,7 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 	struct ebpf_insn *ins = &e->insns[r->insn];
 	char list[512];
 
-	if (is_imm64(ins)) {
+	if (rtebpf_is_imm64(ins)) {
 		uint64_t addr;
 		int k;
 
@@ -167,7 +162,7 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 		const struct bpfmap_info *info;
 		int h, k;
 
-		if (is_imm64(ins)) {
+		if (rtebpf_is_imm64(ins)) {
 			i++;
 			continue;
 		}
@@ -178,8 +173,7 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 			    (arg_maps[i] & arg_regs(1, rtebpf_syms_nb_args(syms, ins->imm)))) {
 				err = rtebpf_log(log, "insn %u passes a map, or a pointer "
 						      "changed by more than an offset, to the "
-						      "kfunc %s (a program may reach a map only "
-						      "by passing it to the map helpers)",
+						      "kfunc %s" RTEBPF_REACH,
 						 i, syms[ins->imm].name);
 				break;
 			}
@@ -236,8 +230,7 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 		if (arg_maps[i] & arg_regs(2, rtebpf_syms_nb_args(syms, ins->imm))) {
 			err = rtebpf_log(log, "insn %u passes a map, or a pointer changed by "
 					      "more than an offset, to %s other than as its "
-					      "first argument (a program may reach a map only "
-					      "by passing it to the map helpers)",
+					      "first argument" RTEBPF_REACH,
 					 i, rtebpf_helper_name((enum rtebpf_helper)h));
 			break;
 		}
@@ -303,7 +296,7 @@ static void explain_refusal(const char *said, const struct ebpf_insn *insns, uin
 
 			/* A 64-bit immediate load is dumped with its second
 			 * half, which a truncated program lacks. */
-			if (f && (insns[at].code != (BPF_LD | BPF_IMM | EBPF_DW) || at + 1 < n))
+			if (f && (!rtebpf_is_imm64(&insns[at]) || at + 1 < n))
 				rte_bpf_dump(f, &insns[at], 1);
 			if (f)
 				fclose(f);
@@ -354,7 +347,7 @@ static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 	for (uint32_t i = 0; !err && i + 1 < e->nb_insns; i++) {
 		const struct ebpf_insn *ins = &e->insns[i];
 
-		if (!is_imm64(ins))
+		if (!rtebpf_is_imm64(ins))
 			continue;
 		if (map_load[i] < 0 &&
 		    rtebpf_syms_in_handles(syms, (uint32_t)ins[0].imm |

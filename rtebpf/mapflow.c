@@ -10,8 +10,7 @@
  * it may be, as bits: a pointer into the stack, a map's handle, the context
  * (the program's argument, when rte_bpf is told its size), a lookup's
  * result, a number; and whether a pointer's offset was computed.  Where
- * paths join,
- * facts that differ become the union of their bits.  64-bit immediate
+ * paths join, facts that differ become the union of their bits.  64-bit immediate
  * loads of a map variable create map facts; register moves and 8-byte
  * spills and fills through r10 carry them.  A store through a register
  * that may point into the stack may change any slot: each slot may then
@@ -46,8 +45,6 @@
 
 #include "rtebpf.h"
 
-/* What each refusal of a way to a handle adds. */
-#define REACH " (a program may reach a map only by passing it to the map helpers)"
 /* What each refusal of a compare the validator would narrow unsoundly adds. */
 #define NARROW " (rte_bpf's validator would take the bounds of one for the other's)"
 
@@ -205,7 +202,7 @@ static const char *compare_refusal(const struct ebpf_insn *in, int16_t d, int16_
 	if ((bd | bs) & MAY_GARBLED)
 		return "compares a pointer changed by more than an offset" NARROW;
 	if ((bd | bs) & MAY_MAP)
-		return "compares what may be a map pointer" REACH;
+		return "compares what may be a map pointer" RTEBPF_REACH;
 	if (!pd && !ps)
 		return NULL; /* two numbers */
 	if (!pd || !ps || ((bd | bs) & MAY_NUM))
@@ -217,6 +214,14 @@ static const char *compare_refusal(const struct ebpf_insn *in, int16_t d, int16_
 	return "compares pointers that may be into different objects" NARROW;
 }
 
+/* Whether ALU instruction @in reads its source register (NEG and the byte
+ * swaps do not, whatever their source bit). */
+static bool alu_reads_src(const struct ebpf_insn *in)
+{
+	return BPF_SRC(in->code) == BPF_X && BPF_OP(in->code) != BPF_NEG &&
+	       BPF_OP(in->code) != EBPF_END;
+}
+
 /* Why instruction @in may not run in state @s, or NULL. */
 static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 {
@@ -226,7 +231,7 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	switch (cls) {
 	case BPF_LDX:
 		if (bits(s->reg[src]) & MAY_MAP)
-			return "reads through a map pointer" REACH;
+			return "reads through a map pointer" RTEBPF_REACH;
 		if (bits(s->reg[src]) & MAY_GARBLED)
 			return "reads through a pointer changed by more than an offset" NARROW;
 		/* A number the validator may still type as a pointer: the
@@ -237,7 +242,7 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	case BPF_ST:
 	case BPF_STX:
 		if (bits(s->reg[dst]) & MAY_MAP)
-			return "writes through a map pointer" REACH;
+			return "writes through a map pointer" RTEBPF_REACH;
 		if (bits(s->reg[dst]) & MAY_GARBLED)
 			return "writes through a pointer changed by more than an offset" NARROW;
 		if (!(bits(s->reg[dst]) & MAY_PTR))
@@ -247,12 +252,12 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 			       "(BPFMAP_F_RDONLY_PROG)";
 		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_MAP) &&
 		    (dst != EBPF_REG_10 || BPF_MODE(in->code) != BPF_MEM || !whole_slot(in)))
-			return "stores a map pointer other than whole into a stack slot" REACH;
+			return "stores a map pointer other than whole into a stack slot" RTEBPF_REACH;
 		/* so that memory other than the stack never holds a pointer
 		 * into it, and what is loaded from there is not one */
 		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_STACK) &&
 		    (bits(s->reg[dst]) & ~MAY_STACK))
-			return "stores a pointer into the stack outside the stack" REACH;
+			return "stores a pointer into the stack outside the stack" RTEBPF_REACH;
 		break;
 	case BPF_JMP:
 	case 0x06: /* jmp32 */
@@ -273,8 +278,7 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 		 * not see.  Only the distance between two pointers into one
 		 * object is a number it sees right; a program that adds to a
 		 * pointer puts the pointer first. */
-		if (BPF_SRC(in->code) == BPF_X && BPF_OP(in->code) != EBPF_MOV &&
-		    BPF_OP(in->code) != BPF_NEG && BPF_OP(in->code) != EBPF_END &&
+		if (alu_reads_src(in) && BPF_OP(in->code) != EBPF_MOV &&
 		    (bits(s->reg[src]) & (MAY_PTR | MAY_GARBLED)) &&
 		    !(BPF_OP(in->code) == BPF_SUB && cls == EBPF_ALU64 &&
 		      one_object(bits(s->reg[dst]), bits(s->reg[src]))))
@@ -286,9 +290,13 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 	return NULL;
 }
 
+/* Whether call @in (by helper number here) is a map lookup: its result
+ * points into a map's value. */
 static bool is_lookup(const struct ebpf_insn *in)
 {
-	return in->imm == 1 || in->imm == 195;
+	int h = rtebpf_helper_of(in->imm);
+
+	return h == RTEBPF_MAP_LOOKUP || h == RTEBPF_MAP_LOOKUP_PERCPU;
 }
 
 /* Whether call @in looks a value up in map @f (r1's fact), one of those
@@ -305,7 +313,7 @@ static bool lookup_in_rdonly(const struct ebpf_insn *in, int16_t f, uint64_t rdo
 static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
 {
 	uint8_t op = BPF_OP(in->code);
-	bool reg = BPF_SRC(in->code) == BPF_X && op != BPF_NEG && op != EBPF_END;
+	bool reg = alu_reads_src(in);
 	bool alu64 = BPF_CLASS(in->code) == EBPF_ALU64;
 	int bd = bits(d), bs = reg ? bits(s) : MAY_NUM;
 
@@ -348,7 +356,7 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 	regs(&dst, &src, in);
 	switch (cls) {
 	case BPF_LD:
-		if (in->code == (BPF_LD | BPF_IMM | EBPF_DW)) {
+		if (rtebpf_is_imm64(in)) {
 			s->reg[dst] = (int16_t)(map_load[i] >= 0 ? map_load[i] : F_NUM);
 		} else {
 			/* packet loads: r0 set, r1-r5 clobbered */
@@ -398,10 +406,10 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 		break;
 	default: /* jumps: calls clobber r0-r5 */
 		if (in->code == (BPF_JMP | EBPF_CALL)) {
-			s->reg[0] = lookup_in_rdonly(in, s->reg[EBPF_REG_1], rdonly)
+			s->reg[0] = !is_lookup(in) ? F_NUM
+				    : lookup_in_rdonly(in, s->reg[EBPF_REG_1], rdonly)
 					    ? (int16_t)-(MAY_VALUE | MAY_RDONLY)
-				    : is_lookup(in) ? (int16_t)-MAY_VALUE
-						    : F_NUM;
+					    : (int16_t)-MAY_VALUE;
 			for (int r = 1; r <= 5; r++)
 				s->reg[r] = F_ANY;
 		}
@@ -418,7 +426,7 @@ static void successors(const struct ebpf_insn *ins, uint32_t i, int64_t next[2])
 
 	next[0] = i + 1;
 	next[1] = -1;
-	if (in->code == (BPF_LD | BPF_IMM | EBPF_DW)) {
+	if (rtebpf_is_imm64(in)) {
 		next[0] = i + 2;
 	} else if (cls == BPF_JMP || cls == 0x06 /* jmp32 */) {
 		if (in->code == (BPF_JMP | EBPF_EXIT))
@@ -430,11 +438,6 @@ static void successors(const struct ebpf_insn *ins, uint32_t i, int64_t next[2])
 	}
 }
 
-static bool is_lddw(const struct ebpf_insn *in)
-{
-	return in->code == (BPF_LD | BPF_IMM | EBPF_DW);
-}
-
 /* The first jump into the second half of a 64-bit immediate load, or -1. */
 static int64_t jump_into_lddw(const struct ebpf_insn *ins, uint32_t n)
 {
@@ -444,7 +447,7 @@ static int64_t jump_into_lddw(const struct ebpf_insn *ins, uint32_t n)
 	if (!second)
 		return -2;
 	for (uint32_t i = 0; i + 1 < n; i++)
-		if (is_lddw(&ins[i]))
+		if (rtebpf_is_imm64(&ins[i]))
 			second[++i] = true;
 	for (uint32_t i = 0; i < n && bad < 0; i++) {
 		int64_t next[2];

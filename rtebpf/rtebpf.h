@@ -121,17 +121,27 @@ RTEBPF_HIDDEN uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int 
 RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 
 /* ---- mapflow.c: which map each helper call receives ---- */
+
+/* A 64-bit immediate load: two instructions, the second only its upper
+ * half. */
+static inline bool rtebpf_is_imm64(const struct ebpf_insn *in)
+{
+	return in->code == (BPF_LD | BPF_IMM | EBPF_DW);
+}
+
+/* What each refusal of a way to a map's handle adds to its message. */
+#define RTEBPF_REACH " (a program may reach a map only by passing it to the map helpers)"
 #define RTEBPF_MAP_UNKNOWN (-1) /* r1 may hold anything, or different maps */
 #define RTEBPF_MAP_UNREACHED (-2)
 
 /* @map_load[i]: the map that instruction i (a 64-bit immediate load) loads,
  * or -1; @rdonly: bit k set if programs may only read map k's values
- * (helper calls are by number here); @ctx_ptr: whether the program's argument
- * is a pointer (rte_bpf's prog_arg has a size).  Fills @call_map[i], for every
- * instruction i, with the map r1
- * holds on entry to it, @arg_maps[i] with bit r set for each of r1-r5
- * that may hold a map or a garbled pointer there, and @arg_nums[i] for each
- * that may hold a number (all meaningful at calls).  0, -ENOMEM, or
+ * (helper calls are by number here); @ctx_ptr: whether the program's
+ * argument is a pointer (rte_bpf's prog_arg has a size).  Fills
+ * @call_map[i], for every instruction i, with the map r1 holds on entry to
+ * it, @arg_maps[i] with bit r set for each of r1-r5 that may hold a map or
+ * a garbled pointer there, and @arg_nums[i] for each that may hold a
+ * number (all meaningful at calls).  0, -ENOMEM, or
  * -EINVAL with *@bad the first instruction that would reach a map's handle
  * other than through a helper, that compares what rte_bpf's validator would
  * narrow unsoundly, or that jumps into the second half of a 64-bit
