@@ -2695,14 +2695,10 @@ static void test_lockfree_window_fork(void **state)
 
 	if (!membarrier_usable())
 		skip();
-#ifdef BPFMAP_TSAN
 	/* The child starts a thread (liburcu's fork handler restarts its
 	 * call_rcu worker there), which TSan refuses after a multi-threaded
-	 * fork; the release and ASan builds run this. */
-	print_message("skipped under ThreadSanitizer: it cannot follow a child of a "
-		      "multi-threaded fork that starts threads\n");
-	skip();
-#endif
+	 * fork. */
+	skip_under_tsan("it cannot follow a child of a multi-threaded fork that starts threads");
 	m = filled_u64_map(100, 100);
 	assert_int_equal(pthread_create(&th, NULL, window_holder_thread, &h), 0);
 	while (!__atomic_load_n(&h.opened, __ATOMIC_ACQUIRE))

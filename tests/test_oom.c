@@ -332,14 +332,7 @@ static void test_lru_inserts_while_allocations_fail(void **state)
 /* TSan builds never reuse a chained map's victim inside a section (its
  * readers' key compares race with the reuse by design: chain.c,
  * chain_reuse_wanted), which is what these tests ask of per-CPU lists. */
-static void skip_under_tsan(void)
-{
-#ifdef BPFMAP_TSAN
-	print_message("skipped under ThreadSanitizer: its builds do not reuse evicted "
-		      "elements inside sections\n");
-	skip();
-#endif
-}
+#define NO_REUSE_UNDER_TSAN "its builds do not reuse evicted elements inside sections"
 
 static void test_lru_section_inserts_while_allocations_fail(void **state)
 {
@@ -348,7 +341,7 @@ static void test_lru_section_inserts_while_allocations_fail(void **state)
 						  BPFMAP_TYPE_LRU_PERCPU_HASH };
 
 	(void)state;
-	skip_under_tsan();
+	skip_under_tsan(NO_REUSE_UNDER_TSAN);
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
 		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
 			for (int per_insert = 0; per_insert < 2; per_insert++) {
@@ -398,7 +391,7 @@ static void test_lru_section_inserts_after_cpu_move(void **state)
 						  BPFMAP_TYPE_LRU_PERCPU_HASH };
 
 	(void)state;
-	skip_under_tsan();
+	skip_under_tsan(NO_REUSE_UNDER_TSAN);
 	if (bpfmap_num_possible_cpus() < 2 || test_pin_cpu(1)) {
 		test_unpin();
 		print_message("skipped: it needs CPUs 0 and 1 to pin to\n");

@@ -69,13 +69,9 @@ static void test_move_window_quiet(void **state)
 	uint64_t v = 1, n = 400000;
 
 	(void)state;
-#ifdef BPFMAP_TSAN
 	/* Its shadow pages fault on an address's first access, which are the
-	 * faults counted; the release and ASan builds run this. */
-	print_message("skipped under ThreadSanitizer: its shadow memory faults in the "
-		      "window measured\n");
-	skip();
-#endif
+	 * faults counted. */
+	skip_under_tsan("its shadow memory faults in the window measured");
 	m = must_create(BPFMAP_TYPE_RHASH, 8, 8, 1u << 20, BPFMAP_F_NO_PREALLOC);
 	__atomic_store_n(&bpfmap_test_hook, window_hook, __ATOMIC_RELEASE);
 	for (uint64_t k = 0; k < n; k++)

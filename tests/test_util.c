@@ -11,8 +11,18 @@
 #include <urcu-bp.h>
 
 #include "test_util.h"
+#include "util/compiler.h"
 
 const uint32_t test_map_flag_variants[2] = { 0, BPFMAP_F_NO_PREALLOC };
+
+bool test_tsan_build(void)
+{
+#ifdef BPFMAP_TSAN
+	return true;
+#else
+	return false;
+#endif
+}
 
 /* Line by line into ctest's pipe, so that a test killed for its time
  * shows where it was (a full buffer is lost with the process). */

@@ -26,6 +26,20 @@ struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t va
 		assert_int_equal(errno, (err));       \
 	} while (0)
 
+/* Skip the calling test in ThreadSanitizer builds, saying @why: a few ask
+ * what those builds cannot give (the release and ASan builds run them).
+ * test_tsan_build() is decided where test_util.c is compiled, with the
+ * library's own test (util/compiler.h), which test files including DPDK
+ * cannot include. */
+bool test_tsan_build(void);
+#define skip_under_tsan(why)                                                          \
+	do {                                                                          \
+		if (test_tsan_build()) {                                              \
+			print_message("skipped under ThreadSanitizer: %s\n", (why)); \
+			skip();                                                       \
+		}                                                                     \
+	} while (0)
+
 /* Pin the calling thread to CPU @cpu (modulo the possible CPUs): 0 or
  * -errno; no assertion, so threads other than cmocka's may call it.
  * pin_to() asserts it.  test_unpin(): every possible CPU again. */
