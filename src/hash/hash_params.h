@@ -37,8 +37,9 @@ struct hash_params {
 	uint64_t coef[HASH_COEFS]; /* the word hash's and NH's */
 };
 
-/* Independent uniform parameters (getrandom; if the kernel has no entropy
- * yet, splitmix64 from the clock and an address, still varying per map). */
+/* Independent uniform parameters: getrandom(), else /dev/urandom (a seccomp
+ * filter may refuse the call); with neither (early boot), splitmix64 from
+ * the clock and an address, still varying per map. */
 void hash_params_random(struct hash_params *p);
 
 /* Parameters expanded from @seed by splitmix64: seed 0 for ZERO_SEED maps,
