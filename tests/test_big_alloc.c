@@ -10,7 +10,13 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <bpfmap.h>
+
 #include "util/big_alloc.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 
 static void check_array(size_t bytes)
 {
@@ -64,11 +70,84 @@ static void test_many(void **state)
 	}
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+enum { BLOCKS = 64 };
+
+/* Heap blocks whose only pointers are in @slots; out of line, so that no
+ * copy stays in the caller's frame. */
+static __attribute__((noinline)) void fill_with_blocks(void **slots, size_t stride)
+{
+	for (size_t i = 0; i < BLOCKS; i++) {
+		void *b = malloc(48);
+
+		assert_non_null(b);
+		memcpy((char *)slots + i * stride, &b, sizeof(b));
+	}
+}
+
+static __attribute__((noinline)) void free_blocks(void **slots, size_t stride)
+{
+	for (size_t i = 0; i < BLOCKS; i++) {
+		void *b;
+
+		memcpy(&b, (char *)slots + i * stride, sizeof(b));
+		free(b);
+	}
+}
+
+/* A pointer kept only in a mapped table (a map's value) is no leak to
+ * LeakSanitizer, nor one in an RHASH's values (reserved address space). */
+static void test_leak_checker_sees_mapped(void **state)
+{
+	(void)state;
+	void **mapped = big_zalloc_mapped(1 << 20);
+	void **reserved = big_reserve(1 << 20);
+
+	assert_non_null(mapped);
+	assert_non_null(reserved);
+	fill_with_blocks(mapped + 1000, 4096);
+	fill_with_blocks(reserved + 3, 8192);
+	assert_int_equal(__lsan_do_recoverable_leak_check(), 0);
+	free_blocks(mapped + 1000, 4096);
+	free_blocks(reserved + 3, 8192);
+	big_free(mapped);
+	big_unreserve(reserved, 1 << 20);
+
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_RHASH, "ptrs", 8, 8, 1 << 16, &o);
+
+	assert_non_null(m);
+	for (uint64_t k = 0; k < 5000; k++) {
+		void *b = malloc(24);
+
+		assert_non_null(b);
+		assert_int_equal(bpfmap_update_elem(m, &k, &b, BPFMAP_ANY), 0);
+		b = NULL;
+	}
+	assert_int_equal(__lsan_do_recoverable_leak_check(), 0);
+	for (uint64_t k = 0; k < 5000; k++) {
+		void *b;
+
+		assert_int_equal(bpfmap_lookup_and_delete_elem(m, &k, &b), 0);
+		free(b);
+	}
+	bpfmap_free(m);
+}
+#else
+static void test_leak_checker_sees_mapped(void **state)
+{
+	(void)state;
+	print_message("skipped: LeakSanitizer is in the AddressSanitizer builds only\n");
+	skip();
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_leak_checker_sees_mapped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

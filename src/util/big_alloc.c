@@ -8,6 +8,33 @@
 
 #define BIG_HUGE_PAGE ((size_t)2 << 20)
 #define BIG_PAGE ((size_t)4096)
+/* The largest mapping shown to a leak checker: it reads every page of what
+ * it is shown at exit, touched or not. */
+#define BIG_LSAN_MAX ((size_t)1 << 30)
+
+/*
+ * A leak checker does not look into mappings of its own accord, so a
+ * program that keeps the only pointer to a heap block in a map's value
+ * (in a table from mmap) would be told the block leaked, and so would a
+ * freed RHASH whose last callback waits in a mapped table at exit.
+ * LeakSanitizer (ASan's too) scans the regions registered with it: in a
+ * process it runs in, these weak references find it, elsewhere they are
+ * NULL.  Valgrind scans every mapping already.
+ */
+extern void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
+extern void __lsan_unregister_root_region(const void *p, size_t size) __attribute__((weak));
+
+static void lsan_show(const void *p, size_t len)
+{
+	if (__lsan_register_root_region && len <= BIG_LSAN_MAX)
+		__lsan_register_root_region(p, len);
+}
+
+static void lsan_hide(const void *p, size_t len)
+{
+	if (__lsan_unregister_root_region && len <= BIG_LSAN_MAX)
+		__lsan_unregister_root_region(p, len);
+}
 
 /* Just below every array: where its block starts, and how to release it. */
 struct big_header {
@@ -43,6 +70,7 @@ void *big_zalloc_mapped(size_t bytes)
 	h = (struct big_header *)(void *)p - 1;
 	h->base = base;
 	h->map_len = len;
+	lsan_show(base, len);
 	return p;
 }
 
@@ -72,9 +100,10 @@ void big_free(void *p)
 	if (!p)
 		return;
 	h = (struct big_header *)p - 1;
-	if (h->map_len)
+	if (h->map_len) {
+		lsan_hide(h->base, h->map_len);
 		munmap(h->base, h->map_len);
-	else
+	} else
 		free(h->base);
 }
 
@@ -110,6 +139,7 @@ void *big_reserve(size_t bytes)
 
 	if (p == MAP_FAILED)
 		return NULL;
+	lsan_show(p, bytes);
 	/* Where transparent huge pages are "always", a first touch would
 	 * commit 2 MiB.  Advice only: failure changes nothing. */
 	(void)madvise(p, bytes, MADV_NOHUGEPAGE);
@@ -123,6 +153,8 @@ size_t big_reserve_used(size_t used)
 
 void big_unreserve(void *p, size_t bytes)
 {
-	if (p)
+	if (p) {
+		lsan_hide(p, bytes);
 		munmap(p, bytes);
+	}
 }
