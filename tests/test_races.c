@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1627,6 +1628,77 @@ static void test_rhash_copy_then_gone(void **state)
 }
 
 /*
+ * Values of 1-7 bytes are overwritten lock-free by one 8-byte store, and
+ * under the bucket lock by a thread with no store window yet.  The locked
+ * overwrite copied byte by byte: a lock-free store validated just before
+ * it took the lock could land between its bytes, and the value stayed a
+ * mix of the two (bb bb aa aa aa below).  Here the locked writer stops
+ * between its bytes on a page fault of its own value buffer (a page not
+ * yet touched or swapped out does the same), the lock-free one stops
+ * after its check.
+ */
+static char *torn_page;
+static int torn_faulted, torn_go;
+
+static void torn_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if ((char *)si->si_addr < torn_page + 4096 || (char *)si->si_addr >= torn_page + 8192)
+		abort();
+	__atomic_store_n(&torn_faulted, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&torn_go, __ATOMIC_SEQ_CST))
+		usleep(100);
+	if (mprotect(torn_page + 4096, 4096, PROT_READ | PROT_WRITE))
+		abort();
+}
+
+static void *torn_locked_writer(void *arg)
+{
+	struct bpfmap *m = arg;
+	uint64_t k = 5;
+
+	/* bytes 0-1 readable, 2-4 on the next page */
+	return (void *)(intptr_t)bpfmap_update_elem(m, &k, torn_page + 4096 - 2, BPFMAP_ANY);
+}
+
+static void test_rhash_short_value_whole(void **state)
+{
+	struct bpfmap *m = rhash_map(5);
+	struct op w = { .m = m, .key = 5, .value = 0xbbbbbbbbbbULL, .warm = true, .cpu = -1 };
+	struct sigaction sa = { .sa_sigaction = torn_segv, .sa_flags = SA_SIGINFO }, old;
+	uint8_t out[5];
+	pthread_t l;
+	void *ret;
+
+	(void)state;
+	if (!RTAB_BARE_PROBES)
+		skip_msg("ThreadSanitizer builds overwrite RHASH values in read-side sections only");
+	assert_int_equal(bpfmap_update_elem(m, &w.key, &w.key, BPFMAP_NOEXIST), 0);
+	torn_page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(torn_page != MAP_FAILED);
+	memset(torn_page + 4096 - 2, 0xaa, 5);
+	assert_int_equal(mprotect(torn_page + 4096, 4096, PROT_NONE), 0);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+
+	op_start_stopped(&w, HOOK_RTAB_STORE, 0); /* checked, not stored */
+	assert_int_equal(pthread_create(&l, NULL, torn_locked_writer, m), 0);
+	while (!__atomic_load_n(&torn_faulted, __ATOMIC_SEQ_CST))
+		usleep(100);
+	op_release();
+	assert_int_equal(op_join(&w), 0);
+	__atomic_store_n(&torn_go, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(l, &ret), 0);
+	assert_int_equal((intptr_t)ret, 0);
+	assert_int_equal(sigaction(SIGSEGV, &old, NULL), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, &w.key, out), 0);
+	for (int i = 1; i < 5; i++)
+		assert_int_equal(out[i], out[0]);
+	munmap(torn_page, 8192);
+	bpfmap_free(m);
+}
+
+/*
  * Copy-outs outside any read-side section (rtab_bare_find): one stops
  * after reading the map's table; a grow then finishes and the old table is
  * retired and cleared (it stays mapped).  The copy goes on in the cleared
@@ -3117,6 +3189,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rhash_walk_step_locks_at_last, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_overwritten, setup_hook),
 		cmocka_unit_test_setup(test_rhash_copy_then_gone, setup_hook),
+		cmocka_unit_test_setup(test_rhash_short_value_whole, setup_hook),
 		cmocka_unit_test_setup(test_rhash_bare_stale_table, setup_hook),
 		cmocka_unit_test_setup(test_rhash_bare_store_stale_table, setup_hook),
 		cmocka_unit_test_setup(test_rhash_window_holds_element, setup_hook),

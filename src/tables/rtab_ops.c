@@ -263,6 +263,12 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 				ret = rtab_store_value_locked(r, g, e, value, busy);
 				if (ret)
 					return ret; /* the bucket is unlocked */
+			} else if (r->value_word) {
+				/* One store, as the lock-free overwrites make theirs:
+				 * one of them landing between this one's bytes would
+				 * leave a mix of the two values. */
+				__atomic_store_n((uint64_t *)(void *)rtab_value(r, e),
+						 map_value_word(&r->map, value), __ATOMIC_RELEASE);
 			} else {
 				value_store(&r->map, rtab_value(r, e), value);
 			}
