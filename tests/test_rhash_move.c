@@ -91,10 +91,72 @@ static void test_move_window_quiet(void **state)
 	rcu_wait_deferred();
 }
 
+static unsigned int steps, steps_bare;
+
+static void step_hook(enum test_hook_point point, const void *obj)
+{
+	(void)obj;
+	if (point != HOOK_RTAB_STEP)
+		return;
+	steps++;
+	steps_bare += rcu_may_wait(); /* outside any read-side section */
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The program view's lookup may be called outside a read-side section
+ * (bpfmap.h).  Its first scan reads only what stays readable when a table
+ * is retired and cleared; the scan that checks a miss reads the table's
+ * header, which a cleared table no longer has (bucket count 0, no next):
+ * a lookup that did so outside a section, while a resize retired its
+ * table, indexed gigabytes past it and crashed.  A key that misses after
+ * matching the 32-bit hash of a present key steps in both scans: the
+ * first may be bare, the second must be in a section.
+ */
+static void test_view_miss_checked_in_section(void **state)
+{
+	enum { N = 200000 };
+	uint64_t *hk = malloc(N * sizeof(*hk)), p = 0, k = 0;
+	struct bpfmap *m;
+
+	(void)state;
+	assert_non_null(hk);
+	BPFMAP_CREATE_OPTS(o, .map_flags = BPFMAP_F_NO_PREALLOC);
+	m = bpfmap_create(BPFMAP_TYPE_RHASH, "view", 8, 8, 1024, &o);
+	assert_non_null(m);
+	/* Two keys of one 32-bit hash: (hash << 32 | key) sorted. */
+	for (uint64_t i = 0; i < N; i++)
+		hk[i] = (uint64_t)rtab_hash(to_rtab(m), &i, 8, HASH_U64) << 32 | i;
+	qsort(hk, N, sizeof(*hk), cmp_u64);
+	for (uint64_t i = 1; i < N && p == k; i++)
+		if (hk[i] >> 32 == hk[i - 1] >> 32) {
+			p = (uint32_t)hk[i - 1];
+			k = (uint32_t)hk[i];
+		}
+	free(hk);
+	assert_true(p != k); /* 200K keys over 2^32 hashes: about 4.6 pairs */
+	assert_int_equal(bpfmap_update_elem(m, &p, &p, BPFMAP_NOEXIST), 0);
+
+	__atomic_store_n(&bpfmap_test_hook, step_hook, __ATOMIC_SEQ_CST);
+	assert_null(bpfmap_lookup(m, &k)); /* no bpfmap_read_lock() */
+	assert_int_equal(errno, ENOENT);
+	__atomic_store_n(&bpfmap_test_hook, NULL, __ATOMIC_SEQ_CST);
+	assert_int_equal(steps, 2);
+	assert_int_equal(steps_bare, 1);
+	bpfmap_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		test_entry(test_move_window_quiet),
+		test_entry(test_view_miss_checked_in_section),
 	};
 
 	return run_test_group(tests);

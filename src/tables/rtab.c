@@ -6,6 +6,7 @@
  * tables/rtab.h.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "sync/handoff.h"
@@ -16,18 +17,6 @@
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 
-/* Unlinked elements wait for one grace period together. */
-#define RTAB_RETIRE_BATCH 254u
-/*
- * Room in the element arena below which a delete made outside any read-side
- * section takes retired elements back itself (rtab_retire_settle).  Inserts
- * inside sections cannot wait for a grace period, so without it a map whose
- * deletes all come from outside and whose inserts all come from inside ran
- * dry once its spare room had gone to waiting elements, and answered
- * -ENOMEM, though every one of those elements was free to reuse.  Two
- * batches: the one filling, and one for the inserts meanwhile.
- */
-#define RTAB_LOW_ROOM (2 * RTAB_RETIRE_BATCH)
 
 struct rtab_retired {
 	struct rtab_retired *next; /* in r->ripe */
@@ -141,7 +130,9 @@ struct rtab_table *rtab_table_alloc(struct rtab *r, uint32_t bits)
 {
 	struct rtab_table *t = rtab_stash_take(r, bits);
 
-	if (!t) {
+	if (t) {
+		big_reuse(t, rtab_table_bytes(bits));
+	} else {
 		/* Mapped, so that a stashed one holds little memory. */
 		t = big_zalloc_mapped(rtab_table_bytes(bits));
 		if (!t)
@@ -306,10 +297,6 @@ static bool rtab_orphan_locked(struct rtab *r, uint32_t idx)
 	r->orphans = idx;
 	if (idx > r->orphan_top)
 		__atomic_store_n(&r->orphan_top, idx, __ATOMIC_RELAXED);
-	/* No batch goes ripe to tell a deleter outside its section that
-	 * room is low (rtab_retire_settle): each orphan tells it. */
-	if (slot_arena_room(&r->elems) < RTAB_LOW_ROOM)
-		__atomic_store_n(&r->settle_due, true, __ATOMIC_RELAXED);
 	return first;
 }
 
@@ -333,8 +320,6 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 			r->retiring->next = r->ripe;
 			r->ripe = r->retiring;
 			r->retiring = NULL;
-			if (slot_arena_room(&r->elems) < RTAB_LOW_ROOM)
-				__atomic_store_n(&r->settle_due, true, __ATOMIC_RELAXED);
 		}
 	}
 	spin_unlock_word(&r->retire_lock);
@@ -363,12 +348,24 @@ void rtab_ogroup_free(struct rtab *r, uint32_t idx)
 	slot_arena_free(&r->groups, idx);
 }
 
+/*
+ * One deleter at a time: the others wait for its grace period, and then
+ * need none of their own if its release brought the room back.  A flag
+ * raised for one deleter when a batch went ripe used to be all there was:
+ * while that one waited out its grace period (long, with a reader
+ * preempted in its section), the others went on, and their inserts inside
+ * sections took the last of the room (-ENOMEM with three threads on two
+ * CPUs, each deleting outside a section and inserting inside one).
+ */
 void rtab_settle_slow(struct rtab *r)
 {
 	if (!rcu_may_wait())
 		return;
-	__atomic_store_n(&r->settle_due, false, __ATOMIC_RELAXED);
-	rtab_release_all(r, rtab_take_retired(r));
+	while (__atomic_exchange_n(&r->settling, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (rtab_room_low(r))
+		rtab_release_all(r, rtab_take_retired(r));
+	__atomic_store_n(&r->settling, 0, __ATOMIC_RELEASE);
 }
 
 void rtab_reclaim_now(struct rtab *r)

@@ -172,10 +172,7 @@ struct rtab {
 	 * inserts. */
 	struct rcu_head flush_rcu;
 	bool flush_queued; /* atomic: sync/handoff.h's handoff_get_once */
-	/* atomic: a batch went ripe, or an element joined the orphans, with
-	 * the arena's room low; the deleter takes them back once outside
-	 * its section (rtab_retire_settle). */
-	bool settle_due;
+	uint32_t settling; /* atomic: a deleter in rtab_settle_slow */
 	uint64_t callbacks;     /* sync/handoff.h: callbacks that touch the map */
 	uint32_t resize_lock;   /* trylock only: starting a resize */
 	/* Retired tables, cleared, kept mapped until the map goes (probes
@@ -393,6 +390,22 @@ static ALWAYS_INLINE char *rtab_find_checked(struct rtab *r, uint32_t hash, cons
 	}
 }
 
+/* rtab_find_checked inside a section of its own: the program view's
+ * lookup may be called outside one (bpfmap.h), and the check reads the
+ * table's header, which a table stashed after its grace period no longer
+ * has (rtab_table_stash clears it), where the first scan takes the bucket
+ * count from the table word.  Sections nest. */
+static ALWAYS_INLINE char *rtab_find_sectioned(struct rtab *r, uint32_t hash, const void *key,
+					       uint32_t key_size, enum hash_kind kind)
+{
+	char *e;
+
+	rcu_lock();
+	e = rtab_find_checked(r, hash, key, key_size, kind, NULL, NULL);
+	rcu_unlock();
+	return e;
+}
+
 /*
  * The same for the program view: a hit needs no check, so the first scan
  * reads no lock word; a miss, or a moved bucket, scans again with it.
@@ -410,14 +423,14 @@ static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *
 	 * would report: TSan builds do not scan one (a bucket seen unmoved in
 	 * this section holds no element unlinked before it began). */
 	if (rtab_load(&g->next) == RTAB_MOVED)
-		return rtab_find_checked(r, hash, key, key_size, kind, NULL, NULL);
+		return rtab_find_sectioned(r, hash, key, key_size, kind);
 #endif
 	e = rtab_scan(r, g, hash, key, key_size, kind);
 
 	/* A moved bucket's slots are stale: its hit may be deleted since. */
 	if (likely(e) && likely(rtab_load(&g->next) != RTAB_MOVED))
 		return e;
-	return rtab_find_checked(r, hash, key, key_size, kind, NULL, NULL);
+	return rtab_find_sectioned(r, hash, key, key_size, kind);
 }
 
 /*
@@ -560,13 +573,33 @@ void rtab_elem_unused(struct rtab *r, uint32_t idx);
 /* Unlinked: reused once no reader can hold it.  Any context. */
 void rtab_elem_retire(struct rtab *r, uint32_t idx);
 void rtab_settle_slow(struct rtab *r);
-/* After a delete, once outside the section that retired: if the arena ran
- * low on room meanwhile and the caller may wait, retired elements back now
- * (one grace period), so that inserts made inside read-side sections, which
- * cannot wait, keep finding room. */
+
+/* Unlinked elements wait for one grace period together. */
+#define RTAB_RETIRE_BATCH 254u
+/*
+ * Room in the element arena below which a delete made outside any read-side
+ * section takes retired elements back itself (rtab_retire_settle).  Inserts
+ * inside sections cannot wait for a grace period, so without it a map whose
+ * deletes all come from outside and whose inserts all come from inside ran
+ * dry once its spare room had gone to waiting elements, and answered
+ * -ENOMEM, though every one of those elements was free to reuse.  Two
+ * batches: the one filling, and one for the inserts meanwhile.
+ */
+#define RTAB_LOW_ROOM (2 * RTAB_RETIRE_BATCH)
+
+static ALWAYS_INLINE bool rtab_room_low(struct rtab *r)
+{
+	return slot_arena_room(&r->elems) < RTAB_LOW_ROOM;
+}
+
+/* After a delete, once outside the section that retired: if the arena is
+ * low on room and the caller may wait, retired elements back now (one
+ * grace period), so that inserts made inside read-side sections, which
+ * cannot wait, keep finding room.  Every such delete checks: any of them
+ * may be the one whose inserts come next. */
 static ALWAYS_INLINE void rtab_retire_settle(struct rtab *r)
 {
-	if (unlikely(__atomic_load_n(&r->settle_due, __ATOMIC_RELAXED)))
+	if (unlikely(rtab_room_low(r)))
 		rtab_settle_slow(r);
 }
 /* Unlinked under the lock of the bucket it was in: reused at once. */

@@ -124,12 +124,24 @@ size_t big_clear(void *p, size_t bytes)
 	if (h->map_len) {
 		lo = align_up(p, BIG_PAGE);
 		hi = (char *)((uintptr_t)end & ~(uintptr_t)(BIG_PAGE - 1));
+		/* Advised for huge pages, the first store after this (a stash's
+		 * header) would bring back 2 MiB: small pages until big_reuse. */
+		if (bytes >= BIG_HUGE_PAGE && hi > lo)
+			(void)madvise(lo, (size_t)(hi - lo), MADV_NOHUGEPAGE);
 		if (hi <= lo || madvise(lo, (size_t)(hi - lo), MADV_DONTNEED))
 			lo = hi = end;
 	}
 	clear_atomic(p, lo);
 	clear_atomic(hi, end);
 	return (size_t)(lo - (char *)p) + (size_t)(end - hi);
+}
+
+void big_reuse(void *p, size_t bytes)
+{
+	const struct big_header *h = (const struct big_header *)p - 1;
+
+	if (h->map_len && bytes >= BIG_HUGE_PAGE)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
 }
 
 void *big_reserve(size_t bytes)

@@ -35,6 +35,9 @@ void big_free(void *p);
  * kernel and read as zero from then on, the rest is cleared by atomic
  * stores.  Returns the bytes of it that still take memory. */
 size_t big_clear(void *p, size_t bytes);
+/* @p, cleared by big_clear, about to be filled again: large arrays go back
+ * to huge pages (big_clear keeps the first stores after it on small ones). */
+void big_reuse(void *p, size_t bytes);
 
 /* @bytes of address space, page-aligned, zero when first touched and
  * costing memory only from then on, in 4 KiB pages (no huge pages: they
