@@ -26,6 +26,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "test_rng.h"
 #include "test_util.h"
@@ -243,11 +244,93 @@ static void test_idle_cpu_ages(void **state)
 	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
 }
 
+/*
+ * Two threads insert new keys into a map of a few elements, one outside
+ * any read-side section, the other inside one section per insert.  The
+ * outside one evicted the last element and then waited for a grace period
+ * (its insert found only deleted positions) holding the victim's room; the
+ * inside one found the map full with nothing to evict, and yielded inside
+ * its section for that room: both hung for ever (a map of one element, 6
+ * runs of 6, within a thousand inserts).  The watchdog turns a hang into a
+ * failure.
+ */
+struct sectioned {
+	struct bpfmap *map;
+	unsigned int cpu;
+	bool inside;
+	int fails;
+	int done;
+};
+
+static void *insert_new_keys(void *arg)
+{
+	struct sectioned *a = arg;
+	uint64_t v = 1;
+
+	(void)test_pin_cpu(a->cpu);
+	for (uint64_t i = 0; i < 30000; i++) {
+		uint64_t k = (uint64_t)a->cpu << 40 | i;
+
+		if (a->inside) {
+			bpfmap_read_lock();
+			a->fails += bpfmap_update(a->map, &k, &v, BPFMAP_NOEXIST) != 0;
+			bpfmap_read_unlock();
+		} else {
+			a->fails += bpfmap_update_elem(a->map, &k, &v, BPFMAP_NOEXIST) != 0;
+		}
+	}
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool wait_done(const int *flag, int seconds)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (long i = 0; i < seconds * 1000L; i++) {
+		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+static void test_inserts_in_and_out_of_sections(void **state)
+{
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_LRU_HASH,
+						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+
+	(void)state;
+	for (size_t t = 0; t < 2; t++) {
+		for (uint32_t max = 1; max <= 3; max++) {
+			struct bpfmap *map = bpfmap_create(types[t], "pair", 8, 8, max, NULL);
+			struct sectioned a[2] = { { map, 0, false, 0, 0 }, { map, 1, true, 0, 0 } };
+			pthread_t th[2];
+
+			assert_non_null(map);
+			for (int i = 0; i < 2; i++)
+				assert_int_equal(pthread_create(&th[i], NULL, insert_new_keys, &a[i]),
+						 0);
+			for (int i = 0; i < 2; i++) {
+				if (!wait_done(&a[i].done, 60)) {
+					print_error("type %d, max_entries %u: the %s inserter hung\n",
+						    types[t], max, a[i].inside ? "inside" : "outside");
+					fail();
+				}
+				assert_int_equal(pthread_join(th[i], NULL), 0);
+				assert_int_equal(a[i].fails, 0);
+			}
+			bpfmap_free(map);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		test_entry(test_queues_after_churn),
 		test_entry(test_idle_cpu_ages),
+		test_entry(test_inserts_in_and_out_of_sections),
 	};
 
 	return run_test_group(tests);

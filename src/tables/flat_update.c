@@ -491,7 +491,19 @@ out:
 	if (ret == -EAGAIN) {
 		/* A reclamation first, or no free position at all: reclaim
 		 * and retry; inside a read-side section waiting would wait for
-		 * ourselves, so reuse a deleted position at once. */
+		 * ourselves, so reuse a deleted position at once.  An evicted
+		 * element's room goes back before any wait: an insert inside a
+		 * section, finding the map full and nothing left to evict,
+		 * would keep its section open until it got that room, and the
+		 * wait here would wait for that section (a map of one element
+		 * hung for ever so, one thread inserting in sections and one
+		 * outside). */
+		if (credit && rcu_may_wait()) {
+			count_credit_give_back(&f->count);
+			if (credit & FLAT_EVICT_SMALL)
+				flat_lru_small_give_back(f);
+			credit = 0;
+		}
 		if (how == FLAT_INSERT_FIRST && !rcu_may_wait()) {
 			how = FLAT_INSERT_IN_SECTION;
 			flat_kick(f);
