@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tables/chain.h"
 #include "tables/flat.h"
 #include "util/cpu.h"
 #include "test_util.h"
@@ -612,6 +613,57 @@ static void test_slot_of_cpu(void **state)
 	}
 }
 
+/* The VmFlags line of the mapping that holds @p (/proc/self/smaps). */
+static bool mapping_flags(const void *p, char *flags, size_t len)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false, found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char c;
+
+		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3)
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8))
+			found = snprintf(flags, len, "%s", line + 8) > 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A NO_PREALLOC per-CPU map's slots are address space, committed as its
+ * elements touch them ("nr" in VmFlags: no swap reserved).  Allocated, they
+ * were charged whole at creation: max_entries x slot x CPUs, so that maps
+ * the kernel creates were refused with -ENOMEM (1M entries of 4 KiB values
+ * on two CPUs here; far smaller ones on a machine of many CPUs).
+ */
+static void test_no_prealloc_slots_reserved(void **state)
+{
+	BPFMAP_CREATE_OPTS(np, .map_flags = BPFMAP_F_NO_PREALLOC);
+	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_PERCPU_HASH, NULL, 4, 4096, 1 << 16, &np);
+	char flags[256];
+	uint32_t k = 7;
+	uint8_t *v = calloc(nr_cpus, 4096);
+
+	(void)state;
+	assert_non_null(map);
+	assert_non_null(v);
+	assert_true(mapping_flags(to_chain(map)->pcpu, flags, sizeof(flags)));
+	assert_non_null(strstr(flags, " nr"));
+	memset(v, 0x5a, (size_t)nr_cpus * 4096);
+	assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_NOEXIST), 0);
+	memset(v, 0, (size_t)nr_cpus * 4096);
+	assert_int_equal(bpfmap_lookup_elem(map, &k, v), 0);
+	for (size_t i = 0; i < (size_t)nr_cpus * 4096; i++)
+		assert_int_equal(v[i], 0x5a);
+	free(v);
+	bpfmap_free(map);
+}
+
 #define ON(fn, i)                                                                                  \
 	cmocka_unit_test_prestate_setup_teardown(fn, variant_setup, variant_teardown,               \
 						 (void *)&variants[i])
@@ -624,6 +676,7 @@ int main(void)
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
 		EACH(test_churn_slots),	    EACH(test_percpu_add), EACH(test_churn_in_section),
 		EACH(test_slot_of_cpu),
+		cmocka_unit_test(test_no_prealloc_slots_reserved),
 	};
 	int n = bpfmap_num_possible_cpus();
 

@@ -601,6 +601,12 @@ int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t
 struct chain_elem *chain_elem_alloc(struct chain *c);
 int chain_prealloc(struct chain *c);
 int chain_pcpu_init(struct chain *c);
+void chain_pcpu_free(struct chain *c);
+/* The per-CPU slots' bytes: every index's slot, for every CPU. */
+static inline size_t chain_pcpu_bytes(const struct chain *c)
+{
+	return (size_t)c->pcpu_cap * c->map.cpus * c->map.cpu_stride;
+}
 uint32_t chain_reclaim_batch(uint32_t max_entries);
 uint32_t chain_deferred_limit(uint32_t max_entries);
 void chain_guard_fork(struct chain *c);

@@ -108,7 +108,7 @@ nomem:
 		count_destroy(&c->count);
 		chain_lru_destroy(c);
 		freelist_destroy(&c->pcpu_free);
-		big_free(c->pcpu);
+		chain_pcpu_free(c);
 		big_free(c->pool);
 		big_free(c->buckets);
 		free(c);

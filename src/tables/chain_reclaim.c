@@ -46,7 +46,11 @@ static uint32_t pool_index(const struct chain *c, const struct chain_elem *e)
 
 /* The per-CPU slots of a per-CPU map: the pool's indices, then room for
  * heap elements (the preallocated map's overflow while reclamation lags,
- * bounded by the deleters' throttle; every element of a NO_PREALLOC map). */
+ * bounded by the deleters' throttle; every element of a NO_PREALLOC map).
+ * A NO_PREALLOC map's are address space, committed as its elements touch
+ * them: allocated, a large map's were charged whole at creation, which
+ * refused (-ENOMEM) maps the kernel creates (1M entries of 4 KiB values
+ * on two CPUs), and a many-CPU machine would refuse far smaller ones. */
 int chain_pcpu_init(struct chain *c)
 {
 	uint64_t heap = (uint64_t)chain_deferred_limit(c->map.max_entries) + 1024;
@@ -55,16 +59,25 @@ int chain_pcpu_init(struct chain *c)
 	if (!c->prealloc)
 		heap += c->map.max_entries;
 	cap = (uint64_t)c->pool_size + heap;
-	if (cap > UINT32_MAX - 1)
+	if (cap > UINT32_MAX - 1 || cap * c->map.cpus * c->map.cpu_stride > SIZE_MAX / 2)
 		return -ENOMEM;
 	c->pcpu_cap = (uint32_t)cap;
 	c->pcpu_region = cap * c->map.cpu_stride;
-	c->pcpu = big_zalloc((size_t)cap * c->map.cpus * c->map.cpu_stride);
+	c->pcpu = c->prealloc ? big_zalloc(chain_pcpu_bytes(c)) : big_reserve(chain_pcpu_bytes(c));
 	if (!c->pcpu || freelist_init(&c->pcpu_free, (uint32_t)heap))
 		return -ENOMEM;
 	for (uint32_t i = (uint32_t)heap; i-- > 0;)
 		freelist_push(&c->pcpu_free, i);
 	return 0;
+}
+
+void chain_pcpu_free(struct chain *c)
+{
+	if (c->prealloc)
+		big_free(c->pcpu);
+	else
+		big_unreserve(c->pcpu, chain_pcpu_bytes(c));
+	c->pcpu = NULL;
 }
 
 /* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
@@ -180,7 +193,7 @@ static void chain_teardown(struct chain *c)
 	count_destroy(&c->count);
 	big_free(c->pool);
 	big_free(c->buckets);
-	big_free(c->pcpu);
+	chain_pcpu_free(c);
 	free(c->lru);
 	free(c);
 }
