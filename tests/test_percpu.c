@@ -446,6 +446,86 @@ static void test_batches(void **state)
 	bpfmap_free(map);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One CPU's slot by batches (F_CPU), for values so large that the table's
+ * whole values are copied a chunk at a time (32 KiB slots: a chunk holds
+ * 1 MiB of whole values): each call must return what a batch of whole
+ * values returns for the same capacity (the same keys, in the same order,
+ * the same answer: whole buckets while they fit, -ENOSPC only with
+ * nothing copied), and that CPU's slot of each.
+ */
+static void test_cpu_batch_chunks(void **state)
+{
+	static const uint32_t caps[] = { 1, 2, 3, 17, 40, 300, 1000 };
+	enum bpfmap_type t = type_of(state);
+	const uint32_t vs = 32768, n = 300;
+	struct bpfmap *map = must_create(t, 4, vs, 512, 0);
+	size_t whole = (size_t)vs * nr_cpus;
+	uint8_t *value = malloc(whole), *out = malloc(1000 * whole), *slots = malloc(1000 * vs);
+	uint32_t *wkeys = malloc(1000 * 4), *ckeys = malloc(1000 * 4), wcur, ccur, got = 0;
+	uint32_t *sorted_c = malloc(1000 * 4), *sorted_w = malloc(1000 * 4);
+	BPFMAP_BATCH_OPTS(cpu_opts, .elem_flags = CPU_FLAG(nr_cpus - 1));
+
+	assert_true(value && out && slots && wkeys && ckeys && sorted_c && sorted_w);
+	for (uint32_t k = 0; k < n; k++) {
+		for (uint32_t c = 0; c < nr_cpus; c++)
+			memset(value + (size_t)c * vs, (int)(k * 3 + c), vs);
+		assert_int_equal(bpfmap_update_elem(map, &k, value, BPFMAP_NOEXIST), 0);
+	}
+	for (size_t ci = 0; ci < sizeof(caps) / sizeof(caps[0]); ci++) {
+		bool first = true;
+		int wret, cret;
+
+		got = 0;
+		do {
+			uint32_t wn = caps[ci], cn = caps[ci];
+
+			wret = bpfmap_lookup_batch(map, first ? NULL : &wcur, &wcur, wkeys, out,
+						   &wn, NULL);
+			cret = bpfmap_lookup_batch(map, first ? NULL : &ccur, &ccur, ckeys, slots,
+						   &cn, &cpu_opts);
+			assert_int_equal(cret, wret);
+			assert_int_equal(cn, wn);
+			/* The same elements; within a call, the table's order
+			 * may differ where a chunk ended. */
+			memcpy(sorted_c, ckeys, (size_t)cn * 4);
+			memcpy(sorted_w, wkeys, (size_t)wn * 4);
+			qsort(sorted_c, cn, 4, cmp_u32);
+			qsort(sorted_w, wn, 4, cmp_u32);
+			assert_memory_equal(sorted_c, sorted_w, (size_t)wn * 4);
+			if (wret == -ENOSPC) /* a bucket beyond this capacity: as both */
+				break;
+			for (uint32_t i = 0; i < cn; i++) {
+				uint8_t want = (uint8_t)(ckeys[i] * 3 + nr_cpus - 1);
+
+				assert_int_equal(slots[(size_t)i * vs], want);
+				assert_int_equal(slots[(size_t)i * vs + vs - 1], want);
+			}
+			got += cn;
+			first = false;
+		} while (wret == 0);
+		if (wret != -ENOSPC) {
+			assert_int_equal(wret, -ENOENT);
+			assert_int_equal(got, n);
+		}
+	}
+	free(value);
+	free(out);
+	free(slots);
+	free(wkeys);
+	free(ckeys);
+	free(sorted_c);
+	free(sorted_w);
+	bpfmap_free(map);
+}
+
 /* Churn: elements deleted and inserted again get their slots back, zeroed
  * or written whole, in preallocated and NO_PREALLOC maps (whose elements'
  * slot indices are handed out and returned). */
@@ -675,7 +755,7 @@ int main(void)
 		EACH(test_create_checks), EACH(test_syscall_layout), EACH(test_program_view),
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
 		EACH(test_churn_slots),	    EACH(test_percpu_add), EACH(test_churn_in_section),
-		EACH(test_slot_of_cpu),
+		EACH(test_slot_of_cpu),	    EACH(test_cpu_batch_chunks),
 		cmocka_unit_test(test_no_prealloc_slots_reserved),
 	};
 	int n = bpfmap_num_possible_cpus();

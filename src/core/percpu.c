@@ -61,27 +61,65 @@ int percpu_update(struct bpfmap *map, const void *key, const void *value, uint64
 	return map->ops->update_elem(map, key, value, flags);
 }
 
+/* Whole values copied per table call: the one-CPU batch's buffer holds
+ * ncpus times what the caller's does, per element. */
+#define PERCPU_BATCH_BYTES ((size_t)1 << 20)
+
+/*
+ * The table's batch of whole values, a chunk at a time, each CPU's slot
+ * kept.  A buffer for the caller's whole capacity (ncpus times its values,
+ * up to max_entries of them) could answer -ENOMEM where the kernel, which
+ * copies a bucket at a time, does not.  Chunks go on from the cursor the
+ * last one left while they fill, so the call returns what one call over
+ * the caller's capacity would: whole buckets while they fit (a bucket
+ * larger than the chunk doubles it, up to that capacity).
+ */
 int percpu_lookup_batch_cpu(struct bpfmap *map, const void *in_batch, void *out_batch,
 			    void *keys, void *values, uint32_t *count, uint32_t cpu)
 {
-	/* A batch returns at most the map's elements: the whole-value buffer
-	 * is sized by those, not by the caller's capacity, which may be far
-	 * larger (and is ncpus times smaller per element than this buffer). */
-	uint32_t n = *count < map->max_entries ? *count : map->max_entries;
-	char *buf = malloc((size_t)(n ? n : 1) * map->value_size);
+	uint32_t room = *count, done = 0, cursor = 0;
+	uint32_t chunk = (uint32_t)(PERCPU_BATCH_BYTES / map->value_size);
+	const void *in = in_batch;
+	char *buf = NULL;
 	int ret;
 
-	if (!buf) {
-		*count = 0;
-		return -ENOMEM;
+	chunk = chunk ? chunk : 1;
+	for (;;) {
+		uint32_t n = chunk < room ? chunk : room;
+
+		if (!buf) {
+			buf = malloc((size_t)n * map->value_size);
+			if (!buf) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		ret = map->ops->lookup_batch(map, in, out_batch, (char *)keys +
+					     (size_t)done * map->key_size, buf, &n, 0, false);
+		for (uint32_t i = 0; i < n; i++)
+			memcpy((char *)values + (size_t)(done + i) * map->prog_value_size,
+			       buf + (size_t)i * map->value_size + (size_t)cpu * map->cpu_stride,
+			       map->prog_value_size);
+		done += n;
+		room -= n;
+		if (ret == -ENOSPC && !n && chunk < room) {
+			/* The next bucket is larger than a chunk: a larger one. */
+			chunk = chunk > room / 2 ? room : chunk * 2;
+			free(buf);
+			buf = NULL;
+			continue;
+		}
+		if (ret == -ENOSPC && done)
+			ret = 0; /* what fitted, as one call over room would */
+		if (ret || !room || !n)
+			break;
+		/* On from here: the cursor is a 4-byte bucket index (RHASH, the
+		 * one map of key cursors, has no per-CPU values). */
+		memcpy(&cursor, out_batch, sizeof(cursor));
+		in = &cursor;
 	}
-	ret = map->ops->lookup_batch(map, in_batch, out_batch, keys, buf, &n, 0, false);
-	*count = n;
-	for (uint32_t i = 0; i < n; i++)
-		memcpy((char *)values + (size_t)i * map->prog_value_size,
-		       buf + (size_t)i * map->value_size + (size_t)cpu * map->cpu_stride,
-		       map->prog_value_size);
 	free(buf);
+	*count = done;
 	return ret;
 }
 
