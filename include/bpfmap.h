@@ -109,7 +109,8 @@ enum bpfmap_type {
  * the same value into every CPU's slot (updates).  The value buffer is then
  * value_size bytes, one slot.  A one-CPU copy-out copies the whole value
  * first, through the heap when it is over 512 bytes (and always for
- * lookup_batch): -ENOMEM is then possible, as from the kernel's syscall. */
+ * lookup_batch, 1 MiB of whole values at a time): -ENOMEM is then
+ * possible, as from the kernel's syscall. */
 #define BPFMAP_F_CPU 8ULL
 #define BPFMAP_F_ALL_CPUS 16ULL
 
