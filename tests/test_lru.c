@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_gate.h"
@@ -1055,6 +1056,44 @@ static void test_section_churn_keeps_keys(void **state)
 #define SANITY_PERCPU(fn) ON(fn, 2), ON(fn, 3)
 #define SANITY(fn) SANITY_COMMON(fn), SANITY_PERCPU(fn)
 
+/*
+ * A map filled on one CPU, then new keys inserted on another: the first
+ * CPU's keys are older and unused, so they go first, as from one queue.
+ * The chained table's per-CPU lists compared the two lists' oldest
+ * elements at one eviction in eight (or when the inserting CPU's own list
+ * was empty): the other seven took the inserting CPU's own newest keys,
+ * and 64 of the 500 new keys were left.
+ */
+static void test_old_keys_go_first_across_cpus(void **state)
+{
+	const struct variant *v = variant_of(state);
+	struct timespec ms = { 0, 2000000 };
+	struct bpfmap *map;
+	uint32_t left = 0;
+	uint64_t val[64] = { 0 };
+	cpu_set_t saved;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	if (nr_cpus < 2 || !CPU_ISSET(0, &saved) || !CPU_ISSET(1, &saved)) {
+		print_message("skipped: needs CPUs 0 and 1 (a list each)\n");
+		skip();
+	}
+	map = lru_create(v, 1000);
+	pin_to(1);
+	for (uint64_t k = 0; k < 1000; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, val, BPFMAP_NOEXIST), 0);
+	nanosleep(&ms, NULL); /* older by far than what comes next */
+	pin_to(0);
+	for (uint64_t k = 1u << 20; k < (1u << 20) + 500; k++)
+		assert_int_equal(bpfmap_update_elem(map, &k, val, BPFMAP_NOEXIST), 0);
+	for (uint64_t k = 1u << 20; k < (1u << 20) + 500; k++)
+		left += bpfmap_lookup_elem(map, &k, val) == 0;
+	print_message("new keys left: %u of 500\n", left);
+	assert_int_equal(left, 500);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	bpfmap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1067,6 +1106,7 @@ int main(void)
 		test_entry(test_ring_turnover),
 		test_entry(test_demoted_epochs),
 		SANITY_COMMON(test_model_diff),
+		SANITY_COMMON(test_old_keys_go_first_across_cpus),
 	};
 	int n = bpfmap_num_possible_cpus();
 

@@ -23,9 +23,10 @@
  * An insert into a full map (the exact count says so, sync/count.h; a map
  * with room never evicts) evicts one element, from its own CPU's list:
  * evicting where it inserts keeps each list's lines on one CPU.  Every
- * CHAIN_LRU_LOOK_EVERY-th eviction (or when its own list is empty) it
- * compares with another list (round robin) and takes from that one if its
- * oldest element is half as old again as its own list's; that walk stops
+ * CHAIN_LRU_LOOK_EVERY-th eviction (or when its own list is empty, or its
+ * last comparison took from the other list) it compares with another list
+ * (round robin) and takes from that one if its oldest element is half as
+ * old again as its own list's; that walk stops
  * at an element younger than the own list's oldest, so the two behave as
  * one queue: entries inserted on an idle CPU age like the others, and no
  * CPU holds free room the others cannot use (the kernel's per-CPU free
@@ -79,7 +80,10 @@ struct chain_lru_list {
 	uint32_t lock;
 	uint32_t n[2];                /* atomic: each queue's elements */
 	struct chain_elem *head[2];  /* atomic: each queue's oldest */
-	char pad_[36];
+	/* atomic: this list's CPU took its last victim from another list,
+	 * older: it compares again at its next eviction (chain_lru_evict). */
+	uint8_t steal;
+	char pad_[35];
 };
 
 static ALWAYS_INLINE struct chain_lru_tag *chain_lru_tag(const struct chain *c,
