@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "sync/fork_guard.h"
+#include "util/big_alloc.h"
 
 static pthread_mutex_t guards_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct fork_guard guards = { &guards, &guards, NULL, NULL };
@@ -35,10 +36,12 @@ void fork_guard_prepare(void)
 	pthread_mutex_lock(&guards_mutex);
 	for (struct fork_guard *g = guards.next; g != &guards; g = g->next)
 		g->hold(g);
+	big_fork_hold(); /* last: its holders may hold a map's lock */
 }
 
 static void fork_guard_release_all(void)
 {
+	big_fork_release();
 	for (struct fork_guard *g = guards.next; g != &guards; g = g->next)
 		g->release(g);
 	pthread_mutex_unlock(&guards_mutex);

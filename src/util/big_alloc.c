@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "sync/spin_lock.h"
 #include "util/big_alloc.h"
 
 #define BIG_HUGE_PAGE ((size_t)2 << 20)
@@ -24,16 +25,40 @@
 extern void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
 extern void __lsan_unregister_root_region(const void *p, size_t size) __attribute__((weak));
 
+/* Around each call into LSan, and held across fork() (big_fork_hold):
+ * LSan's own lock has no fork handler (GCC 12), and a child forked while
+ * another thread was in one of these calls kept it locked for ever, and
+ * hung at its first mapping. */
+static uint32_t lsan_lock;
+
 static void lsan_show(const void *p, size_t len)
 {
-	if (__lsan_register_root_region && len <= BIG_LSAN_MAX)
+	if (__lsan_register_root_region && len <= BIG_LSAN_MAX) {
+		spin_lock_word(&lsan_lock);
 		__lsan_register_root_region(p, len);
+		spin_unlock_word(&lsan_lock);
+	}
 }
 
 static void lsan_hide(const void *p, size_t len)
 {
-	if (__lsan_unregister_root_region && len <= BIG_LSAN_MAX)
+	if (__lsan_unregister_root_region && len <= BIG_LSAN_MAX) {
+		spin_lock_word(&lsan_lock);
 		__lsan_unregister_root_region(p, len);
+		spin_unlock_word(&lsan_lock);
+	}
+}
+
+void big_fork_hold(void)
+{
+	if (__lsan_register_root_region)
+		spin_lock_word(&lsan_lock);
+}
+
+void big_fork_release(void)
+{
+	if (__lsan_register_root_region)
+		spin_unlock_word(&lsan_lock);
 }
 
 /* Just below every array: where its block starts, and how to release it. */

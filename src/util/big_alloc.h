@@ -48,4 +48,9 @@ void *big_reserve(size_t bytes);
 size_t big_reserve_used(size_t used);
 void big_unreserve(void *p, size_t bytes);
 
+/* fork(): the lock around the calls into a leak checker (big_alloc.c),
+ * taken last by the prepare handler, given back first after. */
+void big_fork_hold(void);
+void big_fork_release(void);
+
 #endif
