@@ -265,20 +265,24 @@ struct sectioned {
 static void *insert_new_keys(void *arg)
 {
 	struct sectioned *a = arg;
-	uint64_t v = 1;
+	/* a syscall-view value: every CPU's slot (LRU_PERCPU_HASH) */
+	uint64_t *v = calloc((size_t)bpfmap_num_possible_cpus(), sizeof(*v));
 
+	if (!v)
+		abort();
 	(void)test_pin_cpu(a->cpu);
 	for (uint64_t i = 0; i < 30000; i++) {
 		uint64_t k = (uint64_t)a->cpu << 40 | i;
 
 		if (a->inside) {
 			bpfmap_read_lock();
-			a->fails += bpfmap_update(a->map, &k, &v, BPFMAP_NOEXIST) != 0;
+			a->fails += bpfmap_update(a->map, &k, v, BPFMAP_NOEXIST) != 0;
 			bpfmap_read_unlock();
 		} else {
-			a->fails += bpfmap_update_elem(a->map, &k, &v, BPFMAP_NOEXIST) != 0;
+			a->fails += bpfmap_update_elem(a->map, &k, v, BPFMAP_NOEXIST) != 0;
 		}
 	}
+	free(v);
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
