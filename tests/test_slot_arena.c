@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "tables/slot_arena.h"
+#include "util/big_alloc.h"
 #include "test_rng.h"
 
 /* Slot @idx's bytes as its holder writes them, the link's 4 included. */
@@ -166,6 +167,41 @@ static void test_gives_back(void **state)
 	assert_int_equal(slot_arena_alloc(&a), 0);
 	assert_true(slot_arena_mem(&a) >= full);
 	slot_arena_destroy(&a);
+}
+
+/* An arena in the caller's address space with three mirrors (a per-CPU
+ * map's regions): what a chunk gives back goes in every mirror, and the
+ * memory counted is every mirror's. */
+static void test_mirrors(void **state)
+{
+	const uint32_t cap = 100000, keep = 100, stride = 16, mirrors = 3;
+	size_t step = ((((size_t)cap + 1) * stride + 4095) & ~(size_t)4095) + 4096;
+	char *base = big_reserve(step * mirrors);
+	struct slot_arena a;
+	size_t chunk;
+
+	(void)state;
+	assert_non_null(base);
+	assert_int_equal(slot_arena_init_at(&a, cap, stride, 0, base, mirrors, step), 0);
+	chunk = (size_t)a.stride << a.chunk_shift;
+	for (uint32_t i = 1; i <= cap; i++) {
+		assert_int_equal(slot_arena_alloc(&a), i);
+		for (uint32_t m = 0; m < mirrors; m++)
+			memset(slot_arena_at(&a, i) + m * step, (int)(m + 1), stride);
+	}
+	assert_true(slot_arena_mem(&a) >= (size_t)cap * stride * mirrors);
+	for (uint32_t i = keep + 1; i <= cap; i++)
+		slot_arena_free(&a, i);
+	assert_int_equal(a.released_n, a.n_chunks - 3); /* as test_gives_back says */
+	assert_true(slot_arena_mem(&a) <= 3 * chunk * mirrors);
+	for (uint32_t c = 2; c < a.n_chunks - 1; c++)
+		for (uint32_t m = 0; m < mirrors; m++)
+			assert_int_equal(slot_arena_at(&a, c << a.chunk_shift)[m * step + 5], 0);
+	for (uint32_t i = 1; i <= keep; i++)
+		for (uint32_t m = 1; m < mirrors; m++)
+			assert_int_equal(slot_arena_at(&a, i)[m * step + 5], (char)(m + 1));
+	slot_arena_destroy(&a);
+	big_unreserve(base, step * mirrors);
 }
 
 /* Whether this kernel has MADV_POPULATE_WRITE (Linux 5.14). */
@@ -368,6 +404,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_gives_back),
+		cmocka_unit_test(test_mirrors),
 		cmocka_unit_test(test_populates_ahead),
 		cmocka_unit_test(test_no_thrash),
 		cmocka_unit_test(test_first_chunk),

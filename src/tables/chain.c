@@ -358,7 +358,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		 * just ended, say): wait for them once, where waiting is
 		 * allowed.  A NO_PREALLOC map's failed malloc is its answer. */
 		if (unlikely(ret == -ENOMEM) &&
-		    (c->prealloc || (c->pcpu && freelist_looks_empty(&c->pcpu_free))) && !waited &&
+		    (c->prealloc || (c->pcpu && !slot_arena_room(&c->pcpu_heap))) && !waited &&
 		    (waited = chain_reclaim_now(c)))
 			continue;
 		break;

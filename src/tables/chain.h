@@ -42,6 +42,7 @@
 #include "sync/store_switch.h"
 #include "util/compiler.h"
 #include "util/freelist.h"
+#include "tables/slot_arena.h"
 #include "tables/value.h"
 #include "util/key_equal.h"
 #include "util/shared_copy.h"
@@ -96,14 +97,14 @@ struct chain {
 	uint64_t mul, fin;  /* the hash's parameters for word keys (hp's) */
 	hash_fn hash;
 	/* Per-CPU maps: the slots live apart from the elements, one region per
-	 * CPU (CPU c's slot of the element of index i at (c * pcpu_cap + i) *
-	 * cpu_stride), so that two CPUs' counters never share a line; an
-	 * element's value area holds its index: its pool index, or past the
-	 * pool one from pcpu_free (heap elements).  Beside the lookups' other
+	 * CPU (CPU c's slot of an element at c * pcpu_region + its offset), so
+	 * that two CPUs' counters never share a line; an element's value area
+	 * holds the offset: i * cpu_stride for pool element i, and for a heap
+	 * element its slot of pcpu_heap, past the pool's on a page boundary
+	 * (chain_reclaim.c, chain_pcpu_init).  Beside the lookups' other
 	 * fields. */
 	char *pcpu;
-	uint32_t pcpu_cap;   /* indices: the pool's, then the heap's */
-	size_t pcpu_region;  /* pcpu_cap * cpu_stride: from one CPU's slot to the next's */
+	size_t pcpu_region;  /* bytes from one CPU's slot to the next's */
 	uint32_t elem_size;  /* header + padded key + padded value (+ LRU tag) */
 	uint32_t value_off;  /* offset of the value in data[] */
 	uint32_t lru_off;    /* evicting maps: offset of the LRU tag in data[] */
@@ -154,7 +155,11 @@ struct chain {
 	 * that deleting threads share out (see chain_unlink_locked). */
 	struct chain_pending pending[CHAIN_PENDING_STACKS];
 	struct fork_guard guard; /* the two above and spare_lock (sync/fork_guard.h) */
-	struct freelist pcpu_free; /* per-CPU maps: heap slot indices free, less pool_size */
+	/* Per-CPU maps: the heap elements' slots, handed out by chunks whose
+	 * pages go back once all their slots are free (in every CPU's
+	 * region: the arena's mirrors). */
+	struct slot_arena pcpu_heap;
+	size_t pcpu_heap_off; /* its slot 0's offset in a CPU's region */
 	struct chain_lru_list *lru;  /* evicting maps: n_lru lists */
 	uint32_t n_lru;
 	uint32_t lru_cap;            /* per-CPU lists (NO_COMMON_LRU): each one's most */
@@ -183,18 +188,20 @@ static ALWAYS_INLINE void *elem_value(const struct chain *c, const struct chain_
 	return (char *)e->data + c->value_off;
 }
 
-/* A per-CPU map's element's slots (see struct chain): their index, kept in
- * its value area as the byte offset of CPU 0's slot (no multiply in the
- * lookups). */
-static ALWAYS_INLINE uint32_t chain_pcpu_index(const struct chain *c, const struct chain_elem *e)
+/* A per-CPU map's element's slots (see struct chain): kept in its value
+ * area as the byte offset of CPU 0's slot (no multiply in the lookups). */
+static ALWAYS_INLINE void chain_pcpu_set_offset(const struct chain *c, struct chain_elem *e,
+						size_t off)
 {
-	return (uint32_t)(*(const uint64_t *)elem_value(c, e) / c->map.cpu_stride);
+	*(uint64_t *)elem_value(c, e) = off;
 }
 
-static ALWAYS_INLINE void chain_pcpu_set_index(const struct chain *c, struct chain_elem *e,
-					       uint32_t i)
+/* A heap element's slot of pcpu_heap. */
+static ALWAYS_INLINE uint32_t chain_pcpu_heap_slot(const struct chain *c,
+						   const struct chain_elem *e)
 {
-	*(uint64_t *)elem_value(c, e) = (uint64_t)i * c->map.cpu_stride;
+	return (uint32_t)((*(const uint64_t *)elem_value(c, e) - c->pcpu_heap_off) /
+			  c->map.cpu_stride);
 }
 
 /* CPU @cpu's slot of element @e of a per-CPU map. */
@@ -602,10 +609,10 @@ struct chain_elem *chain_elem_alloc(struct chain *c);
 int chain_prealloc(struct chain *c);
 int chain_pcpu_init(struct chain *c);
 void chain_pcpu_free(struct chain *c);
-/* The per-CPU slots' bytes: every index's slot, for every CPU. */
+/* The per-CPU slots' bytes: every CPU's region. */
 static inline size_t chain_pcpu_bytes(const struct chain *c)
 {
-	return (size_t)c->pcpu_cap * c->map.cpus * c->map.cpu_stride;
+	return c->pcpu_region * c->map.cpus;
 }
 uint32_t chain_reclaim_batch(uint32_t max_entries);
 uint32_t chain_deferred_limit(uint32_t max_entries);

@@ -34,8 +34,7 @@ static size_t chain_mem_usage(const struct bpfmap *map)
 	}
 	bytes += heap * c->elem_size;
 	if (c->pcpu) /* the pool's slots and the heap elements' */
-		bytes += ((size_t)c->pool_size + heap) * map->cpus * map->cpu_stride +
-			 freelist_mem_usage(&c->pcpu_free);
+		bytes += ((size_t)c->pool_size + heap) * map->cpus * map->cpu_stride;
 	return bytes;
 }
 
@@ -107,7 +106,6 @@ nomem:
 		freelist_destroy(&c->free_slots);
 		count_destroy(&c->count);
 		chain_lru_destroy(c);
-		freelist_destroy(&c->pcpu_free);
 		chain_pcpu_free(c);
 		big_free(c->pool);
 		big_free(c->buckets);

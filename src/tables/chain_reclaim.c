@@ -44,39 +44,44 @@ static uint32_t pool_index(const struct chain *c, const struct chain_elem *e)
 	return (uint32_t)(((const char *)e - c->pool) / c->elem_size);
 }
 
-/* The per-CPU slots of a per-CPU map: the pool's indices, then room for
- * heap elements (the preallocated map's overflow while reclamation lags,
- * bounded by the deleters' throttle; every element of a NO_PREALLOC map).
- * A NO_PREALLOC map's are address space, committed as its elements touch
- * them: allocated, a large map's were charged whole at creation, which
- * refused (-ENOMEM) maps the kernel creates (1M entries of 4 KiB values
- * on two CPUs), and a many-CPU machine would refuse far smaller ones. */
+/*
+ * The per-CPU slots of a per-CPU map, a region per CPU: the pool's
+ * elements', then, from a page boundary, a slot arena's for heap elements
+ * (the preallocated map's overflow while reclamation lags, bounded by the
+ * deleters' throttle; every element of a NO_PREALLOC map), whose chunks
+ * are given back in every region once all their slots are free.  All of
+ * it address space, committed as elements touch it: allocated, a large
+ * NO_PREALLOC map's was charged whole at creation, which refused (-ENOMEM)
+ * maps the kernel creates (1M entries of 4 KiB values on two CPUs); and a
+ * free list of slot indices kept a map's pages at its high-water mark
+ * (16384 elements of 1 KiB on two CPUs, emptied: 33 MiB stayed).
+ */
+#define PCPU_PAGE 4096u
+
 int chain_pcpu_init(struct chain *c)
 {
 	uint64_t heap = (uint64_t)chain_deferred_limit(c->map.max_entries) + 1024;
-	uint64_t cap;
+	uint64_t stride = c->map.cpu_stride, pool_bytes, region;
 
 	if (!c->prealloc)
 		heap += c->map.max_entries;
-	cap = (uint64_t)c->pool_size + heap;
-	if (cap > UINT32_MAX - 1 || cap * c->map.cpus * c->map.cpu_stride > SIZE_MAX / 2)
+	pool_bytes = ROUND_UP((uint64_t)c->pool_size * stride, PCPU_PAGE);
+	region = ROUND_UP(pool_bytes + (heap + 1) * stride, PCPU_PAGE);
+	if (heap > UINT32_MAX - 1 || region * c->map.cpus > SIZE_MAX / 2)
 		return -ENOMEM;
-	c->pcpu_cap = (uint32_t)cap;
-	c->pcpu_region = cap * c->map.cpu_stride;
-	c->pcpu = c->prealloc ? big_zalloc(chain_pcpu_bytes(c)) : big_reserve(chain_pcpu_bytes(c));
-	if (!c->pcpu || freelist_init(&c->pcpu_free, (uint32_t)heap))
+	c->pcpu_heap_off = (size_t)pool_bytes;
+	c->pcpu_region = (size_t)region;
+	c->pcpu = big_reserve(chain_pcpu_bytes(c));
+	if (!c->pcpu)
 		return -ENOMEM;
-	for (uint32_t i = (uint32_t)heap; i-- > 0;)
-		freelist_push(&c->pcpu_free, i);
-	return 0;
+	return slot_arena_init_at(&c->pcpu_heap, (uint32_t)heap, (uint32_t)stride, 0,
+				  c->pcpu + pool_bytes, c->map.cpus, (size_t)region);
 }
 
 void chain_pcpu_free(struct chain *c)
 {
-	if (c->prealloc)
-		big_free(c->pcpu);
-	else
-		big_unreserve(c->pcpu, chain_pcpu_bytes(c));
+	slot_arena_destroy(&c->pcpu_heap);
+	big_unreserve(c->pcpu, chain_pcpu_bytes(c));
 	c->pcpu = NULL;
 }
 
@@ -105,14 +110,14 @@ struct chain_elem *chain_elem_alloc(struct chain *c)
 	e = malloc(c->elem_size);
 	if (!e)
 		return NULL;
-	if (c->pcpu) { /* per-CPU slots: an index past the pool's */
-		uint32_t i = freelist_pop(&c->pcpu_free);
+	if (c->pcpu) { /* per-CPU slots: the heap's */
+		uint32_t j = slot_arena_alloc(&c->pcpu_heap);
 
-		if (i == FREELIST_EMPTY) {
+		if (!j) {
 			free(e);
 			return NULL;
 		}
-		chain_pcpu_set_index(c, e, c->pool_size + i);
+		chain_pcpu_set_offset(c, e, c->pcpu_heap_off + (size_t)j * c->map.cpu_stride);
 	}
 	e->owner = c;
 	if (c->prealloc) /* NO_PREALLOC maps count theirs from count (mem_usage) */
@@ -136,7 +141,7 @@ static void chain_elem_release(struct chain *c, struct chain_elem *e)
 		return;
 	}
 	if (c->pcpu)
-		freelist_push(&c->pcpu_free, chain_pcpu_index(c, e) - c->pool_size);
+		slot_arena_free(&c->pcpu_heap, chain_pcpu_heap_slot(c, e));
 	free(e);
 }
 
@@ -189,7 +194,6 @@ static void chain_teardown(struct chain *c)
 		c->spare = next;
 	}
 	freelist_destroy(&c->free_slots);
-	freelist_destroy(&c->pcpu_free);
 	count_destroy(&c->count);
 	big_free(c->pool);
 	big_free(c->buckets);
@@ -513,12 +517,16 @@ static void chain_fork_hold(struct fork_guard *g)
 	spin_lock_word(&c->spare_lock);
 	for (uint32_t i = 0; i < CHAIN_PENDING_STACKS; i++)
 		spin_lock_word(&c->pending[i].lock);
+	if (c->pcpu) /* the callbacks give heap slots back */
+		slot_arena_hold(&c->pcpu_heap);
 }
 
 static void chain_fork_release(struct fork_guard *g)
 {
 	struct chain *c = container_of(g, struct chain, guard);
 
+	if (c->pcpu)
+		slot_arena_release(&c->pcpu_heap);
 	for (uint32_t i = 0; i < CHAIN_PENDING_STACKS; i++)
 		spin_unlock_word(&c->pending[i].lock);
 	spin_unlock_word(&c->spare_lock);
@@ -569,7 +577,7 @@ int chain_prealloc(struct chain *c)
 	for (uint32_t i = c->pool_size; i-- > 0;) {
 		pool_elem(c, i)->owner = c;
 		if (c->map.cpus) /* per-CPU slots: the pool's indices first */
-			chain_pcpu_set_index(c, pool_elem(c, i), i);
+			chain_pcpu_set_offset(c, pool_elem(c, i), (size_t)i * c->map.cpu_stride);
 		freelist_push(&c->free_slots, i);
 	}
 	return 0;

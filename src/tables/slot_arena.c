@@ -69,7 +69,8 @@ static uint32_t *link_of(struct slot_arena *a, uint32_t idx)
 	return (uint32_t *)(void *)(slot_arena_at(a, idx) + a->link_off);
 }
 
-int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off)
+static int arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off,
+		      char *base, uint32_t mirrors, size_t mirror_step)
 {
 	/* Chunks start on page boundaries: a power of two of slots, at least
 	 * PAGE / (stride's largest power-of-two factor), so that a chunk's
@@ -91,8 +92,11 @@ int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_
 	a->fresh = 1;
 	a->partial = CHUNK_NONE;
 	a->released = CHUNK_NONE;
+	a->mirrors = mirrors;
+	a->mirror_step = mirror_step;
+	a->own_base = !base;
 	a->chunks = calloc(a->n_chunks, sizeof(*a->chunks));
-	a->base = big_reserve(((size_t)cap + 1) * stride);
+	a->base = base ? base : big_reserve(((size_t)cap + 1) * stride);
 	if (!a->chunks || !a->base) {
 		slot_arena_destroy(a);
 		return -ENOMEM;
@@ -100,9 +104,21 @@ int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_
 	return 0;
 }
 
+int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off)
+{
+	return arena_init(a, cap, stride, link_off, NULL, 1, 0);
+}
+
+int slot_arena_init_at(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off,
+		       char *base, uint32_t mirrors, size_t mirror_step)
+{
+	return arena_init(a, cap, stride, link_off, base, mirrors, mirror_step);
+}
+
 void slot_arena_destroy(struct slot_arena *a)
 {
-	big_unreserve(a->base, ((size_t)a->cap + 1) * a->stride);
+	if (a->own_base)
+		big_unreserve(a->base, ((size_t)a->cap + 1) * a->stride);
 	free(a->chunks);
 	a->base = NULL;
 	a->chunks = NULL;
@@ -191,7 +207,9 @@ static void populate_ahead(struct slot_arena *a, size_t end)
 	} while (!__atomic_compare_exchange_n(&a->ahead, &have, want, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
 	have &= ~(size_t)(PAGE - 1);
-	(void)madvise(a->base + have, want - have, MADV_POPULATE_WRITE);
+	for (uint32_t m = 0; m < a->mirrors; m++)
+		(void)madvise(a->base + m * a->mirror_step + have, want - have,
+			      MADV_POPULATE_WRITE);
 }
 
 uint32_t slot_arena_alloc(struct slot_arena *a)
@@ -266,7 +284,13 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	spin_unlock_word(&a->lock);
 	TEST_HOOK(HOOK_ARENA_GIVING, slot_arena_at(a, chunk_lo(a, c)));
 
-	given = !madvise(slot_arena_at(a, chunk_lo(a, c)), chunk_bytes(a), MADV_DONTNEED);
+	/* The mirrors first, the slots (which hold the free list's links)
+	 * only if all of those went: a chunk kept keeps its links. */
+	given = true;
+	for (uint32_t m = a->mirrors; given && m-- > 1;)
+		given = !madvise(slot_arena_at(a, chunk_lo(a, c)) + m * a->mirror_step,
+				 chunk_bytes(a), MADV_DONTNEED);
+	given = given && !madvise(slot_arena_at(a, chunk_lo(a, c)), chunk_bytes(a), MADV_DONTNEED);
 
 	spin_lock_word(&a->lock);
 	if (given) {
@@ -291,5 +315,5 @@ size_t slot_arena_mem(const struct slot_arena *a)
 
 	if (ahead > used)
 		used = ahead;
-	return back < used ? used - back : 0;
+	return (back < used ? used - back : 0) * a->mirrors;
 }

@@ -36,6 +36,7 @@
 #ifndef BPFMAP_TABLES_SLOT_ARENA_H
 #define BPFMAP_TABLES_SLOT_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,11 @@ struct slot_chunk;
 
 struct slot_arena {
 	char *base;          /* slot i at base + i * stride */
+	/* Mirrors (slot_arena_init_at): slot i also at base + m * mirror_step
+	 * + i * stride, m < mirrors, paged in and given back with it. */
+	size_t mirror_step;
+	uint32_t mirrors;
+	bool own_base;       /* reserved by slot_arena_init, not given */
 	uint32_t stride;
 	uint32_t cap;        /* the last slot's index */
 	uint32_t link_off;
@@ -63,6 +69,14 @@ struct slot_arena {
 /* Reserve slots 1 .. @cap of @stride bytes (a multiple of 8), a free one
  * linked through its 4 bytes at @link_off.  0 or -ENOMEM. */
 int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off);
+/* The same in address space the caller reserved (big_reserve): slot i at
+ * @base + i * @stride, @base page-aligned, and @mirrors - 1 more arrays of
+ * slots @mirror_step bytes apart (a multiple of the page) whose slot i is
+ * handed out, paged in and given back with slot i: a per-CPU map's
+ * regions, one a CPU.  The caller frees the address space after
+ * slot_arena_destroy. */
+int slot_arena_init_at(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off,
+		       char *base, uint32_t mirrors, size_t mirror_step);
 void slot_arena_destroy(struct slot_arena *a);
 
 static inline char *slot_arena_at(const struct slot_arena *a, uint32_t idx)
