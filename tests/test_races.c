@@ -2790,6 +2790,46 @@ static void *arena_free_thread(void *arg)
 }
 
 /*
+ * While a chunk is being given back its slots cannot be had, though the
+ * arena still counts them: with nothing else free, an allocation fails and
+ * slot_arena_room() must say so too.  It said the chunk's slots were room,
+ * and a chained per-CPU map's insert outside any section answered -ENOMEM
+ * at once instead of waiting for them (an adversarial helper: the arena
+ * exhausted by in-section deletes, a chunk held in its giving window).
+ */
+static void test_arena_room_while_giving(void **state)
+{
+	(void)state;
+	struct slot_arena a;
+	struct arena_free f = { .a = &a };
+	uint32_t per;
+
+	/* Four chunks, every slot handed out (a chunk's size is the stride's). */
+	assert_int_equal(slot_arena_init(&a, 1, 16, 0), 0);
+	per = 1u << a.chunk_shift;
+	slot_arena_destroy(&a);
+	assert_int_equal(slot_arena_init(&a, 4 * per - 1, 16, 0), 0);
+	for (uint32_t i = 1; i < 4 * per; i++)
+		assert_int_equal(slot_arena_alloc(&a), i);
+	assert_int_equal(slot_arena_room(&a), 0);
+	/* Chunk 1 freed (kept: nothing else had room), then chunk 2, whose
+	 * last free gives it back: stopped there. */
+	for (uint32_t i = per; i < 3 * per - 1; i++)
+		slot_arena_free(&a, i);
+	f.idx = 3 * per - 1;
+	thread_start_stopped(&f.t, arena_free_thread, &f, HOOK_ARENA_GIVING);
+	for (uint32_t i = 0; i < per; i++) /* chunk 1's */
+		assert_int_not_equal(slot_arena_alloc(&a), 0);
+	assert_int_equal(slot_arena_alloc(&a), 0);
+	assert_int_equal(slot_arena_room(&a), 0);
+	op_release();
+	pthread_join(f.t, NULL);
+	assert_int_equal(slot_arena_room(&a), per);
+	assert_int_equal(slot_arena_alloc(&a) >> a.chunk_shift, 2);
+	slot_arena_destroy(&a);
+}
+
+/*
  * The free that empties a chunk takes it off every list and gives its
  * pages back after dropping the arena's lock (tables/slot_arena.c).  Stopped
  * in between, other threads take a chunk's worth of slots and more, and
@@ -3210,6 +3250,7 @@ int main(void)
 		cmocka_unit_test_setup(test_copy_into_long_key, setup_hook),
 		cmocka_unit_test_setup(test_take_into_key, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
+		cmocka_unit_test_setup(test_arena_room_while_giving, setup_hook),
 		cmocka_unit_test_setup(test_copy_outlasts_writers, setup_hook),
 		cmocka_unit_test_setup(test_copy_beside_neighbour_writes, setup_hook),
 		cmocka_unit_test_setup(test_reads_beside_stopped_overwrite, setup_hook),

@@ -278,9 +278,13 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 		return;
 	}
 	/* Off every list while the pages go (a system call, outside the
-	 * lock); its slots stay counted in avail, as a released chunk's are. */
+	 * lock); its slots stay counted in avail, as a released chunk's are,
+	 * and in giving meanwhile: a caller that finds nothing to allocate
+	 * must see no room then (slot_arena_room), and wait for some, not
+	 * answer that the arena is exhausted. */
 	partial_unlink(a, c);
 	k->state = CHUNK_GIVING;
+	__atomic_store_n(&a->giving, a->giving + k->nfree, __ATOMIC_RELAXED);
 	spin_unlock_word(&a->lock);
 	TEST_HOOK(HOOK_ARENA_GIVING, slot_arena_at(a, chunk_lo(a, c)));
 
@@ -293,6 +297,7 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	given = given && !madvise(slot_arena_at(a, chunk_lo(a, c)), chunk_bytes(a), MADV_DONTNEED);
 
 	spin_lock_word(&a->lock);
+	__atomic_store_n(&a->giving, a->giving - k->nfree, __ATOMIC_RELAXED);
 	if (given) {
 		k->state = CHUNK_RELEASED;
 		k->next = a->released;

@@ -59,6 +59,7 @@ struct slot_arena {
 	uint32_t fresh;      /* atomic: the first slot never handed out */
 	size_t ahead;        /* atomic: bytes from base faulted in (or being) */
 	uint32_t avail;      /* atomic: slots the chunks can hand out again */
+	uint32_t giving;     /* atomic: of those, a giving chunk's: none to be had now */
 	uint32_t released_n; /* atomic: chunks given back, not yet reused */
 	uint32_t lock;       /* spin_lock_word: the chunks' lists and counts */
 	uint32_t partial;    /* the chunks with free slots, a list */
@@ -94,7 +95,11 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx);
  * threads may take or give back any at once). */
 static inline uint32_t slot_arena_room(const struct slot_arena *a)
 {
-	return __atomic_load_n(&a->avail, __ATOMIC_RELAXED) + a->cap + 1 -
+	uint32_t avail = __atomic_load_n(&a->avail, __ATOMIC_RELAXED);
+	uint32_t giving = __atomic_load_n(&a->giving, __ATOMIC_RELAXED);
+
+	/* Two loads, no lock: giving may count frees avail was read before. */
+	return (avail > giving ? avail - giving : 0) + a->cap + 1 -
 	       __atomic_load_n(&a->fresh, __ATOMIC_RELAXED);
 }
 /* fork(): hold the arena's lock, and give it back (sync/fork_guard.h). */
