@@ -143,6 +143,9 @@ static bool chain_reuse_wanted(const struct chain *c)
 /* Allocations an insert inside a section tries again when the pool that
  * ran dry has elements again: others may take them first. */
 #define CHAIN_ENOMEM_RETRIES 8
+/* Waits for deleted elements an insert outside any section makes before
+ * it answers -ENOMEM (below). */
+#define CHAIN_ENOMEM_WAITS 8
 
 /* Insert an absent key into its locked bucket (a full evicting map:
  * CHAIN_EVICT). */
@@ -298,8 +301,8 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 					    uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_elem *e, *victim = NULL;
-	bool evicted = false, credit = false, waited = false;
-	unsigned int retries = 0;
+	bool evicted = false, credit = false;
+	unsigned int retries = 0, waits = 0;
 	int ret;
 
 	for (;;) {
@@ -355,12 +358,25 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		 * elements wait for a grace period, and malloc failed to
 		 * bridge that; a per-CPU map's slot indices likewise, when
 		 * they ran out (a section that deleted many elements has
-		 * just ended, say): wait for them once, where waiting is
-		 * allowed.  A NO_PREALLOC map's failed malloc is its answer. */
-		if (unlikely(ret == -ENOMEM) &&
-		    (c->prealloc || (c->pcpu && !slot_arena_room(&c->pcpu_heap))) && !waited &&
-		    (waited = chain_reclaim_now(c)))
-			continue;
+		 * just ended, say): wait for them, where waiting is allowed,
+		 * a few times, as deletes inside other threads' sections may
+		 * take what one wait gave back (one wait left 0-3 inserts a
+		 * run answering -ENOMEM beside a thread deleting 64 keys a
+		 * section); and slots freed between the failed allocation and
+		 * the look at the room are taken at once.  A NO_PREALLOC map's
+		 * failed malloc is its answer. */
+		if (unlikely(ret == -ENOMEM) && (c->prealloc || c->pcpu) &&
+		    waits < CHAIN_ENOMEM_WAITS) {
+			if (c->pcpu && slot_arena_room(&c->pcpu_heap) && !c->prealloc) {
+				waits++;
+				continue;
+			}
+			if ((c->prealloc || !slot_arena_room(&c->pcpu_heap)) &&
+			    chain_reclaim_now(c)) {
+				waits++;
+				continue;
+			}
+		}
 		break;
 	}
 	if (unlikely(credit)) /* the key turned up while this evicted */
