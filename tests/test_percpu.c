@@ -23,6 +23,8 @@
 #include "test_util.h"
 
 static uint32_t nr_cpus;
+/* --small (the Valgrind run): the churn tests' rounds / scale. */
+static uint32_t scale = 1;
 
 /* Each type on the table it gets (the flat one, for these maps) and on the
  * chained one (BPFMAP_TABLE=chain, set around each test). */
@@ -838,7 +840,7 @@ static void *insert_out_delete_in(void *arg)
 
 	if (!v || !held || test_pin_cpu(a->id))
 		abort();
-	for (uint32_t r = 1; r <= 100; r++) {
+	for (uint32_t r = 1; r <= 100 / scale; r++) {
 		uint32_t in = 0;
 
 		for (uint32_t i = 0; i < a->n; i++) {
@@ -897,7 +899,7 @@ static void test_outside_inserts_wait_for_slots(void **state)
 		print_message("skipped: needs CPUs 0 and 1\n");
 		skip();
 	}
-	for (int run = 0; run < 3; run++) {
+	for (int run = 0; run < (scale == 1 ? 3 : 1); run++) {
 		/* Room for every key: an insert has no reason to fail. */
 		struct bpfmap *map = must_create(t, 4, 8, 2 * 4096 + 16,
 						 t == BPFMAP_TYPE_PERCPU_HASH ? BPFMAP_F_NO_PREALLOC
@@ -927,8 +929,10 @@ static void test_outside_inserts_wait_for_slots(void **state)
 						 (void *)&variants[i])
 #define EACH(fn) ON(fn, 0), ON(fn, 1), ON(fn, 2), ON(fn, 3)
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--small"))
+		scale = 50;
 	const struct CMUnitTest tests[] = {
 		EACH(test_create_checks), EACH(test_syscall_layout), EACH(test_program_view),
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),

@@ -148,10 +148,11 @@ static bool chain_reuse_wanted(const struct chain *c)
 #define CHAIN_ENOMEM_WAITS 8
 
 /* Insert an absent key into its locked bucket (a full evicting map:
- * CHAIN_EVICT). */
+ * CHAIN_EVICT; -ENOMEM, with *no_slot when a per-CPU map's slots, not
+ * malloc, ran out). */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
 			      const void *key, const void *value, const struct value_part *part,
-			      bool *credit, struct chain_elem **victim)
+			      bool *credit, struct chain_elem **victim, bool *no_slot)
 {
 	uint32_t ticket, list = 0;
 	struct chain_elem *e;
@@ -179,7 +180,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 		if (!*victim)
 			chain_await_release(c);
 	}
-	e = *victim ? *victim : chain_elem_alloc(c);
+	e = *victim ? *victim : chain_elem_alloc(c, no_slot);
 	if (!e) {
 		if (ticket == COUNT_CREDIT)
 			count_credit_give_back(&c->count);
@@ -301,12 +302,13 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 					    uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_elem *e, *victim = NULL;
-	bool evicted = false, credit = false;
+	bool evicted = false, credit = false, no_slot;
 	unsigned int retries = 0, waits = 0;
 	int ret;
 
 	for (;;) {
 		ret = 0;
+		no_slot = false;
 		chain_bucket_lock(b);
 		e = chain_walk(b, k, key_size, kind, NULL);
 		if (e) {
@@ -322,7 +324,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			ret = -ENOENT;
 		} else {
 			ret = chain_insert_locked(c, b, k->hash, k->key, value, part, &credit,
-						  &victim);
+						  &victim, &no_slot);
 		}
 		chain_bucket_unlock(b);
 		if (unlikely(ret == CHAIN_EVICT)) {
@@ -354,28 +356,25 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 				continue; /* a flush gave elements back since */
 			}
 		}
-		/* A preallocated map's pool is dry only while its deleted
-		 * elements wait for a grace period, and malloc failed to
-		 * bridge that; a per-CPU map's slot indices likewise, when
-		 * they ran out (a section that deleted many elements has
-		 * just ended, say): wait for them, where waiting is allowed,
-		 * a few times, as deletes inside other threads' sections may
-		 * take what one wait gave back (one wait left 0-3 inserts a
-		 * run answering -ENOMEM beside a thread deleting 64 keys a
-		 * section); and slots freed between the failed allocation and
-		 * the look at the room are taken at once.  A NO_PREALLOC map's
-		 * failed malloc is its answer. */
-		if (unlikely(ret == -ENOMEM) && (c->prealloc || c->pcpu) &&
-		    waits < CHAIN_ENOMEM_WAITS) {
-			if (c->pcpu && slot_arena_room(&c->pcpu_heap) && !c->prealloc) {
-				waits++;
-				continue;
-			}
-			if ((c->prealloc || !slot_arena_room(&c->pcpu_heap)) &&
-			    chain_reclaim_now(c)) {
-				waits++;
-				continue;
-			}
+		/* A per-CPU map's slots ran out (a section that deleted many
+		 * elements has just ended, say): take those freed since the
+		 * allocation failed, else wait for the deleted elements where
+		 * waiting is allowed, a few times, as deletes inside other
+		 * threads' sections may take what one wait gave back (one wait
+		 * left 0-3 inserts a run answering -ENOMEM beside a thread
+		 * deleting 64 keys a section).  A preallocated map's pool is
+		 * dry only while its deleted elements wait for a grace period,
+		 * and malloc failed to bridge that: wait for them once.  A
+		 * NO_PREALLOC map's failed malloc is its answer. */
+		if (unlikely(ret == -ENOMEM) && no_slot && waits < CHAIN_ENOMEM_WAITS &&
+		    (slot_arena_room(&c->pcpu_heap) || chain_reclaim_now(c))) {
+			waits++;
+			continue;
+		}
+		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc && !waits &&
+		    chain_reclaim_now(c)) {
+			waits++;
+			continue;
 		}
 		break;
 	}

@@ -602,10 +602,11 @@ int chain_lookup_and_delete_elem(struct bpfmap *map, const void *key, void *valu
 int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags);
 
 /* The elements' lifetime (chain_reclaim.c): a fresh element (NULL when out
- * of memory; the count enforces capacity), the pool of a preallocated map,
+ * of memory, *no_slot set when a per-CPU map's slots ran out, not malloc;
+ * the count enforces capacity), the pool of a preallocated map,
  * the reclamation limits for a map of @max_entries, the fork guard of a map
  * made, and the free. */
-struct chain_elem *chain_elem_alloc(struct chain *c);
+struct chain_elem *chain_elem_alloc(struct chain *c, bool *no_slot);
 int chain_prealloc(struct chain *c);
 int chain_pcpu_init(struct chain *c);
 void chain_pcpu_free(struct chain *c);

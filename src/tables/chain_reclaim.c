@@ -88,7 +88,7 @@ void chain_pcpu_free(struct chain *c)
 /* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
  * enforced by the caller through c->count, so the pool's emptiness only means
  * that reclamation lags behind; the heap covers that gap. */
-struct chain_elem *chain_elem_alloc(struct chain *c)
+struct chain_elem *chain_elem_alloc(struct chain *c, bool *no_slot)
 {
 	struct chain_elem *e;
 
@@ -115,6 +115,7 @@ struct chain_elem *chain_elem_alloc(struct chain *c)
 
 		if (!j) {
 			free(e);
+			*no_slot = true;
 			return NULL;
 		}
 		chain_pcpu_set_offset(c, e, c->pcpu_heap_off + (size_t)j * c->map.cpu_stride);
