@@ -17,7 +17,6 @@
 #include "util/big_alloc.h"
 #include "util/shared_copy.h"
 
-
 struct rtab_retired {
 	struct rtab_retired *next; /* in r->ripe */
 	uint32_t n;

@@ -194,6 +194,14 @@ int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t 
  * read-side section and starts again. */
 #define RTAB_VALUE_BUSY 4
 
+/* A value_word map's value: one atomic store, so readers never see it torn
+ * and overwrites never mix. */
+static ALWAYS_INLINE void rtab_store_word(struct rtab *r, char *e, const void *value)
+{
+	__atomic_store_n((uint64_t *)(void *)rtab_value(r, e), map_value_word(&r->map, value),
+			 __ATOMIC_RELEASE);
+}
+
 /*
  * A present key's value with a spin lock, in place (its bucket locked):
  * under that lock too, with or without F_LOCK, so that programs and F_LOCK
@@ -264,11 +272,10 @@ static ALWAYS_INLINE int rtab_update_locked(struct rtab *r, uint32_t hash, const
 				if (ret)
 					return ret; /* the bucket is unlocked */
 			} else if (r->value_word) {
-				/* One store, as the lock-free overwrites make theirs:
-				 * one of them landing between this one's bytes would
-				 * leave a mix of the two values. */
-				__atomic_store_n((uint64_t *)(void *)rtab_value(r, e),
-						 map_value_word(&r->map, value), __ATOMIC_RELEASE);
+				/* As the lock-free overwrites store: one of them
+				 * landing between this one's bytes would leave a mix
+				 * of the two values. */
+				rtab_store_word(r, e, value);
 			} else {
 				value_store(&r->map, rtab_value(r, e), value);
 			}
@@ -364,8 +371,7 @@ static ALWAYS_INLINE int rtab_update_lockfree(struct rtab *r, uint32_t hash, con
 			return -EEXIST;
 		if (r->value_word && stores_on(&r->lockfree_store)) {
 			TEST_HOOK(HOOK_RTAB_STORE, e);
-			__atomic_store_n((uint64_t *)(void *)rtab_value(r, e),
-					 map_value_word(&r->map, value), __ATOMIC_RELEASE);
+			rtab_store_word(r, e, value);
 			return 0;
 		}
 		hint->first = g;
@@ -419,8 +425,7 @@ static ALWAYS_INLINE int rtab_update_bare(struct rtab *r, uint32_t hash, const v
 	if (likely(__atomic_load_n(&r->lockfree_store, STORE_WINDOW_ORDER) == STORES_ON) &&
 	    likely(rtab_bare_valid(r, &b))) {
 		TEST_HOOK(HOOK_RTAB_STORE, e);
-		__atomic_store_n((uint64_t *)(void *)rtab_value(r, e), map_value_word(&r->map, value),
-				 __ATOMIC_RELEASE);
+		rtab_store_word(r, e, value);
 		done = true;
 	}
 	store_window_leave(win);

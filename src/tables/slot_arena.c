@@ -69,8 +69,8 @@ static uint32_t *link_of(struct slot_arena *a, uint32_t idx)
 	return (uint32_t *)(void *)(slot_arena_at(a, idx) + a->link_off);
 }
 
-static int arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off,
-		      char *base, uint32_t mirrors, size_t mirror_step)
+int slot_arena_init_at(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off,
+		       char *base, uint32_t mirrors, size_t mirror_step)
 {
 	/* Chunks start on page boundaries: a power of two of slots, at least
 	 * PAGE / (stride's largest power-of-two factor), so that a chunk's
@@ -106,13 +106,7 @@ static int arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint3
 
 int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off)
 {
-	return arena_init(a, cap, stride, link_off, NULL, 1, 0);
-}
-
-int slot_arena_init_at(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off,
-		       char *base, uint32_t mirrors, size_t mirror_step)
-{
-	return arena_init(a, cap, stride, link_off, base, mirrors, mirror_step);
+	return slot_arena_init_at(a, cap, stride, link_off, NULL, 1, 0);
 }
 
 void slot_arena_destroy(struct slot_arena *a)

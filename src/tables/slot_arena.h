@@ -70,12 +70,12 @@ struct slot_arena {
 /* Reserve slots 1 .. @cap of @stride bytes (a multiple of 8), a free one
  * linked through its 4 bytes at @link_off.  0 or -ENOMEM. */
 int slot_arena_init(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off);
-/* The same in address space the caller reserved (big_reserve): slot i at
- * @base + i * @stride, @base page-aligned, and @mirrors - 1 more arrays of
- * slots @mirror_step bytes apart (a multiple of the page) whose slot i is
- * handed out, paged in and given back with slot i: a per-CPU map's
- * regions, one a CPU.  The caller frees the address space after
- * slot_arena_destroy. */
+/* The same in address space the caller reserved (big_reserve), or with a
+ * NULL @base its own, as slot_arena_init: slot i at @base + i * @stride,
+ * @base page-aligned, and @mirrors - 1 more arrays of slots @mirror_step
+ * bytes apart (a multiple of the page) whose slot i is handed out, paged in
+ * and given back with slot i: a per-CPU map's regions, one a CPU.  The
+ * caller frees its address space after slot_arena_destroy. */
 int slot_arena_init_at(struct slot_arena *a, uint32_t cap, uint32_t stride, uint32_t link_off,
 		       char *base, uint32_t mirrors, size_t mirror_step);
 void slot_arena_destroy(struct slot_arena *a);

@@ -31,22 +31,21 @@ extern void __lsan_unregister_root_region(const void *p, size_t size) __attribut
  * hung at its first mapping. */
 static uint32_t lsan_lock;
 
-static void lsan_show(const void *p, size_t len)
+/* @call (LSan's register or unregister, NULL without LSan) on a mapping. */
+static void lsan_tell(void (*call)(const void *p, size_t size), const void *p, size_t len)
 {
-	if (__lsan_register_root_region && len <= BIG_LSAN_MAX) {
+	if (call && len <= BIG_LSAN_MAX) {
 		spin_lock_word(&lsan_lock);
-		__lsan_register_root_region(p, len);
+		call(p, len);
 		spin_unlock_word(&lsan_lock);
 	}
 }
 
-static void lsan_hide(const void *p, size_t len)
+/* Large mapped arrays on huge pages.  Advice only: failure changes nothing. */
+static void advise_huge(void *p, size_t bytes)
 {
-	if (__lsan_unregister_root_region && len <= BIG_LSAN_MAX) {
-		spin_lock_word(&lsan_lock);
-		__lsan_unregister_root_region(p, len);
-		spin_unlock_word(&lsan_lock);
-	}
+	if (bytes >= BIG_HUGE_PAGE)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
 }
 
 void big_fork_hold(void)
@@ -89,13 +88,11 @@ void *big_zalloc_mapped(size_t bytes)
 	if (base == MAP_FAILED)
 		return NULL;
 	p = align_up(base + sizeof(*h), align);
-	/* Advice only: failure changes nothing. */
-	if (align == BIG_HUGE_PAGE)
-		(void)madvise(p, bytes, MADV_HUGEPAGE);
+	advise_huge(p, bytes);
 	h = (struct big_header *)(void *)p - 1;
 	h->base = base;
 	h->map_len = len;
-	lsan_show(base, len);
+	lsan_tell(__lsan_register_root_region, base, len);
 	return p;
 }
 
@@ -126,7 +123,7 @@ void big_free(void *p)
 		return;
 	h = (struct big_header *)p - 1;
 	if (h->map_len) {
-		lsan_hide(h->base, h->map_len);
+		lsan_tell(__lsan_unregister_root_region, h->base, h->map_len);
 		munmap(h->base, h->map_len);
 	} else
 		free(h->base);
@@ -165,8 +162,8 @@ void big_reuse(void *p, size_t bytes)
 {
 	const struct big_header *h = (const struct big_header *)p - 1;
 
-	if (h->map_len && bytes >= BIG_HUGE_PAGE)
-		(void)madvise(p, bytes, MADV_HUGEPAGE);
+	if (h->map_len)
+		advise_huge(p, bytes);
 }
 
 void *big_reserve(size_t bytes)
@@ -176,7 +173,7 @@ void *big_reserve(size_t bytes)
 
 	if (p == MAP_FAILED)
 		return NULL;
-	lsan_show(p, bytes);
+	lsan_tell(__lsan_register_root_region, p, bytes);
 	/* Where transparent huge pages are "always", a first touch would
 	 * commit 2 MiB.  Advice only: failure changes nothing. */
 	(void)madvise(p, bytes, MADV_NOHUGEPAGE);
@@ -191,7 +188,7 @@ size_t big_reserve_used(size_t used)
 void big_unreserve(void *p, size_t bytes)
 {
 	if (p) {
-		lsan_hide(p, bytes);
+		lsan_tell(__lsan_unregister_root_region, p, bytes);
 		munmap(p, bytes);
 	}
 }
