@@ -334,7 +334,7 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *           PERCPU_HASH map's insert inside a read-side section while its
  *           pool's free elements all await reclamation), or an insert inside a
  *           read-side section found too many deleted elements still
- *           awaiting reclamation (RHASH and chained PERCPU_HASH maps;
+ *           awaiting reclamation (RHASH and NO_PREALLOC PERCPU_HASH maps;
  *           docs/CONCURRENCY.md gives the counts; a chained
  *           LRU_PERCPU_HASH only when it has no key left to evict and
  *           every deleted element's reclamation is under way, rarely:

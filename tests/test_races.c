@@ -1257,6 +1257,191 @@ static void test_chain_lru_walk_diverted(void **state)
 	test_unpin();
 }
 
+/*
+ * A preallocated chained HASH inside a read-side section (no grace period
+ * ends), churned by deletes and inserts of keys outside bucket @avoid until
+ * its pool has no free element and it has borrowed all it may from the
+ * heap (borrow_cap), without reusing any deleted element yet: the next
+ * insert inside a section takes the most recently deleted one at once
+ * (chain_reuses).  @f: the next filler key, which ends deleted.
+ */
+static void borrow_all(struct bpfmap *m, uint32_t avoid, uint64_t f[2])
+{
+	struct chain *c = to_chain(m);
+	uint64_t v = 3;
+
+	while (__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) < c->borrow_cap ||
+	       !freelist_looks_empty(&c->free_slots)) {
+		if (chain_bucket_of(c, f) != avoid) {
+			assert_int_equal(bpfmap_update_elem(m, f, &v, BPFMAP_NOEXIST), 0);
+			assert_int_equal(bpfmap_delete_elem(m, f), 0);
+		}
+		f[0]++;
+	}
+	assert_int_equal(c->lockfree_store, STORES_ON); /* nothing reused yet */
+}
+
+/*
+ * The same diversion in a HASH that does not evict: a lookup of K, whose
+ * bucket's chain is X -> K, stopped about to read X; X deleted, and an
+ * insert of Y (another bucket) inside a section, with the pool dry and the
+ * heap's share borrowed, reuses X's element at once (it borrowed instead,
+ * without bound: 290 MB for a 64-entry map).  The walk goes on from X
+ * into Y's chain: the map's moved seq, which the reuse held, sends it
+ * back, and it must find K, present throughout.
+ */
+static void test_chain_reuse_walk_diverted(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	struct chain *c = to_chain(m);
+	uint64_t k[2] = { 0, 7 }, x[2] = { 0, 7 }, y[2] = { 0, 7 }, f[2] = { 0, 8 }, v = 1;
+	uint32_t bk, moved;
+
+	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
+	if (!CHAIN_COPY_SECTION_FREE) {
+		bpfmap_free(m);
+		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
+	}
+	bk = chain_bucket_of(c, k);
+	do
+		x[0]++;
+	while (chain_bucket_of(c, x) != bk);
+	y[0] = x[0];
+	do
+		y[0]++;
+	while (chain_bucket_of(c, y) == bk);
+	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), 0);
+	assert_int_equal(bpfmap_update_elem(m, x, &v, BPFMAP_NOEXIST), 0); /* the head */
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	borrow_all(m, bk, f);
+	struct op look = { .m = m, .key = k[0], .key_hi = k[1], .look = true, .cpu = -1 };
+
+	op_start_stopped(&look, HOOK_CHAIN_STEP, 0); /* about to read X */
+	const struct chain_elem *e = stop.obj;
+
+	assert_memory_equal(elem_key(e), x, sizeof(x));
+	moved = c->moved;
+	assert_int_equal(bpfmap_delete_elem(m, x), 0);
+	assert_int_equal(bpfmap_update_elem(m, y, &v, BPFMAP_NOEXIST), 0);
+	assert_memory_equal(elem_key(e), y, sizeof(y)); /* X's element, now Y's */
+	assert_int_not_equal(c->moved, moved);
+	op_release();
+	assert_int_equal(op_join(&look), 0);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, y, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, x, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
+/* An insert of key ->key with value ->value (->take: a lookup-and-delete
+ * of it into ->value) inside a read-side section of its own, by a thread
+ * of its own. */
+struct section_insert {
+	struct bpfmap *m;
+	uint64_t key[2], value;
+	bool take;
+	int ret; /* atomic: INT32_MIN until done */
+};
+
+static void *section_insert_thread(void *arg)
+{
+	struct section_insert *si = arg;
+	int ret;
+
+	bpfmap_read_lock();
+	if (si->take)
+		ret = bpfmap_lookup_and_delete_elem(si->m, si->key, &si->value);
+	else
+		ret = bpfmap_update_elem(si->m, si->key, &si->value, BPFMAP_NOEXIST);
+	bpfmap_read_unlock();
+	__atomic_store_n(&si->ret, ret, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A lock-free overwrite of K (42) stopped in its store window, K's element
+ * found: K is deleted, and an insert of Y (7) inside a section, with the
+ * pool dry and the heap's share borrowed, takes K's element at once.  It
+ * must wait for the window before it writes Y there (it turns the map's
+ * lock-free stores off for good), so that the overwrite, let go, lands in
+ * the element while it is still K's, deleted: Y must read 7, not 42.
+ */
+static void test_chain_reuse_waits_store(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	struct chain *c = to_chain(m);
+	uint64_t k[2] = { 1, 9 }, f[2] = { 0, 8 }, v = 1;
+	struct section_insert ins = { .m = m, .key = { 2, 9 }, .value = 7, .ret = INT32_MIN };
+	pthread_t t;
+
+	if (!CHAIN_COPY_SECTION_FREE) {
+		bpfmap_free(m);
+		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
+	}
+	assert_true(c->value_word);
+	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	borrow_all(m, chain_bucket_of(c, k), f);
+	struct op store = { .m = m, .key = k[0], .key_hi = k[1], .value = 42, .warm = true,
+			    .cpu = -1 };
+
+	op_start_stopped(&store, HOOK_CHAIN_STORE, 0);
+	const struct chain_elem *e = stop.obj;
+
+	assert_memory_equal(elem_key(e), k, sizeof(k));
+	assert_int_equal(bpfmap_delete_elem(m, k), 0);
+	assert_int_equal(pthread_create(&t, NULL, section_insert_thread, &ins), 0);
+	assert_int_equal(answer_soon(&ins.ret), INT32_MIN); /* it waits for the window */
+	op_release();
+	assert_int_equal(op_join(&store), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(ins.ret, 0);
+	assert_memory_equal(elem_key(e), ins.key, sizeof(ins.key)); /* K's element, now Y's */
+	assert_int_equal(c->lockfree_store, STORES_OFF);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(m, ins.key, &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(bpfmap_lookup_elem(m, k, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
+/*
+ * A lock-free overwrite of K (42) in a chained map, stopped in its store
+ * window, K's element found; the map's first lookup-and-delete of K, inside
+ * a read-side section, must wait for the window (it turns the stores off)
+ * and return 42, the value the overwrite stored just before the delete.
+ * It used to turn them off without waiting, as a grace period cannot end
+ * inside the section, and return 1 while the 42 landed in the deleted
+ * element, lost.
+ */
+static void test_chain_take_waits_store(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	uint64_t k[2] = { 1, 9 }, v = 1;
+	struct section_insert take = { .m = m, .key = { 1, 9 }, .take = true, .ret = INT32_MIN };
+	pthread_t t;
+
+	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
+	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), 0);
+	struct op store = { .m = m, .key = k[0], .key_hi = k[1], .value = 42, .warm = true,
+			    .cpu = -1 };
+
+	op_start_stopped(&store, HOOK_CHAIN_STORE, 0);
+	assert_int_equal(pthread_create(&t, NULL, section_insert_thread, &take), 0);
+	assert_int_equal(answer_soon(&take.ret), INT32_MIN); /* it waits for the window */
+	op_release();
+	assert_int_equal(op_join(&store), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(take.ret, 0);
+	assert_int_equal(take.value, 42);
+	assert_int_equal(bpfmap_lookup_elem(m, k, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
 /* Keys deeper in a chain than a section-free walk goes (CHAIN_STABLE_HOPS)
  * take the general copy-out: every key of a 12-long chain answers its own
  * value, and a deleted one is absent.  (No hook: a fixed layout.) */
@@ -2196,7 +2381,7 @@ static void *flush_go_later(void *arg)
  * the flush that took them stopped after its grace period, before it gives
  * the first back (HOOK_RELEASING): none is on a stack, none on the free
  * list yet.  An insert inside a section must wait for the first to land
- * (chain_await_release), not borrow an element from the heap, which the
+ * (chain_elem_reusable), not borrow an element from the heap, which the
  * map keeps for good: a churn on two CPUs borrowed a few a second in that
  * window (and in the one chain_flush_gather had, thousands at a time).
  */
@@ -3221,6 +3406,9 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_copy_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_deep, setup_hook),
 		cmocka_unit_test_setup(test_chain_lru_walk_diverted, setup_hook),
+		cmocka_unit_test_setup(test_chain_reuse_walk_diverted, setup_hook),
+		cmocka_unit_test_setup(test_chain_reuse_waits_store, setup_hook),
+		cmocka_unit_test_setup(test_chain_take_waits_store, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_refilled_other_key, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),

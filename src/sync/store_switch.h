@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "sync/rcu.h"
+#include "sync/store_window.h"
 #include "util/compiler.h"
 
 #define STORES_ON 0
@@ -50,6 +51,17 @@ static inline void stores_stop_rcu(uint32_t *state)
 	if (!stores_stop_begin(state) || !rcu_may_wait())
 		return;
 	rcu_synchronize();
+	stores_stop_end(state);
+}
+
+/* Turn them off for a table whose stores decide and land inside one store
+ * window (sync/store_window.h): windows wait for nothing, so this may run
+ * inside a read-side section or under a lock. */
+static inline void stores_stop_windows(uint32_t *state)
+{
+	if (!stores_stop_begin(state))
+		return;
+	store_windows_wait();
 	stores_stop_end(state);
 }
 

@@ -110,23 +110,30 @@ static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash
 }
 
 /*
- * Whether an insert that must evict should take its victim for itself
- * (chain_reuses): inside a read-side section, where it cannot wait for
- * reclamation, and when the pool has no free element, so that it would
+ * Whether an insert should take a deleted element, or one it evicts, for
+ * itself (chain_reuses): inside a read-side section, where it cannot wait
+ * for reclamation, and when the pool has no free element, so that it would
  * otherwise borrow one from the heap (a map whose programs insert at a
  * high rate held tens of MB, or, per-CPU, answered -ENOMEM once its slot
- * indices ran out).  Not in TSan builds: the readers' key compares race
- * with the reuse's stores by design, validated afterwards (chain_walk_valid).
+ * indices ran out); a map that does not evict once it has borrowed its
+ * slack, too.  Not in TSan builds: the readers' key compares race with the
+ * reuse's stores by design, validated afterwards (chain_walk_valid).
  */
-static bool chain_reuse_wanted(const struct chain *c)
+static bool chain_may_reuse(const struct chain *c)
 {
 #ifdef BPFMAP_TSAN
 	(void)c;
 	return false;
 #else
-	return chain_reuses(c) && c->prealloc && freelist_looks_empty(&c->free_slots) &&
-	       !__atomic_load_n(&c->spare, __ATOMIC_RELAXED) && !rcu_may_wait();
+	return chain_reuses(c) && !rcu_may_wait() &&
+	       (c->evict || __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) >= c->borrow_cap);
 #endif
+}
+
+static bool chain_reuse_wanted(const struct chain *c)
+{
+	return freelist_looks_empty(&c->free_slots) && !__atomic_load_n(&c->spare, __ATOMIC_RELAXED) &&
+	       chain_may_reuse(c);
 }
 
 /*
@@ -156,6 +163,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 {
 	uint32_t ticket, list = 0;
 	struct chain_elem *e;
+	bool relink;
 
 	if (c->evict) {
 		ticket = chain_lru_reserve(c, credit, &list);
@@ -172,15 +180,26 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	 * delete's order): borrowed ones are kept for the map's life, and a
 	 * churn of in-section inserts and deletes borrowed hundreds of
 	 * thousands while reclamation lagged.  A full map reuses its victim.
-	 * None to steal while a flush moves its elements from its stack to
-	 * the free list: the first to land, rather than a heap element (a
-	 * churn on two CPUs borrowed a few a second there, for good). */
-	if (!*victim && chain_reuse_wanted(c)) {
-		*victim = chain_pending_steal(c);
-		if (!*victim)
-			chain_await_release(c);
+	 * None to steal or free while a flush moves its elements from its
+	 * stack to the free list: the first to land, rather than a heap
+	 * element, even if another thread takes that one (a churn on two CPUs
+	 * borrowed a few a second there, for good). */
+	e = *victim;
+	if (!e && chain_may_reuse(c)) {
+		bool stolen = false;
+
+		e = chain_elem_reusable(c, &stolen);
+		if (stolen) {
+			*victim = e;
+			/* A lock-free store that found the element's old key
+			 * may still be on its way to it: stores off for good,
+			 * once those in flight have landed. */
+			if (!c->evict)
+				stores_stop_windows(&c->lockfree_store);
+		}
 	}
-	e = *victim ? *victim : chain_elem_alloc(c, no_slot);
+	if (!e)
+		e = chain_elem_alloc(c, no_slot);
 	if (!e) {
 		if (ticket == COUNT_CREDIT)
 			count_credit_give_back(&c->count);
@@ -188,11 +207,18 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			count_insert_end(&c->count, ticket, false);
 		return -ENOMEM;
 	}
+	relink = e == *victim && !c->evict;
+	if (relink) /* walks that may stand on @e check it: chain_check_of */
+		mwseq_write_begin(&c->moved);
 	chain_elem_init(c, e, hash, key, value, part, e == *victim);
 	*victim = NULL;
 	/* Atomic: a section-free copy-out may still walk through @e, reused. */
 	__atomic_store_n(&e->next, b->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->head, e, __ATOMIC_RELEASE);
+	if (relink) {
+		TEST_HOOK(HOOK_CHAIN_RELINKED, e);
+		mwseq_write_end(&c->moved);
+	}
 	if (c->evict)
 		chain_lru_add(c, e, list);
 	if (ticket != COUNT_CREDIT)
@@ -202,6 +228,36 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 
 /* The lock-free attempt's answer when only the bucket lock can decide. */
 #define CHAIN_TAKE_LOCK 1
+
+/*
+ * Store word @value into @e without the bucket lock, in a store window
+ * (sync/store_window.h) as well as the caller's read-side section: false
+ * when the lock must decide (stores off, no window).  The window is what a
+ * reuse of a deleted element at once, or a lookup-and-delete, waits for
+ * when it turns the stores off (chain_insert_locked,
+ * chain_stop_lockfree_stores); a grace period cannot cover the stores of a
+ * section that is still open.  A thread's first overwrite registers its
+ * window on the locked path (chain_update_locked), so this calls nothing.
+ */
+static ALWAYS_INLINE bool chain_store_lockfree(struct chain *c, struct chain_elem *e,
+					       const void *value)
+{
+	struct store_window *win;
+	bool done = false;
+
+	if (!stores_on(&c->lockfree_store))
+		return false;
+	win = store_window_enter(false);
+	if (unlikely(!win))
+		return false;
+	if (likely(__atomic_load_n(&c->lockfree_store, STORE_WINDOW_ORDER) == STORES_ON)) {
+		TEST_HOOK(HOOK_CHAIN_STORE, e);
+		chain_store_value_word(c, e, value);
+		done = true;
+	}
+	store_window_leave(win);
+	return done;
+}
 
 /*
  * An update decided without the bucket lock, in a read-side section, when
@@ -227,24 +283,20 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
 					      const struct chain_key *k, const void *value,
 					      uint64_t mode, uint32_t key_size, enum hash_kind kind)
 {
-	uint32_t version = seq_spin_read_begin(&b->lock);
+	enum chain_check how = chain_check_of(c);
+	uint32_t walk = chain_check_begin(c, b, how), version = seq_spin_read_begin(&b->lock);
 	struct chain_elem *e = chain_walk(b, k, key_size, kind, NULL);
 
-	/* A map that reuses elements at once (no lock-free stores there)
-	 * decides only on a walk its bucket's version validates. */
-	if (chain_reuses(c) && !seq_spin_read_valid_plain(&b->lock, version))
+	/* A map that reuses elements at once decides only on a walk that
+	 * its check validates. */
+	if (!chain_check_valid(c, b, how, walk))
 		return CHAIN_TAKE_LOCK;
 	if (e) {
 		if (seqcount_is_retired(__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE)))
 			return CHAIN_TAKE_LOCK;
 		if (mode == BPFMAP_NOEXIST)
 			return -EEXIST;
-		if (!stores_on(&c->lockfree_store))
-			return CHAIN_TAKE_LOCK;
-		chain_store_value_word(c, e, value);
-		if (c->evict)
-			chain_lru_touch(c, e);
-		return 0;
+		return chain_store_lockfree(c, e, value) ? 0 : CHAIN_TAKE_LOCK;
 	}
 	if (mode == BPFMAP_EXIST)
 		return -ENOENT;
@@ -268,7 +320,7 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
  */
 void chain_stop_lockfree_stores(struct chain *c)
 {
-	stores_stop_rcu(&c->lockfree_store);
+	stores_stop_windows(&c->lockfree_store);
 }
 
 /*
@@ -306,6 +358,8 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 	unsigned int retries = 0, waits = 0;
 	int ret;
 
+	if (c->value_word)
+		store_window_ensure(); /* lock-free from the next one on */
 	for (;;) {
 		ret = 0;
 		no_slot = false;

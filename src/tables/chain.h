@@ -15,9 +15,9 @@
  * orders lock-free stores and copy-out reads against its deletion.
  * Unlinked elements are reclaimed in batches after an RCU grace period: back
  * to the preallocated pool, or to the heap (BPFMAP_F_NO_PREALLOC); except
- * that an evicting map's insert inside a read-side section may reuse its
- * victim, or a deleted element still pending, at once (chain_reuses,
- * below).
+ * that a preallocated map's insert inside a read-side section may reuse a
+ * deleted element still pending, or an evicting map's its victim, at once
+ * (chain_reuses, below).
  * bpfmap_free never waits for reclamation callbacks: the last one to finish
  * releases the map (chain_free in chain.c).
  */
@@ -110,6 +110,11 @@ struct chain {
 	uint32_t lru_off;    /* evicting maps: offset of the LRU tag in data[] */
 	bool prealloc;
 	bool evict;          /* LRU: a full map evicts (tables/chain_lru.h) */
+	bool reuse;          /* elements may be reused at once: chain_reuses */
+	/* Non-evicting preallocated maps: an mwseq (sync/seqcount.h) held by
+	 * an insert that relinks a deleted element at once, which their walks
+	 * check (chain_check_of).  Written only then: rarely. */
+	uint32_t moved;
 	/* BPFMAP_F_NO_PREALLOC maps: the lookup that chain_lookup_sectioned
 	 * runs in a read-side section of its own. */
 	map_lookup_fn lookup_walk;
@@ -143,6 +148,9 @@ struct chain {
 	 * while the map lives (the copy-outs walk chains without a read-side
 	 * section, see chain_copy_stable in chain_lookup.c). */
 	size_t heap_elems;   /* atomic */
+	/* Non-evicting preallocated maps: heap elements borrowed before an
+	 * insert inside a section reuses a deleted one (chain_reuse_wanted). */
+	size_t borrow_cap;
 	uint32_t spare_lock;
 	struct chain_elem *spare; /* atomic; linked by reclaim_next */
 	/* Unlinked elements queued one by one for reclamation (atomic), and the
@@ -322,23 +330,73 @@ static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
 }
 
 /*
- * Evicting maps reuse elements at once (chain_reuse_wanted): an insert made
- * inside a read-side section, when the pool has no free element, takes the
- * element it evicted instead of borrowing one from the heap, which it could
- * not give back before the section ends; in a map with room, a deleted
- * element not yet taken for reclamation (chain_pending_steal).  Their pool
- * keeps a slack for that (chain_prealloc).  Such an element moves to another
+ * Preallocated maps reuse elements at once (chain_reuse_wanted): an insert
+ * made inside a read-side section, when the pool has no free element,
+ * takes a deleted element not yet taken for reclamation
+ * (chain_pending_steal), or in a full evicting map the element it evicted,
+ * instead of borrowing one from the heap, which it could not give back
+ * before the section ends: programs on two CPUs inserting and deleting in
+ * sections grew a 64-entry HASH by 2.4M heap elements, 290 MB, in 3 s, as
+ * reclamation lagged.  An evicting map's pool keeps a slack for that
+ * (chain_prealloc); the others borrow up to as much first (borrow_cap), so
+ * that either reuses under a reader only past the flat table's slack, the
+ * README's one exception.  Such an element moves to another
  * chain with no grace period, so a walk without the bucket lock that was on
  * it may go on in the other chain, and a key compare may read it half
- * rewritten.  Their walks (chain_walk_once) therefore validate by the
- * bucket's lock version, even and the same before and after: nothing was
- * unlinked from the chain meanwhile, so every element reached was in it
- * throughout, with its key (a lookup's hit needs no check: see there).
- * The kernel's LRU reuses its nodes at once too.
+ * rewritten.  Their walks (chain_walk_once) therefore validate (a lookup's
+ * hit needs no check: see there), each kind of map by its own word
+ * (chain_check_of).  An evicting map reuses elements all the time, each
+ * one unlinked under its bucket's lock: its walks check that lock's
+ * version, even and the same before and after, so that nothing was
+ * unlinked from the chain meanwhile and every element reached was in it
+ * throughout, with its key.  The others reuse rarely, and their walks
+ * check the map's moved seq (an mwseq, sync/seqcount.h), which an insert
+ * holds while it relinks a deleted element, so that they wait for no
+ * writer but that one (a bucket's lock version held misses and copy-outs
+ * up behind every insert and delete of the bucket).  The kernel's
+ * preallocated maps reuse their elements at once too.
  */
 static ALWAYS_INLINE bool chain_reuses(const struct chain *c)
 {
-	return c->evict;
+	return c->reuse;
+}
+
+enum chain_check {
+	CHAIN_CHECK_NONE,   /* the map never reuses an element at once */
+	CHAIN_CHECK_BUCKET, /* an evicting map: the bucket lock's version */
+	CHAIN_CHECK_MOVED,  /* another preallocated map: the moved seq */
+};
+
+static ALWAYS_INLINE enum chain_check chain_check_of(const struct chain *c)
+{
+	if (!c->reuse)
+		return CHAIN_CHECK_NONE;
+	return c->evict ? CHAIN_CHECK_BUCKET : CHAIN_CHECK_MOVED;
+}
+
+/* The version a walk of bucket @b starts at, to check @how.  Waits for
+ * nothing: a version that cannot validate (a writer inside) fails the
+ * check, so that the caller's loop decides whether to wait. */
+static ALWAYS_INLINE uint32_t chain_check_begin(const struct chain *c,
+						const struct chain_bucket *b,
+						enum chain_check how)
+{
+	if (how == CHAIN_CHECK_BUCKET)
+		return seq_spin_read_begin(&b->lock);
+	if (how == CHAIN_CHECK_MOVED)
+		return __atomic_load_n(&c->moved, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+/* Did the walk's reads (plain ones too) see one state since @v? */
+static ALWAYS_INLINE bool chain_check_valid(const struct chain *c, const struct chain_bucket *b,
+					    enum chain_check how, uint32_t v)
+{
+	if (how == CHAIN_CHECK_BUCKET)
+		return seq_spin_read_valid_plain(&b->lock, v);
+	if (how == CHAIN_CHECK_MOVED)
+		return !(v & MWSEQ_WRITERS) && mwseq_read_same(&c->moved, v);
+	return true;
 }
 
 /* chain_walk_once's answer when its walk was not valid. */
@@ -349,7 +407,7 @@ static ALWAYS_INLINE bool chain_reuses(const struct chain *c)
 
 /*
  * chain_walk without the bucket lock, in a read-side section, in a map that
- * may reuse elements (@reuse: chain_reuses(c)): CHAIN_WALK_AGAIN when the
+ * may reuse elements (@how: chain_check_of(c)): CHAIN_WALK_AGAIN when the
  * walk was not valid.  Without @version a hit needs no validation: the
  * key's element is in no other chain, so a walk that strayed cannot find
  * it there, and what a hit returns is the element its key was in while the
@@ -360,24 +418,25 @@ static ALWAYS_INLINE bool chain_reuses(const struct chain *c)
  * the hash read matched it too: a 32-bit collision of the map's keyed
  * hash on top of that mix, left unchecked (reading the hash again after
  * the compare cost the 32-byte lookups 8-10%).  *@version (when asked for):
- * the even version that the whole walk was valid at, for a caller that
- * reads on and validates again.
+ * the version that the whole walk was valid at, for a caller that reads on
+ * and validates again (chain_check_valid).
  */
-static ALWAYS_INLINE struct chain_elem *chain_walk_once(struct chain_bucket *b,
+static ALWAYS_INLINE struct chain_elem *chain_walk_once(const struct chain *c,
+							struct chain_bucket *b,
 							const struct chain_key *k,
 							uint32_t key_size, enum hash_kind kind,
-							bool reuse, uint32_t *version)
+							enum chain_check how, uint32_t *version)
 {
 	uint32_t v;
 	struct chain_elem *e;
 
-	if (!reuse)
+	if (how == CHAIN_CHECK_NONE)
 		return chain_walk(b, k, key_size, kind, NULL);
-	v = seq_spin_read_begin(&b->lock);
+	v = chain_check_begin(c, b, how);
 	e = chain_walk(b, k, key_size, kind, NULL);
 	if (e && !version)
 		return e;
-	if (unlikely(!seq_spin_read_valid_plain(&b->lock, v)))
+	if (unlikely(!chain_check_valid(c, b, how, v)))
 		return CHAIN_WALK_AGAIN;
 	if (version)
 		*version = v;
@@ -385,14 +444,15 @@ static ALWAYS_INLINE struct chain_elem *chain_walk_once(struct chain_bucket *b,
 }
 
 /* The same, walking again until a walk is valid. */
-static ALWAYS_INLINE struct chain_elem *chain_walk_valid(struct chain_bucket *b,
+static ALWAYS_INLINE struct chain_elem *chain_walk_valid(const struct chain *c,
+							 struct chain_bucket *b,
 							 const struct chain_key *k,
 							 uint32_t key_size, enum hash_kind kind,
-							 bool reuse, uint32_t *version)
+							 enum chain_check how, uint32_t *version)
 {
 	struct chain_elem *e;
 
-	while ((e = chain_walk_once(b, k, key_size, kind, reuse, version)) == CHAIN_WALK_AGAIN) {
+	while ((e = chain_walk_once(c, b, k, key_size, kind, how, version)) == CHAIN_WALK_AGAIN) {
 		if (reentry_busy())
 			return CHAIN_WALK_BUSY;
 		cpu_relax();
@@ -478,12 +538,12 @@ static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_k
 					   bool with_lock, uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_bucket *b = chain_bucket(c, k->hash);
-	bool reuse = chain_reuses(c);
+	enum chain_check how = chain_check_of(c);
 	uint64_t patience = 0; /* one for the walk's checks and the copy's rounds */
 
 	for (;;) {
 		uint32_t version = 0;
-		struct chain_elem *e = chain_walk_valid(b, k, key_size, kind, reuse, &version);
+		struct chain_elem *e = chain_walk_valid(c, b, k, key_size, kind, how, &version);
 		int ret;
 
 		if (!e)
@@ -491,8 +551,8 @@ static ALWAYS_INLINE int chain_copy_walked(struct chain *c, const struct chain_k
 		if (e == CHAIN_WALK_BUSY)
 			return -EBUSY;
 		ret = chain_copy_value_out(c, e, value, with_lock, &patience);
-		if (ret == -EBUSY || ret == CHAIN_COPY_STARVED || !reuse ||
-		    seq_spin_read_valid_plain(&b->lock, version))
+		if (ret == -EBUSY || ret == CHAIN_COPY_STARVED ||
+		    chain_check_valid(c, b, how, version))
 			return ret;
 		if (seq_read_give_up(&patience))
 			return CHAIN_COPY_STARVED;
@@ -548,10 +608,12 @@ void chain_retire_unlinked(struct chain *c, struct chain_elem *e);
  * for reclamation, for an insert to reuse at once (chain_reuses); NULL if
  * every stack is empty. */
 struct chain_elem *chain_pending_steal(struct chain *c);
-/* Wait while the pool is dry and a release after a grace period is under
- * way, for its first element: it waits for a few stores, never a grace
- * period, so an insert inside a section may. */
-void chain_await_release(struct chain *c);
+/* An element for an insert inside a section that must not borrow one from
+ * the heap: a free one, else a deleted one off a pending stack (*@stolen
+ * set); while a release after a grace period is under way, it waits for
+ * either, which takes a few stores, never a grace period, so an insert
+ * inside a section may.  NULL when there is none and no release runs. */
+struct chain_elem *chain_elem_reusable(struct chain *c, bool *stolen);
 
 /* Called by the lookup-and-delete paths before they take a bucket lock: see
  * chain.c. */
@@ -575,9 +637,10 @@ bool chain_reclaim_now(struct chain *c);
 /* The program-view lookup for a map of @kind and @key_size (@this_cpu: a
  * per-CPU map's, returning the calling CPU's slot, by rseq's CPU number
  * unchecked where cpu_rseq_usable(); else the value or CPU 0's slot; @lru:
- * marking the element used), and its copy-out (map->copy; NULL: the general
- * one). */
-map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru);
+ * marking the element used; @reuse: its walks validated, chain_reuses),
+ * and its copy-out (map->copy; NULL: the general one). */
+map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru,
+			       bool reuse);
 map_copy_fn chain_copy_for(const struct chain *c);
 /* A BPFMAP_F_NO_PREALLOC map's program-view lookup (c->lookup_walk's) in
  * a read-side section of its own: its elements go back to malloc, and a

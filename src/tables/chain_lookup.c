@@ -21,13 +21,16 @@
  * What a program-view lookup returns for element @e, by view (a constant in
  * each instantiation): its value; CPU 0's slot or the calling CPU's in a
  * per-CPU map (its number from rseq unchecked, with RSEQ: map_pcpu_here);
- * and in an evicting map the lookup marks @e as used.
+ * and in an evicting map the lookup marks @e as used.  VALID: the walk is
+ * one of a map that reuses elements at once (chain_walk_once), as every
+ * preallocated map's is.
  */
 enum chain_view {
 	CHAIN_VIEW_PLAIN = 0,
 	CHAIN_VIEW_CPU = 1, /* the calling CPU's slot */
 	CHAIN_VIEW_LRU = 2, /* mark the element used */
 	CHAIN_VIEW_RSEQ = 4,
+	CHAIN_VIEW_VALID = 8,
 };
 
 static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, unsigned int view)
@@ -45,8 +48,13 @@ static ALWAYS_INLINE void *chain_view(struct chain *c, struct chain_elem *e, uns
 	return v;
 }
 
-/* Evicting maps' views (LRU) walk as maps that reuse elements must. */
-#define CHAIN_VIEW_REUSE(view) (((view) & CHAIN_VIEW_LRU) != 0)
+/* The check of a view's walks: chain_check_of's, as a constant. */
+static ALWAYS_INLINE enum chain_check chain_view_check(unsigned int view)
+{
+	if (!(view & CHAIN_VIEW_VALID))
+		return CHAIN_CHECK_NONE;
+	return view & CHAIN_VIEW_LRU ? CHAIN_CHECK_BUCKET : CHAIN_CHECK_MOVED;
+}
 
 /* A lookup whose first walk was not valid (chain_walk_once): again until
  * one is, out of line, so that the lookups reach it by a tail call and
@@ -56,29 +64,36 @@ static __attribute__((noinline)) void *chain_lookup_again(struct bpfmap *map, co
 {
 	struct chain *c = to_chain(map);
 	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
-	struct chain_elem *e = chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size,
-						CHAIN_GENERIC, true, NULL);
+	struct chain_elem *e = chain_walk_valid(c, chain_bucket(c, k.hash), &k, map->key_size,
+						CHAIN_GENERIC, chain_view_check(view), NULL);
 
 	return e == CHAIN_WALK_BUSY ? map_lookup_busy() : chain_view(c, e, view);
 }
 
-/* The end of each lookup: @e's view, or the walk again. */
-#define CHAIN_LOOKUP_END(map, key, c, e, view)                                 \
-	do {                                                                   \
-		if (CHAIN_VIEW_REUSE(view) && unlikely((e) == CHAIN_WALK_AGAIN)) \
-			return chain_lookup_again((map), (key), (view));       \
-		return chain_view((c), (e), (view));                           \
-	} while (0)
+/* The walk of every lookup, @k's hash computed: a hit needs no check
+ * (chain_walk_once), so that only a miss tests the walk's version, and
+ * goes again out of line (chain_lookup_again) if it did not hold. */
+static ALWAYS_INLINE void *chain_lookup_walk(struct bpfmap *map, const void *key,
+					    const struct chain_key *k, uint32_t key_size,
+					    enum hash_kind kind, unsigned int view)
+{
+	struct chain *c = to_chain(map);
+	enum chain_check how = chain_view_check(view);
+	struct chain_bucket *b = chain_bucket(c, k->hash);
+	uint32_t v = chain_check_begin(c, b, how);
+	struct chain_elem *e = chain_walk(b, k, key_size, kind, NULL);
+
+	if (likely(e) || likely(chain_check_valid(c, b, how, v)))
+		return chain_view(c, e, view);
+	return chain_lookup_again(map, key, view);
+}
 
 static ALWAYS_INLINE void *chain_lookup_view(struct bpfmap *map, const void *key,
 					    unsigned int view)
 {
-	struct chain *c = to_chain(map);
-	struct chain_key k = { .key = key, .hash = chain_hash(c, key) };
-	struct chain_elem *e = chain_walk_once(chain_bucket(c, k.hash), &k, map->key_size,
-					       CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL);
+	struct chain_key k = { .key = key, .hash = chain_hash(to_chain(map), key) };
 
-	CHAIN_LOOKUP_END(map, key, c, e, view);
+	return chain_lookup_walk(map, key, &k, map->key_size, CHAIN_GENERIC, view);
 }
 
 /* Program-view lookups for word-sized keys (chain_key_of: the hash inlined,
@@ -87,12 +102,9 @@ static ALWAYS_INLINE void *chain_lookup_word(struct bpfmap *map, const void *key
 					    uint32_t key_size, enum hash_kind kind,
 					    unsigned int view)
 {
-	struct chain *c = to_chain(map);
-	struct chain_key k = chain_key_of(c, key, kind);
-	struct chain_elem *e = chain_walk_once(chain_bucket(c, k.hash), &k, key_size, kind,
-					       CHAIN_VIEW_REUSE(view), NULL);
+	struct chain_key k = chain_key_of(to_chain(map), key, kind);
 
-	CHAIN_LOOKUP_END(map, key, c, e, view);
+	return chain_lookup_walk(map, key, &k, key_size, kind, view);
 }
 
 /* Common longer key sizes: the hash (hash/sized_hash.h, the map's own
@@ -101,12 +113,10 @@ static ALWAYS_INLINE void *chain_lookup_word(struct bpfmap *map, const void *key
 static ALWAYS_INLINE void *chain_lookup_sized(struct bpfmap *map, const void *key,
 					     uint32_t key_size, unsigned int view)
 {
-	struct chain *c = to_chain(map);
-	struct chain_key k = { .key = key, .hash = chain_top(hash_sized(key, key_size, &c->hp)) };
-	struct chain_elem *e = chain_walk_once(chain_bucket(c, k.hash), &k, key_size,
-					       CHAIN_GENERIC, CHAIN_VIEW_REUSE(view), NULL);
+	struct chain_key k = { .key = key,
+			       .hash = chain_top(hash_sized(key, key_size, &to_chain(map)->hp)) };
 
-	CHAIN_LOOKUP_END(map, key, c, e, view);
+	return chain_lookup_walk(map, key, &k, key_size, CHAIN_GENERIC, view);
 }
 
 #define CHAIN_LOOKUPS(suffix, view)                                                                \
@@ -147,12 +157,17 @@ static ALWAYS_INLINE void *chain_lookup_sized(struct bpfmap *map, const void *ke
 		chain_lookup_k16##suffix, chain_lookup_k32##suffix, chain_lookup_k64##suffix,      \
 		chain_lookup_k128##suffix, chain_lookup_k256##suffix,                              \
 	};
+/* NO_PREALLOC maps' (chain_lookup_sectioned runs them), then preallocated
+ * ones', evicting ones' last (always preallocated). */
 CHAIN_LOOKUPS(, CHAIN_VIEW_PLAIN)
 CHAIN_LOOKUPS(_cpu, CHAIN_VIEW_CPU)
-CHAIN_LOOKUPS(_lru, CHAIN_VIEW_LRU)
-CHAIN_LOOKUPS(_lru_cpu, CHAIN_VIEW_LRU | CHAIN_VIEW_CPU)
 CHAIN_LOOKUPS(_cpu_rseq, CHAIN_VIEW_CPU | CHAIN_VIEW_RSEQ)
-CHAIN_LOOKUPS(_lru_cpu_rseq, CHAIN_VIEW_LRU | CHAIN_VIEW_CPU | CHAIN_VIEW_RSEQ)
+CHAIN_LOOKUPS(_v, CHAIN_VIEW_VALID)
+CHAIN_LOOKUPS(_cpu_v, CHAIN_VIEW_VALID | CHAIN_VIEW_CPU)
+CHAIN_LOOKUPS(_cpu_rseq_v, CHAIN_VIEW_VALID | CHAIN_VIEW_CPU | CHAIN_VIEW_RSEQ)
+CHAIN_LOOKUPS(_lru, CHAIN_VIEW_VALID | CHAIN_VIEW_LRU)
+CHAIN_LOOKUPS(_lru_cpu, CHAIN_VIEW_VALID | CHAIN_VIEW_LRU | CHAIN_VIEW_CPU)
+CHAIN_LOOKUPS(_lru_cpu_rseq, CHAIN_VIEW_VALID | CHAIN_VIEW_LRU | CHAIN_VIEW_CPU | CHAIN_VIEW_RSEQ)
 
 /*
  * Bulk lookups in chunks: hash every key and prefetch its bucket, then load
@@ -183,8 +198,11 @@ static ALWAYS_INLINE int chain_lookup_bulk_sized(struct chain *c, const char *ke
 		for (uint32_t i = 0; i < m; i++)
 			__builtin_prefetch(bucket_first(bucket[i]));
 		for (uint32_t i = 0; i < m; i++) {
-			struct chain_elem *e = chain_walk(bucket[i], &key[i], key_size, kind, NULL);
+			struct chain_elem *e = chain_walk_valid(c, bucket[i], &key[i], key_size,
+								kind, chain_check_of(c), NULL);
 
+			if (unlikely(e == CHAIN_WALK_BUSY))
+				e = NULL; /* a signal handler's, which must not wait */
 			values[base + i] = e ? elem_value(c, e) : NULL;
 			found += e != NULL;
 		}
@@ -234,8 +252,8 @@ void *chain_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 	void *slot = NULL;
 
 	rcu_lock();
-	e = chain_walk_valid(chain_bucket(c, k.hash), &k, map->key_size, CHAIN_GENERIC,
-			     chain_reuses(c), NULL);
+	e = chain_walk_valid(c, chain_bucket(c, k.hash), &k, map->key_size, CHAIN_GENERIC,
+			     chain_check_of(c), NULL);
 	if (e && e != CHAIN_WALK_BUSY) {
 		if (c->evict)
 			chain_lru_touch(c, e);
@@ -263,7 +281,8 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 	struct chain_elem *e;
 
 	rcu_lock();
-	e = chain_walk_valid(chain_bucket(c, k.hash), &k, key_size, kind, chain_reuses(c), NULL);
+	e = chain_walk_valid(c, chain_bucket(c, k.hash), &k, key_size, kind, chain_check_of(c),
+			     NULL);
 	if (e == CHAIN_WALK_BUSY) {
 		rcu_unlock();
 		return -EBUSY;
@@ -317,7 +336,8 @@ static unsigned int chain_lookup_index(enum hash_kind kind, uint32_t key_size)
 	}
 }
 
-map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru)
+map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this_cpu, bool lru,
+			       bool reuse)
 {
 	unsigned int i = chain_lookup_index(kind, key_size);
 
@@ -325,9 +345,13 @@ map_lookup_fn chain_lookup_for(enum hash_kind kind, uint32_t key_size, bool this
 
 	if (this_cpu && lru)
 		return rseq ? chain_lookups_lru_cpu_rseq[i] : chain_lookups_lru_cpu[i];
+	if (lru)
+		return chain_lookups_lru[i];
+	if (this_cpu && reuse)
+		return rseq ? chain_lookups_cpu_rseq_v[i] : chain_lookups_cpu_v[i];
 	if (this_cpu)
 		return rseq ? chain_lookups_cpu_rseq[i] : chain_lookups_cpu[i];
-	return lru ? chain_lookups_lru[i] : chain_lookups[i];
+	return reuse ? chain_lookups_v[i] : chain_lookups[i];
 }
 
 /* The copy-out of key @k (its hash computed): in a read-side section, as

@@ -58,8 +58,11 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	c->hash_kind = hash_kind_for_key_size(p->key_size);
 	/* Per-CPU and evicting maps: their program view is not a bare value,
 	 * so they have no bulk lookup of their own (core loops map->lookup). */
+	c->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
+	c->evict = p->evict;
+	c->reuse = c->prealloc;
 	map_init_common(&c->map, p, p->cpus || p->evict ? &chain_view_ops : &chain_ops,
-			chain_lookup_for(c->hash_kind, p->key_size, p->cpus, p->evict));
+			chain_lookup_for(c->hash_kind, p->key_size, p->cpus, p->evict, c->reuse));
 	c->n_buckets = roundup_pow_of_two_u32(p->max_entries);
 	c->shift = 32 - (uint32_t)__builtin_ctz(c->n_buckets);
 	c->hash = hash_fn_for_kind(c->hash_kind);
@@ -69,18 +72,17 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	c->elem_size = (uint32_t)elem_size;
 	c->value_off = (uint32_t)key_pad;
 	c->lru_off = (uint32_t)(key_pad + value_pad);
-	c->prealloc = !(p->map_flags & BPFMAP_F_NO_PREALLOC);
 	if (!c->prealloc) {
 		c->lookup_walk = c->map.lookup;
 		c->map.lookup = chain_lookup_sectioned;
 	}
-	c->evict = p->evict;
 	/* Parts of a per-CPU value are stored under the lock (update_part),
 	 * which one-word stores without it would race with. */
 	c->value_word = value_bytes <= 8 && p->lock_off < 0 && !p->cpus;
-	/* Not where elements are reused at once (chain_reuses): a store that
-	 * found its key's element could land after the element took another
-	 * key. */
+	/* Not in evicting maps, which reuse elements at once all the time: a
+	 * store that found its key's element could land after the element took
+	 * another key.  Other maps turn them off before their first reuse
+	 * (chain_insert_locked). */
 	c->lockfree_store = c->value_word && !p->evict ? STORES_ON : STORES_OFF;
 	copy = chain_copy_for(c);
 	if (copy)

@@ -85,6 +85,25 @@ void chain_pcpu_free(struct chain *c)
 	c->pcpu = NULL;
 }
 
+/* A preallocated map's free element: the pool's, else a heap element kept
+ * on the spare stack; NULL if neither has one. */
+static struct chain_elem *chain_elem_take_free(struct chain *c)
+{
+	uint32_t i = freelist_pop(&c->free_slots);
+	struct chain_elem *e = NULL;
+
+	if (i != FREELIST_EMPTY)
+		return pool_elem(c, i);
+	if (__atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
+		spin_lock_word(&c->spare_lock);
+		e = __atomic_load_n(&c->spare, __ATOMIC_RELAXED);
+		if (e)
+			__atomic_store_n(&c->spare, e->reclaim_next, __ATOMIC_RELAXED);
+		spin_unlock_word(&c->spare_lock);
+	}
+	return e;
+}
+
 /* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
  * enforced by the caller through c->count, so the pool's emptiness only means
  * that reclamation lags behind; the heap covers that gap. */
@@ -92,21 +111,8 @@ struct chain_elem *chain_elem_alloc(struct chain *c, bool *no_slot)
 {
 	struct chain_elem *e;
 
-	if (c->prealloc) {
-		uint32_t i = freelist_pop(&c->free_slots);
-
-		if (i != FREELIST_EMPTY)
-			return pool_elem(c, i);
-		if (__atomic_load_n(&c->spare, __ATOMIC_RELAXED)) {
-			spin_lock_word(&c->spare_lock);
-			e = __atomic_load_n(&c->spare, __ATOMIC_RELAXED);
-			if (e)
-				__atomic_store_n(&c->spare, e->reclaim_next, __ATOMIC_RELAXED);
-			spin_unlock_word(&c->spare_lock);
-			if (e)
-				return e;
-		}
-	}
+	if (c->prealloc && (e = chain_elem_take_free(c)))
+		return e;
 	e = malloc(c->elem_size);
 	if (!e)
 		return NULL;
@@ -161,13 +167,22 @@ static void chain_release_batch(struct chain *c, struct chain_elem *list, uint32
 	__atomic_fetch_sub(&c->releasing, 1, __ATOMIC_RELEASE);
 }
 
-void chain_await_release(struct chain *c)
+struct chain_elem *chain_elem_reusable(struct chain *c, bool *stolen)
 {
 	unsigned int spins = 0;
+	struct chain_elem *e;
 
-	while (__atomic_load_n(&c->releasing, __ATOMIC_ACQUIRE) &&
-	       freelist_looks_empty(&c->free_slots))
+	for (;;) {
+		if ((e = chain_elem_take_free(c)))
+			return e;
+		if ((e = chain_pending_steal(c))) {
+			*stolen = true;
+			return e;
+		}
+		if (!__atomic_load_n(&c->releasing, __ATOMIC_ACQUIRE))
+			return NULL;
 		backoff(&spins);
+	}
 }
 
 /* Release the map and every element it still holds.  No one uses the map
@@ -237,7 +252,7 @@ static void chain_elem_reclaim(struct rcu_head *head)
  * thread in a grace period), and for NO_PREALLOC maps free() in the thread
  * that usually malloc'ed.  A deleter inside a read-side section cannot
  * wait: it queues the batch element by element (the backlog counted in
- * deferred), or in an evicting map leaves it on the stack for inserts to
+ * deferred), or in a preallocated map leaves it on the stack for inserts to
  * reuse (chain_reclaim_throttle).  Elements left pending when deletes stop
  * are taken by a flush callback that the first element of an empty stack
  * queues.
@@ -374,9 +389,15 @@ static void chain_flush_pending(struct rcu_head *head)
 
 			TEST_HOOK(HOOK_FLUSH_WAITING, c);
 			rcu_synchronize();
+			/* Releasing before they leave the stack, on which inserts
+			 * that find no memory look for them: such an insert waits
+			 * for the first to land (chain_await_release) rather than
+			 * borrow one from the heap for good. */
+			__atomic_fetch_add(&c->releasing, 1, __ATOMIC_RELAXED);
 			list = chain_pending_take(c, &c->pending[CHAIN_FLUSHING], &n);
 			__atomic_store_n(&c->flushing, false, __ATOMIC_RELEASE);
 			chain_release_batch(c, list, n);
+			__atomic_fetch_sub(&c->releasing, 1, __ATOMIC_RELEASE);
 		} else {
 			for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++) {
 				uint32_t n;
@@ -497,7 +518,7 @@ void chain_reclaim_throttle(struct chain *c)
 {
 	struct chain_pending *p = chain_my_pending(c);
 
-	/* Inside a section an evicting map leaves a full stack where it is:
+	/* Inside a section a preallocated map leaves a full stack where it is:
 	 * queued one by one, its elements would be out of reach of the
 	 * inserts that find no memory there (chain_pending_steal), and the
 	 * flush callback takes it after a grace period all the same. */
@@ -558,15 +579,18 @@ int chain_prealloc(struct chain *c)
 	uint64_t slack = (uint64_t)(cpus > 0 ? cpus : 1) * CHAIN_POOL_SLACK_PER_CPU;
 	uint64_t size;
 
-	/* An evicting map's inserts inside a section reuse a deleted element
-	 * at once when the pool is dry (chain_reuse_wanted), so its pool
-	 * keeps the flat table's slack, which makes that as rare as there. */
-	if (chain_reuses(c)) {
-		uint64_t flat = pool_slack(c->map.max_entries, c->elem_size +
-					   (uint64_t)c->map.cpus * c->map.cpu_stride);
+	/* Inserts inside a section reuse a deleted element at once when the
+	 * pool is dry (chain_reuse_wanted), which the flat table's slack makes
+	 * as rare as there: an evicting map keeps it in its pool (its inserts
+	 * into a full map reuse at once too), the others borrow it from the
+	 * heap first, when reclamation lags, so that their pool stays small. */
+	uint64_t flat = pool_slack(c->map.max_entries,
+				   c->elem_size + (uint64_t)c->map.cpus * c->map.cpu_stride);
 
+	if (c->evict)
 		slack = flat > slack ? flat : slack;
-	}
+	else
+		c->borrow_cap = (size_t)flat;
 	size = (uint64_t)c->map.max_entries + slack;
 
 	c->pool_size = (uint32_t)(size > UINT32_MAX - 1 ? UINT32_MAX - 1 : size);

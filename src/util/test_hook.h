@@ -59,6 +59,10 @@ enum test_hook_point {
 				  * moved yet (obj: the map's rtab) */
 	HOOK_RTAB_RUN_UNLOCKING, /* an RHASH resize: a run moved (or given back), its
 				  * buckets not yet unlocked (obj: the map's rtab) */
+	HOOK_CHAIN_STORE,	 /* a chained lock-free overwrite: in its store window,
+				  * not stored (obj: the element) */
+	HOOK_CHAIN_RELINKED,	 /* a chained insert that reused a deleted element at
+				  * once: linked, the map's moved seq still held (obj) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
