@@ -1092,6 +1092,35 @@ static uint32_t chain_bucket_of(struct chain *c, const uint64_t key[2])
 	return (uint32_t)((uint64_t)chain_hash(c, key) >> c->shift);
 }
 
+/* The end of a diverted lookup of @k: it found @k, present throughout;
+ * after the section, @y is present and @x is not. */
+static void diversion_end(struct bpfmap *m, struct op *look, const uint64_t k[2],
+			  const uint64_t x[2], const uint64_t y[2])
+{
+	uint64_t v;
+
+	op_release();
+	assert_int_equal(op_join(look), 0);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, y, &v), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, x, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
+/* Keys of a diverted walk: @x, moved on to the next key of bucket @bk; @y,
+ * the next after it of another bucket. */
+static void diversion_keys(struct chain *c, uint32_t bk, uint64_t x[2], uint64_t y[2])
+{
+	do
+		x[0]++;
+	while (chain_bucket_of(c, x) != bk);
+	y[0] = x[0];
+	do
+		y[0]++;
+	while (chain_bucket_of(c, y) == bk);
+}
+
 /* Wait (up to 10 s) until pool element @e is back on the free list's top:
  * reclaimed after its grace period, the next element an insert takes. */
 static void wait_released(struct chain *c, const void *e)
@@ -1165,13 +1194,7 @@ static void test_chain_copy_walk_diverted(void **state)
 	uint64_t k[2] = { 0, 7 }, x[2] = { 0, 7 }, y[2] = { 0, 7 }, vk = 5, vx = 6, vy = 8;
 	uint32_t bk = chain_bucket_of(c, k);
 
-	do
-		x[0]++;
-	while (chain_bucket_of(c, x) != bk);
-	y[0] = x[0];
-	do
-		y[0]++;
-	while (chain_bucket_of(c, y) == bk);
+	diversion_keys(c, bk, x, y);
 	assert_int_equal(bpfmap_update_elem(m, k, &vk, BPFMAP_NOEXIST), 0);
 	assert_int_equal(bpfmap_update_elem(m, x, &vx, BPFMAP_NOEXIST), 0); /* at the head */
 	struct op copy = { .m = m, .key = k[0], .key_hi = k[1], .copy = true, .cpu = -1 };
@@ -1215,13 +1238,7 @@ static void test_chain_lru_walk_diverted(void **state)
 	if (!pin(0))
 		skip_msg("cannot pin to CPU 0 (one LRU list for the whole test)");
 	bk = chain_bucket_of(c, k);
-	do
-		x[0]++;
-	while (chain_bucket_of(c, x) != bk);
-	y[0] = x[0];
-	do
-		y[0]++;
-	while (chain_bucket_of(c, y) == bk);
+	diversion_keys(c, bk, x, y);
 	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
 	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(bpfmap_update_elem(m, x, &v, BPFMAP_NOEXIST), 0); /* the head */
@@ -1247,13 +1264,7 @@ static void test_chain_lru_walk_diverted(void **state)
 	assert_memory_equal(elem_key(e), x, sizeof(x));
 	assert_int_equal(bpfmap_update_elem(m, y, &v, BPFMAP_NOEXIST), 0);
 	assert_memory_equal(elem_key(e), y, sizeof(y)); /* X's element, now Y's */
-	op_release();
-	assert_int_equal(op_join(&look), 0);
-	bpfmap_read_unlock();
-	assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
-	assert_int_equal(bpfmap_lookup_elem(m, y, &v), 0);
-	assert_int_equal(bpfmap_lookup_elem(m, x, &v), -ENOENT);
-	bpfmap_free(m);
+	diversion_end(m, &look, k, x, y);
 	test_unpin();
 }
 
@@ -1304,13 +1315,7 @@ static void test_chain_reuse_walk_diverted(void **state)
 		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
 	}
 	bk = chain_bucket_of(c, k);
-	do
-		x[0]++;
-	while (chain_bucket_of(c, x) != bk);
-	y[0] = x[0];
-	do
-		y[0]++;
-	while (chain_bucket_of(c, y) == bk);
+	diversion_keys(c, bk, x, y);
 	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), 0);
 	assert_int_equal(bpfmap_update_elem(m, x, &v, BPFMAP_NOEXIST), 0); /* the head */
 	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
@@ -1326,13 +1331,7 @@ static void test_chain_reuse_walk_diverted(void **state)
 	assert_int_equal(bpfmap_update_elem(m, y, &v, BPFMAP_NOEXIST), 0);
 	assert_memory_equal(elem_key(e), y, sizeof(y)); /* X's element, now Y's */
 	assert_int_not_equal(c->moved, moved);
-	op_release();
-	assert_int_equal(op_join(&look), 0);
-	bpfmap_read_unlock();
-	assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
-	assert_int_equal(bpfmap_lookup_elem(m, y, &v), 0);
-	assert_int_equal(bpfmap_lookup_elem(m, x, &v), -ENOENT);
-	bpfmap_free(m);
+	diversion_end(m, &look, k, x, y);
 }
 
 /* An insert of key ->key with value ->value (->take: a lookup-and-delete
@@ -1360,6 +1359,20 @@ static void *section_insert_thread(void *arg)
 	return NULL;
 }
 
+/* Run @si beside @store, stopped in its store window: @si must wait for
+ * the window; then both go on, and both succeed. */
+static void beside_stopped_store(struct op *store, struct section_insert *si)
+{
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, section_insert_thread, si), 0);
+	assert_int_equal(answer_soon(&si->ret), INT32_MIN); /* it waits for the window */
+	op_release();
+	assert_int_equal(op_join(store), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(si->ret, 0);
+}
+
 /*
  * A lock-free overwrite of K (42) stopped in its store window, K's element
  * found: K is deleted, and an insert of Y (7) inside a section, with the
@@ -1375,7 +1388,6 @@ static void test_chain_reuse_waits_store(void **state)
 	struct chain *c = to_chain(m);
 	uint64_t k[2] = { 1, 9 }, f[2] = { 0, 8 }, v = 1;
 	struct section_insert ins = { .m = m, .key = { 2, 9 }, .value = 7, .ret = INT32_MIN };
-	pthread_t t;
 
 	if (!CHAIN_COPY_SECTION_FREE) {
 		bpfmap_free(m);
@@ -1393,12 +1405,7 @@ static void test_chain_reuse_waits_store(void **state)
 
 	assert_memory_equal(elem_key(e), k, sizeof(k));
 	assert_int_equal(bpfmap_delete_elem(m, k), 0);
-	assert_int_equal(pthread_create(&t, NULL, section_insert_thread, &ins), 0);
-	assert_int_equal(answer_soon(&ins.ret), INT32_MIN); /* it waits for the window */
-	op_release();
-	assert_int_equal(op_join(&store), 0);
-	pthread_join(t, NULL);
-	assert_int_equal(ins.ret, 0);
+	beside_stopped_store(&store, &ins);
 	assert_memory_equal(elem_key(e), ins.key, sizeof(ins.key)); /* K's element, now Y's */
 	assert_int_equal(c->lockfree_store, STORES_OFF);
 	bpfmap_read_unlock();
@@ -1423,7 +1430,6 @@ static void test_chain_take_waits_store(void **state)
 	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
 	uint64_t k[2] = { 1, 9 }, v = 1;
 	struct section_insert take = { .m = m, .key = { 1, 9 }, .take = true, .ret = INT32_MIN };
-	pthread_t t;
 
 	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
 	assert_int_equal(bpfmap_update_elem(m, k, &v, BPFMAP_NOEXIST), 0);
@@ -1431,12 +1437,7 @@ static void test_chain_take_waits_store(void **state)
 			    .cpu = -1 };
 
 	op_start_stopped(&store, HOOK_CHAIN_STORE, 0);
-	assert_int_equal(pthread_create(&t, NULL, section_insert_thread, &take), 0);
-	assert_int_equal(answer_soon(&take.ret), INT32_MIN); /* it waits for the window */
-	op_release();
-	assert_int_equal(op_join(&store), 0);
-	pthread_join(t, NULL);
-	assert_int_equal(take.ret, 0);
+	beside_stopped_store(&store, &take);
 	assert_int_equal(take.value, 42);
 	assert_int_equal(bpfmap_lookup_elem(m, k, &v), -ENOENT);
 	bpfmap_free(m);
