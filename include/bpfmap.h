@@ -31,7 +31,9 @@
  *    delete of a key of the same eight-slot bucket is between its first
  *    and last store (a lookup whose home has an overflow chain, also while
  *    an insert inside a read-side section relinks a reused node anywhere in
- *    the map): a few stores, longer only if that writer's thread is
+ *    the map), and in preallocated maps on the chained table a miss or a
+ *    copy-out waits while an insert relinks a deleted element it reuses at
+ *    once: a few stores, longer only if that writer's thread is
  *    preempted there;
  *  - writers lock one bucket at a time, never the whole map;
  *  - memory a reader may still see is reclaimed only after every read-side
@@ -331,8 +333,8 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *  -ENOENT  BPFMAP_EXIST and the key is absent;
  *  -E2BIG   the key is absent and the map already holds max_entries;
  *  -ENOMEM  allocation failed (BPFMAP_F_NO_PREALLOC, or a chained HASH or
- *           PERCPU_HASH map's insert inside a read-side section while its
- *           pool's free elements all await reclamation), or an insert inside a
+ *           PERCPU_HASH map's insert while its pool's free elements all
+ *           await reclamation and malloc fails), or an insert inside a
  *           read-side section found too many deleted elements still
  *           awaiting reclamation (RHASH and NO_PREALLOC PERCPU_HASH maps;
  *           docs/CONCURRENCY.md gives the counts; a chained

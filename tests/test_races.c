@@ -1279,17 +1279,19 @@ static void test_chain_lru_walk_diverted(void **state)
 static void borrow_all(struct bpfmap *m, uint32_t avoid, uint64_t f[2])
 {
 	struct chain *c = to_chain(m);
-	uint64_t v = 3;
+	uint64_t v[8] = { 3 }; /* values of up to 64 bytes */
 
+	assert_true(m->value_size <= sizeof(v));
 	while (__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) < c->borrow_cap ||
 	       !freelist_looks_empty(&c->free_slots)) {
 		if (chain_bucket_of(c, f) != avoid) {
-			assert_int_equal(bpfmap_update_elem(m, f, &v, BPFMAP_NOEXIST), 0);
+			assert_int_equal(bpfmap_update_elem(m, f, v, BPFMAP_NOEXIST), 0);
 			assert_int_equal(bpfmap_delete_elem(m, f), 0);
 		}
 		f[0]++;
 	}
-	assert_int_equal(c->lockfree_store, STORES_ON); /* nothing reused yet */
+	if (c->value_word)
+		assert_int_equal(c->lockfree_store, STORES_ON); /* nothing reused yet */
 }
 
 /*
@@ -1412,6 +1414,93 @@ static void test_chain_reuse_waits_store(void **state)
 	assert_int_equal(bpfmap_lookup_elem(m, ins.key, &v), 0);
 	assert_int_equal(v, 7);
 	assert_int_equal(bpfmap_lookup_elem(m, k, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
+/* A map whose 16-byte values hold a spin lock at offset 0, then a word. */
+struct locked_value {
+	struct bpfmap_spin_lock lock;
+	uint32_t pad;
+	uint64_t word;
+};
+
+/*
+ * An insert of K that reuses deleted A's element at once, stopped with the
+ * element's key written and not yet published: its value must be K's
+ * already.  A walker that stood on A's element and matches K (a hit, which
+ * nothing validates) returns that value; when the key went in first, a
+ * lookup of K returned A's value, and a per-CPU add into K was lost to
+ * the fill (found by an adversarial probe: 20 of 20 runs).
+ */
+static void test_chain_reuse_value_first(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
+	struct chain *c = to_chain(m);
+	uint64_t a[2] = { 3, 9 }, f[2] = { 0, 8 }, va = 0xaaaaaaaaaaaaaaaaull, v;
+	struct section_insert ins = { .m = m, .key = { 4, 9 }, .value = 0xbbbbbbbbbbbbbbbbull,
+				      .ret = INT32_MIN };
+	pthread_t t;
+
+	if (!CHAIN_COPY_SECTION_FREE) {
+		bpfmap_free(m);
+		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
+	}
+	assert_int_equal(bpfmap_update_elem(m, a, &va, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	borrow_all(m, chain_bucket_of(c, a), f);
+	assert_int_equal(bpfmap_delete_elem(m, a), 0);
+	thread_start_stopped(&t, section_insert_thread, &ins, HOOK_CHAIN_NAMED);
+	const struct chain_elem *e = stop.obj;
+
+	assert_memory_equal(elem_key(e), ins.key, sizeof(ins.key));
+	memcpy(&v, elem_value(c, e), sizeof(v));
+	assert_int_equal(v, ins.value);
+	op_release();
+	pthread_join(t, NULL);
+	assert_int_equal(ins.ret, 0);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem(m, ins.key, &v), 0);
+	assert_int_equal(v, 0xbbbbbbbbbbbbbbbbull);
+	bpfmap_free(m);
+}
+
+/*
+ * A program holds deleted A's spin lock while an insert of K inside a
+ * section reuses A's element at once: K's lock is free only once A's
+ * holder lets it go (README, bpfmap_update_elem).  The fill zeroed the
+ * lock word, and another thread took K's lock while A's holder still held
+ * it (an adversarial probe; the flat table's test_flock_hold_across_reuse).
+ */
+static void test_chain_reuse_keeps_lock(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(opts, .lock_off = 0);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value),
+					 64, &opts);
+	struct chain *c = to_chain(m);
+	uint64_t a[2] = { 3, 9 }, k[2] = { 4, 9 }, f[2] = { 0, 8 };
+	struct locked_value va = { .word = 1 }, vk = { .word = 2 };
+	struct locked_value *p;
+
+	assert_non_null(m);
+	if (!CHAIN_COPY_SECTION_FREE) {
+		bpfmap_free(m);
+		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
+	}
+	assert_int_equal(bpfmap_update_elem(m, a, &va, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	borrow_all(m, chain_bucket_of(c, a), f);
+	p = bpfmap_lookup(m, a);
+	assert_non_null(p);
+	bpfmap_spin_lock(&p->lock);
+	assert_int_equal(bpfmap_delete_elem(m, a), 0);
+	assert_int_equal(bpfmap_update_elem(m, k, &vk, BPFMAP_NOEXIST), 0);
+	assert_ptr_equal(bpfmap_lookup(m, k), p); /* A's element, now K's */
+	assert_int_not_equal(__atomic_load_n(&p->lock.val, __ATOMIC_RELAXED), 0);
+	assert_int_equal(p->word, 2);
+	bpfmap_spin_unlock(&p->lock);
+	bpfmap_read_unlock();
 	bpfmap_free(m);
 }
 
@@ -2022,13 +2111,6 @@ static void test_rhash_window_holds_element(void **state)
 	assert_int_equal(bpfmap_lookup_elem(m, &store.key, &v), -ENOENT);
 	bpfmap_free(m);
 }
-
-/* A map whose 16-byte values hold a spin lock at offset 0, then a word. */
-struct locked_value {
-	struct bpfmap_spin_lock lock;
-	uint32_t pad;
-	uint64_t word;
-};
 
 static struct bpfmap *rhash_locked_map(void)
 {
@@ -3410,6 +3492,8 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_reuse_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_chain_reuse_waits_store, setup_hook),
 		cmocka_unit_test_setup(test_chain_take_waits_store, setup_hook),
+		cmocka_unit_test_setup(test_chain_reuse_value_first, setup_hook),
+		cmocka_unit_test_setup(test_chain_reuse_keeps_lock, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_refilled_other_key, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),

@@ -76,48 +76,71 @@ static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	return true;
 }
 
-/* Fill an unpublished element: @value, or zeros and @part.  @reused: an
- * element an eviction just unlinked (retired), which readers may still be
- * on: its count goes on from where it was, past any they read, and
- * becomes unretired once the element holds its new key and value. */
-static void chain_elem_init(struct chain *c, struct chain_elem *e, uint32_t hash,
-			   const void *key, const void *value, const struct value_part *part,
-			   bool reused)
+/* Fill an unpublished element's value: @value, or zeros and @part.
+ * @reused: an element unlinked (retired) and taken at once, which readers
+ * may still be on, and whose spin lock the deleted key's holder may still
+ * hold: its lock word is left as it is (it is free once that holder lets
+ * it go, as in the flat table). */
+static void chain_elem_fill(struct chain *c, struct chain_elem *e, const void *value,
+			    const struct value_part *part, bool reused)
 {
 	const struct bpfmap *map = &c->map;
 	char *v = elem_value(c, e);
-	uint32_t seq = 0;
 
-	if (reused)
-		seq = (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) & ~(SEQCOUNT_RETIRED |
-								      SEQCOUNT_WRITING)) + 4;
-	else
-		e->seq = 0;
-	e->hash = hash;
-	e->owner = c;
-	memcpy(elem_key(e), key, map->key_size);
 	if (c->pcpu) { /* v holds the slots' index, set when @e was made */
 		chain_pcpu_copy_in(c, e, value, part, true);
 	} else if (part) {
-		memset(v, 0, map->value_size);
+		value_store_zero(map, v, reused);
 		chain_part_copy_in(v, part);
+	} else if (reused) {
+		value_store(map, v, value);
 	} else {
 		memcpy(v, value, map->value_size);
 		value_clear_lock(map, v);
 	}
+}
+
+/* Name a filled element: its hash and key.  A reused one's count goes on
+ * from where it was, past any a reader read, and becomes unretired once
+ * the element holds its new key and value.  Its value went in first
+ * (chain_elem_fill, a release fence between): a walker still on it that
+ * matches the new key, a hit that nothing validates, finds the new key's
+ * value (it found the deleted key's, or a per-CPU add into the new key
+ * was lost to the fill). */
+static void chain_elem_name(struct chain *c, struct chain_elem *e, uint32_t hash,
+			    const void *key, bool reused)
+{
+	uint32_t seq = 0;
+
+	if (reused) {
+		seq = (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) &
+		       ~(SEQCOUNT_RETIRED | SEQCOUNT_WRITING)) + 4;
+#ifndef BPFMAP_TSAN /* which never reuses at once (chain_may_reuse) */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+#endif
+	} else {
+		e->seq = 0;
+	}
+	e->hash = hash;
+	e->owner = c;
+	memcpy(elem_key(e), key, c->map.key_size);
+	TEST_HOOK(HOOK_CHAIN_NAMED, e);
 	if (reused)
 		__atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
 }
 
 /*
  * Whether an insert should take a deleted element, or one it evicts, for
- * itself (chain_reuses): inside a read-side section, where it cannot wait
- * for reclamation, and when the pool has no free element, so that it would
+ * itself (chain_reuses) when the pool has no free element, so that it would
  * otherwise borrow one from the heap (a map whose programs insert at a
  * high rate held tens of MB, or, per-CPU, answered -ENOMEM once its slot
- * indices ran out); a map that does not evict once it has borrowed its
- * slack, too.  Not in TSan builds: the readers' key compares race with the
- * reuse's stores by design, validated afterwards (chain_walk_valid).
+ * indices ran out): an evicting map's insert inside a read-side section,
+ * where it cannot wait for reclamation; another map's once it has borrowed
+ * its slack, inside a section or not (inserts outside sections beside
+ * deletes inside them, whose elements a flush holds for a grace period,
+ * grew a 64-entry HASH by 183K heap elements in 40 s).  Not in TSan
+ * builds: the readers' key compares race with the reuse's stores by
+ * design, validated afterwards (chain_walk_valid).
  */
 static bool chain_may_reuse(const struct chain *c)
 {
@@ -125,8 +148,10 @@ static bool chain_may_reuse(const struct chain *c)
 	(void)c;
 	return false;
 #else
-	return chain_reuses(c) && !rcu_may_wait() &&
-	       (c->evict || __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) >= c->borrow_cap);
+	if (c->evict)
+		return !rcu_may_wait();
+	return chain_reuses(c) &&
+	       __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) >= c->borrow_cap;
 #endif
 }
 
@@ -207,10 +232,13 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			count_insert_end(&c->count, ticket, false);
 		return -ENOMEM;
 	}
+	chain_elem_fill(c, e, value, part, e == *victim);
+	/* Walks that may stand on @e check its relink (chain_check_of), which
+	 * holds them up for a few stores: the value is in already. */
 	relink = e == *victim && !c->evict;
-	if (relink) /* walks that may stand on @e check it: chain_check_of */
+	if (relink)
 		mwseq_write_begin(&c->moved);
-	chain_elem_init(c, e, hash, key, value, part, e == *victim);
+	chain_elem_name(c, e, hash, key, e == *victim);
 	*victim = NULL;
 	/* Atomic: a section-free copy-out may still walk through @e, reused. */
 	__atomic_store_n(&e->next, b->head, __ATOMIC_RELAXED);

@@ -330,9 +330,10 @@ static ALWAYS_INLINE struct chain_elem *chain_walk(struct chain_bucket *b,
 }
 
 /*
- * Preallocated maps reuse elements at once (chain_reuse_wanted): an insert
- * made inside a read-side section, when the pool has no free element,
- * takes a deleted element not yet taken for reclamation
+ * Preallocated maps reuse elements at once (chain_may_reuse): an insert
+ * made inside a read-side section (in a map that does not evict, any
+ * insert past its slack), when the pool has no free element, takes a
+ * deleted element not yet taken for reclamation
  * (chain_pending_steal), or in a full evicting map the element it evicted,
  * instead of borrowing one from the heap, which it could not give back
  * before the section ends: programs on two CPUs inserting and deleting in

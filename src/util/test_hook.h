@@ -63,6 +63,8 @@ enum test_hook_point {
 				  * not stored (obj: the element) */
 	HOOK_CHAIN_RELINKED,	 /* a chained insert that reused a deleted element at
 				  * once: linked, the map's moved seq still held (obj) */
+	HOOK_CHAIN_NAMED,	 /* a chained insert: the element's value and key written,
+				  * not yet published (obj: the element) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
