@@ -1294,6 +1294,23 @@ static void borrow_all(struct bpfmap *m, uint32_t avoid, uint64_t f[2])
 		assert_int_equal(c->lockfree_store, STORES_ON); /* nothing reused yet */
 }
 
+/* Key @a (value @va) inserted into @m, then, inside a read-side section
+ * that the caller ends, the map's slack borrowed (borrow_all): the next
+ * insert inside a section reuses a deleted element at once.  Skips in TSan
+ * builds, which never do. */
+static void reuse_ready(struct bpfmap *m, const uint64_t a[2], const void *va)
+{
+	uint64_t f[2] = { 0, 8 };
+
+	if (!CHAIN_COPY_SECTION_FREE) {
+		bpfmap_free(m);
+		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
+	}
+	assert_int_equal(bpfmap_update_elem(m, a, va, BPFMAP_NOEXIST), 0);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	borrow_all(m, chain_bucket_of(to_chain(m), a), f);
+}
+
 /*
  * The same diversion in a HASH that does not evict: a lookup of K, whose
  * bucket's chain is X -> K, stopped about to read X; X deleted, and an
@@ -1437,18 +1454,12 @@ static void test_chain_reuse_value_first(void **state)
 	(void)state;
 	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 16, 8, 64, 0);
 	struct chain *c = to_chain(m);
-	uint64_t a[2] = { 3, 9 }, f[2] = { 0, 8 }, va = 0xaaaaaaaaaaaaaaaaull, v;
+	uint64_t a[2] = { 3, 9 }, va = 0xaaaaaaaaaaaaaaaaull, v;
 	struct section_insert ins = { .m = m, .key = { 4, 9 }, .value = 0xbbbbbbbbbbbbbbbbull,
 				      .ret = INT32_MIN };
 	pthread_t t;
 
-	if (!CHAIN_COPY_SECTION_FREE) {
-		bpfmap_free(m);
-		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
-	}
-	assert_int_equal(bpfmap_update_elem(m, a, &va, BPFMAP_NOEXIST), 0);
-	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
-	borrow_all(m, chain_bucket_of(c, a), f);
+	reuse_ready(m, a, &va);
 	assert_int_equal(bpfmap_delete_elem(m, a), 0);
 	thread_start_stopped(&t, section_insert_thread, &ins, HOOK_CHAIN_NAMED);
 	const struct chain_elem *e = stop.obj;
@@ -1478,19 +1489,12 @@ static void test_chain_reuse_keeps_lock(void **state)
 	BPFMAP_CREATE_OPTS(opts, .lock_off = 0);
 	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value),
 					 64, &opts);
-	struct chain *c = to_chain(m);
-	uint64_t a[2] = { 3, 9 }, k[2] = { 4, 9 }, f[2] = { 0, 8 };
+	uint64_t a[2] = { 3, 9 }, k[2] = { 4, 9 };
 	struct locked_value va = { .word = 1 }, vk = { .word = 2 };
 	struct locked_value *p;
 
 	assert_non_null(m);
-	if (!CHAIN_COPY_SECTION_FREE) {
-		bpfmap_free(m);
-		skip_msg("TSan builds never reuse a deleted element at once (chain_may_reuse)");
-	}
-	assert_int_equal(bpfmap_update_elem(m, a, &va, BPFMAP_NOEXIST), 0);
-	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
-	borrow_all(m, chain_bucket_of(c, a), f);
+	reuse_ready(m, a, &va);
 	p = bpfmap_lookup(m, a);
 	assert_non_null(p);
 	bpfmap_spin_lock(&p->lock);
