@@ -103,7 +103,11 @@ static struct bpfmap *with_callbacks_queued(uint32_t flags)
 	struct bpfmap *m = filled(flags, MAX_ENTRIES);
 	struct chain *c = chain_of(m);
 
-	assert_int_equal(c->reclaim_batch, DEFERRED_BATCH);
+	/* A preallocated map's batch is no larger than its slack
+	 * (chain_prealloc). */
+	assert_int_equal(c->reclaim_batch, one_by_one(flags) || c->borrow_cap > DEFERRED_BATCH
+						   ? DEFERRED_BATCH
+						   : c->borrow_cap);
 	bpfmap_read_lock();
 	delete_range(m, 0, DEFERRED_BATCH);
 	assert_int_equal(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED),
@@ -447,6 +451,20 @@ static void test_section_churn_bounded(void **state)
 	rcu_wait_deferred();
 }
 
+/* A preallocated 64-entry map holding keys 0..63. */
+static struct bpfmap *full_small_map(void)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, KEY_SIZE, 8, 64, 0);
+
+	for (uint64_t i = 0; i < 64; i++) {
+		uint64_t k[2];
+
+		key_of(i, k);
+		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
+	}
+	return m;
+}
+
 /*
  * Deletes inside sections and inserts outside them, beside a reader that
  * holds grace periods up: the deleted elements wait on the pending stacks
@@ -457,7 +475,7 @@ static void test_section_churn_bounded(void **state)
  */
 static void test_churn_outside_bounded(void **state)
 {
-	struct bpfmap *m = filled(0, 64);
+	struct bpfmap *m = full_small_map();
 	struct chain *c = chain_of(m);
 	struct free_reader r = { .enter = 1 };
 	pthread_t th;
@@ -493,6 +511,40 @@ static void test_churn_outside_bounded(void **state)
 	rcu_wait_deferred();
 }
 
+/*
+ * Deletes and inserts all outside sections, nothing holding grace periods
+ * up, the flush callbacks held (a gate on liburcu's worker), so that the
+ * deleter reclaims its batches itself: reclamation keeps pace, and no
+ * deleted element is reused under a reader (the map's moved seq never
+ * moves, its lock-free stores stay on).  With a reclaim batch (2048)
+ * larger than the slack (1026), the inserts of this 64-entry map used the
+ * slack up before each batch and reused deleted elements every cycle.
+ */
+static void test_churn_outside_keeps_elements(void **state)
+{
+	struct bpfmap *m = full_small_map();
+	struct chain *c = chain_of(m);
+	struct gate hold = { 0 };
+	uint64_t k[2];
+
+	(void)state;
+	assert_true(c->value_word);
+	rcu_defer(&hold.rcu, gate_cb);
+	gate_wait_reached(&hold);
+	for (uint64_t i = 0; i < 20000; i++) {
+		key_of(i, k);
+		assert_int_equal(bpfmap_delete_elem(m, k), 0);
+		key_of(i + 64, k);
+		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
+	}
+	gate_release(&hold);
+	assert_int_equal(__atomic_load_n(&c->moved, __ATOMIC_RELAXED), 0);
+	assert_int_equal(c->lockfree_store, STORES_ON);
+	assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= c->borrow_cap);
+	bpfmap_free(m);
+	rcu_wait_deferred();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -504,6 +556,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_heap_elements_kept),
 		cmocka_unit_test(test_section_churn_bounded),
 		cmocka_unit_test(test_churn_outside_bounded),
+		cmocka_unit_test(test_churn_outside_keeps_elements),
 	};
 
 	if (argc > 1)

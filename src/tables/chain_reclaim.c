@@ -580,17 +580,24 @@ int chain_prealloc(struct chain *c)
 	uint64_t size;
 
 	/* Inserts inside a section reuse a deleted element at once when the
-	 * pool is dry (chain_reuse_wanted), which the flat table's slack makes
+	 * pool is dry (chain_may_reuse), which the flat table's slack makes
 	 * as rare as there: an evicting map keeps it in its pool (its inserts
 	 * into a full map reuse at once too), the others borrow it from the
-	 * heap first, when reclamation lags, so that their pool stays small. */
+	 * heap first, when reclamation lags, so that their pool stays small.
+	 * Their deleters outside sections reclaim a batch at a time, which
+	 * must come before inserts have used that slack up: else a map churned
+	 * outside sections alone reused deleted elements under its readers
+	 * every batch (a 64-entry map: a batch of 2048, a slack of 1026). */
 	uint64_t flat = pool_slack(c->map.max_entries,
 				   c->elem_size + (uint64_t)c->map.cpus * c->map.cpu_stride);
 
-	if (c->evict)
+	if (c->evict) {
 		slack = flat > slack ? flat : slack;
-	else
+	} else {
 		c->borrow_cap = (size_t)flat;
+		if (c->reclaim_batch > flat)
+			c->reclaim_batch = (uint32_t)flat;
+	}
 	size = (uint64_t)c->map.max_entries + slack;
 
 	c->pool_size = (uint32_t)(size > UINT32_MAX - 1 ? UINT32_MAX - 1 : size);
