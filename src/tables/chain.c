@@ -188,7 +188,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 {
 	uint32_t ticket, list = 0;
 	struct chain_elem *e;
-	bool relink;
+	bool reused, relink;
 
 	if (c->evict) {
 		ticket = chain_lru_reserve(c, credit, &list);
@@ -232,13 +232,14 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			count_insert_end(&c->count, ticket, false);
 		return -ENOMEM;
 	}
-	chain_elem_fill(c, e, value, part, e == *victim);
+	reused = e == *victim;
+	chain_elem_fill(c, e, value, part, reused);
 	/* Walks that may stand on @e check its relink (chain_check_of), which
 	 * holds them up for a few stores: the value is in already. */
-	relink = e == *victim && !c->evict;
+	relink = reused && !c->evict;
 	if (relink)
 		mwseq_write_begin(&c->moved);
-	chain_elem_name(c, e, hash, key, e == *victim);
+	chain_elem_name(c, e, hash, key, reused);
 	*victim = NULL;
 	/* Atomic: a section-free copy-out may still walk through @e, reused. */
 	__atomic_store_n(&e->next, b->head, __ATOMIC_RELAXED);

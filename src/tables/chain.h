@@ -149,7 +149,7 @@ struct chain {
 	 * section, see chain_copy_stable in chain_lookup.c). */
 	size_t heap_elems;   /* atomic */
 	/* Non-evicting preallocated maps: heap elements borrowed before an
-	 * insert inside a section reuses a deleted one (chain_reuse_wanted). */
+	 * insert reuses a deleted one (chain_may_reuse). */
 	size_t borrow_cap;
 	uint32_t spare_lock;
 	struct chain_elem *spare; /* atomic; linked by reclaim_next */

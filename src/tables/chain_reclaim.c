@@ -391,7 +391,7 @@ static void chain_flush_pending(struct rcu_head *head)
 			rcu_synchronize();
 			/* Releasing before they leave the stack, on which inserts
 			 * that find no memory look for them: such an insert waits
-			 * for the first to land (chain_await_release) rather than
+			 * for the first to land (chain_elem_reusable) rather than
 			 * borrow one from the heap for good. */
 			__atomic_fetch_add(&c->releasing, 1, __ATOMIC_RELAXED);
 			list = chain_pending_take(c, &c->pending[CHAIN_FLUSHING], &n);
