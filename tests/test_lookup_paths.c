@@ -136,6 +136,207 @@ static void test_lookup_every_key_size(void **state)
 	}
 }
 
+/*
+ * The same for the other four types, whose lookups are specialised per key
+ * size too, with a view of their own (the LRU's mark, the calling CPU's
+ * slot, both; RHASH's table), on the chained table, the flat one (word keys,
+ * and long keys from 16384 entries on) and RHASH's, under each instruction
+ * set the word-key lookups have.  Every entry point of the program view
+ * answers as the model does: bpfmap_lookup(), the function that
+ * bpfmap_lookup_func() hands a JIT, bpfmap_lookup_bulk(), and for per-CPU
+ * maps bpfmap_lookup_percpu() for every CPU; copy-outs beside them.  Each
+ * CPU's slot holds its own value, so that a slot taken from the wrong CPU's
+ * region shows.  No map is full, so no LRU map evicts.
+ */
+struct type_case {
+	enum bpfmap_type type;
+	uint32_t flags;
+};
+
+static const struct type_case type_cases[] = {
+	{BPFMAP_TYPE_PERCPU_HASH, 0},
+	{BPFMAP_TYPE_PERCPU_HASH, BPFMAP_F_NO_PREALLOC},
+	{BPFMAP_TYPE_LRU_HASH, 0},
+	{BPFMAP_TYPE_LRU_HASH, BPFMAP_F_NO_COMMON_LRU},
+	{BPFMAP_TYPE_LRU_PERCPU_HASH, 0},
+	{BPFMAP_TYPE_LRU_PERCPU_HASH, BPFMAP_F_NO_COMMON_LRU},
+	{BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC},
+};
+
+static bool type_percpu(enum bpfmap_type type)
+{
+	return type == BPFMAP_TYPE_PERCPU_HASH || type == BPFMAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/* Key i's value in CPU c's slot (c = 0 for a shared value). */
+static uint64_t slot_value(uint32_t ks, uint32_t i, uint32_t c)
+{
+	return (uint64_t)i / 2 * 1000 + ks + ((uint64_t)c << 32);
+}
+
+/* A program-view pointer to key i's value: the value itself, or in a
+ * per-CPU map some CPU's slot (the thread may move after the lookup); the
+ * bytes after the first 8 as check_type_map stores them. */
+static void check_type_ptr(const void *p, uint32_t ks, uint32_t vs, uint32_t i, bool percpu,
+			   uint32_t cpus)
+{
+	uint64_t got;
+
+	assert_non_null(p);
+	memcpy(&got, p, 8);
+	if (!percpu) {
+		assert_int_equal(got, slot_value(ks, i, 0));
+	} else {
+		assert_int_equal((uint32_t)got, (uint32_t)slot_value(ks, i, 0));
+		assert_true((got >> 32) < cpus);
+	}
+	for (uint32_t b = 8; b < vs; b++)
+		assert_int_equal(((const uint8_t *)p)[b], (uint8_t)(i + b));
+}
+
+/* Key i's value in the syscall view's layout, into @buf. */
+static void type_value(uint8_t *buf, uint32_t ks, uint32_t vs, uint32_t i, uint32_t cpus)
+{
+	uint32_t stride = (vs + 7) & ~7u;
+
+	memset(buf, 0, (size_t)cpus * stride);
+	for (uint32_t c = 0; c < cpus; c++) {
+		uint64_t v = slot_value(ks, i, c);
+
+		memcpy(buf + (size_t)c * stride, &v, 8);
+		for (uint32_t b = 8; b < vs; b++)
+			buf[(size_t)c * stride + b] = (uint8_t)(i + b);
+	}
+}
+
+static void check_type_key(struct bpfmap *map, enum bpfmap_type type, uint32_t ks, uint32_t vs,
+			   const uint8_t *key, uint32_t i, bool present, uint8_t *bufs)
+{
+	bool percpu = type_percpu(type);
+	uint32_t cpus = percpu ? (uint32_t)bpfmap_num_possible_cpus() : 1;
+	size_t bytes = (size_t)cpus * ((vs + 7) & ~7u);
+	uint8_t *want = bufs, *got = bufs + bytes + 8;
+	bpfmap_lookup_fn fn = bpfmap_lookup_func(map);
+	void *bulk[1] = {(void *)1};
+	const void *p;
+
+	assert_non_null(fn);
+	for (int way = 0; way < 2; way++) {
+		errno = 0;
+		p = way ? fn(map, key) : bpfmap_lookup(map, key);
+		if (present) {
+			check_type_ptr(p, ks, vs, i, percpu, cpus);
+		} else {
+			assert_null(p);
+			assert_int_equal(errno, ENOENT);
+		}
+	}
+	assert_int_equal(bpfmap_lookup_bulk(map, key, 1, bulk), present);
+	if (present)
+		check_type_ptr(bulk[0], ks, vs, i, percpu, cpus);
+	else
+		assert_null(bulk[0]);
+	for (uint32_t c = 0; percpu && c <= cpus; c++) {
+		errno = 0;
+		p = bpfmap_lookup_percpu(map, key, c);
+		if (c == cpus) {
+			assert_null(p);
+			assert_int_equal(errno, ERANGE);
+		} else if (present) {
+			uint64_t v;
+
+			assert_non_null(p);
+			memcpy(&v, p, 8);
+			assert_int_equal(v, slot_value(ks, i, c));
+		} else {
+			assert_null(p);
+			assert_int_equal(errno, ENOENT);
+		}
+	}
+	type_value(want, ks, vs, i, cpus);
+	memset(got, 0xa5, bytes + 8);
+	assert_int_equal(bpfmap_lookup_elem(map, key, got), present ? 0 : -ENOENT);
+	if (present) /* a per-CPU slot's padding copies out as zeros */
+		assert_memory_equal(got, want, percpu ? bytes : vs);
+	for (size_t b = percpu ? bytes : vs; b < bytes + 8; b++)
+		assert_int_equal(got[b], 0xa5);
+}
+
+static void check_type_map(const struct type_case *tc, uint32_t ks, uint32_t vs,
+			   uint32_t max_entries)
+{
+	bool percpu = type_percpu(tc->type);
+	uint32_t cpus = percpu ? (uint32_t)bpfmap_num_possible_cpus() : 1;
+	struct bpfmap *map = must_create(tc->type, ks, vs, max_entries, tc->flags);
+	uint8_t *key = malloc(ks);
+	/* the value stored, then a copy-out's buffer and its guard */
+	uint8_t *bufs = malloc(2 * ((size_t)cpus * ((vs + 7) & ~7u) + 8));
+
+	assert_non_null(key);
+	assert_non_null(bufs);
+	for (uint32_t i = 0; i < KEYS; i += 2) {
+		type_value(bufs, ks, vs, i, cpus);
+		key_make(key, ks, i);
+		assert_int_equal(bpfmap_update_elem(map, key, bufs, BPFMAP_NOEXIST), 0);
+	}
+	for (int round = 0; round < 2; round++) {
+		bpfmap_read_lock();
+		for (uint32_t i = 0; i < KEYS; i++) {
+			bool gone = round && i % 4 == 0;
+
+			key_make(key, ks, i);
+			check_type_key(map, tc->type, ks, vs, key, i, !(i & 1) && !gone, bufs);
+			if (ks >= 4) { /* the benchmark's 4-byte patch of the head */
+				uint32_t absent = 0xfffffff0u - i;
+
+				memcpy(key, &absent, 4);
+				check_type_key(map, tc->type, ks, vs, key, i, false, bufs);
+			}
+		}
+		bpfmap_read_unlock();
+		/* Then without every other key: the rest still hit. */
+		for (uint32_t i = 0; !round && i < KEYS; i += 4) {
+			key_make(key, ks, i);
+			assert_int_equal(bpfmap_delete_elem(map, key), 0);
+		}
+	}
+	free(bufs);
+	free(key);
+	bpfmap_free(map);
+}
+
+static void test_lookup_every_type(void **state)
+{
+	static const char *const isa_names[FLAT_ISA_COUNT] = {"base", "avx2", "avx512"};
+	/* As for HASH; 16384: long keys on the flat table. */
+	static const uint32_t max_entries[] = {KEYS, 4 * KEYS, 16384};
+
+	/* 8 bytes, and a value of 12 (a slot stride of 16) for the
+	 * lookups specialised to 8-byte values and those that are not. */
+	static const uint32_t value_sizes[] = {8, 12};
+
+	(void)state;
+	for (size_t t = 0; t < ARRAY_SIZE(type_cases); t++)
+		for (size_t s = 0; s < ARRAY_SIZE(key_sizes); s++)
+			for (size_t m = 0; m < ARRAY_SIZE(max_entries); m++)
+				for (size_t v = 0; v < ARRAY_SIZE(value_sizes); v++)
+					check_type_map(&type_cases[t], key_sizes[s],
+						       value_sizes[v], max_entries[m]);
+	/* The word-key lookups of each instruction set, chosen at creation. */
+	for (int isa = 0; isa < FLAT_ISA_COUNT; isa++) {
+		if (!flat_isa_runs((enum flat_isa)isa))
+			continue;
+		setenv("BPFMAP_FLAT_ISA", isa_names[isa], 1);
+		for (size_t t = 0; t < ARRAY_SIZE(type_cases); t++)
+			for (uint32_t ks = 4; ks <= 8; ks += 4)
+				for (size_t m = 0; m < ARRAY_SIZE(max_entries); m++)
+					for (size_t v = 0; v < ARRAY_SIZE(value_sizes); v++)
+						check_type_map(&type_cases[t], ks, value_sizes[v],
+							       max_entries[m]);
+		unsetenv("BPFMAP_FLAT_ISA");
+	}
+}
+
 /* 8-byte keys that share their low half and differ only in the high one. */
 static void test_lookup_u64_halves(void **state)
 {
@@ -523,6 +724,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    VARIANT_TESTS(test_lookup_every_key_size),
+	    test_entry(test_lookup_every_type),
 	    VARIANT_TESTS(test_lookup_u64_halves),
 	    VARIANT_TESTS(test_lookup_refused),
 	    test_entry(test_lookup_word_isas),
