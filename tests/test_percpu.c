@@ -537,6 +537,85 @@ static void test_cpu_batch_chunks(void **state)
 	bpfmap_free(map);
 }
 
+/*
+ * The same where one bucket holds more elements than a chunk: 20 keys that
+ * share a bucket of the chained table, 32 KiB slots (a chunk of 16 whole
+ * values on 2 CPUs).  The chunk must grow to take the bucket whole, as the
+ * kernel copies a bucket at a time; with room for fewer than the bucket,
+ * -ENOSPC and nothing copied, as for whole values.  And F_CPU single
+ * lookups of values too large for the stack buffer.  (The flat table's
+ * batch units hold 8 elements at most: the chained variants only.)
+ */
+static void test_cpu_batch_long_bucket(void **state)
+{
+	enum bpfmap_type t = type_of(state);
+	const uint32_t vs = 32768, n = 20;
+	struct bpfmap *map = must_create(t, 16, vs, 64, 0);
+	struct chain *c = to_chain(map);
+	size_t whole = (size_t)vs * nr_cpus;
+	uint32_t chunk = (uint32_t)(((size_t)1 << 20) / whole), cn, wn;
+	uint8_t *value = malloc(whole), *out = malloc(64 * whole), *slots = malloc(64 * vs);
+	uint64_t (*keys)[2] = malloc(n * sizeof(*keys)), (*got)[2] = malloc(64 * sizeof(*got));
+	uint64_t (*wkeys)[2] = malloc(64 * sizeof(*wkeys)), cursor, wcursor;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	BPFMAP_BATCH_OPTS(cpu_opts, .elem_flags = CPU_FLAG(nr_cpus - 1));
+
+	assert_true(value && out && slots && keys && got && wkeys);
+	/* The chained variants only: the flat table's units hold 8 at most. */
+	assert_true(map->ops != &flat_ops && map->ops != &flat_percpu_ops);
+	assert_true(chunk < n); /* else the bucket fits a chunk anyway */
+	for (uint32_t k = 0; k < n;) {
+		uint64_t key[2] = {x ^ k, ~x};
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (k && chain_bucket(c, chain_hash(c, key)) !=
+			     chain_bucket(c, chain_hash(c, keys[0])))
+			continue;
+		memcpy(keys[k], key, sizeof(key));
+		for (uint32_t cpu = 0; cpu < nr_cpus; cpu++)
+			memset(value + (size_t)cpu * vs, (int)(k * 3 + cpu), vs);
+		assert_int_equal(bpfmap_update_elem(map, key, value, BPFMAP_NOEXIST), 0);
+		k++;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t cpu = 0; cpu < nr_cpus; cpu++) {
+			memset(slots, 0xee, (size_t)vs + 1);
+			assert_int_equal(bpfmap_lookup_elem_flags(map, keys[k], slots,
+								  CPU_FLAG(cpu)), 0);
+			assert_int_equal(slots[0], (uint8_t)(k * 3 + cpu));
+			assert_int_equal(slots[vs - 1], (uint8_t)(k * 3 + cpu));
+			assert_int_equal(slots[vs], 0xee);
+		}
+	/* Room for fewer than the bucket: -ENOSPC with nothing, both ways. */
+	cn = wn = n - 1;
+	assert_int_equal(bpfmap_lookup_batch(map, NULL, &wcursor, wkeys, out, &wn, NULL), -ENOSPC);
+	assert_int_equal(bpfmap_lookup_batch(map, NULL, &cursor, got, slots, &cn, &cpu_opts),
+			 -ENOSPC);
+	assert_int_equal(cn, 0);
+	assert_int_equal(wn, 0);
+	/* Room for it: the whole bucket in one call, each key's slot. */
+	cn = 64;
+	assert_int_equal(bpfmap_lookup_batch(map, NULL, &cursor, got, slots, &cn, &cpu_opts),
+			 -ENOENT);
+	assert_int_equal(cn, n);
+	for (uint32_t i = 0; i < cn; i++) {
+		uint32_t k = 0;
+
+		while (k < n && memcmp(keys[k], got[i], sizeof(keys[k])))
+			k++;
+		assert_true(k < n);
+		assert_int_equal(slots[(size_t)i * vs], (uint8_t)(k * 3 + nr_cpus - 1));
+		assert_int_equal(slots[(size_t)i * vs + vs - 1], (uint8_t)(k * 3 + nr_cpus - 1));
+	}
+	free(value);
+	free(out);
+	free(slots);
+	free(keys);
+	free(got);
+	free(wkeys);
+	bpfmap_free(map);
+}
+
 /* Churn: elements deleted and inserted again get their slots back, zeroed
  * or written whole, in preallocated and NO_PREALLOC maps (whose elements'
  * slot indices are handed out and returned). */
@@ -950,6 +1029,7 @@ int main(int argc, char **argv)
 		EACH(test_program_view_rights), EACH(test_cpu_flags), EACH(test_batches),
 		EACH(test_churn_slots),	    EACH(test_percpu_add), EACH(test_churn_in_section),
 		EACH(test_slot_of_cpu),	    EACH(test_cpu_batch_chunks),
+		ON(test_cpu_batch_long_bucket, 2), ON(test_cpu_batch_long_bucket, 3),
 		ON(test_outside_inserts_wait_for_slots, 2), ON(test_outside_inserts_wait_for_slots, 3),
 		cmocka_unit_test(test_no_prealloc_slots_reserved),
 		cmocka_unit_test(test_no_prealloc_slots_given_back),
