@@ -300,25 +300,28 @@ static void test_lru_inserts_while_allocations_fail(void **state)
 	static const uint32_t flags[] = { 0, BPFMAP_F_NO_COMMON_LRU };
 
 	(void)state;
-	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-		struct bpfmap *map = must_create(BPFMAP_TYPE_LRU_HASH, 8, 8, 64, flags[f]);
-		uint32_t enomem = 0;
+	for (uint32_t ks = 8; ks <= 16; ks += 8) /* the flat table, the chained one */
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+			struct bpfmap *map = must_create(BPFMAP_TYPE_LRU_HASH, ks, 8, 64, flags[f]);
+			uint32_t enomem = 0;
 
-		for (uint64_t k = 0; k < 20000; k++) {
-			int rc;
+			for (uint64_t k = 0; k < 20000; k++) {
+				uint64_t key[2] = {k, ~k};
+				int rc;
 
-			fail_one_in = 2;
-			rc = bpfmap_update_elem(map, &k, &k, BPFMAP_ANY);
-			fail_one_in = 0;
-			enomem += rc == -ENOMEM;
-			assert_true(rc == 0 || rc == -ENOMEM);
+				fail_one_in = 2;
+				rc = bpfmap_update_elem(map, key, &k, BPFMAP_ANY);
+				fail_one_in = 0;
+				enomem += rc == -ENOMEM;
+				assert_true(rc == 0 || rc == -ENOMEM);
+			}
+			printf("[lru_hash, key %u, flags %#x] 20000 evicting inserts, %u answered "
+			       "-ENOMEM\n",
+			       ks, flags[f], enomem);
+			assert_int_equal(enomem, 0);
+			assert_true(walk_count(map, ks) <= 64);
+			bpfmap_free(map);
 		}
-		printf("[lru_hash, flags %#x] 20000 evicting inserts, %u answered -ENOMEM\n",
-		       flags[f], enomem);
-		assert_int_equal(enomem, 0);
-		assert_true(walk_count(map, 8) <= 64);
-		bpfmap_free(map);
-	}
 }
 
 /*
@@ -334,6 +337,39 @@ static void test_lru_inserts_while_allocations_fail(void **state)
  * chain_reuse_wanted), which is what these tests ask of per-CPU lists. */
 #define NO_REUSE_UNDER_TSAN "its builds do not reuse evicted elements inside sections"
 
+static void lru_section_inserts(enum bpfmap_type type, uint32_t ks, uint32_t flags,
+				bool per_insert)
+{
+	struct bpfmap *map = must_create(type, ks, 8, 64, flags);
+	uint32_t enomem = 0, other = 0;
+
+	if (!per_insert)
+		bpfmap_read_lock();
+	for (uint64_t k = 0; k < 20000; k++) {
+		uint64_t key[2] = {k, ~k};
+		int rc;
+
+		if (per_insert)
+			bpfmap_read_lock();
+		fail_one_in = 2;
+		rc = bpfmap_update(map, key, &k, BPFMAP_ANY);
+		fail_one_in = 0;
+		if (per_insert)
+			bpfmap_read_unlock();
+		enomem += rc == -ENOMEM;
+		other += rc != 0 && rc != -ENOMEM;
+	}
+	if (!per_insert)
+		bpfmap_read_unlock();
+	printf("[type %d, key %u, flags %#x, %s] 20000 evicting inserts in sections, "
+	       "%u answered -ENOMEM\n",
+	       type, ks, flags, per_insert ? "a section each" : "one section", enomem);
+	assert_int_equal(other, 0);
+	assert_int_equal(enomem, 0);
+	assert_true(walk_count(map, ks) <= 64);
+	bpfmap_free(map);
+}
+
 static void test_lru_section_inserts_while_allocations_fail(void **state)
 {
 	static const uint32_t flags[] = { 0, BPFMAP_F_NO_COMMON_LRU };
@@ -342,36 +378,59 @@ static void test_lru_section_inserts_while_allocations_fail(void **state)
 
 	(void)state;
 	skip_under_tsan(NO_REUSE_UNDER_TSAN);
-	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
-		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
-			for (int per_insert = 0; per_insert < 2; per_insert++) {
-				struct bpfmap *map = must_create(types[t], 8, 8, 64, flags[f]);
-				uint32_t enomem = 0, other = 0;
+	for (uint32_t ks = 8; ks <= 16; ks += 8) /* the flat table, the chained one */
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+			for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
+				for (int per_insert = 0; per_insert < 2; per_insert++)
+					lru_section_inserts(types[t], ks, flags[f], per_insert);
+}
 
-				if (!per_insert)
-					bpfmap_read_lock();
-				for (uint64_t k = 0; k < 20000; k++) {
-					int rc;
+/*
+ * Inside one read-side section, a map with room whose pool has nothing
+ * free: every element deleted in the section waits for it to end, and every
+ * allocation fails.  Its inserts take back a deleted element at once (or
+ * evict), rather than answer -ENOMEM: rounds of 64 inserts and 64 deletes,
+ * so that from the second round on the pool is dry and no insert needs to
+ * evict.
+ */
+static void test_lru_section_churn_without_memory(void **state)
+{
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_LRU_HASH,
+						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_COMMON_LRU };
 
-					if (per_insert)
-						bpfmap_read_lock();
-					fail_one_in = 2;
-					rc = bpfmap_update(map, &k, &k, BPFMAP_ANY);
-					fail_one_in = 0;
-					if (per_insert)
-						bpfmap_read_unlock();
-					enomem += rc == -ENOMEM;
-					other += rc != 0 && rc != -ENOMEM;
+	(void)state;
+	skip_under_tsan(NO_REUSE_UNDER_TSAN);
+	for (uint32_t ks = 8; ks <= 16; ks += 8) /* the flat table, the chained one */
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+			for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+				struct bpfmap *map = must_create(types[t], ks, 8, 64, flags[f]);
+				uint64_t key[2];
+
+				bpfmap_read_lock();
+				for (uint64_t r = 0; r < 40; r++) {
+					for (uint64_t i = 0; i < 64; i++) {
+						uint64_t v = r * 64 + i;
+						int rc;
+
+						key[0] = v;
+						key[1] = ~v;
+						fail_one_in = 1; /* every allocation */
+						rc = bpfmap_update(map, key, &v, BPFMAP_NOEXIST);
+						fail_one_in = 0;
+						assert_int_equal(rc, 0);
+					}
+					for (uint64_t i = 0; i < 64; i++) {
+						uint64_t v = r * 64 + i;
+
+						key[0] = v;
+						key[1] = ~v;
+						/* an insert may have evicted it */
+						(void)bpfmap_delete(map, key);
+					}
 				}
-				if (!per_insert)
-					bpfmap_read_unlock();
-				printf("[type %d, flags %#x, %s] 20000 evicting inserts in sections, "
-				       "%u answered -ENOMEM\n",
-				       types[t], flags[f],
-				       per_insert ? "a section each" : "one section", enomem);
-				assert_int_equal(other, 0);
-				assert_int_equal(enomem, 0);
-				assert_true(walk_count(map, 8) <= 64);
+				bpfmap_read_unlock();
+				assert_int_equal(walk_count(map, ks), 0);
 				bpfmap_free(map);
 			}
 }
@@ -397,29 +456,35 @@ static void test_lru_section_inserts_after_cpu_move(void **state)
 		print_message("skipped: it needs CPUs 0 and 1 to pin to\n");
 		skip();
 	}
-	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
-		struct bpfmap *map = must_create(types[t], 8, 8, 64, BPFMAP_F_NO_COMMON_LRU);
-		uint64_t k;
+	for (uint32_t ks = 8; ks <= 16; ks += 8) /* the flat table, the chained one */
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+			struct bpfmap *map = must_create(types[t], ks, 8, 64, BPFMAP_F_NO_COMMON_LRU);
+			uint64_t k, key[2];
 
-		pin_to(0);
-		bpfmap_read_lock();
-		for (k = 0; k < 2000; k++)
-			assert_int_equal(bpfmap_update(map, &k, &k, BPFMAP_ANY), 0);
-		pin_to(1);
-		for (; k < 2200; k++) {
-			int rc;
+			pin_to(0);
+			bpfmap_read_lock();
+			for (k = 0; k < 2000; k++) {
+				key[0] = k;
+				key[1] = ~k;
+				assert_int_equal(bpfmap_update(map, key, &k, BPFMAP_ANY), 0);
+			}
+			pin_to(1);
+			for (; k < 2200; k++) {
+				int rc;
 
-			fail_one_in = 1; /* every allocation */
-			rc = bpfmap_update(map, &k, &k, BPFMAP_ANY);
-			fail_one_in = 0;
-			assert_int_equal(rc, 0);
-			assert_non_null(bpfmap_lookup(map, &k));
+				key[0] = k;
+				key[1] = ~k;
+				fail_one_in = 1; /* every allocation */
+				rc = bpfmap_update(map, key, &k, BPFMAP_ANY);
+				fail_one_in = 0;
+				assert_int_equal(rc, 0);
+				assert_non_null(bpfmap_lookup(map, key));
+			}
+			bpfmap_read_unlock();
+			test_unpin();
+			assert_true(walk_count(map, ks) <= 64);
+			bpfmap_free(map);
 		}
-		bpfmap_read_unlock();
-		test_unpin();
-		assert_true(walk_count(map, 8) <= 64);
-		bpfmap_free(map);
-	}
 }
 
 /*
@@ -626,6 +691,7 @@ int main(void)
 		test_entry(test_ops_while_allocations_fail),
 		test_entry(test_lru_inserts_while_allocations_fail),
 		test_entry(test_lru_section_inserts_while_allocations_fail),
+		test_entry(test_lru_section_churn_without_memory),
 		test_entry(test_lru_section_inserts_after_cpu_move),
 		test_entry(test_rhash_grow_without_memory),
 		test_entry(test_rhash_deletes_without_memory),
