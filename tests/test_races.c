@@ -125,7 +125,7 @@ struct op {
 	bool bare; /* look outside any read-side section */
 	bool copy; /* a copy-out lookup (bpfmap_lookup_elem's answer) into out */
 	bool into_key; /* copy, take: into the key's own buffer (key, key_hi) */
-	uint64_t flags; /* take: its flags */
+	uint64_t flags; /* copy, take: their flags */
 	bool take; /* a lookup-and-delete into out */
 	bool walk; /* get_next_key from the first key into out */
 	/* Overwrite the key with the value it holds before anything else: a
@@ -171,7 +171,8 @@ static void *op_thread(void *arg)
 	while (o->stopped && !__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST))
 		usleep(100);
 	if (o->copy) {
-		ret = bpfmap_lookup_elem(o->m, &o->key, o->into_key ? (void *)&o->key : &o->out);
+		ret = bpfmap_lookup_elem_flags(o->m, &o->key,
+					       o->into_key ? (void *)&o->key : &o->out, o->flags);
 	} else if (o->take) {
 		ret = bpfmap_lookup_and_delete_elem_flags(o->m, &o->key,
 							  o->into_key ? (void *)&o->key : &o->out,
@@ -1505,6 +1506,64 @@ static void test_chain_reuse_keeps_lock(void **state)
 	assert_int_equal(p->word, 2);
 	bpfmap_spin_unlock(&p->lock);
 	bpfmap_read_unlock();
+	bpfmap_free(m);
+}
+
+/* The writer that test_chain_reuse_flock_copy stops once its reused
+ * element is filled: it lets the stopped copy-out go and waits for it. */
+static pthread_t filled_writer;
+static struct op *filled_reader;
+static bool filled_reached;
+
+static void filled_hook(enum test_hook_point point, const void *obj)
+{
+	if (point != HOOK_CHAIN_FILLED || !pthread_equal(pthread_self(), filled_writer)) {
+		hook(point, obj);
+		return;
+	}
+	filled_reached = true;
+	op_release();
+	while (__atomic_load_n(&filled_reader->ret, __ATOMIC_SEQ_CST) == INT32_MIN)
+		usleep(100);
+}
+
+/*
+ * An F_LOCK copy-out of A, stopped on A's element; A deleted, and an
+ * insert of K inside a section reuses A's element at once, stopped with
+ * K's value in and the map's moved seq not yet taken.  The copy-out goes
+ * on: it must answer -ENOENT (A was deleted meanwhile), not K's value.  It
+ * copied under the value's lock, which the reuse's fill does not take, and
+ * checked no seq of the element: A's lookup returned K's value, or, with
+ * the fill under way, a mix of the two (an adversarial probe).
+ */
+static void test_chain_reuse_flock_copy(void **state)
+{
+	(void)state;
+	BPFMAP_CREATE_OPTS(opts, .lock_off = 0);
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value),
+					 64, &opts);
+	uint64_t a[2] = { 3, 9 }, k[2] = { 4, 9 };
+	struct locked_value va = { .word = 1 }, vk = { .word = 2 }, got;
+	struct op look = { .m = m, .key = a[0], .key_hi = a[1], .copy = true,
+			   .flags = BPFMAP_F_LOCK, .cpu = -1 };
+
+	assert_non_null(m);
+	reuse_ready(m, a, &va);
+	op_start_stopped(&look, HOOK_CHAIN_STEP, 0);
+	assert_memory_equal(elem_key(stop.obj), a, sizeof(a));
+	assert_int_equal(bpfmap_delete_elem(m, a), 0);
+	filled_writer = pthread_self();
+	filled_reader = &look;
+	filled_reached = false;
+	__atomic_store_n(&bpfmap_test_hook, filled_hook, __ATOMIC_SEQ_CST);
+	assert_int_equal(bpfmap_update_elem(m, k, &vk, BPFMAP_NOEXIST), 0);
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_SEQ_CST);
+	pthread_join(look.t, NULL);
+	assert_true(filled_reached); /* A's element, reused for K */
+	assert_int_equal(look.ret, -ENOENT);
+	bpfmap_read_unlock();
+	assert_int_equal(bpfmap_lookup_elem_flags(m, k, &got, BPFMAP_F_LOCK), 0);
+	assert_int_equal(got.word, 2);
 	bpfmap_free(m);
 }
 
@@ -3498,6 +3557,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_take_waits_store, setup_hook),
 		cmocka_unit_test_setup(test_chain_reuse_value_first, setup_hook),
 		cmocka_unit_test_setup(test_chain_reuse_keeps_lock, setup_hook),
+		cmocka_unit_test_setup(test_chain_reuse_flock_copy, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_reused, setup_hook),
 		cmocka_unit_test_setup(test_rhash_slot_refilled_other_key, setup_hook),
 		cmocka_unit_test_setup(test_rhash_group_reused, setup_hook),

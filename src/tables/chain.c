@@ -237,8 +237,10 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	/* Walks that may stand on @e check its relink (chain_check_of), which
 	 * holds them up for a few stores: the value is in already. */
 	relink = reused && !c->evict;
-	if (relink)
+	if (relink) {
+		TEST_HOOK(HOOK_CHAIN_FILLED, e);
 		mwseq_write_begin(&c->moved);
+	}
 	chain_elem_name(c, e, hash, key, reused);
 	*victim = NULL;
 	/* Atomic: a section-free copy-out may still walk through @e, reused. */

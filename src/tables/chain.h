@@ -483,49 +483,48 @@ static ALWAYS_INLINE struct chain_elem *chain_find(const struct chain *c, struct
 #define CHAIN_COPY_STARVED 2
 
 /* Copy @e's value out (value_size bytes): under the value's spin lock when
- * with_lock, else retrying on the seqcount; the lock field reads as zero.
- * Returns 0, or -ENOENT when (without the bucket lock) @e turned out to be
- * already unlinked: its key was absent at that instant.  A @lookup answers
- * -EBUSY instead of waiting when its thread is marked (sync/reentry.h), and
- * CHAIN_COPY_STARVED once it has lost rounds to writers for longer than
- * SEQ_READ_PATIENCE (*@patience: seq_read_give_up's).  @patience NULL:
- * the caller holds the bucket lock, so no writer can come. */
+ * with_lock, and in either case retrying on the element's seqcount, which
+ * also tells an element unlinked, and maybe reused at once for another key
+ * whose fill takes no value lock (chain_elem_fill): the lock field reads as
+ * zero.  Returns 0, or -ENOENT when (without the bucket lock) @e turned out
+ * to be already unlinked: its key was absent at that instant.  A @lookup
+ * answers -EBUSY instead of waiting when its thread is marked
+ * (sync/reentry.h), and CHAIN_COPY_STARVED once it has lost rounds to
+ * writers for longer than SEQ_READ_PATIENCE (*@patience: seq_read_give_up's).
+ * @patience NULL: the caller holds the bucket lock, so no writer can come. */
 static ALWAYS_INLINE int chain_copy_value_out(const struct chain *c, struct chain_elem *e,
 					       void *dst, bool with_lock, uint64_t *patience)
 {
 	const void *src = elem_value(c, e);
 	const struct bpfmap *map = &c->map;
 	bool lookup = patience;
+	uint32_t s;
 
-	if (with_lock) {
-		if (!value_copy_out_locked(map, dst, elem_value(c, e), lookup))
-			return -EBUSY;
-	} else {
-		uint32_t s;
-
-		for (;;) {
-			s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-			if (!(s & SEQCOUNT_WRITING)) {
-				/* Unlinked before the copy: whatever it holds now
-				 * may have been written after the key left. */
-				if (unlikely(seqcount_is_retired(s)))
-					return -ENOENT;
-				if (lookup)
-					TEST_HOOK(HOOK_VALUE_COPYING, dst);
-				if (c->pcpu) /* the slots, gathered in the syscall layout */
-					value_pcpu_out(map, dst, chain_pcpu_slot(c, e, 0),
-						       c->pcpu_region);
-				else
-					shared_copy_out(dst, src, map->value_size);
-				if (!seqcount_read_retry(&e->seq, s))
-					break;
-			} else if (lookup && reentry_busy()) {
-				return -EBUSY;
+	for (;;) {
+		s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		if (!(s & SEQCOUNT_WRITING)) {
+			/* Unlinked before the copy: whatever it holds now
+			 * may have been written after the key left. */
+			if (unlikely(seqcount_is_retired(s)))
+				return -ENOENT;
+			if (lookup)
+				TEST_HOOK(HOOK_VALUE_COPYING, dst);
+			if (with_lock) {
+				if (!value_copy_out_locked(map, dst, elem_value(c, e), lookup))
+					return -EBUSY;
+			} else if (c->pcpu) { /* the slots, gathered in the syscall layout */
+				value_pcpu_out(map, dst, chain_pcpu_slot(c, e, 0), c->pcpu_region);
+			} else {
+				shared_copy_out(dst, src, map->value_size);
 			}
-			if (lookup && seq_read_give_up(patience))
-				return CHAIN_COPY_STARVED;
-			cpu_relax();
+			if (!seqcount_read_retry(&e->seq, s))
+				break;
+		} else if (lookup && reentry_busy()) {
+			return -EBUSY;
 		}
+		if (lookup && seq_read_give_up(patience))
+			return CHAIN_COPY_STARVED;
+		cpu_relax();
 	}
 	value_clear_lock(map, dst);
 	return 0;

@@ -65,6 +65,9 @@ enum test_hook_point {
 				  * once: linked, the map's moved seq still held (obj) */
 	HOOK_CHAIN_NAMED,	 /* a chained insert: the element's value and key written,
 				  * not yet published (obj: the element) */
+	HOOK_CHAIN_FILLED,	 /* a chained insert that reuses a deleted element at
+				  * once: its value written, the map's moved seq not
+				  * yet taken (obj: the element) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
