@@ -103,11 +103,12 @@ static struct bpfmap *with_callbacks_queued(uint32_t flags)
 	struct bpfmap *m = filled(flags, MAX_ENTRIES);
 	struct chain *c = chain_of(m);
 
-	/* A preallocated map's batch is no larger than its slack
-	 * (chain_prealloc). */
-	assert_int_equal(c->reclaim_batch, one_by_one(flags) || c->borrow_cap > DEFERRED_BATCH
-						   ? DEFERRED_BATCH
-						   : c->borrow_cap);
+	/* A preallocated map's batch is no larger than its share of the
+	 * slack (chain_prealloc). */
+	assert_int_equal(c->reclaim_batch,
+			 one_by_one(flags) || c->borrow_cap / CHAIN_PENDING_SHARDS > DEFERRED_BATCH
+				 ? DEFERRED_BATCH
+				 : c->borrow_cap / CHAIN_PENDING_SHARDS);
 	bpfmap_read_lock();
 	delete_range(m, 0, DEFERRED_BATCH);
 	assert_int_equal(__atomic_load_n(&c->deferred, __ATOMIC_RELAXED),
@@ -545,6 +546,62 @@ static void test_churn_outside_keeps_elements(void **state)
 	rcu_wait_deferred();
 }
 
+/* test_churn_outside_deleters: pairs [first, first + n) of keys deleted
+ * and inserted in a thread of its own, as the test's own pairs. */
+struct outside_pairs {
+	struct bpfmap *m;
+	uint64_t first, n;
+	int ret; /* 0, or the first failed call's answer */
+};
+
+static void *outside_pairs_thread(void *arg)
+{
+	struct outside_pairs *p = arg;
+	uint64_t k[2];
+
+	for (uint64_t i = p->first; i < p->first + p->n && !p->ret; i++) {
+		key_of(i, k);
+		p->ret = bpfmap_delete_elem(p->m, k);
+		key_of(i + 64, k);
+		if (!p->ret)
+			p->ret = bpfmap_update_elem(p->m, k, &i, BPFMAP_NOEXIST);
+	}
+	return NULL;
+}
+
+/*
+ * The same with several deleting threads, each on a pending stack of its
+ * own (threads are dealt the stacks in turn): every stack stayed short of
+ * its batch while together they held more deleted elements than the slack
+ * and the pool's spare elements, and almost half the inserts of two such
+ * threads reused a deleted element at once (an adversarial probe).  Here
+ * rounds of 300 pairs, each by a new thread, so that all four stacks fill.
+ */
+static void test_churn_outside_deleters(void **state)
+{
+	struct bpfmap *m = full_small_map();
+	struct chain *c = chain_of(m);
+	struct gate hold = { 0 };
+
+	(void)state;
+	rcu_defer(&hold.rcu, gate_cb);
+	gate_wait_reached(&hold);
+	for (uint64_t r = 0; r < 40; r++) {
+		struct outside_pairs p = { .m = m, .first = r * 300, .n = 300 };
+		pthread_t th;
+
+		assert_int_equal(pthread_create(&th, NULL, outside_pairs_thread, &p), 0);
+		pthread_join(th, NULL);
+		assert_int_equal(p.ret, 0);
+	}
+	gate_release(&hold);
+	assert_int_equal(__atomic_load_n(&c->moved, __ATOMIC_RELAXED), 0);
+	assert_int_equal(c->lockfree_store, STORES_ON);
+	assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= c->borrow_cap);
+	bpfmap_free(m);
+	rcu_wait_deferred();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -557,6 +614,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_section_churn_bounded),
 		cmocka_unit_test(test_churn_outside_bounded),
 		cmocka_unit_test(test_churn_outside_keeps_elements),
+		cmocka_unit_test(test_churn_outside_deleters),
 	};
 
 	if (argc > 1)

@@ -587,7 +587,11 @@ int chain_prealloc(struct chain *c)
 	 * Their deleters outside sections reclaim a batch at a time, which
 	 * must come before inserts have used that slack up: else a map churned
 	 * outside sections alone reused deleted elements under its readers
-	 * every batch (a 64-entry map: a batch of 2048, a slack of 1026). */
+	 * every batch (a 64-entry map: a batch of 2048, a slack of 1026).
+	 * Each deleting thread fills a stack of its own (one of
+	 * CHAIN_PENDING_SHARDS), so a batch is a share of the slack: with a
+	 * whole slack each, two deleters kept up to twice that pending, and
+	 * half their inserts reused deleted elements. */
 	uint64_t flat = pool_slack(c->map.max_entries,
 				   c->elem_size + (uint64_t)c->map.cpus * c->map.cpu_stride);
 
@@ -595,8 +599,8 @@ int chain_prealloc(struct chain *c)
 		slack = flat > slack ? flat : slack;
 	} else {
 		c->borrow_cap = (size_t)flat;
-		if (c->reclaim_batch > flat)
-			c->reclaim_batch = (uint32_t)flat;
+		if (c->reclaim_batch > flat / CHAIN_PENDING_SHARDS)
+			c->reclaim_batch = (uint32_t)(flat / CHAIN_PENDING_SHARDS);
 	}
 	size = (uint64_t)c->map.max_entries + slack;
 
