@@ -3161,6 +3161,129 @@ static void test_arena_room_while_giving(void **state)
 }
 
 /*
+ * The same for a chunk taken back from the released stack, which hands its
+ * slots out in order: freed again after 10 of them, it goes while the rest
+ * were never handed out, and they are no room either (the giving counted
+ * the 10 only, and room said a chunk less 10; an adversarial helper).
+ */
+static void test_arena_room_while_giving_bumped(void **state)
+{
+	(void)state;
+	struct slot_arena a;
+	struct arena_free f = { .a = &a };
+	uint32_t per, mine[10];
+
+	assert_int_equal(slot_arena_init(&a, 1, 16, 0), 0);
+	per = 1u << a.chunk_shift;
+	slot_arena_destroy(&a);
+	assert_int_equal(slot_arena_init(&a, 4 * per - 1, 16, 0), 0);
+	for (uint32_t i = 1; i < 4 * per; i++)
+		assert_int_equal(slot_arena_alloc(&a), i);
+	/* Chunk 1 freed (kept), chunk 2 freed and given back. */
+	for (uint32_t i = per; i < 3 * per; i++)
+		slot_arena_free(&a, i);
+	assert_int_equal(a.released_n, 1);
+	for (uint32_t i = 0; i < per; i++) /* chunk 1's */
+		assert_int_equal(slot_arena_alloc(&a) >> a.chunk_shift, 1);
+	for (uint32_t i = 0; i < 10; i++) { /* chunk 2 taken back, bumped */
+		mine[i] = slot_arena_alloc(&a);
+		assert_int_equal(mine[i] >> a.chunk_shift, 2);
+	}
+	for (uint32_t i = 0; i < 9; i++)
+		slot_arena_free(&a, mine[i]);
+	f.idx = mine[9]; /* the last: chunk 2 goes again, stopped there */
+	thread_start_stopped(&f.t, arena_free_thread, &f, HOOK_ARENA_GIVING);
+	assert_int_equal(slot_arena_alloc(&a), 0);
+	assert_int_equal(slot_arena_room(&a), 0);
+	assert_true(slot_arena_giving(&a));
+	op_release();
+	pthread_join(f.t, NULL);
+	assert_false(slot_arena_giving(&a));
+	assert_int_equal(slot_arena_room(&a), per);
+	assert_int_equal(slot_arena_alloc(&a) >> a.chunk_shift, 2);
+	slot_arena_destroy(&a);
+}
+
+/* test_arena_giving_insert_waits: an insert of ->key (value ->value,
+ * the syscall layout) outside any section, and whether it began to wait
+ * for slots on their way back (landing_hook). */
+struct big_insert {
+	struct bpfmap *m;
+	uint64_t key;
+	void *value;
+	int ret; /* atomic: INT32_MIN until done */
+};
+
+static bool slots_landing;
+
+static void landing_hook(enum test_hook_point point, const void *obj)
+{
+	if (point == HOOK_SLOTS_LANDING)
+		__atomic_store_n(&slots_landing, true, __ATOMIC_SEQ_CST);
+	else
+		hook(point, obj);
+}
+
+static void *big_insert_thread(void *arg)
+{
+	struct big_insert *bi = arg;
+
+	__atomic_store_n(&bi->ret, bpfmap_update_elem(bi->m, &bi->key, bi->value, BPFMAP_ANY),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A NO_PREALLOC PERCPU_HASH whose heap of slots has none free (taken here
+ * through its arena, as elements deleted inside sections hold them) but a
+ * chunk being given back: an insert outside any section must wait for it
+ * and succeed, as inserts outside sections wait for slots.  Its eight
+ * waits passed in microseconds (they waited for grace periods and
+ * callbacks, not for the chunk) and it answered -ENOMEM (an adversarial
+ * helper).
+ */
+static void test_arena_giving_insert_waits(void **state)
+{
+	(void)state;
+	struct bpfmap *m = must_create(BPFMAP_TYPE_PERCPU_HASH, 8, 64, 64, BPFMAP_F_NO_PREALLOC);
+	struct chain *c = to_chain(m);
+	struct slot_arena *a = &c->pcpu_heap;
+	struct arena_free f = { .a = a };
+	struct big_insert bi = { .m = m, .key = 42, .ret = INT32_MIN };
+	uint32_t per = 1u << a->chunk_shift;
+	pthread_t t;
+
+	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
+	bi.value = calloc(bpfmap_num_possible_cpus(), 64);
+	assert_non_null(bi.value);
+	for (uint32_t i = 1; i <= a->cap; i++)
+		assert_int_not_equal(slot_arena_alloc(a), 0);
+	/* Chunk 1 and chunk 2 freed but for one slot, whose free gives
+	 * chunk 2 back: stopped there; chunk 1 taken again. */
+	for (uint32_t i = per; i < 3 * per - 1; i++)
+		slot_arena_free(a, i);
+	f.idx = 3 * per - 1;
+	thread_start_stopped(&f.t, arena_free_thread, &f, HOOK_ARENA_GIVING);
+	for (uint32_t i = 0; i < per; i++)
+		assert_int_not_equal(slot_arena_alloc(a), 0);
+	assert_int_equal(slot_arena_room(a), 0);
+	slots_landing = false;
+	__atomic_store_n(&bpfmap_test_hook, landing_hook, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_create(&t, NULL, big_insert_thread, &bi), 0);
+	while (!__atomic_load_n(&slots_landing, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&bi.ret, __ATOMIC_SEQ_CST) == INT32_MIN)
+		usleep(100);
+	assert_int_equal(__atomic_load_n(&bi.ret, __ATOMIC_SEQ_CST), INT32_MIN); /* waiting */
+	op_release();
+	pthread_join(f.t, NULL);
+	pthread_join(t, NULL);
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_SEQ_CST);
+	assert_int_equal(bi.ret, 0);
+	free(bi.value);
+	bpfmap_free(m);
+}
+
+/*
  * The free that empties a chunk takes it off every list and gives its
  * pages back after dropping the arena's lock (tables/slot_arena.c).  Stopped
  * in between, other threads take a chunk's worth of slots and more, and
@@ -3588,6 +3711,8 @@ int main(void)
 		cmocka_unit_test_setup(test_take_into_key, setup_hook),
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 		cmocka_unit_test_setup(test_arena_room_while_giving, setup_hook),
+		cmocka_unit_test_setup(test_arena_room_while_giving_bumped, setup_hook),
+		cmocka_unit_test_setup(test_arena_giving_insert_waits, setup_hook),
 		cmocka_unit_test_setup(test_copy_outlasts_writers, setup_hook),
 		cmocka_unit_test_setup(test_copy_beside_neighbour_writes, setup_hook),
 		cmocka_unit_test_setup(test_reads_beside_stopped_overwrite, setup_hook),

@@ -450,9 +450,14 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		 * deleting 64 keys a section).  A preallocated map's pool is
 		 * dry only while its deleted elements wait for a grace period,
 		 * and malloc failed to bridge that: wait for them once.  A
-		 * NO_PREALLOC map's failed malloc is its answer. */
+		 * NO_PREALLOC map's failed malloc is its answer.  Slots on
+		 * their way back (chain_slots_landing) are waited for first:
+		 * else the waits passed in microseconds beside a chunk being
+		 * given back, or another thread's release, and the insert
+		 * answered -ENOMEM outside any section. */
 		if (unlikely(ret == -ENOMEM) && no_slot && waits < CHAIN_ENOMEM_WAITS &&
-		    (slot_arena_room(&c->pcpu_heap) || chain_reclaim_now(c))) {
+		    (chain_slots_landing(c) || slot_arena_room(&c->pcpu_heap) ||
+		     chain_reclaim_now(c))) {
 			waits++;
 			continue;
 		}

@@ -633,6 +633,10 @@ void chain_reclaim_throttle(struct chain *c);
  * preallocated map whose pool ran dry and whose malloc failed takes its
  * elements back this way rather than answer -ENOMEM. */
 bool chain_reclaim_now(struct chain *c);
+/* Wait while a per-CPU map's slots are on their way back: a chunk of its
+ * heap being given back, or (where waiting is allowed) a release of
+ * reclaimed elements by another thread.  Whether it waited. */
+bool chain_slots_landing(struct chain *c);
 
 /* The program-view lookup for a map of @kind and @key_size (@this_cpu: a
  * per-CPU map's, returning the calling CPU's slot, by rseq's CPU number

@@ -514,6 +514,23 @@ bool chain_reclaim_now(struct chain *c)
 	return true;
 }
 
+bool chain_slots_landing(struct chain *c)
+{
+	unsigned int spins = 0;
+	bool waited = false;
+
+	/* Another thread's release can only be waited for where grace
+	 * periods end: it may be waiting for one. */
+	while (slot_arena_giving(&c->pcpu_heap) ||
+	       (rcu_may_wait() && __atomic_load_n(&c->reclaiming, __ATOMIC_ACQUIRE))) {
+		if (!waited)
+			TEST_HOOK(HOOK_SLOTS_LANDING, c);
+		waited = true;
+		backoff(&spins);
+	}
+	return waited;
+}
+
 void chain_reclaim_throttle(struct chain *c)
 {
 	struct chain_pending *p = chain_my_pending(c);

@@ -254,10 +254,19 @@ static bool chunk_may_go(const struct slot_arena *a, uint32_t c, const struct sl
 	return k->nfree == handed && a->avail - handed >= handed;
 }
 
+/* What chunk @c, all of whose handed-out slots are free, counts in avail:
+ * those, and for a chunk taken back from the released stack the slots it
+ * has not bumped to yet, which only it can hand out. */
+static uint32_t chunk_share(const struct slot_arena *a, uint32_t c, const struct slot_chunk *k)
+{
+	return k->bump ? chunk_hi(a, c) - chunk_first(a, c) : k->nfree;
+}
+
 void slot_arena_free(struct slot_arena *a, uint32_t idx)
 {
 	uint32_t c = idx >> a->chunk_shift;
 	struct slot_chunk *k = &a->chunks[c];
+	uint32_t share;
 	bool given;
 
 	spin_lock_word(&a->lock);
@@ -273,12 +282,14 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	}
 	/* Off every list while the pages go (a system call, outside the
 	 * lock); its slots stay counted in avail, as a released chunk's are,
-	 * and in giving meanwhile: a caller that finds nothing to allocate
-	 * must see no room then (slot_arena_room), and wait for some, not
-	 * answer that the arena is exhausted. */
+	 * and its whole share of avail in giving meanwhile: a caller that
+	 * finds nothing to allocate must see no room then (slot_arena_room),
+	 * and wait for some (slot_arena_giving), not answer that the arena is
+	 * exhausted. */
 	partial_unlink(a, c);
 	k->state = CHUNK_GIVING;
-	__atomic_store_n(&a->giving, a->giving + k->nfree, __ATOMIC_RELAXED);
+	share = chunk_share(a, c, k);
+	__atomic_store_n(&a->giving, a->giving + share, __ATOMIC_RELAXED);
 	spin_unlock_word(&a->lock);
 	TEST_HOOK(HOOK_ARENA_GIVING, slot_arena_at(a, chunk_lo(a, c)));
 
@@ -291,7 +302,7 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	given = given && !madvise(slot_arena_at(a, chunk_lo(a, c)), chunk_bytes(a), MADV_DONTNEED);
 
 	spin_lock_word(&a->lock);
-	__atomic_store_n(&a->giving, a->giving - k->nfree, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->giving, a->giving - share, __ATOMIC_RELAXED);
 	if (given) {
 		k->state = CHUNK_RELEASED;
 		k->next = a->released;

@@ -102,6 +102,12 @@ static inline uint32_t slot_arena_room(const struct slot_arena *a)
 	return (avail > giving ? avail - giving : 0) + a->cap + 1 -
 	       __atomic_load_n(&a->fresh, __ATOMIC_RELAXED);
 }
+/* Whether a chunk is being given back: its slots are room again soon. */
+static inline bool slot_arena_giving(const struct slot_arena *a)
+{
+	return __atomic_load_n(&a->giving, __ATOMIC_ACQUIRE);
+}
+
 /* fork(): hold the arena's lock, and give it back (sync/fork_guard.h). */
 static inline void slot_arena_hold(struct slot_arena *a)
 {

@@ -68,6 +68,8 @@ enum test_hook_point {
 	HOOK_CHAIN_FILLED,	 /* a chained insert that reuses a deleted element at
 				  * once: its value written, the map's moved seq not
 				  * yet taken (obj: the element) */
+	HOOK_SLOTS_LANDING,	 /* a chained per-CPU insert with no slot begins to wait
+				  * for slots on their way back (obj: the chain) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
