@@ -512,6 +512,53 @@ static void test_churn_outside_bounded(void **state)
 	rcu_wait_deferred();
 }
 
+/* Pairs [first, first + n): key i deleted, key i + 64 inserted, outside
+ * sections; 0, or the first failed call's answer. */
+static int outside_pairs(struct bpfmap *m, uint64_t first, uint64_t n)
+{
+	uint64_t k[2];
+	int ret = 0;
+
+	for (uint64_t i = first; i < first + n && !ret; i++) {
+		key_of(i, k);
+		ret = bpfmap_delete_elem(m, k);
+		key_of(i + 64, k);
+		if (!ret)
+			ret = bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST);
+	}
+	return ret;
+}
+
+/* test_churn_outside_deleters: outside_pairs in a thread of its own. */
+struct outside_pairs {
+	struct bpfmap *m;
+	uint64_t first, n;
+	int ret;
+};
+
+static void *outside_pairs_thread(void *arg)
+{
+	struct outside_pairs *p = arg;
+
+	p->ret = outside_pairs(p->m, p->first, p->n);
+	return NULL;
+}
+
+/* The end of a churn outside sections with the flush callbacks held by
+ * @hold: no deleted element was reused at once (the map's moved seq never
+ * moved, its lock-free stores are on), no more than the slack borrowed. */
+static void never_reused(struct bpfmap *m, struct gate *hold)
+{
+	struct chain *c = chain_of(m);
+
+	gate_release(hold);
+	assert_int_equal(__atomic_load_n(&c->moved, __ATOMIC_RELAXED), 0);
+	assert_int_equal(c->lockfree_store, STORES_ON);
+	assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= c->borrow_cap);
+	bpfmap_free(m);
+	rcu_wait_deferred();
+}
+
 /*
  * Deletes and inserts all outside sections, nothing holding grace periods
  * up, the flush callbacks held (a gate on liburcu's worker), so that the
@@ -524,49 +571,14 @@ static void test_churn_outside_bounded(void **state)
 static void test_churn_outside_keeps_elements(void **state)
 {
 	struct bpfmap *m = full_small_map();
-	struct chain *c = chain_of(m);
 	struct gate hold = { 0 };
-	uint64_t k[2];
 
 	(void)state;
-	assert_true(c->value_word);
+	assert_true(chain_of(m)->value_word);
 	rcu_defer(&hold.rcu, gate_cb);
 	gate_wait_reached(&hold);
-	for (uint64_t i = 0; i < 20000; i++) {
-		key_of(i, k);
-		assert_int_equal(bpfmap_delete_elem(m, k), 0);
-		key_of(i + 64, k);
-		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
-	}
-	gate_release(&hold);
-	assert_int_equal(__atomic_load_n(&c->moved, __ATOMIC_RELAXED), 0);
-	assert_int_equal(c->lockfree_store, STORES_ON);
-	assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= c->borrow_cap);
-	bpfmap_free(m);
-	rcu_wait_deferred();
-}
-
-/* test_churn_outside_deleters: pairs [first, first + n) of keys deleted
- * and inserted in a thread of its own, as the test's own pairs. */
-struct outside_pairs {
-	struct bpfmap *m;
-	uint64_t first, n;
-	int ret; /* 0, or the first failed call's answer */
-};
-
-static void *outside_pairs_thread(void *arg)
-{
-	struct outside_pairs *p = arg;
-	uint64_t k[2];
-
-	for (uint64_t i = p->first; i < p->first + p->n && !p->ret; i++) {
-		key_of(i, k);
-		p->ret = bpfmap_delete_elem(p->m, k);
-		key_of(i + 64, k);
-		if (!p->ret)
-			p->ret = bpfmap_update_elem(p->m, k, &i, BPFMAP_NOEXIST);
-	}
-	return NULL;
+	assert_int_equal(outside_pairs(m, 0, 20000), 0);
+	never_reused(m, &hold);
 }
 
 /*
@@ -580,7 +592,6 @@ static void *outside_pairs_thread(void *arg)
 static void test_churn_outside_deleters(void **state)
 {
 	struct bpfmap *m = full_small_map();
-	struct chain *c = chain_of(m);
 	struct gate hold = { 0 };
 
 	(void)state;
@@ -594,12 +605,7 @@ static void test_churn_outside_deleters(void **state)
 		pthread_join(th, NULL);
 		assert_int_equal(p.ret, 0);
 	}
-	gate_release(&hold);
-	assert_int_equal(__atomic_load_n(&c->moved, __ATOMIC_RELAXED), 0);
-	assert_int_equal(c->lockfree_store, STORES_ON);
-	assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= c->borrow_cap);
-	bpfmap_free(m);
-	rcu_wait_deferred();
+	never_reused(m, &hold);
 }
 
 int main(int argc, char **argv)

@@ -337,6 +337,21 @@ static void test_lru_inserts_while_allocations_fail(void **state)
  * chain_reuse_wanted), which is what these tests ask of per-CPU lists. */
 #define NO_REUSE_UNDER_TSAN "its builds do not reuse evicted elements inside sections"
 
+/* Key {v, ~v} (the map's key_size bytes of it), value v, through the program
+ * view, one allocation in @one_in failing meanwhile (1: every one; 0:
+ * none). */
+static int prog_update_failing(struct bpfmap *map, uint64_t v, uint64_t flags,
+			       unsigned long one_in)
+{
+	uint64_t key[2] = {v, ~v};
+	int rc;
+
+	fail_one_in = one_in;
+	rc = bpfmap_update(map, key, &v, flags);
+	fail_one_in = 0;
+	return rc;
+}
+
 static void lru_section_inserts(enum bpfmap_type type, uint32_t ks, uint32_t flags,
 				bool per_insert)
 {
@@ -346,14 +361,11 @@ static void lru_section_inserts(enum bpfmap_type type, uint32_t ks, uint32_t fla
 	if (!per_insert)
 		bpfmap_read_lock();
 	for (uint64_t k = 0; k < 20000; k++) {
-		uint64_t key[2] = {k, ~k};
 		int rc;
 
 		if (per_insert)
 			bpfmap_read_lock();
-		fail_one_in = 2;
-		rc = bpfmap_update(map, key, &k, BPFMAP_ANY);
-		fail_one_in = 0;
+		rc = prog_update_failing(map, k, BPFMAP_ANY, 2);
 		if (per_insert)
 			bpfmap_read_unlock();
 		enomem += rc == -ENOMEM;
@@ -409,17 +421,10 @@ static void test_lru_section_churn_without_memory(void **state)
 
 				bpfmap_read_lock();
 				for (uint64_t r = 0; r < 40; r++) {
-					for (uint64_t i = 0; i < 64; i++) {
-						uint64_t v = r * 64 + i;
-						int rc;
-
-						key[0] = v;
-						key[1] = ~v;
-						fail_one_in = 1; /* every allocation */
-						rc = bpfmap_update(map, key, &v, BPFMAP_NOEXIST);
-						fail_one_in = 0;
-						assert_int_equal(rc, 0);
-					}
+					for (uint64_t i = 0; i < 64; i++)
+						assert_int_equal(prog_update_failing(map, r * 64 + i,
+										     BPFMAP_NOEXIST, 1),
+								 0);
 					for (uint64_t i = 0; i < 64; i++) {
 						uint64_t v = r * 64 + i;
 
@@ -463,21 +468,13 @@ static void test_lru_section_inserts_after_cpu_move(void **state)
 
 			pin_to(0);
 			bpfmap_read_lock();
-			for (k = 0; k < 2000; k++) {
-				key[0] = k;
-				key[1] = ~k;
-				assert_int_equal(bpfmap_update(map, key, &k, BPFMAP_ANY), 0);
-			}
+			for (k = 0; k < 2000; k++)
+				assert_int_equal(prog_update_failing(map, k, BPFMAP_ANY, 0), 0);
 			pin_to(1);
 			for (; k < 2200; k++) {
-				int rc;
-
 				key[0] = k;
 				key[1] = ~k;
-				fail_one_in = 1; /* every allocation */
-				rc = bpfmap_update(map, key, &k, BPFMAP_ANY);
-				fail_one_in = 0;
-				assert_int_equal(rc, 0);
+				assert_int_equal(prog_update_failing(map, k, BPFMAP_ANY, 1), 0);
 				assert_non_null(bpfmap_lookup(map, key));
 			}
 			bpfmap_read_unlock();

@@ -1484,18 +1484,28 @@ static void test_chain_reuse_value_first(void **state)
  * lock word, and another thread took K's lock while A's holder still held
  * it (an adversarial probe; the flat table's test_flock_hold_across_reuse).
  */
-static void test_chain_reuse_keeps_lock(void **state)
+/* A 64-entry chained HASH of 16-byte keys and locked values, holding @a
+ * (word @word), ready to reuse a deleted element at once (reuse_ready). */
+static struct bpfmap *locked_reuse_ready(const uint64_t a[2], uint64_t word)
 {
-	(void)state;
 	BPFMAP_CREATE_OPTS(opts, .lock_off = 0);
 	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value),
 					 64, &opts);
-	uint64_t a[2] = { 3, 9 }, k[2] = { 4, 9 };
-	struct locked_value va = { .word = 1 }, vk = { .word = 2 };
-	struct locked_value *p;
+	struct locked_value va = { .word = word };
 
 	assert_non_null(m);
 	reuse_ready(m, a, &va);
+	return m;
+}
+
+static void test_chain_reuse_keeps_lock(void **state)
+{
+	(void)state;
+	uint64_t a[2] = { 3, 9 }, k[2] = { 4, 9 };
+	struct bpfmap *m = locked_reuse_ready(a, 1);
+	struct locked_value vk = { .word = 2 };
+	struct locked_value *p;
+
 	p = bpfmap_lookup(m, a);
 	assert_non_null(p);
 	bpfmap_spin_lock(&p->lock);
@@ -1539,16 +1549,12 @@ static void filled_hook(enum test_hook_point point, const void *obj)
 static void test_chain_reuse_flock_copy(void **state)
 {
 	(void)state;
-	BPFMAP_CREATE_OPTS(opts, .lock_off = 0);
-	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, NULL, 16, sizeof(struct locked_value),
-					 64, &opts);
 	uint64_t a[2] = { 3, 9 }, k[2] = { 4, 9 };
-	struct locked_value va = { .word = 1 }, vk = { .word = 2 }, got;
+	struct bpfmap *m = locked_reuse_ready(a, 1);
+	struct locked_value vk = { .word = 2 }, got;
 	struct op look = { .m = m, .key = a[0], .key_hi = a[1], .copy = true,
 			   .flags = BPFMAP_F_LOCK, .cpu = -1 };
 
-	assert_non_null(m);
-	reuse_ready(m, a, &va);
 	op_start_stopped(&look, HOOK_CHAIN_STEP, 0);
 	assert_memory_equal(elem_key(stop.obj), a, sizeof(a));
 	assert_int_equal(bpfmap_delete_elem(m, a), 0);
@@ -3120,6 +3126,22 @@ static void *arena_free_thread(void *arg)
 	return NULL;
 }
 
+/* Arena @a of four chunks (a chunk's size is the stride's), every slot
+ * handed out; returns the slots a chunk. */
+static uint32_t arena_of_four_chunks(struct slot_arena *a)
+{
+	uint32_t per;
+
+	assert_int_equal(slot_arena_init(a, 1, 16, 0), 0);
+	per = 1u << a->chunk_shift;
+	slot_arena_destroy(a);
+	assert_int_equal(slot_arena_init(a, 4 * per - 1, 16, 0), 0);
+	for (uint32_t i = 1; i < 4 * per; i++)
+		assert_int_equal(slot_arena_alloc(a), i);
+	assert_int_equal(slot_arena_room(a), 0);
+	return per;
+}
+
 /*
  * While a chunk is being given back its slots cannot be had, though the
  * arena still counts them: with nothing else free, an allocation fails and
@@ -3133,16 +3155,8 @@ static void test_arena_room_while_giving(void **state)
 	(void)state;
 	struct slot_arena a;
 	struct arena_free f = { .a = &a };
-	uint32_t per;
+	uint32_t per = arena_of_four_chunks(&a);
 
-	/* Four chunks, every slot handed out (a chunk's size is the stride's). */
-	assert_int_equal(slot_arena_init(&a, 1, 16, 0), 0);
-	per = 1u << a.chunk_shift;
-	slot_arena_destroy(&a);
-	assert_int_equal(slot_arena_init(&a, 4 * per - 1, 16, 0), 0);
-	for (uint32_t i = 1; i < 4 * per; i++)
-		assert_int_equal(slot_arena_alloc(&a), i);
-	assert_int_equal(slot_arena_room(&a), 0);
 	/* Chunk 1 freed (kept: nothing else had room), then chunk 2, whose
 	 * last free gives it back: stopped there. */
 	for (uint32_t i = per; i < 3 * per - 1; i++)
@@ -3171,14 +3185,8 @@ static void test_arena_room_while_giving_bumped(void **state)
 	(void)state;
 	struct slot_arena a;
 	struct arena_free f = { .a = &a };
-	uint32_t per, mine[10];
+	uint32_t per = arena_of_four_chunks(&a), mine[10];
 
-	assert_int_equal(slot_arena_init(&a, 1, 16, 0), 0);
-	per = 1u << a.chunk_shift;
-	slot_arena_destroy(&a);
-	assert_int_equal(slot_arena_init(&a, 4 * per - 1, 16, 0), 0);
-	for (uint32_t i = 1; i < 4 * per; i++)
-		assert_int_equal(slot_arena_alloc(&a), i);
 	/* Chunk 1 freed (kept), chunk 2 freed and given back. */
 	for (uint32_t i = per; i < 3 * per; i++)
 		slot_arena_free(&a, i);
