@@ -3179,6 +3179,7 @@ static void test_arena_room_while_giving(void **state)
  * slots out in order: freed again after 10 of them, it goes while the rest
  * were never handed out, and they are no room either (the giving counted
  * the 10 only, and room said a chunk less 10; an adversarial helper).
+ * Another chunk's 10 free slots let it go; they are taken meanwhile.
  */
 static void test_arena_room_while_giving_bumped(void **state)
 {
@@ -3197,10 +3198,14 @@ static void test_arena_room_while_giving_bumped(void **state)
 		mine[i] = slot_arena_alloc(&a);
 		assert_int_equal(mine[i] >> a.chunk_shift, 2);
 	}
+	for (uint32_t i = 0; i < 10; i++) /* room elsewhere: chunk 3's */
+		slot_arena_free(&a, 3 * per + i);
 	for (uint32_t i = 0; i < 9; i++)
 		slot_arena_free(&a, mine[i]);
 	f.idx = mine[9]; /* the last: chunk 2 goes again, stopped there */
 	thread_start_stopped(&f.t, arena_free_thread, &f, HOOK_ARENA_GIVING);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(slot_arena_alloc(&a) >> a.chunk_shift, 3);
 	assert_int_equal(slot_arena_alloc(&a), 0);
 	assert_int_equal(slot_arena_room(&a), 0);
 	assert_true(slot_arena_giving(&a));
@@ -3209,6 +3214,79 @@ static void test_arena_room_while_giving_bumped(void **state)
 	assert_false(slot_arena_giving(&a));
 	assert_int_equal(slot_arena_room(&a), per);
 	assert_int_equal(slot_arena_alloc(&a) >> a.chunk_shift, 2);
+	slot_arena_destroy(&a);
+}
+
+/* test_arena_two_chunks_emptied: the second free, by a thread of its own,
+ * and whether it began to give its chunk back (emptied_hook holds it
+ * there until told). */
+static __thread bool second_giver;
+static bool second_giving, second_done;
+
+static void *second_free_thread(void *arg)
+{
+	struct arena_free *f = arg;
+
+	second_giver = true;
+	slot_arena_free(f->a, f->idx);
+	__atomic_store_n(&second_done, true, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void emptied_hook(enum test_hook_point point, const void *obj)
+{
+	if (point == HOOK_ARENA_GIVING && second_giver) {
+		__atomic_store_n(&second_giving, true, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&second_giving, __ATOMIC_SEQ_CST))
+			usleep(100);
+		return;
+	}
+	hook(point, obj);
+}
+
+/*
+ * Two chunks emptied at once, the rest of the arena handed out: the first
+ * goes, counting the second's free slots as the room that stays; the
+ * second must then stay, since the first's slots cannot be had while they
+ * go.  It counted them as room and went too, and nothing could be had
+ * until their pages had gone: an RHASH insert inside a section answered
+ * -ENOMEM with no deleted element waiting (an adversarial helper).
+ */
+static void test_arena_two_chunks_emptied(void **state)
+{
+	(void)state;
+	struct slot_arena a;
+	struct arena_free first = { .a = &a }, second = { .a = &a };
+	uint32_t per = arena_of_four_chunks(&a);
+	bool went;
+
+	/* Chunks 1 and 2 but for one slot each, and one slot of chunk 3. */
+	for (uint32_t i = per; i < 3 * per; i++)
+		if (i != 2 * per - 1 && i != 3 * per - 1)
+			slot_arena_free(&a, i);
+	slot_arena_free(&a, 3 * per);
+	first.idx = 2 * per - 1; /* chunk 1 goes: stopped there */
+	thread_start_stopped(&first.t, arena_free_thread, &first, HOOK_ARENA_GIVING);
+	assert_int_equal(slot_arena_alloc(&a), 3 * per); /* chunk 3 full again */
+	second.idx = 3 * per - 1; /* chunk 2 emptied too */
+	second_giving = second_done = false;
+	__atomic_store_n(&bpfmap_test_hook, emptied_hook, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_create(&second.t, NULL, second_free_thread, &second), 0);
+	while (!__atomic_load_n(&second_done, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&second_giving, __ATOMIC_SEQ_CST))
+		usleep(100);
+	went = __atomic_load_n(&second_giving, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&second_giving, false, __ATOMIC_SEQ_CST);
+	pthread_join(second.t, NULL);
+	__atomic_store_n(&bpfmap_test_hook, hook, __ATOMIC_SEQ_CST);
+	if (went) {
+		op_release();
+		pthread_join(first.t, NULL);
+		fail_msg("chunk 2 went while chunk 1's slots were going");
+	}
+	assert_int_equal(slot_arena_alloc(&a) >> a.chunk_shift, 2);
+	op_release();
+	pthread_join(first.t, NULL);
 	slot_arena_destroy(&a);
 }
 
@@ -3720,6 +3798,7 @@ int main(void)
 		cmocka_unit_test_setup(test_arena_chunk_giving, setup_hook),
 		cmocka_unit_test_setup(test_arena_room_while_giving, setup_hook),
 		cmocka_unit_test_setup(test_arena_room_while_giving_bumped, setup_hook),
+		cmocka_unit_test_setup(test_arena_two_chunks_emptied, setup_hook),
 		cmocka_unit_test_setup(test_arena_giving_insert_waits, setup_hook),
 		cmocka_unit_test_setup(test_copy_outlasts_writers, setup_hook),
 		cmocka_unit_test_setup(test_copy_beside_neighbour_writes, setup_hook),

@@ -232,11 +232,21 @@ uint32_t slot_arena_alloc(struct slot_arena *a)
 	return f;
 }
 
+/* What chunk @c, all of whose handed-out slots are free, counts in avail:
+ * those, and for a chunk taken back from the released stack the slots it
+ * has not bumped to yet, which only it can hand out. */
+static uint32_t chunk_share(const struct slot_arena *a, uint32_t c, const struct slot_chunk *k)
+{
+	return k->bump ? chunk_hi(a, c) - chunk_first(a, c) : k->nfree;
+}
+
 /*
  * Whether chunk @c, @k->nfree of whose slots are free, has every slot it
  * handed out back, and may go: not a last chunk shorter than the others
- * (its bytes end mid-page), and only while the other chunks keep a chunk's
- * worth of free slots.
+ * (its bytes end mid-page), and only while the other chunks keep as many
+ * free slots that can be had, which those of a chunk being given back are
+ * not: two chunks emptied at once each counted the other's, both went, and
+ * nothing could be had until their pages had gone.
  */
 static bool chunk_may_go(const struct slot_arena *a, uint32_t c, const struct slot_chunk *k)
 {
@@ -250,16 +260,9 @@ static bool chunk_may_go(const struct slot_arena *a, uint32_t c, const struct sl
 		handed = hi - first; /* fresh only grows: all of it handed, for good */
 	else
 		return false;
-	/* Then its room is all of it: the others' is the rest of avail. */
-	return k->nfree == handed && a->avail - handed >= handed;
-}
-
-/* What chunk @c, all of whose handed-out slots are free, counts in avail:
- * those, and for a chunk taken back from the released stack the slots it
- * has not bumped to yet, which only it can hand out. */
-static uint32_t chunk_share(const struct slot_arena *a, uint32_t c, const struct slot_chunk *k)
-{
-	return k->bump ? chunk_hi(a, c) - chunk_first(a, c) : k->nfree;
+	/* Then its share of avail is all it holds: the others' is the rest,
+	 * less what chunks being given back hold. */
+	return k->nfree == handed && a->avail - a->giving - chunk_share(a, c, k) >= handed;
 }
 
 void slot_arena_free(struct slot_arena *a, uint32_t idx)
