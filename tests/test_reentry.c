@@ -35,6 +35,7 @@
 
 #include "test_util.h"
 #include "sync/rcu.h"
+#include "tables/flat.h"
 #include "util/test_hook.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -660,12 +661,127 @@ static void test_flock_copy_holds(void **state)
 	rcu_wait_deferred();
 }
 
+/* test_lru_handler_*: the key the handler updates or inserts, and its
+ * answers (INT32_MIN: no signal yet). */
+static struct bpfmap *lru_map;
+static uint64_t lru_handler_key;
+static volatile int lru_handler_ret[2] = { INT32_MIN, INT32_MIN };
+static enum test_hook_point lru_point;
+static volatile sig_atomic_t lru_raised;
+
+static void on_lru_signal(int sig)
+{
+	uint64_t v = 9;
+
+	(void)sig;
+	lru_handler_ret[0] = bpfmap_update_elem(lru_map, &lru_handler_key, &v, BPFMAP_EXIST);
+	lru_handler_ret[1] = bpfmap_update_elem(lru_map, &lru_handler_key, &v, BPFMAP_ANY);
+}
+
+/* At @lru_point in the main thread, once: a key of a chain node for the
+ * relink's case (the first live one), then the signal. */
+static void on_lru_hook(enum test_hook_point point, const void *obj)
+{
+	struct flat *f = to_flat(lru_map);
+
+	(void)obj;
+	if (point != lru_point || lru_raised || gettid() != main_tid)
+		return;
+	if (point == HOOK_NODE_RELINKING) {
+		lru_handler_key = 0;
+		for (uint32_t h = 0; h < f->n_homes && !lru_handler_key; h++)
+			for (uint32_t n = flat_chain(f, h); n != FLAT_NONE; n = flat_node_next(f, n))
+				if (flat_tag_at(f, n) >= FLAT_TAG_MIN) {
+					lru_handler_key = flat_small_at(f, n, 8);
+					break;
+				}
+		if (!lru_handler_key)
+			return;
+	}
+	lru_raised = 1;
+	raise(SIGUSR1);
+}
+
+static void lru_handler_setup(uint32_t max_entries, enum test_hook_point point)
+{
+	struct sigaction sa = { .sa_handler = on_lru_signal };
+	uint64_t v = 1;
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	signal(SIGALRM, on_alarm);
+	main_tid = gettid();
+	lru_map = must_create(BPFMAP_TYPE_LRU_HASH, 8, 8, max_entries, 0);
+	for (uint64_t k = 1; k <= max_entries; k++)
+		assert_int_equal(bpfmap_update_elem(lru_map, &k, &v, BPFMAP_NOEXIST), 0);
+	lru_point = point;
+	lru_raised = 0;
+	lru_handler_ret[0] = lru_handler_ret[1] = INT32_MIN;
+	alarm(10);
+	__atomic_store_n(&bpfmap_test_hook, on_lru_hook, __ATOMIC_RELEASE);
+}
+
+static void lru_handler_done(void)
+{
+	__atomic_store_n(&bpfmap_test_hook, NULL, __ATOMIC_RELEASE);
+	alarm(0);
+	assert_true(lru_raised);
+	for (int i = 0; i < 2; i++)
+		assert_true(lru_handler_ret[i] == -EBUSY || lru_handler_ret[i] == 0);
+	bpfmap_free(lru_map);
+}
+
+/*
+ * A full LRU map turned over inside one read-side section reuses dead chain
+ * nodes at once, holding the map's moved seq while it relinks one; a
+ * signal there whose handler updates a key in a chain node (EXIST, ANY).
+ * The update's lock-free probe walked the chain without checking the
+ * thread's mark and waited for the moved seq for ever (an adversarial
+ * helper); it answers -EBUSY (or goes through) now.
+ */
+static void test_lru_handler_beside_relink(void **state)
+{
+	(void)state;
+	phase = "LRU handler beside a relink";
+	lru_handler_setup(64, HOOK_NODE_RELINKING);
+	bpfmap_read_lock();
+	for (uint64_t k = 1000; k < 200000 && !lru_raised; k++) {
+		uint64_t v = 1;
+
+		assert_int_equal(bpfmap_update_elem(lru_map, &k, &v, BPFMAP_ANY), 0);
+	}
+	bpfmap_read_unlock();
+	lru_handler_done();
+}
+
+/*
+ * An insert into a full 1-entry LRU map: its eviction hands it the room,
+ * then it inserts.  A signal between the two whose handler inserts a new
+ * key: the thread was not marked there, and the handler waited for ever
+ * for the room its own thread held (an adversarial helper, with a timer's
+ * signals); it is marked from the eviction to the insert now.
+ */
+static void test_lru_handler_after_eviction(void **state)
+{
+	uint64_t k = 2, v = 1;
+
+	(void)state;
+	phase = "LRU handler after an eviction";
+	lru_handler_key = 3;
+	lru_handler_setup(1, HOOK_LRU_EVICTED);
+	assert_int_equal(bpfmap_update_elem(lru_map, &k, &v, BPFMAP_ANY), 0);
+	assert_int_equal(lru_handler_ret[1], -EBUSY);
+	lru_handler_done();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		test_entry(test_at_hooks),
 		test_entry(test_timer),
 		test_entry(test_flock_copy_holds),
+		test_entry(test_lru_handler_beside_relink),
+		test_entry(test_lru_handler_after_eviction),
 	};
 
 	return run_test_group(tests);

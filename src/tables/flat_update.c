@@ -369,9 +369,15 @@ static ALWAYS_INLINE bool flat_probe_full(const struct flat *f, uint32_t h, uint
 	}
 	*hint = FLAT_NONE;
 	if (chained) {
+		/* Checked (lookup): a signal handler's update that interrupted
+		 * its thread's relink (flat_reuse_dead holds moved) or fill
+		 * would wait for it for ever; it goes to the locked path,
+		 * which answers -EBUSY. */
 		rcu_lock();
-		pos = flat_chain_find(f, h, tag, NULL, ks, small, f->match_by_key, false);
+		pos = flat_chain_find(f, h, tag, NULL, ks, small, f->match_by_key, true);
 		rcu_unlock();
+		if (pos == FLAT_WAIT_SELF)
+			return false;
 		if (pos != FLAT_NONE) {
 			*hint = pos;
 			return false;
@@ -547,6 +553,22 @@ static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, cons
 	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size, NULL, credit);
 }
 
+/* An insert into a full evicting map whose probe found the key absent:
+ * a victim's room first, handed to the locked insert (the thread marked). */
+static ALWAYS_INLINE int flat_update_evicting(struct flat *f, const void *key,
+					      const void *value, uint64_t flags, uint64_t hash,
+					      enum hash_kind kind)
+{
+	uint32_t credit = flat_lru_evict(f);
+
+	TEST_HOOK(HOOK_LRU_EVICTED, f);
+	if (kind == HASH_U32)
+		return flat_update_locked_u32(f, key, value, flags, hash, FLAT_NONE, credit);
+	if (kind == HASH_U64)
+		return flat_update_locked_u64(f, key, value, flags, hash, FLAT_NONE, credit);
+	return flat_update_locked_any(f, key, value, flags, hash, FLAT_NONE, credit);
+}
+
 /*
  * The update, for a key size and hash that are constants in the word-key
  * cases (flat_update_elem).  Keys of at most 8 bytes are probed without the
@@ -561,7 +583,6 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 	struct flat *f = to_flat(map);
 	uint64_t hash = flat_hash_kind(f, key, kind);
 	uint32_t hint = FLAT_NONE;
-	uint32_t credit = 0; /* what an eviction handed over (FLAT_EVICT_*, LRU) */
 
 	if (ks <= 8) {
 		struct flat_place pl = flat_place_of(f, hash);
@@ -573,12 +594,11 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 		if (flat_probe_full(f, pl.home, tag, ks, small, mode != BPFMAP_EXIST,
 				    &hint, &evict))
 			return -E2BIG;
-		if (unlikely(evict)) {
-			if (!reentry_begin())
-				return -EBUSY;
-			credit = flat_lru_evict(f);
-			reentry_end();
-		}
+		/* The eviction and the insert it makes room for under one mark:
+		 * a signal handler's insert between the two waited for ever in
+		 * a 1-entry map for the room its own thread held. */
+		if (unlikely(evict))
+			return REENTRY_GUARDED(flat_update_evicting(f, key, value, flags, hash, kind));
 		if (hint != FLAT_NONE && mode != BPFMAP_NOEXIST && map->value_size <= 8 &&
 		    !map_has_lock(map)) {
 			uint64_t w = map_value_word(map, value);
@@ -588,12 +608,10 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 		}
 	}
 	if (kind == HASH_U32)
-		return REENTRY_GUARDED(
-			flat_update_locked_u32(f, key, value, flags, hash, hint, credit));
+		return REENTRY_GUARDED(flat_update_locked_u32(f, key, value, flags, hash, hint, 0));
 	if (kind == HASH_U64)
-		return REENTRY_GUARDED(
-			flat_update_locked_u64(f, key, value, flags, hash, hint, credit));
-	return REENTRY_GUARDED(flat_update_locked_any(f, key, value, flags, hash, hint, credit));
+		return REENTRY_GUARDED(flat_update_locked_u64(f, key, value, flags, hash, hint, 0));
+	return REENTRY_GUARDED(flat_update_locked_any(f, key, value, flags, hash, hint, 0));
 }
 
 HASH_KIND_UPDATES(flat_update, flat_update_sized, struct bpfmap *, map, map->key_size,

@@ -70,6 +70,8 @@ enum test_hook_point {
 				  * yet taken (obj: the element) */
 	HOOK_SLOTS_LANDING,	 /* a chained per-CPU insert with no slot begins to wait
 				  * for slots on their way back (obj: the chain) */
+	HOOK_LRU_EVICTED,	 /* a flat evicting map's insert: its eviction done,
+				  * the insert not yet made (obj: the flat table) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
