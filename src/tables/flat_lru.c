@@ -395,6 +395,15 @@ static uint32_t take(struct flat *f, uint32_t pos, uint32_t expect)
 				       FLAT_LRU_REF | (want == PICK_MAIN ? FLAT_LRU_DEMOTED
 									 : FLAT_LRU_SMALL));
 			ok = false;
+		} else if (ok && !count_full_quiescent(&f->count)) {
+			/* Room made since the map was found full (a delete, of
+			 * this victim's neighbour or any key): the insert takes
+			 * it, and nothing is evicted (docs/MAPS.md).  A small
+			 * victim, whose ring entry the pick took, goes on in
+			 * the main queue, which its hand walks. */
+			if (want != PICK_MAIN)
+				flat_lru_leave(l, vi, FLAT_LRU_SMALL);
+			ok = false;
 		}
 	}
 	if (ok)
@@ -493,8 +502,9 @@ uint32_t flat_lru_evict(struct flat *f)
 {
 	/* A pick fails the check only when its element went meanwhile (a
 	 * delete, or another eviction) or was used since: try again, a
-	 * bounded number of times. */
-	for (int tries = 0; tries < 16; tries++) {
+	 * bounded number of times, while the map is full.  A map with room
+	 * evicts nothing (docs/MAPS.md): the caller's insert takes it. */
+	for (int tries = 0; tries < 16 && count_full_quiescent(&f->count); tries++) {
 		uint32_t expect = PICK_MAIN, pos, got;
 
 		pos = next_victim(f, &expect);
