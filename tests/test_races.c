@@ -497,6 +497,35 @@ static void test_lru_room_made_meanwhile(void **state)
 	check_lru_room_made(HOOK_LRU_KEYED, false);
 }
 
+/*
+ * The same on the chained table (16-byte keys): an insert into a full
+ * 64-entry LRU_HASH stopped once it found the map full, before it picks a
+ * victim; a delete makes room meanwhile.  The insert must take that room:
+ * it evicted a key all the same, and the map held 63 of 64.
+ */
+static void test_chain_lru_room_made_meanwhile(void **state)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 16, 8, 64, 0);
+	uint64_t k[2] = { 1000, 7 }, gone[2] = { 5, 7 }, v = 1, out;
+	struct op ins = { .m = m, .key = k[0], .key_hi = k[1], .value = 2, .cpu = -1 };
+
+	(void)state;
+	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
+	for (uint64_t i = 0; i < 64; i++) {
+		uint64_t key[2] = { i, 7 };
+
+		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
+	}
+	op_start_stopped(&ins, HOOK_LRU_FULL, 0);
+	assert_int_equal(bpfmap_delete_elem(m, gone), 0);
+	op_release();
+	assert_int_equal(op_join(&ins), 0);
+	assert_int_equal(bpfmap_lookup_elem(m, k, &out), 0);
+	assert_int_equal(out, 2);
+	assert_int_equal(walk_count(m, 16), 64);
+	bpfmap_free(m);
+}
+
 /* ---- a flat copy-out whose home slot is refilled ------------------------ */
 
 /*
@@ -3847,6 +3876,7 @@ int main(void)
 		cmocka_unit_test_setup(test_lru_victim_replaced, setup_hook),
 		cmocka_unit_test_setup(test_lru_key_came_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_lru_room_made_meanwhile, setup_hook),
+		cmocka_unit_test_setup(test_chain_lru_room_made_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_lru_delete_then_reuse, setup_hook),
 		cmocka_unit_test_setup(test_flat_copy_home_refilled, setup_hook),
 		cmocka_unit_test_setup(test_copy_into_key, setup_hook),

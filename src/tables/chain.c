@@ -413,6 +413,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		}
 		chain_bucket_unlock(b);
 		if (unlikely(ret == CHAIN_EVICT)) {
+			TEST_HOOK(HOOK_LRU_FULL, c);
 			if (chain_lru_evict(c, !victim && chain_reuse_wanted(c) ? &victim : NULL,
 					    false))
 				evicted = credit = true;

@@ -210,6 +210,13 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 			__atomic_store_n(&l->head[q], e->lru.next, __ATOMIC_RELEASE);
 			continue;
 		}
+		/* Room made since the insert found the map full (a delete):
+		 * the insert takes it, and nothing is evicted (docs/MAPS.md).
+		 * Per-CPU lists' room is their own list's. */
+		if (!c->lru_cap && !count_full_quiescent(&c->count)) {
+			chain_bucket_unlock(b);
+			break;
+		}
 		lru_remove(l, e, q);
 		spin_unlock_word(&l->lock);
 		TEST_HOOK(HOOK_LRU_VICTIM, e);

@@ -72,6 +72,8 @@ enum test_hook_point {
 				  * for slots on their way back (obj: the chain) */
 	HOOK_LRU_EVICTED,	 /* a flat evicting map's insert: its eviction done,
 				  * the insert not yet made (obj: the flat table) */
+	HOOK_LRU_FULL,		 /* a chained evicting map's insert found it full, no
+				  * victim picked yet (obj: the chain) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
