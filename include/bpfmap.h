@@ -410,8 +410,10 @@ BPFMAP_API int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const voi
  * every table size; a walk returns every key present for the whole walk
  * exactly once and none twice, while the map grows and shrinks, and a @key
  * not in the map (deleted since, say) resumes from its place in that order,
- * not from the first key.  Each call reads one bucket or more, taking no
- * lock, and reads a bucket again if a writer changed it meanwhile.
+ * not from the first key.  Each call reads one bucket or more without a
+ * lock, and reads a bucket again if a writer changed it meanwhile; a
+ * bucket that writers changed three times running it reads under the
+ * bucket's lock (for fork(), such a call counts as writing: README).
  */
 BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *next_key);
 
