@@ -12,12 +12,14 @@
  * and a long key copied aside for a copy-out into its own buffer.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "test_util.h"
+#include "tables/chain.h"
 #include "tables/rtab.h"
 
 void *__real_malloc(size_t size);
@@ -440,6 +442,70 @@ static void test_lru_section_churn_without_memory(void **state)
 			}
 }
 
+/* test_lru_section_room_dry: inserts and deletes of keys {i, 2} outside
+ * sections until told to stop. */
+struct churn_outside {
+	struct bpfmap *m;
+	const void *value; /* the syscall view's: a slot per possible CPU */
+	bool stop;	   /* atomic */
+};
+
+static void *churn_outside_thread(void *arg)
+{
+	struct churn_outside *co = arg;
+
+	for (uint64_t i = 0; !__atomic_load_n(&co->stop, __ATOMIC_SEQ_CST); i++) {
+		uint64_t key[2] = { i, 2 };
+
+		if (!bpfmap_update_elem(co->m, key, co->value, BPFMAP_ANY))
+			(void)bpfmap_delete_elem(co->m, key);
+	}
+	return NULL;
+}
+
+/*
+ * A chained common-LRU map with room, its pool dry and nothing deleted
+ * waiting on its stacks (another thread, outside sections, took its deleted
+ * elements for reclamation and waits for the grace period this thread's
+ * section holds), every allocation failing: an insert inside the section
+ * evicts and reuses (docs/MAPS.md), not -ENOMEM.  The check that a delete's
+ * room is the insert's (ae649ea) made that eviction give up, and it
+ * answered -ENOMEM (an adversarial helper).
+ */
+static void test_lru_section_room_dry(void **state)
+{
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_LRU_HASH,
+						  BPFMAP_TYPE_LRU_PERCPU_HASH };
+
+	(void)state;
+	skip_under_tsan(NO_REUSE_UNDER_TSAN);
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		struct bpfmap *m = must_create(types[t], 16, 8, 64, 0);
+		struct chain *c = to_chain(m);
+		uint64_t *v = calloc((size_t)bpfmap_num_possible_cpus(), sizeof(*v));
+		struct churn_outside co = { .m = m, .value = v };
+		pthread_t th;
+
+		assert_non_null(v);
+		assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* chained */
+		for (uint64_t i = 0; i < 63; i++)
+			assert_int_equal(prog_update_failing(m, i, BPFMAP_NOEXIST, 0), 0);
+		bpfmap_read_lock();
+		fail_one_in = 1; /* every allocation, in both threads */
+		assert_int_equal(pthread_create(&th, NULL, churn_outside_thread, &co), 0);
+		while (!__atomic_load_n(&c->reclaiming, __ATOMIC_SEQ_CST))
+			usleep(1000); /* its reclamation waits for this section */
+		assert_int_equal(prog_update_failing(m, 1000, BPFMAP_NOEXIST, 1), 0);
+		fail_one_in = 0;
+		__atomic_store_n(&co.stop, true, __ATOMIC_SEQ_CST);
+		bpfmap_read_unlock();
+		pthread_join(th, NULL);
+		assert_true(walk_count(m, 16) <= 64);
+		free(v);
+		bpfmap_free(m);
+	}
+}
+
 /*
  * Per-CPU LRU lists (NO_COMMON_LRU), one read-side section: a thread fills
  * CPU 0's list and turns it over until the pool has nothing free (the
@@ -689,6 +755,7 @@ int main(void)
 		test_entry(test_lru_inserts_while_allocations_fail),
 		test_entry(test_lru_section_inserts_while_allocations_fail),
 		test_entry(test_lru_section_churn_without_memory),
+		test_entry(test_lru_section_room_dry),
 		test_entry(test_lru_section_inserts_after_cpu_move),
 		test_entry(test_rhash_grow_without_memory),
 		test_entry(test_rhash_deletes_without_memory),

@@ -415,7 +415,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		if (unlikely(ret == CHAIN_EVICT)) {
 			TEST_HOOK(HOOK_LRU_FULL, c);
 			if (chain_lru_evict(c, !victim && chain_reuse_wanted(c) ? &victim : NULL,
-					    false))
+					    false, true))
 				evicted = credit = true;
 			else
 				sched_yield(); /* a victim's bucket holder may be preempted */
@@ -434,7 +434,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			if (chain_reuse_wanted(c)) {
 				if ((victim = chain_pending_steal(c)))
 					continue;
-				if (chain_lru_evict(c, &victim, true)) {
+				if (chain_lru_evict(c, &victim, true, false)) {
 					evicted = credit = true;
 					continue;
 				}

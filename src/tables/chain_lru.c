@@ -155,7 +155,7 @@ static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_lis
  * the two lists are one queue merged by age.  @force: the oldest whose
  * bucket can be locked, whatever its count or age. */
 static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t limit, bool force,
-			   struct chain_elem **take)
+			   struct chain_elem **take, bool if_full)
 {
 	uint32_t scan;
 
@@ -213,7 +213,7 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 		/* Room made since the insert found the map full (a delete):
 		 * the insert takes it, and nothing is evicted (docs/MAPS.md).
 		 * Per-CPU lists' room is their own list's. */
-		if (!c->lru_cap && !count_full_quiescent(&c->count)) {
+		if (if_full && !c->lru_cap && !count_full_quiescent(&c->count)) {
 			chain_bucket_unlock(b);
 			break;
 		}
@@ -249,15 +249,15 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
  * the own list (per-CPU lists: the own list only, and then, @anywhere, the
  * next step too).  Then every list in turn, then the same forced (see
  * chain_lru.h). */
-bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere)
+bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, bool if_full)
 {
 	uint32_t n = c->n_lru, own = cpu_current() % n;
 	struct chain_lru_list *l = &c->lru[own], *o = NULL;
 	uint64_t limit = UINT64_MAX;
 
 	if (c->lru_cap) { /* per-CPU lists: a full own list evicts from itself */
-		if (lru_evict_from(c, l, UINT64_MAX, false, take) ||
-		    lru_evict_from(c, l, UINT64_MAX, true, take))
+		if (lru_evict_from(c, l, UINT64_MAX, false, take, if_full) ||
+		    lru_evict_from(c, l, UINT64_MAX, true, take, if_full))
 			return true;
 		if (!anywhere)
 			return false;
@@ -282,9 +282,9 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere)
 				limit = sl;
 			}
 		}
-		if (lru_evict_from(c, l, limit, false, take))
+		if (lru_evict_from(c, l, limit, false, take, if_full))
 			return true;
-		if (lru_evict_from(c, o, UINT64_MAX, false, take))
+		if (lru_evict_from(c, o, UINT64_MAX, false, take, if_full))
 			return true;
 	}
 	/* Every list, twice (the first walks lowered the counts), and only
@@ -293,7 +293,7 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere)
 		for (uint32_t i = 0; i < n; i++) {
 			struct chain_lru_list *x = &c->lru[i];
 
-			if (lru_len(x) && lru_evict_from(c, x, UINT64_MAX, pass == 2, take))
+			if (lru_len(x) && lru_evict_from(c, x, UINT64_MAX, pass == 2, take, if_full))
 				return true;
 		}
 	}
