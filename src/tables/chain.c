@@ -28,13 +28,8 @@ static ALWAYS_INLINE void chain_store_value_word(const struct chain *c, struct c
 			 __ATOMIC_RELEASE);
 }
 
-static void chain_part_copy_in(void *dst, const struct value_part *part)
-{
-	for (uint32_t i = 0; i < part->n; i++)
-		shared_copy_in(dst, part->off + (size_t)i * part->step, part->src, part->len);
-}
-
-/* A per-CPU value's bytes into its slots (tables/value.h). */
+/* A per-CPU value's bytes into its slots (tables/value.h).  Only per-CPU
+ * maps store parts of a value (core/percpu.c), as in the flat table. */
 static void chain_pcpu_copy_in(const struct chain *c, const struct chain_elem *e,
 			       const void *value, const struct value_part *part, bool fresh)
 {
@@ -58,7 +53,7 @@ static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 		chain_store_value_word(c, e, value);
 		return true;
 	}
-	if (!c->pcpu && !part && map_has_lock(map)) {
+	if (!c->pcpu && map_has_lock(map)) {
 		l = value_lock(map, dst);
 		if (!value_lock_try(&l->val))
 			return false;
@@ -66,8 +61,6 @@ static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	seqcount_write_begin(&e->seq);
 	if (c->pcpu)
 		chain_pcpu_copy_in(c, e, value, part, false);
-	else if (part)
-		chain_part_copy_in(dst, part);
 	else
 		value_store(map, dst, value);
 	seqcount_write_end(&e->seq);
@@ -76,10 +69,10 @@ static bool chain_write_value_locked(struct chain *c, struct chain_elem *e, cons
 	return true;
 }
 
-/* Fill an unpublished element's value: @value, or zeros and @part.
- * @reused: an element unlinked (retired) and taken at once, which readers
- * may still be on, and whose spin lock the deleted key's holder may still
- * hold: its lock word is left as it is (it is free once that holder lets
+/* Fill an unpublished element's value: @value, or (per-CPU) zeros and
+ * @part.  @reused: an element unlinked (retired) and taken at once, which
+ * readers may still be on, and whose spin lock the deleted key's holder may
+ * still hold: its lock word is left as it is (it is free once that holder lets
  * it go, as in the flat table). */
 static void chain_elem_fill(struct chain *c, struct chain_elem *e, const void *value,
 			    const struct value_part *part, bool reused)
@@ -89,9 +82,6 @@ static void chain_elem_fill(struct chain *c, struct chain_elem *e, const void *v
 
 	if (c->pcpu) { /* v holds the slots' index, set when @e was made */
 		chain_pcpu_copy_in(c, e, value, part, true);
-	} else if (part) {
-		value_store_zero(map, v, reused);
-		chain_part_copy_in(v, part);
 	} else if (reused) {
 		value_store(map, v, value);
 	} else {

@@ -126,20 +126,6 @@ static inline void value_store(const struct bpfmap *map, void *dst, const void *
 	}
 }
 
-/* Zero value @dst, its lock word untouched if @keep_lock (another thread
- * may hold it). */
-static inline void value_store_zero(const struct bpfmap *map, void *dst, bool keep_lock)
-{
-	if (keep_lock && map_has_lock(map)) {
-		uint32_t tail = (uint32_t)map->lock_off + sizeof(struct bpfmap_spin_lock);
-
-		memset(dst, 0, (size_t)map->lock_off);
-		memset((char *)dst + tail, 0, map->value_size - tail);
-	} else {
-		memset(dst, 0, map->value_size);
-	}
-}
-
 /*
  * Part of a value, as update_part stores it: @len bytes of @src at @off +
  * i * @step, i < @n, the offsets in the syscall view's layout (per-CPU
