@@ -553,6 +553,18 @@ static __attribute__((noinline)) int flat_update_locked_any(struct flat *f, cons
 	return flat_update_locked(f, key, value, flags, hash, hint, f->map.key_size, NULL, credit);
 }
 
+/* The locked update of @kind's instance (a constant where inlined). */
+static ALWAYS_INLINE int flat_update_locked_kind(struct flat *f, const void *key,
+						 const void *value, uint64_t flags, uint64_t hash,
+						 uint32_t hint, uint32_t credit, enum hash_kind kind)
+{
+	if (kind == HASH_U32)
+		return flat_update_locked_u32(f, key, value, flags, hash, hint, credit);
+	if (kind == HASH_U64)
+		return flat_update_locked_u64(f, key, value, flags, hash, hint, credit);
+	return flat_update_locked_any(f, key, value, flags, hash, hint, credit);
+}
+
 /* An insert into a full evicting map whose probe found the key absent:
  * a victim's room first, handed to the locked insert (the thread marked). */
 static ALWAYS_INLINE int flat_update_evicting(struct flat *f, const void *key,
@@ -562,11 +574,7 @@ static ALWAYS_INLINE int flat_update_evicting(struct flat *f, const void *key,
 	uint32_t credit = flat_lru_evict(f);
 
 	TEST_HOOK(HOOK_LRU_EVICTED, f);
-	if (kind == HASH_U32)
-		return flat_update_locked_u32(f, key, value, flags, hash, FLAT_NONE, credit);
-	if (kind == HASH_U64)
-		return flat_update_locked_u64(f, key, value, flags, hash, FLAT_NONE, credit);
-	return flat_update_locked_any(f, key, value, flags, hash, FLAT_NONE, credit);
+	return flat_update_locked_kind(f, key, value, flags, hash, FLAT_NONE, credit, kind);
 }
 
 /*
@@ -607,11 +615,7 @@ static ALWAYS_INLINE int flat_update_sized(struct bpfmap *map, const void *key,
 				return 0;
 		}
 	}
-	if (kind == HASH_U32)
-		return REENTRY_GUARDED(flat_update_locked_u32(f, key, value, flags, hash, hint, 0));
-	if (kind == HASH_U64)
-		return REENTRY_GUARDED(flat_update_locked_u64(f, key, value, flags, hash, hint, 0));
-	return REENTRY_GUARDED(flat_update_locked_any(f, key, value, flags, hash, hint, 0));
+	return REENTRY_GUARDED(flat_update_locked_kind(f, key, value, flags, hash, hint, 0, kind));
 }
 
 HASH_KIND_UPDATES(flat_update, flat_update_sized, struct bpfmap *, map, map->key_size,
