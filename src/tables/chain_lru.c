@@ -212,8 +212,10 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 		}
 		/* Room made since the insert found the map full (a delete):
 		 * the insert takes it, and nothing is evicted (docs/MAPS.md).
-		 * Per-CPU lists' room is their own list's. */
-		if (if_full && !c->lru_cap && !count_full_quiescent(&c->count)) {
+		 * Per-CPU lists' room is their own list's, exact under its
+		 * lock, as a delete takes the lock to leave it. */
+		if (if_full && (c->lru_cap ? lru_len(l) < c->lru_cap
+					   : !count_full_quiescent(&c->count))) {
 			chain_bucket_unlock(b);
 			break;
 		}

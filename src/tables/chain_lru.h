@@ -130,9 +130,10 @@ uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list);
  * but not queued for reclamation: *@take is the caller's to reuse
  * (chain_reuses) or to queue (chain_retire_unlinked).  Per-CPU lists
  * evict from the calling CPU's own list, and then, with @anywhere, from
- * the others too.  @if_full (the common LRU): only while the map is full,
- * else false, the room a delete made meanwhile being the insert's; without
- * it, an insert that found no memory inside a section makes some. */
+ * the others too.  @if_full: only while the map (per-CPU lists: the own
+ * list) is full, else false, the room a delete made meanwhile being the
+ * insert's; without it, an insert that found no memory inside a section
+ * makes some. */
 bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, bool if_full);
 
 #endif
