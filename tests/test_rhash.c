@@ -690,6 +690,93 @@ static void test_chains_stay_packed(void **state)
 	bpfmap_free(m);
 }
 
+/* A key from *@next on whose hash puts it in bucket 0 of @t and of the
+ * table twice @t's size. */
+static uint64_t key_in_low_half(struct rtab *r, struct rtab_table *t, uint64_t *next)
+{
+	uint64_t k;
+
+	do
+		k = (*next)++;
+	while (rtab_hash(r, &k, 8, HASH_U64) >> (t->shift - 1));
+	return k;
+}
+
+/*
+ * A resize whose run finds the overflow arena dry gives the run back with
+ * nothing changed, and a later insert moves it.  Bucket 0 holds 22 keys
+ * that all go to the new table's bucket 0, which needs overflow groups for
+ * them: with the arena dry (its cap lowered to what it has handed out, and
+ * its free groups taken), the move fails after filling that bucket's first
+ * group, and must empty it again (rtab_unbuild).  Else the move that
+ * succeeds later adds those seven keys a second time.
+ */
+static void test_resize_groups_dry(void **state)
+{
+	struct bpfmap *m = rhash(8, 8, 9216, 0);
+	struct rtab *r = to_rtab(m);
+	uint64_t k, next = 1ull << 40, v, *keys = malloc(sizeof(*keys) * 9216);
+	uint32_t n = 0, held = 0, cap, *taken = malloc(sizeof(*taken) * 8192);
+	struct rtab_table *t = rtab_table_of(r), *nt;
+	bool packed;
+
+	(void)state;
+	assert_true(keys && taken);
+	assert_true(t->n * RTAB_GROW_LOAD < 4096); /* the smallest table */
+	while (chain_groups(r, t, 0, &packed) < 3) {
+		k = key_in_low_half(r, t, &next);
+		assert_int_equal(bpfmap_update_elem(m, &k, &k, BPFMAP_NOEXIST), 0);
+		keys[n++] = k;
+	}
+	/* Up to the grow threshold with keys of other buckets. */
+	for (k = 1ull << 50; n < t->n * RTAB_GROW_LOAD; k++) {
+		if (rtab_bucket(t, rtab_hash(r, &k, 8, HASH_U64)) == 0)
+			continue;
+		assert_int_equal(bpfmap_update_elem(m, &k, &k, BPFMAP_NOEXIST), 0);
+		keys[n++] = k;
+	}
+	assert_ptr_equal(rtab_table_of(r), t);
+	assert_null(t->next);
+	cap = r->groups.cap;
+	r->groups.cap = r->groups.fresh - 1;
+	while ((taken[held] = rtab_ogroup_alloc(r)) != RTAB_NONE)
+		assert_true(++held < 8192);
+	/* Into bucket 0's last group, which has room: the grow starts, and
+	 * its first run cannot move. */
+	k = key_in_low_half(r, t, &next);
+	assert_int_equal(bpfmap_update_elem(m, &k, &k, BPFMAP_NOEXIST), 0);
+	keys[n++] = k;
+	nt = t->next;
+	assert_non_null(nt);
+	assert_ptr_equal(rtab_table_of(r), t);
+	assert_int_equal(t->runs[0], RTAB_RUN_IDLE);
+	for (uint32_t b = 0; b < 2 * RTAB_RUN; b++) {
+		assert_int_equal(nt->groups[b].next, RTAB_NONE);
+		for (int i = 0; i < RTAB_SLOTS; i++)
+			assert_int_equal(nt->groups[b].link[i], RTAB_NONE);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(bpfmap_lookup_elem(m, &keys[i], &v), 0);
+		assert_int_equal(v, keys[i]);
+	}
+	r->groups.cap = cap;
+	while (held)
+		rtab_ogroup_free(r, taken[--held]);
+	for (k = 1ull << 52; rtab_table_of(r) == t; k++) {
+		assert_true(n < 9216);
+		assert_int_equal(bpfmap_update_elem(m, &k, &k, BPFMAP_NOEXIST), 0);
+		keys[n++] = k;
+	}
+	assert_int_equal(walk_count(m, 8), n);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(bpfmap_lookup_elem(m, &keys[i], &v), 0);
+		assert_int_equal(v, keys[i]);
+	}
+	free(taken);
+	free(keys);
+	bpfmap_free(m);
+}
+
 /* Deleted elements wait for a grace period before reuse.  Inside a
  * read-side section none can end, so churn exhausts the arena's spare room
  * and an insert answers -ENOMEM (nothing else changes); outside one, an
@@ -881,6 +968,7 @@ int main(int argc, char **argv)
 		test_entry(test_get_next_key),
 		test_entry(test_batches),      test_entry(test_spin_lock_value),
 		test_entry(test_arena_exhausted), test_entry(test_chains_stay_packed),
+		test_entry(test_resize_groups_dry),
 		test_entry(test_model),
 	};
 
