@@ -503,48 +503,18 @@ static void test_lru_room_made_meanwhile(void **state)
  * victim; a delete makes room meanwhile.  The insert must take that room:
  * it evicted a key all the same, and the map held 63 of 64.
  */
-static void test_chain_lru_room_made_meanwhile(void **state)
+static void check_chain_lru_room_made(uint32_t flags)
 {
-	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 16, 8, 64, 0);
-	uint64_t k[2] = { 1000, 7 }, gone[2] = { 5, 7 }, v = 1, out;
-	struct op ins = { .m = m, .key = k[0], .key_hi = k[1], .value = 2, .cpu = -1 };
-
-	(void)state;
-	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
-	for (uint64_t i = 0; i < 64; i++) {
-		uint64_t key[2] = { i, 7 };
-
-		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
-	}
-	op_start_stopped(&ins, HOOK_LRU_FULL, 0);
-	assert_int_equal(bpfmap_delete_elem(m, gone), 0);
-	op_release();
-	assert_int_equal(op_join(&ins), 0);
-	assert_int_equal(bpfmap_lookup_elem(m, k, &out), 0);
-	assert_int_equal(out, 2);
-	assert_int_equal(walk_count(m, 16), 64);
-	bpfmap_free(m);
-}
-
-/*
- * The same with per-CPU lists (NO_COMMON_LRU): an insert on CPU 0 finds its
- * CPU's list full and stops; a delete of one of that list's keys makes room
- * there.  The insert must take it and evict nothing.  Before, only the
- * common LRU looked again, and the insert evicted the list's oldest key.
- */
-static void test_percpu_lists_room_made_meanwhile(void **state)
-{
-	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 16, 8, 64,
-				       BPFMAP_F_NO_COMMON_LRU);
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 16, 8, 64, flags);
 	uint64_t k[2] = { 1000, 7 }, gone[2] = { 5, 7 }, v = 1, out;
 	struct op ins = { .m = m, .key = k[0], .key_hi = k[1], .value = 2, .cpu = 0 };
-	uint32_t lists = to_chain(m)->n_lru;
+	uint32_t fill = 64;
 
-	(void)state;
-	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key);
+	assert_ptr_equal(m->ops->get_next_key, chain_get_next_key); /* the chained table */
+	if (flags & BPFMAP_F_NO_COMMON_LRU)
+		fill /= to_chain(m)->n_lru; /* CPU 0's list full, the map not */
 	pin_to(0);
-	/* CPU 0's list full, and no other: the map has room elsewhere. */
-	for (uint64_t i = 0; i < 64 / lists; i++) {
+	for (uint64_t i = 0; i < fill; i++) {
 		uint64_t key[2] = { i, 7 };
 
 		assert_int_equal(bpfmap_update_elem(m, key, &v, BPFMAP_NOEXIST), 0);
@@ -556,13 +526,31 @@ static void test_percpu_lists_room_made_meanwhile(void **state)
 	assert_int_equal(op_join(&ins), 0);
 	assert_int_equal(bpfmap_lookup_elem(m, k, &out), 0);
 	assert_int_equal(out, 2);
-	for (uint64_t i = 0; i < 64 / lists; i++) {
+	for (uint64_t i = 0; i < fill; i++) {
 		uint64_t key[2] = { i, 7 };
 
 		assert_int_equal(bpfmap_lookup_elem(m, key, &out), i == gone[0] ? -ENOENT : 0);
 	}
-	assert_int_equal(walk_count(m, 16), 64 / lists);
+	assert_int_equal(walk_count(m, 16), fill);
 	bpfmap_free(m);
+}
+
+static void test_chain_lru_room_made_meanwhile(void **state)
+{
+	(void)state;
+	check_chain_lru_room_made(0);
+}
+
+/*
+ * The same with per-CPU lists (NO_COMMON_LRU): an insert on CPU 0 finds its
+ * CPU's list full and stops; a delete of one of that list's keys makes room
+ * there.  The insert must take it and evict nothing.  Before, only the
+ * common LRU looked again, and the insert evicted the list's oldest key.
+ */
+static void test_percpu_lists_room_made_meanwhile(void **state)
+{
+	(void)state;
+	check_chain_lru_room_made(BPFMAP_F_NO_COMMON_LRU);
 }
 
 /* ---- a flat copy-out whose home slot is refilled ------------------------ */
