@@ -1056,6 +1056,72 @@ static void test_chain_walk_diverted(void **state)
 }
 
 /*
+ * A chain hit needs the moved check too.  Key 0, absent, is the dead word
+ * of every home but the dead home D, its own.  Its walk is stopped on its
+ * way to node X (x's, D's chain head, behind which it would end); x is
+ * deleted and X reused at once for home B, ahead of Z, B's node of key z.
+ * The diverted walk stops again on its way to Z, and z is deleted, which
+ * stores B's dead word, 0, in Z's key.  The walk matched it and answered
+ * z's value as key 0's, in both views (found by an adversarial probe); a
+ * hit now counts only if the map's moved seq held still.
+ */
+static void check_dead_word_hit(bool copy)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_HASH, 4, 8, 64, 0);
+	struct flat *f = to_flat(m);
+	uint32_t D = f->dead_home, B = (D + 1) % f->n_homes, C = (D + 2) % f->n_homes;
+	uint32_t next = 1, x, z, X, Z;
+	uint64_t w = 0, v = 0x5a5a5a5a;
+	struct op look = { .m = m, .look = !copy, .copy = copy, .cpu = -1 };
+	uint32_t tag0 = flat_place_of(f, flat_hash(f, &w)).tag;
+
+	assert_true(f->match_by_key && f->n_homes > 3);
+	assert_int_equal(home_of(f, 0), D);
+	bpfmap_read_lock(); /* no grace period ends from here on: nothing reclaimed */
+	fill_home(m, D, 8, &next);
+	fill_home(m, B, 8, &next);
+	fill_home(m, C, 8, &next);
+	/* x, D's one node, with key 0's filter bit, so that its walk runs. */
+	for (x = next;; x++) {
+		w = x;
+		if (home_of(f, x) == D &&
+		    flat_filter_bit(flat_place_of(f, flat_hash(f, &w)).tag) == flat_filter_bit(tag0))
+			break;
+	}
+	assert_int_equal(bpfmap_update_elem(m, &w, &v, BPFMAP_NOEXIST), 0);
+	X = flat_chain(f, D);
+	next = x + 1;
+	z = fill_home(m, B, 1, &next);
+	w = z;
+	assert_int_equal(bpfmap_update_elem(m, &w, &v, BPFMAP_EXIST), 0);
+	Z = flat_chain(f, B);
+	assert_true(flat_is_node(f, X) && flat_is_node(f, Z));
+	use_up_pool(m, C, &next);
+	op_start_stopped(&look, HOOK_CHAIN_STEP, 0); /* about to read X */
+	w = x;
+	assert_int_equal(bpfmap_delete_elem(m, &w), 0);
+	fill_home(m, B, 1, &next); /* reuses X, ahead of Z */
+	assert_int_equal(flat_chain(f, B), X);
+	assert_int_equal(flat_node_next(f, X), Z);
+	op_restop(&look); /* diverted: about to read Z */
+	w = z;
+	assert_int_equal(bpfmap_delete_elem(m, &w), 0);
+	op_release();
+	assert_int_equal(op_join(&look), -ENOENT);
+	bpfmap_read_unlock();
+	w = 0;
+	assert_int_equal(bpfmap_lookup_elem(m, &w, &v), -ENOENT);
+	bpfmap_free(m);
+}
+
+static void test_dead_word_hit(void **state)
+{
+	(void)state;
+	check_dead_word_hit(false);
+	check_dead_word_hit(true);
+}
+
+/*
  * The same diversion under get_next_key: a walk from the first key, home
  * A's bucket emptied so that K, in A's chain behind X, is A's only key
  * present throughout, homes before A empty.  Stopped on its way to X while
@@ -3867,6 +3933,7 @@ int main(void)
 		cmocka_unit_test_setup(test_lock_word_counts, setup_hook),
 		cmocka_unit_test_setup(test_probe_full_not_fooled, setup_hook),
 		cmocka_unit_test_setup(test_chain_walk_diverted, setup_hook),
+		cmocka_unit_test_setup(test_dead_word_hit, setup_hook),
 		cmocka_unit_test_setup(test_walk_diverted, setup_hook),
 		cmocka_unit_test_setup(test_walk_beside_relink, setup_hook),
 		cmocka_unit_test_setup(test_chain_copy_reused, setup_hook),

@@ -29,8 +29,11 @@
  * walk that followed a link to it before and read it after would walk the
  * other chain and miss keys of its own: the reuse holds the map's moved seq
  * around the relinking (flat_update.c), and a walk that ends without a match
- * starts over if it moved.  A match needs no such check: a node holding
- * @key, live, is in @key's home's chain.  @lookup: see above.
+ * starts over if it moved.  So does one that matches by key word: another
+ * home's chain holds that home's dead word in its deleted nodes, and the
+ * dead word of every home but the dead home is key 0, the dead home's
+ * (test_dead_word_hit).  In its own chain a walk never meets its own home's
+ * dead word: no key of that home has it.  @lookup: see above.
  */
 static ALWAYS_INLINE uint32_t flat_chain_find(const struct flat *f, uint32_t h, uint32_t tag,
 					      const void *key, uint32_t ks, uint64_t small,
@@ -52,8 +55,11 @@ restart:
 
 		TEST_HOOK(HOOK_CHAIN_STEP, f);
 		if (by_key) {
-			if (flat_small_at(f, pos, ks) == small)
+			if (flat_small_at(f, pos, ks) == small) {
+				if (!mwseq_read_same(&f->moved, moved))
+					goto restart;
 				return pos;
+			}
 			pos = flat_node_next(f, pos);
 			continue;
 		}
