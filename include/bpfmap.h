@@ -53,7 +53,9 @@
  *    interrupted call holds a lock or a lock-free store, writing calls
  *    (updates, deletes, lookup-and-delete, batches, get_next_key) all
  *    answer -EBUSY and change nothing; lookups do only where they would
- *    wait.
+ *    wait.  The calls that may allocate (README, "Signal handlers") are
+ *    not async-signal-safe; the rest allocate nothing, a thread's first
+ *    call included.
  */
 #ifndef BPFMAP_H
 #define BPFMAP_H

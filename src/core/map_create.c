@@ -9,6 +9,8 @@
 
 #include "core/map.h"
 #include "core/opts.h"
+#include "sync/rcu.h"
+#include "sync/store_window.h"
 #include "util/compiler.h"
 
 /* The types of core/types.h by uapi value; NULL where none is built. */
@@ -128,6 +130,10 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 	if (err)
 		goto out_err;
 
+	/* What a map's calls may need once, set up where no signal handler
+	 * runs (bpfmap.h: handlers may call everything but create and free). */
+	store_window_prepare();
+	rcu_prepare();
 	map = mt->alloc(&p, &err);
 	if (!map)
 		goto out_err;

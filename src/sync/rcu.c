@@ -31,6 +31,11 @@ void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 	urcu_bp_call_rcu(head, fn);
 }
 
+void rcu_prepare(void)
+{
+	(void)urcu_bp_get_default_call_rcu_data();
+}
+
 void rcu_wait_deferred(void)
 {
 	urcu_bp_barrier();

@@ -2,12 +2,12 @@
 /* The process-wide registry of store windows (sync/store_window.h). */
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sync/store_window.h"
 #include "sync/backoff.h"
-#include "util/big_alloc.h"
 
 #ifdef BPFMAP_TSAN
 #define STORE_SCAN_ORDER __ATOMIC_SEQ_CST
@@ -62,30 +62,69 @@ static void store_window_init(void)
 	store_window_ok = true;
 }
 
-__attribute__((noinline)) struct store_window *store_window_register(void)
+void store_window_prepare(void)
 {
-	struct store_window *w;
-
 	pthread_once(&store_window_once, store_window_init);
-	if (!store_window_ok)
-		return NULL;
-	for (w = __atomic_load_n(&store_windows, __ATOMIC_ACQUIRE); w; w = w->next) {
+}
+
+/* An unused record of the registry, claimed; NULL if none. */
+static struct store_window *store_window_claim(void)
+{
+	for (struct store_window *w = __atomic_load_n(&store_windows, __ATOMIC_ACQUIRE); w;
+	     w = w->next) {
 		uint32_t unused = 0;
 
 		if (!__atomic_load_n(&w->used, __ATOMIC_RELAXED) &&
 		    __atomic_compare_exchange_n(&w->used, &unused, 1, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
-			goto own;
+			return w;
 	}
-	w = big_zalloc(sizeof(*w)); /* a line of its own; never freed */
-	if (!w)
+	return NULL;
+}
+
+/* A page of new records, the first claimed, all pushed on the registry
+ * (never freed).  From mmap, not malloc: a thread's first update may be a
+ * signal handler's, on a thread interrupted inside malloc. */
+static struct store_window *store_window_page(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = page > 0 ? (size_t)page / sizeof(struct store_window) : 64;
+	struct store_window *w;
+
+	n = n ? n : 1;
+	w = mmap(NULL, n * sizeof(*w), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	if (w == MAP_FAILED)
 		return NULL;
-	w->used = 1;
-	w->next = __atomic_load_n(&store_windows, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&store_windows, &w->next, w, true, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
+	w[0].used = 1;
+	for (size_t i = 0; i + 1 < n; i++)
+		w[i].next = &w[i + 1];
+	w[n - 1].next = __atomic_load_n(&store_windows, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&store_windows, &w[n - 1].next, w, true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
-own:
+	return w;
+}
+
+/*
+ * Async-signal-safe once store_window_prepare has run (every map's
+ * creation runs it, and no map call comes before): the once is done, the
+ * records come from mmap, and the key, created before any map, is one of
+ * the first a process makes, which glibc keeps in the thread's own
+ * descriptor (pthread_setspecific allocates only past the first 32).  A
+ * handler that registers while it interrupts this keeps its record used
+ * for good: one line, and no window waits on an even seq.
+ */
+__attribute__((noinline)) struct store_window *store_window_register(void)
+{
+	struct store_window *w;
+
+	store_window_prepare();
+	if (!store_window_ok)
+		return NULL;
+	w = store_window_claim();
+	if (!w && !(w = store_window_page()))
+		return NULL;
 	if (pthread_setspecific(store_window_key, w)) {
 		store_window_release(w);
 		return NULL;

@@ -42,6 +42,10 @@ extern __thread struct store_window *store_window_mine
 #define STORE_WINDOW_ORDER __ATOMIC_RELAXED
 #endif
 
+/* The registry's one-time setup (membarrier, the thread-exit key), done by
+ * every map's creation, so that no signal handler's call does it. */
+void store_window_prepare(void);
+
 /* Register the calling thread's record; NULL without membarrier (or
  * memory).  Out of line: the lock-free fast path never calls it. */
 struct store_window *store_window_register(void);
