@@ -140,7 +140,7 @@ struct flat {
 	uint32_t n_nodes;    /* the pool's nodes: max_entries + pool_slack() */
 	uint32_t node_soft_cap; /* nodes handed out before a reclamation is preferred */
 	char *values_mem;	/* values' allocation (their versions before them) */
-	size_t fixed_bytes;	/* mem_usage: what creation touched */
+	size_t fixed_bytes;	/* mem_usage: held from creation on */
 	uint32_t node_bytes;	/* mem_usage: per node handed out */
 	uint32_t elem_bytes;	/* mem_usage: per element handed out (long keys) */
 	/* What the lookups of per-CPU and evicting maps read beside the hot

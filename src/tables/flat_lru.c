@@ -201,9 +201,13 @@ void *flat_lru_lookup(struct bpfmap *map, const void *key)
 size_t flat_lru_mem(const struct flat *f)
 {
 	const struct flat_lru *l = f->lru;
-	uint64_t used = f->pool_base + (uint64_t)__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
+	/* A byte a slot: those touched, or all of them from the heap (as
+	 * flat_count_pool). */
+	uint64_t used = big_is_mapped(l->state)
+				? f->pool_base + (uint64_t)__atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED)
+				: (uint64_t)f->n_buckets * FLAT_SLOTS;
 
-	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) + (size_t)used /* a byte a slot */ +
+	return sizeof(*l) + (size_t)l->cap * sizeof(uint32_t) + (size_t)used +
 	       (l->cpu ? (l->cpu_mask + 1) * sizeof(*l->cpu) : 0);
 }
 

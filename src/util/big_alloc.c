@@ -115,6 +115,11 @@ void *big_zalloc(size_t bytes)
 	return p;
 }
 
+bool big_is_mapped(const void *p)
+{
+	return ((const struct big_header *)p - 1)->map_len != 0;
+}
+
 void big_free(void *p)
 {
 	struct big_header *h;

@@ -14,6 +14,7 @@
 #ifndef BPFMAP_UTIL_BIG_ALLOC_H
 #define BPFMAP_UTIL_BIG_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ void *big_zalloc(size_t bytes);
 /* The same, from mmap whatever the size or the build: for arrays that
  * big_clear gives back to the kernel by the page. */
 void *big_zalloc_mapped(size_t bytes);
+/* Did @p (from big_zalloc*) come from mmap?  Then its pages cost memory
+ * once touched; from the heap, all of it is the program's at once. */
+bool big_is_mapped(const void *p);
 /* Release what big_zalloc or big_zalloc_mapped returned; NULL is a no-op. */
 void big_free(void *p);
 /* Zero the @bytes at @p (from big_zalloc*) while threads may still load
