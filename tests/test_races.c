@@ -67,6 +67,7 @@
 #include "tables/flat_lru.h"
 #include "tables/flat_words.h"
 #include "tables/chain.h"
+#include "tables/chain_lru.h"
 #include "tables/rtab.h"
 #include "tables/slot_arena.h"
 #include "util/test_hook.h"
@@ -551,6 +552,95 @@ static void test_percpu_lists_room_made_meanwhile(void **state)
 {
 	(void)state;
 	check_chain_lru_room_made(BPFMAP_F_NO_COMMON_LRU);
+}
+
+/* ---- per-CPU LRU lists over their cap ----------------------------------- */
+
+static uint32_t list_len(const struct chain *c, uint32_t i)
+{
+	return __atomic_load_n(&c->lru[i].n[0], __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->lru[i].n[1], __ATOMIC_RELAXED);
+}
+
+/* Insert keys [from, from + n) on CPU @cpu (its list). */
+static void insert_on(struct bpfmap *m, int cpu, uint64_t from, uint32_t n)
+{
+	uint64_t v = 1;
+
+	pin_to(cpu);
+	for (uint64_t k = from; k < from + n; k++)
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	test_unpin();
+}
+
+/* An insert on @cpu of key @k answers 0 at once (it waited for ever). */
+static void insert_answers(struct bpfmap *m, int cpu, uint64_t k)
+{
+	struct op ins = { .m = m, .key = k, .value = 2, .cpu = cpu };
+
+	op_start(&ins);
+	assert_int_equal(op_answer_soon(&ins), 0);
+	op_join(&ins);
+}
+
+/*
+ * NO_COMMON_LRU, both CPUs' lists full (4 of 8 each).  An insert on CPU 0
+ * evicts from its list and, stopped at its victim, is moved to CPU 1: its
+ * insert (the eviction's room) went to CPU 1's list, over its cap, and the
+ * map full with room on CPU 0's list, an insert on CPU 0 found the map
+ * full, and would evict only where the list had no room: it waited for
+ * ever (an adversarial probe, 69f151b).  The room now goes to the
+ * victim's list when the own one is full.  Then two inserts on CPU 0 pass
+ * the list's unlocked check at once (one stopped with its room reserved):
+ * CPU 0's list over its cap, CPU 1's under; an insert on CPU 1 finds the
+ * map full and takes from the list over its cap.
+ */
+static void test_percpu_lists_over_cap(void **state)
+{
+	struct bpfmap *m = must_create(BPFMAP_TYPE_LRU_HASH, 8, 8, 8, BPFMAP_F_NO_COMMON_LRU);
+	struct chain *c = to_chain(m);
+	struct op ins = { .m = m, .key = 200, .value = 2, .cpu = 0 };
+	cpu_set_t one;
+
+	(void)state;
+	if (c->n_lru != 2) {
+		print_message("skipped: needs two LRU lists (2 possible CPUs), has %u\n", c->n_lru);
+		bpfmap_free(m);
+		return;
+	}
+	assert_int_equal(c->lru_cap, 4);
+	insert_on(m, 1, 0, 4);
+	insert_on(m, 0, 100, 4);
+	op_start_stopped(&ins, HOOK_LRU_VICTIM, 0);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	assert_int_equal(pthread_setaffinity_np(ins.t, sizeof(one), &one), 0);
+	op_release();
+	assert_int_equal(op_join(&ins), 0);
+	assert_int_equal(list_len(c, 0), 4);
+	assert_int_equal(list_len(c, 1), 4);
+	insert_answers(m, 0, 201);
+	assert_int_equal(walk_count(m, 8), 8);
+
+	/* Two inserts on CPU 0 past its list's check at once. */
+	uint64_t k = 0;
+
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0); /* CPU 1's: 3 */
+	k = 103;
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0); /* CPU 0's: 3 */
+	struct op first = { .m = m, .key = 300, .value = 2, .cpu = 0 };
+
+	op_start_stopped(&first, HOOK_INSERT_RESERVED, 0);
+	insert_on(m, 0, 301, 1);
+	op_release();
+	assert_int_equal(op_join(&first), 0);
+	assert_int_equal(list_len(c, 0), 5);
+	assert_int_equal(list_len(c, 1), 3);
+	insert_answers(m, 1, 302);
+	assert_int_equal(list_len(c, 0), 4);
+	assert_int_equal(list_len(c, 1), 4);
+	assert_int_equal(walk_count(m, 8), 8);
+	bpfmap_free(m);
 }
 
 /* ---- a flat copy-out whose home slot is refilled ------------------------ */
@@ -3972,6 +4062,7 @@ int main(void)
 		cmocka_unit_test_setup(test_lru_room_made_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_chain_lru_room_made_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_percpu_lists_room_made_meanwhile, setup_hook),
+		cmocka_unit_test_setup(test_percpu_lists_over_cap, setup_hook),
 		cmocka_unit_test_setup(test_lru_delete_then_reuse, setup_hook),
 		cmocka_unit_test_setup(test_flat_copy_home_refilled, setup_hook),
 		cmocka_unit_test_setup(test_copy_into_key, setup_hook),

@@ -213,9 +213,10 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 		/* Room made since the insert found the map full (a delete):
 		 * the insert takes it, and nothing is evicted (docs/MAPS.md).
 		 * Per-CPU lists' room is their own list's, exact under its
-		 * lock, as a delete takes the lock to leave it. */
-		if (if_full && (c->lru_cap ? lru_len(l) < c->lru_cap
-					   : !count_full_quiescent(&c->count))) {
+		 * lock, as a delete takes the lock to leave it, and the map's
+		 * too (a list over its cap fills it: chain_lru_evict). */
+		if (if_full && (!c->lru_cap || lru_len(l) < c->lru_cap) &&
+		    !count_full_quiescent(&c->count)) {
 			chain_bucket_unlock(b);
 			break;
 		}
@@ -258,6 +259,21 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 	uint64_t limit = UINT64_MAX;
 
 	if (c->lru_cap) { /* per-CPU lists: a full own list evicts from itself */
+		/* The map full while the own list has room: another list went
+		 * over its cap (two inserts on one CPU passed the unlocked
+		 * check at once), so from that one, else the insert that
+		 * found the map full waited for ever. */
+		if (if_full && lru_len(l) < c->lru_cap) {
+			for (uint32_t i = 0; i < n; i++) {
+				struct chain_lru_list *x = &c->lru[i];
+
+				if (lru_len(x) > c->lru_cap &&
+				    (lru_evict_from(c, x, UINT64_MAX, false, take, if_full) ||
+				     lru_evict_from(c, x, UINT64_MAX, true, take, if_full)))
+					return true;
+			}
+			return false;
+		}
 		if (lru_evict_from(c, l, UINT64_MAX, false, take, if_full) ||
 		    lru_evict_from(c, l, UINT64_MAX, true, take, if_full))
 			return true;
@@ -302,6 +318,17 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 	return false;
 }
 
+/* The list with the fewest elements. */
+static uint32_t lru_shortest(const struct chain *c)
+{
+	uint32_t best = 0;
+
+	for (uint32_t i = 1; i < c->n_lru; i++)
+		if (lru_len(&c->lru[i]) < lru_len(&c->lru[best]))
+			best = i;
+	return best;
+}
+
 uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list)
 {
 	uint32_t own = cpu_current() % c->n_lru;
@@ -309,6 +336,12 @@ uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list)
 	*list = own;
 	if (*credit) { /* an eviction's room, counted still */
 		*credit = false;
+		/* A thread that moved to another CPU since it evicted finds
+		 * that CPU's list full: the room is on another, the victim's
+		 * (it went over its cap, and an insert on a CPU whose list had
+		 * room then found the map full and waited for ever). */
+		if (c->lru_cap && lru_len(&c->lru[own]) >= c->lru_cap)
+			*list = lru_shortest(c);
 		return COUNT_CREDIT;
 	}
 	if (c->lru_cap && lru_len(&c->lru[own]) >= c->lru_cap)

@@ -119,7 +119,8 @@ void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_e
  * locked, and in *@list the list the element will join (the calling CPU's);
  * COUNT_FULL when the map (per-CPU lists: that list) is full: the caller
  * drops its lock, evicts (chain_lru_evict) and tries again.  With *@credit
- * (an eviction's room) COUNT_CREDIT (sync/count.h), *@credit cleared. */
+ * (an eviction's room) COUNT_CREDIT (sync/count.h), *@credit cleared, and
+ * with per-CPU lists the shortest list if the own one is full. */
 uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list);
 
 /* Evict one element, no bucket lock held (the victim's is only tried: the
