@@ -312,7 +312,9 @@ static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
 			misses = lookup_run_patched(st->map, st->lookup, key, st->nr_outer,
 						    st->nr_entries);
 		bpfmap_read_unlock();
-		seq_stats_add(&st->stats[idx], (uint64_t)st->nr_outer * st->nr_entries,
+		/* A run stops at its first miss, as the kernel's program does:
+		 * its lookups are not counted (they were a rate of nothing). */
+		seq_stats_add(&st->stats[idx], misses ? 0 : (uint64_t)st->nr_outer * st->nr_entries,
 			      thread_cpu_ns() - t0, misses);
 		if (misses)
 			break; /* a bug in the map: stop, the result line says so */
@@ -336,6 +338,8 @@ static void lookup_lib_finish(void *arg, struct cell_result *r)
 		writer_finish(&st->w, r);
 	if (st->bulk)
 		snprintf(r->note, sizeof(r->note), "bpfmap_lookup_bulk, %u keys a call", st->bulk);
+	else if (st->copy_out)
+		snprintf(r->note, sizeof(r->note), "bpfmap_lookup_elem(), each value copied out");
 	else
 		snprintf(r->note, sizeof(r->note), "%s%s",
 			 st->lookup == bpfmap_lookup ? "through bpfmap_lookup()" : "bpfmap_lookup_func()",

@@ -166,7 +166,7 @@ static int load_churn(const struct json_obj *o, struct cells *cs)
 static int load_map(const struct json_obj *o, struct cells *cs)
 {
 	double producers = json_num(o, "producers", 1);
-	char b1[32], bulk[24] = "", tag[48] = "";
+	char b1[32], bulk[24] = "", tag[48] = "", view[64];
 	struct cell c;
 
 	memset(&c, 0, sizeof(c));
@@ -182,15 +182,23 @@ static int load_map(const struct json_obj *o, struct cells *cs)
 		snprintf(bulk, sizeof(bulk), ", bulk %.0f", json_num(o, "bulk", 0));
 	if (json_get(o, "tag"))
 		snprintf(tag, sizeof(tag), " (%.40s)", json_str(o, "tag", ""));
+	/* The view and the loop count are what was measured too: a copy-out
+	 * cell is not a program-view one's baseline. */
+	snprintf(view, sizeof(view), "%s%s%s",
+		 json_get(o, "copy_out") ? ", copy-out" : "",
+		 json_get(o, "via_lookup") ? ", via bpfmap_lookup" : "",
+		 json_get(o, "nr_loops") ? ", nr_loops " : "");
+	if (json_get(o, "nr_loops"))
+		fmt_num(o, "nr_loops", view + strlen(view), sizeof(view) - strlen(view));
 	snprintf(c.group, sizeof(c.group),
-		 "%s, %s: %s, value_size %s, map_flags 0x%x, %.0f producer%s%s%s%s%s%s%s%s%s",
+		 "%s, %s: %s, value_size %s, map_flags 0x%x, %.0f producer%s%s%s%s%s%s%s%s%s%s",
 		 json_str(o, "bench", "?"), json_str(o, "backend", "?"),
 		 json_str(o, "map_type", "?"), fmt_num(o, "value_size", b1, sizeof(b1)),
 		 (unsigned)json_num(o, "map_flags", 0), producers, producers == 1 ? "" : "s",
 		 json_get(o, "use_case") ? ", " : "", json_str(o, "use_case", ""),
 		 json_num(o, "preallocated", 0) ? ", preallocated" : "",
 		 json_num(o, "full_width_keys", 0) ? ", full-width keys" : "", bulk,
-		 json_num(o, "writer", 0) ? ", with a writer" : "", tag,
+		 json_num(o, "writer", 0) ? ", with a writer" : "", view, tag,
 		 c.lower_better ? " [bytes/elem]" : " [M/s]");
 	row_label(o, c.row, sizeof(c.row));
 	fmt_num(o, "key_size", c.col, sizeof(c.col));

@@ -48,6 +48,16 @@ static void sleep_until(uint64_t t)
 		;
 }
 
+/* The CPUs this process may run on. */
+static int allowed_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set);
+}
+
 /*
  * One second, as the kernel bench samples, unless -w or -d is shorter than
  * that: then a quarter of the shorter one, so a quick run still has a few
@@ -254,10 +264,23 @@ int cell_run(const struct cell_ops *ops, const struct bench_args *a,
 			r->mops = stats_mean(samples, ns);
 			r->mops_stddev = stats_stddev(samples, ns, r->mops);
 			r->mops_total = r->mops * n;
+			/* Rates are per producer's CPU time: their sum is a
+			 * throughput only while each producer has a CPU. */
+			if (n > allowed_cpus())
+				r->mops_total = NAN;
 		} else {
 			snprintf(r->error, sizeof(r->error),
 				 "no run completed in %.2f s (runs longer than the duration?)",
 				 env->warmup_s + env->duration_s);
+		}
+		/* Every run failed (a lookup bench's runs stop at a miss):
+		 * nothing was measured, whatever the samples say. */
+		if (r->errors && !r->events) {
+			r->ok = false;
+			snprintf(r->error, sizeof(r->error),
+				 "every run stopped at a failure (%llu: lookups that missed, "
+				 "inserts that failed); nothing measured",
+				 (unsigned long long)r->errors);
 		}
 		if (ops->finish)
 			ops->finish(st, r);

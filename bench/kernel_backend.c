@@ -172,7 +172,10 @@ int kbpf_load(struct kbpf *k, const unsigned char *data, size_t len, const char 
 				 strerror(-ret[TRIGGER_FENTRY]));
 		return 0;
 	}
-	if ((ret[0] == -EPERM || ret[0] == -EACCES) && (ret[1] == -EPERM || ret[1] == -EACCES))
+	/* As root, EACCES is the verifier's (a program the map's flags
+	 * forbid, say BPF_F_RDONLY_PROG): its reasons, not a permission. */
+	if ((ret[0] == -EPERM || ret[0] == -EACCES) && (ret[1] == -EPERM || ret[1] == -EACCES) &&
+	    geteuid() != 0)
 		snprintf(err, errlen,
 			 "BPF not permitted here: loading a program failed with %s "
 			 "(needs root, or CAP_BPF and CAP_PERFMON)", strerror(-ret[1]));
