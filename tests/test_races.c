@@ -661,6 +661,21 @@ static void test_percpu_lists_over_cap(void **state)
 	assert_int_equal(op_join(&first), 0);
 	assert_int_equal(list_len(c, 0), 5);
 	assert_int_equal(list_len(c, 1), 3);
+	/* The map full, an insert on CPU 1 stops once it found so; a delete
+	 * of one of CPU 1's keys makes room on its list and in the map.  The
+	 * insert takes it: it took a key of CPU 0's list, over its cap, all
+	 * the same (an adversarial probe). */
+	struct op room = { .m = m, .key = 400, .value = 2, .cpu = 1 };
+
+	op_start_stopped(&room, HOOK_LRU_FULL, 0);
+	k = 1;
+	assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	op_release();
+	assert_int_equal(op_join(&room), 0);
+	assert_int_equal(list_len(c, 0), 5);
+	assert_int_equal(list_len(c, 1), 3);
+	assert_int_equal(walk_count(m, 8), 8);
+	/* Full again: now an insert on CPU 1 takes from the list over its cap. */
 	insert_answers(m, 1, second + 1);
 	assert_int_equal(list_len(c, 0), 4);
 	assert_int_equal(list_len(c, 1), 4);

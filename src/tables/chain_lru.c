@@ -150,12 +150,20 @@ static uint64_t lru_head_stamp(const struct chain *c, const struct chain_lru_lis
 	return h ? __atomic_load_n(&chain_lru_tag(c, h)->stamp, __ATOMIC_RELAXED) : UINT64_MAX;
 }
 
+/* What room, found with the victim's bucket locked, calls an eviction
+ * off: the insert takes it instead (docs/MAPS.md). */
+enum lru_room {
+	LRU_ROOM_IGNORED, /* no memory inside a section: evict all the same */
+	LRU_ROOM_MAP,	  /* the map's (the common LRU; a list over its cap) */
+	LRU_ROOM_LIST,	  /* the own list's, and the map's (per-CPU lists) */
+};
+
 /* Evict one element of list @l (see chain_lru.h); true if one went.  The
  * walk stops at an element younger than @limit, the other list's oldest:
  * the two lists are one queue merged by age.  @force: the oldest whose
  * bucket can be locked, whatever its count or age. */
 static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t limit, bool force,
-			   struct chain_elem **take, bool if_full)
+			   struct chain_elem **take, enum lru_room room)
 {
 	uint32_t scan;
 
@@ -212,10 +220,10 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 		}
 		/* Room made since the insert found the map full (a delete):
 		 * the insert takes it, and nothing is evicted (docs/MAPS.md).
-		 * Per-CPU lists' room is their own list's, exact under its
-		 * lock, as a delete takes the lock to leave it, and the map's
-		 * too (a list over its cap fills it: chain_lru_evict). */
-		if (if_full && (!c->lru_cap || lru_len(l) < c->lru_cap) &&
+		 * A list's length is exact under its lock, as a delete takes
+		 * the lock to leave it. */
+		if (room != LRU_ROOM_IGNORED &&
+		    (room == LRU_ROOM_MAP || lru_len(l) < c->lru_cap) &&
 		    !count_full_quiescent(&c->count)) {
 			chain_bucket_unlock(b);
 			break;
@@ -257,6 +265,7 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 	uint32_t n = c->n_lru, own = cpu_current() % n;
 	struct chain_lru_list *l = &c->lru[own], *o = NULL;
 	uint64_t limit = UINT64_MAX;
+	enum lru_room room = !if_full ? LRU_ROOM_IGNORED : c->lru_cap ? LRU_ROOM_LIST : LRU_ROOM_MAP;
 
 	if (c->lru_cap) { /* per-CPU lists: a full own list evicts from itself */
 		/* The map full while the own list has room: another list went
@@ -268,14 +277,14 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 				struct chain_lru_list *x = &c->lru[i];
 
 				if (lru_len(x) > c->lru_cap &&
-				    (lru_evict_from(c, x, UINT64_MAX, false, take, if_full) ||
-				     lru_evict_from(c, x, UINT64_MAX, true, take, if_full)))
+				    (lru_evict_from(c, x, UINT64_MAX, false, take, LRU_ROOM_MAP) ||
+				     lru_evict_from(c, x, UINT64_MAX, true, take, LRU_ROOM_MAP)))
 					return true;
 			}
 			return false;
 		}
-		if (lru_evict_from(c, l, UINT64_MAX, false, take, if_full) ||
-		    lru_evict_from(c, l, UINT64_MAX, true, take, if_full))
+		if (lru_evict_from(c, l, UINT64_MAX, false, take, room) ||
+		    lru_evict_from(c, l, UINT64_MAX, true, take, room))
 			return true;
 		if (!anywhere)
 			return false;
@@ -300,9 +309,9 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 				limit = sl;
 			}
 		}
-		if (lru_evict_from(c, l, limit, false, take, if_full))
+		if (lru_evict_from(c, l, limit, false, take, room))
 			return true;
-		if (lru_evict_from(c, o, UINT64_MAX, false, take, if_full))
+		if (lru_evict_from(c, o, UINT64_MAX, false, take, room))
 			return true;
 	}
 	/* Every list, twice (the first walks lowered the counts), and only
@@ -311,7 +320,7 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 		for (uint32_t i = 0; i < n; i++) {
 			struct chain_lru_list *x = &c->lru[i];
 
-			if (lru_len(x) && lru_evict_from(c, x, UINT64_MAX, pass == 2, take, if_full))
+			if (lru_len(x) && lru_evict_from(c, x, UINT64_MAX, pass == 2, take, room))
 				return true;
 		}
 	}
