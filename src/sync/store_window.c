@@ -20,6 +20,7 @@ __thread struct store_window *store_window_mine __attribute__((tls_model("initia
 static struct store_window *store_windows; /* atomic: registry head; records never freed */
 static pthread_once_t store_window_once = PTHREAD_ONCE_INIT;
 static pthread_key_t store_window_key;
+static bool store_window_key_ok; /* the key, and setting it allocates nothing */
 static bool store_window_ok; /* membarrier registered: windows possible */
 
 static long store_membarrier(int cmd)
@@ -49,15 +50,32 @@ static void store_window_atfork_child(void)
 	}
 }
 
+/* glibc keeps the values of its first 32 keys in the thread's descriptor
+ * and callocs a block for the others on a thread's first set, which may be
+ * a signal handler's (its thread inside malloc: a hang).  The key is made
+ * when the library is loaded, so that it is one of the first; should the
+ * program have made 32 before (a late dlopen), there are no windows, and
+ * writers take their locks. */
+#ifdef __GLIBC__
+#define STORE_KEY_INLINE 32u
+#else
+#define STORE_KEY_INLINE UINT32_MAX /* musl and others allocate no keys' blocks */
+#endif
+
+__attribute__((constructor)) static void store_window_key_init(void)
+{
+	if (pthread_key_create(&store_window_key, store_window_release))
+		return;
+	store_window_key_ok = (uint64_t)store_window_key < STORE_KEY_INLINE &&
+			      !pthread_atfork(NULL, NULL, store_window_atfork_child);
+}
+
 static void store_window_init(void)
 {
 	long cmds = store_membarrier(MEMBARRIER_CMD_QUERY);
 
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	if (!store_window_key_ok || cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
 	    store_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
-		return;
-	if (pthread_key_create(&store_window_key, store_window_release) ||
-	    pthread_atfork(NULL, NULL, store_window_atfork_child))
 		return;
 	store_window_ok = true;
 }
@@ -109,9 +127,8 @@ static struct store_window *store_window_page(void)
 /*
  * Async-signal-safe once store_window_prepare has run (every map's
  * creation runs it, and no map call comes before): the once is done, the
- * records come from mmap, and the key, created before any map, is one of
- * the first a process makes, which glibc keeps in the thread's own
- * descriptor (pthread_setspecific allocates only past the first 32).  A
+ * records come from mmap, and setting the key allocates nothing
+ * (store_window_key_init).  A
  * handler that registers while it interrupts this keeps its record used
  * for good: one line, and no window waits on an even seq.
  */
