@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -125,6 +127,36 @@ static int count_threads(void)
 	return n;
 }
 
+/* Do the process's other threads (liburcu's call_rcu worker) block
+ * SIGUSR1?  A handler's map call on the worker could wait for the worker
+ * itself. */
+static bool others_block_sigusr1(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool all = true;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[320], line[128];
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == (int)syscall(SYS_gettid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7))
+				all = all && (strtoull(line + 7, NULL, 16) >> (SIGUSR1 - 1) & 1);
+		if (f)
+			fclose(f);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	return all && n > 0;
+}
+
 static void *raise_thread(void *arg)
 {
 	(void)arg;
@@ -212,7 +244,7 @@ static void test_first_calls_allocate_nothing(void **state)
  */
 static void test_first_deferral_in_process(void **state)
 {
-	int pid;
+	int pid, status;
 
 	(void)state;
 	pid = fork();
@@ -222,7 +254,17 @@ static void test_first_deferral_in_process(void **state)
 
 		if (sigaction(SIGUSR1, &sa, NULL))
 			_exit(2);
-		_exit(check_handler(BPFMAP_TYPE_HASH, 16, 64, 0, false, true) ? 3 : 0);
+		if (check_handler(BPFMAP_TYPE_HASH, 16, 64, 0, false, true))
+			_exit(3);
+		if (!others_block_sigusr1())
+			_exit(4);
+		/* liburcu starts a new worker in a child of fork(). */
+		pid = fork();
+		if (pid == 0)
+			_exit(others_block_sigusr1() ? 0 : 5);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			_exit(6);
+		_exit(WEXITSTATUS(status));
 	}
 	reap_child(pid, 60);
 }

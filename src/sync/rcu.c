@@ -2,6 +2,7 @@
 /* liburcu glue: deferred reclamation, fork, and the public read-side section
  * calls. */
 #include <pthread.h>
+#include <signal.h>
 
 #include <bpfmap.h>
 
@@ -31,9 +32,36 @@ void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 	urcu_bp_call_rcu(head, fn);
 }
 
-void rcu_prepare(void)
+/* liburcu's worker runs the maps' callbacks, which take locks that writers
+ * take too, and waits for grace periods: a signal handler's map call on
+ * it could wait for the worker itself (an adversarial probe: a handler's
+ * delete on it waited in rcu_barrier for ever, and all reclamation in the
+ * process with it).  So the worker blocks every signal: it inherits the
+ * mask of the thread that starts it. */
+static void rcu_start_worker(void (*start)(void))
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	start();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void rcu_default_worker(void)
 {
 	(void)urcu_bp_get_default_call_rcu_data();
+}
+
+void rcu_prepare(void)
+{
+	rcu_start_worker(rcu_default_worker);
+}
+
+/* A child of fork() gets a new worker from liburcu's handler. */
+static void rcu_call_after_fork_child(void)
+{
+	rcu_start_worker(urcu_bp_call_rcu_after_fork_child);
 }
 
 void rcu_wait_deferred(void)
@@ -99,5 +127,5 @@ __attribute__((constructor)) static void rcu_fork_handlers(void)
 {
 	(void)pthread_atfork(rcu_before_fork, rcu_after_fork_parent, rcu_after_fork_child);
 	(void)pthread_atfork(urcu_bp_call_rcu_before_fork, urcu_bp_call_rcu_after_fork_parent,
-			     urcu_bp_call_rcu_after_fork_child);
+			     rcu_call_after_fork_child);
 }

@@ -52,9 +52,9 @@ static ALWAYS_INLINE void rcu_unlock(void)
 }
 #endif
 
-/* Start liburcu's call_rcu worker, where a thread may be created: every
- * map's creation calls it, so that no signal handler's first deferral in
- * the process creates the thread (pthread_create allocates). */
+/* Start liburcu's call_rcu worker, with every signal blocked (rcu.c):
+ * every map's creation calls it, so that no signal handler's first
+ * deferral in the process creates the thread (pthread_create allocates). */
 void rcu_prepare(void);
 
 /* Run fn(head) once no read-side section that began before now can run. */
