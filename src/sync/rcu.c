@@ -2,7 +2,9 @@
 /* liburcu glue: deferred reclamation, fork, and the public read-side section
  * calls. */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <time.h>
 
 #include <bpfmap.h>
 
@@ -64,9 +66,48 @@ static void rcu_call_after_fork_child(void)
 	rcu_start_worker(urcu_bp_call_rcu_after_fork_child);
 }
 
+/* A callback of its own, queued behind the others (rcu_wait_deferred). */
+struct rcu_marker {
+	struct rcu_head head;
+	int done; /* atomic */
+};
+
+static void rcu_marker_done(struct rcu_head *head)
+{
+	struct rcu_marker *m = caa_container_of(head, struct rcu_marker, head);
+
+	__atomic_store_n(&m->done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * liburcu's rcu_barrier allocates (one item per worker, with calloc) and
+ * takes a mutex, and it aborts the process where calloc fails (urcu_die):
+ * an insert that found no memory and waited for deleted elements died
+ * there (an adversarial probe), and a signal handler's delete over the
+ * backlog limit called the allocator.  bpfmap's callbacks all go to the
+ * default worker, which runs its queue in order: a marker queued there
+ * after them has run once they have, and costs no allocation.  Where the
+ * program gave this thread or the CPUs workers of their own, callbacks
+ * may be on several queues: rcu_barrier then.
+ */
 void rcu_wait_deferred(void)
 {
-	urcu_bp_barrier();
+	struct rcu_marker m = { .done = 0 };
+	struct timespec pause = { 0, 50 * 1000 };
+	unsigned int spins = 0;
+
+	if (urcu_bp_get_thread_call_rcu_data() || urcu_bp_get_cpu_call_rcu_data(0)) {
+		urcu_bp_barrier();
+		rcu_tsan_acquire();
+		return;
+	}
+	rcu_defer(&m.head, rcu_marker_done);
+	while (!__atomic_load_n(&m.done, __ATOMIC_ACQUIRE)) {
+		if (spins < 64)
+			spins++, sched_yield();
+		else
+			nanosleep(&pause, NULL); /* a worker's round takes milliseconds */
+	}
 	rcu_tsan_acquire();
 }
 
