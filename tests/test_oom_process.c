@@ -21,16 +21,14 @@
 
 #include <bpfmap.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#include "interpose_alloc.h"
+
+#if INTERPOSE_ALLOC_SKIP
 int main(void)
 {
-	printf("skipped: the sanitizer interposes the allocator this test interposes\n");
-	return 77;
+	return interpose_alloc_skipped();
 }
 #else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
 
 static volatile int failing;
 

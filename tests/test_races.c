@@ -289,11 +289,11 @@ static int op_join(struct op *o)
 	return o->ret;
 }
 
-/* Has the answer *@ret of another thread (INT32_MIN until it comes) come
- * within 50 ms?  It, or INT32_MIN. */
-static int answer_soon(const int *ret)
+/* The answer *@ret of another thread (INT32_MIN until it comes), as soon
+ * as it comes within @ms milliseconds, else INT32_MIN. */
+static int answer_within(const int *ret, int ms)
 {
-	for (int i = 0; i < 50; i++) {
+	for (int i = 0; i < ms; i++) {
 		int r = __atomic_load_n(ret, __ATOMIC_SEQ_CST);
 
 		if (r != INT32_MIN)
@@ -301,6 +301,12 @@ static int answer_soon(const int *ret)
 		usleep(1000);
 	}
 	return INT32_MIN;
+}
+
+/* Has it come within 50 ms?  For calls that must be waiting. */
+static int answer_soon(const int *ret)
+{
+	return answer_within(ret, 50);
 }
 
 static int op_answer_soon(struct op *o)
@@ -308,20 +314,12 @@ static int op_answer_soon(struct op *o)
 	return answer_soon(&o->ret);
 }
 
-/* The answer of a call that must answer without waiting for anyone: as
- * soon as it comes, or INT32_MIN after 10 s.  (Not answer_soon's 50 ms,
- * which a loaded machine's scheduler alone may pass: such asserts failed
- * under load.) */
+/* The answer of a call that must answer without waiting for anyone, within
+ * 10 s: answer_soon's 50 ms, which a loaded machine's scheduler alone may
+ * pass, failed such asserts under load. */
 static int answer_late(const int *ret)
 {
-	for (int i = 0; i < 10000; i++) {
-		int r = __atomic_load_n(ret, __ATOMIC_SEQ_CST);
-
-		if (r != INT32_MIN)
-			return r;
-		usleep(1000);
-	}
-	return INT32_MIN;
+	return answer_within(ret, 10000);
 }
 
 static int op_answer_late(struct op *o)
