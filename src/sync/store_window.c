@@ -105,11 +105,9 @@ static struct store_window *store_window_claim(void)
  * signal handler's, on a thread interrupted inside malloc. */
 static struct store_window *store_window_page(void)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t n = page > 0 ? (size_t)page / sizeof(struct store_window) : 64;
+	const size_t n = 4096 / sizeof(struct store_window); /* mmap rounds up */
 	struct store_window *w;
 
-	n = n ? n : 1;
 	w = mmap(NULL, n * sizeof(*w), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		 0);
 	if (w == MAP_FAILED)
