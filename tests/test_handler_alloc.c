@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "sync/rcu.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -269,11 +270,74 @@ static void test_first_deferral_in_process(void **state)
 	reap_child(pid, 60);
 }
 
+/* ---- liburcu's workers and bpfmap's callbacks ---------------------------- */
+
+static pthread_t cb_thread;
+static int cb_done; /* atomic */
+
+static void record_thread(struct rcu_head *head)
+{
+	(void)head;
+	cb_thread = pthread_self();
+	__atomic_store_n(&cb_done, 1, __ATOMIC_RELEASE);
+}
+
+/* A program's own callback (on the default worker) waiting for bpfmap's
+ * deferred callbacks, as a map call over its backlog limit does. */
+static void wait_on_worker(struct rcu_head *head)
+{
+	(void)head;
+	rcu_wait_deferred();
+	__atomic_store_n(&cb_done, 1, __ATOMIC_RELEASE);
+}
+
+static bool cb_done_within_5s(void)
+{
+	for (int i = 0; i < 5000 && !__atomic_load_n(&cb_done, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	return __atomic_load_n(&cb_done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * bpfmap's callbacks go to liburcu's default worker, whose queue runs in
+ * order, even from a thread to which the program gave a worker of its own:
+ * rcu_wait_deferred's marker is queued there, behind them (before, such a
+ * thread's flush ran on its own worker, the wait returned before it, and an
+ * insert answered -ENOMEM; an adversarial probe).  And the default worker
+ * never waits for its own queue: a program's callback whose map call
+ * waited for bpfmap's callbacks hung there for ever.
+ */
+static void test_worker_contexts(void **state)
+{
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, "w", 8, 8, 8, NULL);
+	struct call_rcu_data *own = urcu_bp_create_call_rcu_data(0, -1);
+	pthread_t dflt = urcu_bp_get_call_rcu_thread(urcu_bp_get_default_call_rcu_data());
+	static struct rcu_head head;
+
+	(void)state;
+	assert_non_null(m);
+	assert_non_null(own);
+	urcu_bp_set_thread_call_rcu_data(own);
+	cb_done = 0;
+	rcu_defer(&head, record_thread);
+	assert_true(cb_done_within_5s());
+	assert_true(pthread_equal(cb_thread, dflt));
+	urcu_bp_set_thread_call_rcu_data(NULL);
+	rcu_wait_deferred();
+	urcu_bp_call_rcu_data_free(own);
+
+	cb_done = 0;
+	urcu_bp_call_rcu(&head, wait_on_worker);
+	assert_true(cb_done_within_5s());
+	bpfmap_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_deferral_in_process),
 		cmocka_unit_test(test_first_calls_allocate_nothing),
+		cmocka_unit_test(test_worker_contexts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

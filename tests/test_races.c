@@ -102,8 +102,9 @@ static void hook(enum test_hook_point point, const void *obj)
 {
 	/* Armed first: liburcu's worker runs hooks too, while a test sets
 	 * the next stop up (stop_reset). */
-	if (!__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST) || point != stop.point ||
-	    !pthread_equal(pthread_self(), stop.who))
+	if (!__atomic_load_n(&stop.armed, __ATOMIC_SEQ_CST) ||
+	    point != __atomic_load_n(&stop.point, __ATOMIC_RELAXED) ||
+	    !pthread_equal(pthread_self(), __atomic_load_n(&stop.who, __ATOMIC_RELAXED)))
 		return;
 	if (stop.skip-- > 0)
 		return;
@@ -205,7 +206,7 @@ static void op_start(struct op *o)
 static void stop_reset(enum test_hook_point point, int skip)
 {
 	__atomic_store_n(&stop.armed, 0, __ATOMIC_SEQ_CST);
-	stop.point = point;
+	__atomic_store_n(&stop.point, point, __ATOMIC_RELAXED);
 	stop.skip = skip;
 	stop.obj = NULL;
 	__atomic_store_n(&stop.reached, 0, __ATOMIC_SEQ_CST);
@@ -221,7 +222,7 @@ static void op_start_stopped(struct op *o, enum test_hook_point point, int skip)
 	op_start(o);
 	while (o->warm && !__atomic_load_n(&o->warmed, __ATOMIC_SEQ_CST))
 		usleep(100);
-	stop.who = o->t;
+	__atomic_store_n(&stop.who, o->t, __ATOMIC_RELAXED);
 	__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&stop.reached, __ATOMIC_SEQ_CST)) {
 		assert_int_equal(__atomic_load_n(&o->ret, __ATOMIC_SEQ_CST), INT32_MIN);
@@ -256,7 +257,7 @@ static void thread_start_stopped(pthread_t *t, void *(*fn)(void *), void *arg,
 	stopped_start.fn = fn;
 	stopped_start.arg = arg;
 	assert_int_equal(pthread_create(t, NULL, start_when_armed, NULL), 0);
-	stop.who = *t;
+	__atomic_store_n(&stop.who, *t, __ATOMIC_RELAXED);
 	__atomic_store_n(&stop.armed, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&stop.reached, __ATOMIC_SEQ_CST))
 		usleep(100);

@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpfmap.h>
 
@@ -28,10 +30,20 @@ void rcu_unlock_outline(void)
 }
 #endif
 
+/* Every callback of bpfmap's on the default worker, whose queue runs in
+ * order (rcu_wait_deferred): liburcu gives a callback the worker of its
+ * thread or CPU where the program made such workers. */
 void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 {
+	struct call_rcu_data *own = urcu_bp_get_thread_call_rcu_data();
+	struct call_rcu_data *dflt = urcu_bp_get_default_call_rcu_data();
+
 	rcu_tsan_release();
+	if (own != dflt)
+		urcu_bp_set_thread_call_rcu_data(dflt);
 	urcu_bp_call_rcu(head, fn);
+	if (own != dflt)
+		urcu_bp_set_thread_call_rcu_data(own);
 }
 
 /* liburcu's worker runs the maps' callbacks, which take locks that writers
@@ -76,6 +88,8 @@ static void rcu_marker_done(struct rcu_head *head)
 {
 	struct rcu_marker *m = caa_container_of(head, struct rcu_marker, head);
 
+	rcu_deferred_enter();
+	rcu_deferred_exit();
 	__atomic_store_n(&m->done, 1, __ATOMIC_RELEASE);
 }
 
@@ -85,28 +99,29 @@ static void rcu_marker_done(struct rcu_head *head)
  * an insert that found no memory and waited for deleted elements died
  * there (an adversarial probe), and a signal handler's delete over the
  * backlog limit called the allocator.  bpfmap's callbacks all go to the
- * default worker, which runs its queue in order: a marker queued there
- * after them has run once they have, and costs no allocation.  Where the
- * program gave this thread or the CPUs workers of their own, callbacks
- * may be on several queues: rcu_barrier then.
+ * default worker (rcu_defer), which runs its queue in order: a marker
+ * queued there after them has run once they have, and costs no
+ * allocation.  The worker itself cannot wait for its queue (a program's
+ * callback making a map call, or a handler on a worker the program
+ * started before bpfmap, with signals unblocked): it goes on at once.
+ * The sleep is a raw system call, no cancellation point: a thread
+ * cancelled there left its marker queued on a stack reused after.
  */
 void rcu_wait_deferred(void)
 {
+	struct call_rcu_data *dflt = urcu_bp_get_default_call_rcu_data();
 	struct rcu_marker m = { .done = 0 };
 	struct timespec pause = { 0, 50 * 1000 };
 	unsigned int spins = 0;
 
-	if (urcu_bp_get_thread_call_rcu_data() || urcu_bp_get_cpu_call_rcu_data(0)) {
-		urcu_bp_barrier();
-		rcu_tsan_acquire();
+	if (pthread_equal(pthread_self(), urcu_bp_get_call_rcu_thread(dflt)))
 		return;
-	}
 	rcu_defer(&m.head, rcu_marker_done);
 	while (!__atomic_load_n(&m.done, __ATOMIC_ACQUIRE)) {
 		if (spins < 64)
 			spins++, sched_yield();
-		else
-			nanosleep(&pause, NULL); /* a worker's round takes milliseconds */
+		else /* a worker's round takes milliseconds */
+			(void)syscall(SYS_nanosleep, &pause, NULL);
 	}
 	rcu_tsan_acquire();
 }

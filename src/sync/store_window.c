@@ -62,12 +62,23 @@ static void store_window_atfork_child(void)
 #define STORE_KEY_INLINE UINT32_MAX /* musl and others allocate no keys' blocks */
 #endif
 
+static bool store_window_key_made;
+
 __attribute__((constructor)) static void store_window_key_init(void)
 {
 	if (pthread_key_create(&store_window_key, store_window_release))
 		return;
+	store_window_key_made = true;
 	store_window_key_ok = (uint64_t)store_window_key < STORE_KEY_INLINE &&
 			      !pthread_atfork(NULL, NULL, store_window_atfork_child);
+}
+
+/* Unloaded (dlclose), the destructor's code is gone: threads that exit
+ * after must not call it (an adversarial probe: SIGSEGV at their exit). */
+__attribute__((destructor)) static void store_window_key_fini(void)
+{
+	if (store_window_key_made)
+		(void)pthread_key_delete(store_window_key);
 }
 
 static void store_window_init(void)
