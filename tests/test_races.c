@@ -610,10 +610,14 @@ static void insert_answers(struct bpfmap *m, int cpu, uint64_t k)
  * map full with room on CPU 0's list, an insert on CPU 0 found the map
  * full, and would evict only where the list had no room: it waited for
  * ever (an adversarial probe, 69f151b).  The room now goes to the
- * victim's list when the own one is full.  Then two inserts on CPU 0 pass
- * the list's unlocked check at once (one stopped with its room reserved):
- * CPU 0's list over its cap, CPU 1's under; an insert on CPU 1 finds the
- * map full and takes from the list over its cap.
+ * victim's list when the own one is full.  Then two inserts on CPU 0 at
+ * once (one stopped with its room reserved) with one place left on its
+ * list: they both passed the list's check and took it over its cap (a
+ * probe: five took a list of cap 4 to 8); the second now finds the list
+ * full and evicts from it.  Last, a list over its cap (made so by raising
+ * the cap for one insert, as a thread moved between CPUs at the wrong
+ * time still can): an insert on CPU 1 that finds the map full takes from
+ * that list, but not when a delete has made room meanwhile.
  */
 static void test_percpu_lists_over_cap(void **state)
 {
@@ -642,7 +646,7 @@ static void test_percpu_lists_over_cap(void **state)
 	insert_answers(m, 0, 201);
 	assert_int_equal(walk_count(m, 8), 8);
 
-	/* Two inserts on CPU 0 past its list's check at once. */
+	/* Two inserts on CPU 0 at once, one place left on its list. */
 	uint64_t k = 0;
 
 	assert_int_equal(bpfmap_delete_elem(m, &k), 0); /* CPU 1's: 3 */
@@ -658,6 +662,13 @@ static void test_percpu_lists_over_cap(void **state)
 	insert_on(m, 0, second, 1);
 	op_release();
 	assert_int_equal(op_join(&first), 0);
+	assert_int_equal(list_len(c, 0), 4);
+	assert_int_equal(list_len(c, 1), 3);
+	assert_int_equal(walk_count(m, 8), 7);
+	/* CPU 0's list one over its cap, the map full. */
+	c->lru_cap = 5;
+	insert_on(m, 0, 500, 1);
+	c->lru_cap = 4;
 	assert_int_equal(list_len(c, 0), 5);
 	assert_int_equal(list_len(c, 1), 3);
 	/* The map full, an insert on CPU 1 stops once it found so; a delete
@@ -2669,6 +2680,22 @@ static void *grace_period_thread(void *arg)
 	return NULL;
 }
 
+/* Does a grace period started in thread *@tg now end within 10 s?  (Under
+ * load one alone took over the 200 ms given before; one that a waiting
+ * section holds up never ends.)  The caller joins *@tg. */
+static int grace_period_ends(pthread_t *tg)
+{
+	int done = 0;
+
+	__atomic_store_n(&gp_done, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_create(tg, NULL, grace_period_thread, NULL), 0);
+	for (int i = 0; i < 10000 && !done; i++) {
+		usleep(1000);
+		done = __atomic_load_n(&gp_done, __ATOMIC_SEQ_CST);
+	}
+	return done;
+}
+
 /*
  * A program holds K's value lock outside any read-side section (its
  * pointer obtained in one that has ended).  An update of K waits for it,
@@ -2692,12 +2719,7 @@ static void value_lock_waits_outside(struct bpfmap *m)
 	bpfmap_spin_lock(&p->lock);
 	assert_int_equal(pthread_create(&tu, NULL, locked_update_thread, &u), 0);
 	assert_int_equal(answer_soon(&u.ret), INT32_MIN); /* waits for the program */
-	__atomic_store_n(&gp_done, 0, __ATOMIC_SEQ_CST);
-	assert_int_equal(pthread_create(&tg, NULL, grace_period_thread, NULL), 0);
-	for (int i = 0; i < 200 && !done; i++) {
-		usleep(1000);
-		done = __atomic_load_n(&gp_done, __ATOMIC_SEQ_CST);
-	}
+	done = grace_period_ends(&tg);
 	bpfmap_spin_unlock(&p->lock);
 	assert_int_equal(pthread_join(tg, NULL), 0);
 	assert_int_equal(pthread_join(tu, NULL), 0);
@@ -3265,12 +3287,7 @@ static void flock_take_waits_alone(struct bpfmap *m, uint64_t k, uint64_t other)
 	assert_int_equal(pthread_create(&to, NULL, locked_update_thread, &o), 0);
 	int updated = answer_late(&o.ret);
 
-	__atomic_store_n(&gp_done, 0, __ATOMIC_SEQ_CST);
-	assert_int_equal(pthread_create(&tg, NULL, grace_period_thread, NULL), 0);
-	for (int i = 0; i < 200 && !done; i++) {
-		usleep(1000);
-		done = __atomic_load_n(&gp_done, __ATOMIC_SEQ_CST);
-	}
+	done = grace_period_ends(&tg);
 	p->word = 2; /* the program's change, made under its lock */
 	bpfmap_spin_unlock(&p->lock);
 	assert_int_equal(pthread_join(tg, NULL), 0);

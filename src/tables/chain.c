@@ -220,6 +220,8 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			count_credit_give_back(&c->count);
 		else
 			count_insert_end(&c->count, ticket, false);
+		if (c->evict)
+			chain_lru_unreserve(c, list);
 		return -ENOMEM;
 	}
 	reused = e == *victim;

@@ -78,6 +78,12 @@ static uint32_t lru_len(const struct chain_lru_list *l)
 	       __atomic_load_n(&l->n[CHAIN_LRU_MAIN], __ATOMIC_RELAXED);
 }
 
+/* A list's elements and the inserts admitted to it (per-CPU lists). */
+static uint32_t lru_taken(const struct chain_lru_list *l)
+{
+	return lru_len(l) + __atomic_load_n(&l->reserved, __ATOMIC_ACQUIRE);
+}
+
 /* The queue an eviction of list @l takes from: the new elements' while
  * they are more than CHAIN_LRU_NEW_PERCENT of the list (or the main queue
  * is empty), else the main one. */
@@ -104,6 +110,14 @@ void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t i)
 	__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
 	lru_append(l, e, CHAIN_LRU_NEW);
 	spin_unlock_word(&l->lock);
+	if (c->lru_cap) /* on the list now: n counts it */
+		__atomic_fetch_sub(&l->reserved, 1, __ATOMIC_RELEASE);
+}
+
+void chain_lru_unreserve(struct chain *c, uint32_t list)
+{
+	if (c->lru_cap)
+		__atomic_fetch_sub(&c->lru[list].reserved, 1, __ATOMIC_RELEASE);
 }
 
 void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_elem *e)
@@ -223,7 +237,7 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 		 * A list's length is exact under its lock, as a delete takes
 		 * the lock to leave it. */
 		if (room != LRU_ROOM_IGNORED &&
-		    (room == LRU_ROOM_MAP || lru_len(l) < c->lru_cap) &&
+		    (room == LRU_ROOM_MAP || lru_taken(l) < c->lru_cap) &&
 		    !count_full_quiescent(&c->count)) {
 			chain_bucket_unlock(b);
 			break;
@@ -272,7 +286,7 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 		 * over its cap (two inserts on one CPU passed the unlocked
 		 * check at once), so from that one, else the insert that
 		 * found the map full waited for ever. */
-		if (if_full && lru_len(l) < c->lru_cap) {
+		if (if_full && lru_taken(l) < c->lru_cap) {
 			for (uint32_t i = 0; i < n; i++) {
 				struct chain_lru_list *x = &c->lru[i];
 
@@ -327,15 +341,31 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 	return false;
 }
 
-/* The list with the fewest elements. */
+/* The list with the fewest elements and admitted inserts. */
 static uint32_t lru_shortest(const struct chain *c)
 {
 	uint32_t best = 0;
 
 	for (uint32_t i = 1; i < c->n_lru; i++)
-		if (lru_len(&c->lru[i]) < lru_len(&c->lru[best]))
+		if (lru_taken(&c->lru[i]) < lru_taken(&c->lru[best]))
 			best = i;
 	return best;
+}
+
+/* Admit an insert to per-CPU list @l: false when the list is full with
+ * those on it and those admitted.  Admitted inserts count, or every insert
+ * on a CPU that passed the check before the others had added took the list
+ * one further over its cap (an adversarial probe: 8 with a cap of 4). */
+static bool lru_admit(struct chain *c, struct chain_lru_list *l)
+{
+	uint32_t r = __atomic_load_n(&l->reserved, __ATOMIC_RELAXED);
+
+	do {
+		if (lru_len(l) + r >= c->lru_cap)
+			return false;
+	} while (!__atomic_compare_exchange_n(&l->reserved, &r, r + 1, true, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return true;
 }
 
 uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list)
@@ -349,11 +379,22 @@ uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list)
 		 * that CPU's list full: the room is on another, the victim's
 		 * (it went over its cap, and an insert on a CPU whose list had
 		 * room then found the map full and waited for ever). */
-		if (c->lru_cap && lru_len(&c->lru[own]) >= c->lru_cap)
-			*list = lru_shortest(c);
+		if (c->lru_cap) {
+			if (lru_taken(&c->lru[own]) >= c->lru_cap)
+				*list = lru_shortest(c);
+			__atomic_fetch_add(&c->lru[*list].reserved, 1, __ATOMIC_ACQ_REL);
+		}
 		return COUNT_CREDIT;
 	}
-	if (c->lru_cap && lru_len(&c->lru[own]) >= c->lru_cap)
-		return COUNT_FULL;
+	if (c->lru_cap) {
+		uint32_t ticket;
+
+		if (!lru_admit(c, &c->lru[own]))
+			return COUNT_FULL;
+		ticket = count_insert_begin(&c->count);
+		if (ticket == COUNT_FULL)
+			chain_lru_unreserve(c, own);
+		return ticket;
+	}
 	return count_insert_begin(&c->count);
 }

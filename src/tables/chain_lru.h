@@ -79,6 +79,10 @@ struct chain_lru_tag {
 struct chain_lru_list {
 	uint32_t lock;
 	uint32_t n[2];                /* atomic: each queue's elements */
+	/* atomic, per-CPU lists: inserts admitted to the list (against its
+	 * cap, with n) and not yet on it: chain_lru_reserve to chain_lru_add,
+	 * or chain_lru_unreserve. */
+	uint32_t reserved;
 	struct chain_elem *head[2];  /* atomic: each queue's oldest */
 	/* atomic: this list's CPU took its last victim from another list,
 	 * older: it compares again at its next eviction (chain_lru_evict). */
@@ -122,6 +126,9 @@ void chain_unlink_elem(struct chain *c, struct chain_elem **link, struct chain_e
  * (an eviction's room) COUNT_CREDIT (sync/count.h), *@credit cleared, and
  * with per-CPU lists the shortest list if the own one is full. */
 uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list);
+
+/* A reserved insert that failed (no memory): its place on list @list back. */
+void chain_lru_unreserve(struct chain *c, uint32_t list);
 
 /* Evict one element, no bucket lock held (the victim's is only tried: the
  * list lock is held then); true when one went, and the caller then holds
