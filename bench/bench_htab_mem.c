@@ -412,6 +412,14 @@ static int htab_mem_run_type(const struct bench *b, const struct bench_env *env,
 		fprintf(stderr, "%s: the key is a u32 (--key_size 4)\n", b->name);
 		return 2;
 	}
+	/* As the selftest's: the map is fixed but for --preallocated; flags
+	 * it would override are refused rather than ignored. */
+	if (a->map_flags || (a->map_type && a->map_type != BPFMAP_TYPE_HASH)) {
+		fprintf(stderr, "%s: --map_type and --map_flags do not apply (the map is %s; "
+				"--preallocated chooses its allocation)\n",
+			b->name, rhash ? "RHASH" : "HASH");
+		return 2;
+	}
 	if (rhash && a->preallocated) {
 		fprintf(stderr, "%s: a resizable map is never preallocated\n", b->name);
 		return 2;

@@ -513,6 +513,10 @@ static int lookup_run(const struct bench *b, const struct bench_env *env, struct
 	 * 4-byte store. */
 	ka = *a;
 	ka.full_width_keys = false;
+	if (ka.map_type == BPFMAP_TYPE_RHASH) { /* the kernel has none: its fixed HASH */
+		ka.map_type = BPFMAP_TYPE_HASH;
+		ka.map_flags &= ~BPFMAP_F_NO_PREALLOC;
+	}
 	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
 }
 

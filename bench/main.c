@@ -27,6 +27,11 @@ int main(int argc, char **argv)
 		return compare_run(c.compare_base, c.compare_new, stdout);
 	/* One status line that redraws itself, only where someone watches. */
 	c.env.progress = isatty(STDERR_FILENO) && !c.env.verbose;
+	if (c.report && c.bench_name) {
+		fprintf(stderr, "bpfmap-bench: --report runs every table; it takes no benchmark "
+				"name (%s)\n", c.bench_name);
+		return 2;
+	}
 	if (c.report)
 		return report_run(&c.env, &c.args, c.full, c.rounds);
 	if (c.list || !c.bench_name) {
