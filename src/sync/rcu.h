@@ -72,8 +72,9 @@ static ALWAYS_INLINE void rcu_deferred_exit(void)
 	rcu_tsan_release();
 }
 
-/* Wait until every callback queued so far has run.  Never inside a
- * read-side section (see rcu_may_wait()). */
+/* Wait until every callback rcu_defer() queued so far has run (on
+ * liburcu's default worker, which returns at once: it cannot wait for its
+ * own queue).  Never inside a read-side section (see rcu_may_wait()). */
 void rcu_wait_deferred(void);
 
 /* Wait until every read-side section in progress has ended.  Never inside a
