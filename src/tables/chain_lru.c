@@ -283,9 +283,9 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 
 	if (c->lru_cap) { /* per-CPU lists: a full own list evicts from itself */
 		/* The map full while the own list has room: another list went
-		 * over its cap (two inserts on one CPU passed the unlocked
-		 * check at once), so from that one, else the insert that
-		 * found the map full waited for ever. */
+		 * over its cap (two evictions' rooms given to it at once), so
+		 * from that one, else the insert that found the map full
+		 * waited for ever. */
 		if (if_full && lru_taken(l) < c->lru_cap) {
 			for (uint32_t i = 0; i < n; i++) {
 				struct chain_lru_list *x = &c->lru[i];
@@ -376,9 +376,10 @@ uint32_t chain_lru_reserve(struct chain *c, bool *credit, uint32_t *list)
 	if (*credit) { /* an eviction's room, counted still */
 		*credit = false;
 		/* A thread that moved to another CPU since it evicted finds
-		 * that CPU's list full: the room is on another, the victim's
-		 * (it went over its cap, and an insert on a CPU whose list had
-		 * room then found the map full and waited for ever). */
+		 * that CPU's list full: the room is on another, the shortest,
+		 * the victim's unless an insert took its place (on the full
+		 * list it went over the cap, and an insert on a CPU whose list
+		 * had room then found the map full and waited for ever). */
 		if (c->lru_cap) {
 			if (lru_taken(&c->lru[own]) >= c->lru_cap)
 				*list = lru_shortest(c);
