@@ -500,26 +500,6 @@ const struct cell_ops lookup_kernel_ops = {
 
 /* ---- the benchmarks ---- */
 
-static int lookup_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)
-{
-	struct bench_args ka;
-	char err[160];
-
-	if (lookup_args_fill(a, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", b->name, err);
-		return 2;
-	}
-	/* The kernel program always patches the key with the selftest's
-	 * 4-byte store. */
-	ka = *a;
-	ka.full_width_keys = false;
-	if (ka.map_type == BPFMAP_TYPE_RHASH) { /* the kernel has none: its fixed HASH */
-		ka.map_type = BPFMAP_TYPE_HASH;
-		ka.map_flags &= ~BPFMAP_F_NO_PREALLOC;
-	}
-	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
-}
-
 static int rlookup_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)
 {
 	uint32_t flags_given = a->map_flags;
@@ -541,6 +521,24 @@ static int rlookup_run(const struct bench *b, const struct bench_env *env, struc
 	ka.map_type = BPFMAP_TYPE_HASH;
 	ka.map_flags &= ~BPFMAP_F_NO_PREALLOC;
 	ka.map_flags |= flags_given & BPFMAP_F_ZERO_SEED;
+	ka.full_width_keys = false;
+	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
+}
+
+static int lookup_run(const struct bench *b, const struct bench_env *env, struct bench_args *a)
+{
+	struct bench_args ka;
+	char err[160];
+
+	if (a->map_type == BPFMAP_TYPE_RHASH) /* --map_type rhash: as bpf-rhashmap-lookup */
+		return rlookup_run(b, env, a);
+	if (lookup_args_fill(a, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", b->name, err);
+		return 2;
+	}
+	/* The kernel program always patches the key with the selftest's
+	 * 4-byte store. */
+	ka = *a;
 	ka.full_width_keys = false;
 	return run_pair(b, env, a, &ka, &lookup_lib_ops, &lookup_kernel_ops, "lookup");
 }
