@@ -137,9 +137,9 @@ static struct store_window *store_window_page(void)
  * Async-signal-safe once store_window_prepare has run (every map's
  * creation runs it, and no map call comes before): the once is done, the
  * records come from mmap, and setting the key allocates nothing
- * (store_window_key_init).  A
- * handler that registers while it interrupts this keeps its record used
- * for good: one line, and no window waits on an even seq.
+ * (store_window_key_init).  A handler that registers while it interrupts
+ * this keeps its record used for good: one line, and no window waits on
+ * an even seq.
  */
 __attribute__((noinline)) struct store_window *store_window_register(void)
 {

@@ -110,8 +110,7 @@ void chain_lru_add(struct chain *c, struct chain_elem *e, uint32_t i)
 	__atomic_store_n(&t->stamp, clock_ticks(), __ATOMIC_RELAXED);
 	lru_append(l, e, CHAIN_LRU_NEW);
 	spin_unlock_word(&l->lock);
-	if (c->lru_cap) /* on the list now: n counts it */
-		__atomic_fetch_sub(&l->reserved, 1, __ATOMIC_RELEASE);
+	chain_lru_unreserve(c, i); /* on the list now: n counts it */
 }
 
 void chain_lru_unreserve(struct chain *c, uint32_t list)
@@ -258,6 +257,14 @@ static bool lru_evict_from(struct chain *c, struct chain_lru_list *l, uint64_t l
 	return false;
 }
 
+/* Evict from list @l, forced if nothing goes otherwise. */
+static bool lru_evict_any(struct chain *c, struct chain_lru_list *l, struct chain_elem **take,
+			  enum lru_room room)
+{
+	return lru_evict_from(c, l, UINT64_MAX, false, take, room) ||
+	       lru_evict_from(c, l, UINT64_MAX, true, take, room);
+}
+
 /* How often an eviction compares its CPU's list with another's: every
  * CHAIN_LRU_LOOK_EVERY-th.  Reading another list's head on every eviction
  * passes its lines between the CPUs as fast as they insert.  But after a
@@ -290,15 +297,12 @@ bool chain_lru_evict(struct chain *c, struct chain_elem **take, bool anywhere, b
 			for (uint32_t i = 0; i < n; i++) {
 				struct chain_lru_list *x = &c->lru[i];
 
-				if (lru_len(x) > c->lru_cap &&
-				    (lru_evict_from(c, x, UINT64_MAX, false, take, LRU_ROOM_MAP) ||
-				     lru_evict_from(c, x, UINT64_MAX, true, take, LRU_ROOM_MAP)))
+				if (lru_len(x) > c->lru_cap && lru_evict_any(c, x, take, LRU_ROOM_MAP))
 					return true;
 			}
 			return false;
 		}
-		if (lru_evict_from(c, l, UINT64_MAX, false, take, room) ||
-		    lru_evict_from(c, l, UINT64_MAX, true, take, room))
+		if (lru_evict_any(c, l, take, room))
 			return true;
 		if (!anywhere)
 			return false;
