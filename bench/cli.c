@@ -6,9 +6,11 @@
  * There, as here, -a is "pin producers to CPUs" and the benchmark is the
  * positional argument; -a with no benchmark lists them.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,12 +175,13 @@ static int parse_cpus(const char *s, struct bench_env *env)
 		char *end;
 		long a = strtol(p, &end, 10), b = a;
 
-		if (end == p || a < 0)
+		/* Past CPU_SETSIZE no cpu_set_t names the CPU: refused, not wrapped. */
+		if (end == p || a < 0 || a >= CPU_SETSIZE)
 			goto bad;
 		p = end;
 		if (*p == '-') {
 			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a)
+			if (end == p + 1 || b < a || b >= CPU_SETSIZE)
 				goto bad;
 			p = end;
 		}
@@ -192,8 +195,22 @@ static int parse_cpus(const char *s, struct bench_env *env)
 		else if (*p)
 			goto bad;
 	}
-	if (env->nr_prod_cpus)
+	if (env->nr_prod_cpus) {
+		cpu_set_t allowed;
+
+		/* A producer that cannot be pinned would run anywhere under a
+		 * header that says "pinned". */
+		if (sched_getaffinity(0, sizeof(allowed), &allowed))
+			return 0;
+		for (int i = 0; i < env->nr_prod_cpus; i++)
+			if (!CPU_ISSET(env->prod_cpus[i], &allowed)) {
+				fprintf(stderr,
+					"bpfmap-bench: --prod-affinity: CPU %d is not one this process may run on\n",
+					env->prod_cpus[i]);
+				return -1;
+			}
 		return 0;
+	}
 bad:
 	fprintf(stderr, "bpfmap-bench: --prod-affinity: '%s' is not a CPU list like 0,2-3\n", s);
 	return -1;

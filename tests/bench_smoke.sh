@@ -253,7 +253,8 @@ for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-
 	"--nr_entries 2000 bpf-hashmap-lookup" "-p 3 htab-mem --use-case add_del_on_diff_cpu" \
 	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs" \
 	"--writer bpf-hashmap-overwrite" "--report --rounds 0" "--report --rounds 10" \
-	"--rounds 3 bpf-hashmap-lookup"; do
+	"--rounds 3 bpf-hashmap-lookup" "--prod-affinity 4294967296 bpf-hashmap-lookup" \
+	"--prod-affinity 1023 bpf-hashmap-lookup"; do
 	# shellcheck disable=SC2086
 	"$bench" "${W[@]}" $bad >/dev/null 2>"$tmp/err"
 	rc=$?
