@@ -55,6 +55,8 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "list", no_argument, NULL, OPT_LIST },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "consumers", required_argument, NULL, 'c' },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "report", no_argument, NULL, OPT_REPORT },
@@ -98,6 +100,9 @@ void cli_usage(FILE *f)
 		"  -d, --duration SECS   measured time (default 5)\n"
 		"  -p, --producers N     producer threads (default 1)\n"
 		"  -a, --affinity        pin producer i to CPU i; alone: list the benchmarks\n"
+		"  -l, --list            list the benchmarks\n"
+		"  -q, --quiet           no progress line\n"
+		"  -c, --consumers 0     accepted for the selftests' command lines\n"
 		"  --prod-affinity CPUS  pin producers to these CPUs (e.g. 0,2-3)\n"
 		"  --backend B           lib (bpfmap), kernel (the running kernel's BPF maps)\n"
 		"                        or both (default; run one after the other, ratio)\n"
@@ -230,7 +235,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	env->backends = BACKEND_BOTH;
 	env->out = stdout;
 
-	while ((opt = getopt_long(argc, argv, "w:d:p:avh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "w:d:p:c:avhlq", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'w':
 			if (parse_secs("-w", optarg, &env->warmup_s))
@@ -259,7 +264,20 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case 'a': env->affinity = true; break;
 		case 'v': env->verbose = true; break;
 		case 'h': c->help = true; break;
+		case 'l':
 		case OPT_LIST: c->list = true; break;
+		case 'q': c->quiet = true; break;
+		case 'c':
+			/* The selftests' flag: their map benchmarks take no consumer
+			 * and refuse any other count, and so do these. */
+			if (parse_u32("-c", optarg, &n))
+				return 2;
+			if (n) {
+				fprintf(stderr, "bpfmap-bench: -c: these benchmarks take no "
+						"consumers (-c 0)\n");
+				return 2;
+			}
+			break;
 		case OPT_BACKEND:
 			if (!strcmp(optarg, "lib") || !strcmp(optarg, "bpfmap"))
 				env->backends = BACKEND_LIB;

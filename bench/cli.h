@@ -14,6 +14,7 @@ struct cli {
 	int rounds;             /* --rounds R (0: the report's default) */
 	const char *compare_base, *compare_new; /* --compare BASE NEW */
 	bool help;
+	bool quiet;             /* -q: no progress line */
 };
 
 /* Returns 0, or the exit status for a bad command line (message printed). */

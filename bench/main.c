@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 	if (c.compare_base)
 		return compare_run(c.compare_base, c.compare_new, stdout);
 	/* One status line that redraws itself, only where someone watches. */
-	c.env.progress = isatty(STDERR_FILENO) && !c.env.verbose;
+	c.env.progress = isatty(STDERR_FILENO) && !c.env.verbose && !c.quiet;
 	if (c.report && c.bench_name) {
 		fprintf(stderr, "bpfmap-bench: --report runs every table; it takes no benchmark "
 				"name (%s)\n", c.bench_name);

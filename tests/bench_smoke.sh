@@ -115,6 +115,7 @@ run "list (-a)" -a || true
 names=$(sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p' "$tmp/out")
 [[ -n $names ]] || fail "-a listed no benchmark"
 run "list (--list)" --list >/dev/null || true
+run "list (-l, the selftests' flag)" -l >/dev/null || true
 for want in bpf-hashmap-lookup bpf-hashmap-full-update bpf-hashmap-overwrite htab-mem hash \
 	bpf-rhashmap-lookup bpf-rhashmap-full-update rhtab-mem str-kfuncs lru-hit \
 	rte-bpf; do
@@ -153,6 +154,7 @@ done
 # producers, each htab-mem use case.
 run "lookup, full-width keys" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 32 \
 	--nr_loops 50000 --full_width_keys >/dev/null
+run "lookup, the selftests' -q -c 0" "${W[@]}" -q -c 0 --backend lib bpf-hashmap-lookup >/dev/null
 run "lookup, tiny keys" "${W[@]}" bpf-hashmap-lookup --key_size 1 --nr_loops 50000 >/dev/null
 run "lookup, via bpfmap_lookup()" "${W[@]}" --backend lib bpf-hashmap-lookup --key_size 4 \
 	--nr_loops 50000 --via_lookup >/dev/null
@@ -254,7 +256,7 @@ for bad in "--key_size 0 bpf-hashmap-lookup" "-p 0 bpf-hashmap-lookup" "no-such-
 	"--bulk 0 bpf-hashmap-lookup" "--bulk 65 bpf-hashmap-lookup" "--isa nope str-kfuncs" \
 	"--writer bpf-hashmap-overwrite" "--report --rounds 0" "--report --rounds 10" \
 	"--rounds 3 bpf-hashmap-lookup" "--prod-affinity 4294967296 bpf-hashmap-lookup" \
-	"--prod-affinity 1023 bpf-hashmap-lookup"; do
+	"--prod-affinity 1023 bpf-hashmap-lookup" "-c 1 bpf-hashmap-lookup"; do
 	# shellcheck disable=SC2086
 	"$bench" "${W[@]}" $bad >/dev/null 2>"$tmp/err"
 	rc=$?
