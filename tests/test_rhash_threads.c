@@ -442,6 +442,50 @@ static void test_section_inserts_outside_deletes(void **state)
 }
 
 /*
+ * The same in bulk: a control plane deletes 6000 of a map's keys at once,
+ * outside sections, then programs insert inside one-op sections up to
+ * max_entries.  A delete leaves the arena's room as it was (a live element
+ * becomes a retired one), so deletes that settled only on low room never
+ * did, and with the worker held all 6000 stayed retired: the 4241st
+ * insert answered -ENOMEM with 4240 keys of 8192 in the map (an
+ * adversarial helper; with the worker running, for 1-14 ms).
+ */
+static void test_bulk_deletes_then_section_inserts(void **state)
+{
+	const uint32_t n = 8192, bulk = 6000;
+	struct bpfmap *m = rhash(8, 8, n);
+	struct gate g = { 0 };
+	uint64_t v = 0, k;
+	int failed_at = -1, ret = 0;
+
+	(void)state;
+	for (k = 0; k < bulk; k++)
+		assert_int_equal(bpfmap_update_elem(m, &k, &v, BPFMAP_NOEXIST), 0);
+	rcu_defer(&g.rcu, gate_cb);
+	gate_wait_reached(&g);
+	for (k = 0; k < bulk; k++)
+		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
+	for (uint32_t i = 0; i < n && failed_at < 0; i++) {
+		k = bulk + i;
+		bpfmap_read_lock();
+		ret = bpfmap_update(m, &k, &v, BPFMAP_NOEXIST);
+		bpfmap_read_unlock();
+		if (ret)
+			failed_at = (int)i;
+	}
+	k = 2 * n; /* one more: the map is full now */
+	bpfmap_read_lock();
+	ret = bpfmap_update(m, &k, &v, BPFMAP_NOEXIST);
+	bpfmap_read_unlock();
+	gate_release(&g);
+	assert_int_equal(failed_at, -1);
+	assert_int_equal(ret, -E2BIG);
+	assert_int_equal(walk_count(m, 8), n);
+	bpfmap_free(m);
+	rcu_wait_deferred();
+}
+
+/*
  * The same from three threads, while a reader in its section holds every
  * grace period: the first deleter to find the room low waits in its
  * settle, and the others must not insert the rest of the room away
@@ -554,6 +598,7 @@ int main(void)
 		test_entry(test_churn_never_enomem),
 		test_entry(test_turnover_without_worker),
 		test_entry(test_section_inserts_outside_deletes),
+		test_entry(test_bulk_deletes_then_section_inserts),
 		test_entry(test_deleters_settle_together),
 	};
 

@@ -521,7 +521,7 @@ bool chain_slots_landing(struct chain *c)
 
 	/* Another thread's release can only be waited for where grace
 	 * periods end: it may be waiting for one. */
-	while (slot_arena_giving(&c->pcpu_heap) ||
+	while (slot_arena_giving_elsewhere(&c->pcpu_heap) ||
 	       (rcu_may_wait() && __atomic_load_n(&c->reclaiming, __ATOMIC_ACQUIRE))) {
 		if (!waited)
 			TEST_HOOK(HOOK_SLOTS_LANDING, c);

@@ -233,6 +233,7 @@ static bool rtab_waiting_any(struct rtab_waiting w)
 static void rtab_release_all(struct rtab *r, struct rtab_waiting w)
 {
 	struct rtab_retired *list = w.batches;
+	uint32_t n = 0;
 
 	if (!rtab_waiting_any(w))
 		return;
@@ -241,6 +242,7 @@ static void rtab_release_all(struct rtab *r, struct rtab_waiting w)
 		struct rtab_retired *next = list->next;
 
 		rtab_release(r, list);
+		n += list->n;
 		free(list);
 		list = next;
 	}
@@ -250,7 +252,11 @@ static void rtab_release_all(struct rtab *r, struct rtab_waiting w)
 		/* Read first: once free, the element may be retired again. */
 		next = r->orphan_next[idx];
 		slot_arena_free(&r->elems, idx);
+		n++;
 	}
+	spin_lock_word(&r->retire_lock);
+	__atomic_store_n(&r->retired_out, r->retired_out - n, __ATOMIC_RELAXED);
+	spin_unlock_word(&r->retire_lock);
 }
 
 /*
@@ -304,6 +310,7 @@ void rtab_elem_retire(struct rtab *r, uint32_t idx)
 	bool begun; /* the first element waiting since the last take */
 
 	spin_lock_word(&r->retire_lock);
+	__atomic_store_n(&r->retired_out, r->retired_out + 1, __ATOMIC_RELAXED);
 	if (!r->retiring) {
 		r->retiring = malloc(sizeof(*r->retiring));
 		if (r->retiring)
@@ -562,6 +569,11 @@ uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 					     offsetof(struct rtab_group, next))) {
 				r->orphan_next = big_reserve(rtab_orphan_bytes(r));
 				if (r->orphan_next) {
+					/* cap is clamped below 2^31 + spare. */
+					uint32_t room = cap > limit ? (uint32_t)(cap - limit) : 0;
+
+					r->settle_at = room > 2 * RTAB_LOW_ROOM ? room - RTAB_LOW_ROOM
+										: room / 2;
 					r->arena = r->elems.base;
 					r->ogroups = (struct rtab_group *)(void *)r->groups.base;
 					return (uint32_t)limit;

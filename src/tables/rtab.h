@@ -165,6 +165,13 @@ struct rtab {
 	 * deleted element is ever kept from the arena for want of memory.
 	 * orphan_top: the highest index linked so far (rtab_arenas_mem). */
 	uint32_t orphans;       /* the first, RTAB_NONE: none */
+	/* Elements retired and not yet back in the arena (batches, orphans,
+	 * and those a release is giving back): written under retire_lock,
+	 * read without it.  Past settle_at (the arena's spare beyond
+	 * max_entries, less RTAB_LOW_ROOM) a delete outside any section
+	 * takes them back (rtab_retire_settle). */
+	uint32_t retired_out;
+	uint32_t settle_at;
 	uint32_t orphan_top;    /* atomic */
 	uint32_t *orphan_next;
 	/* Queued when an element starts a batch or the orphans, so that
@@ -587,9 +594,19 @@ void rtab_settle_slow(struct rtab *r);
  */
 #define RTAB_LOW_ROOM (2 * RTAB_RETIRE_BATCH)
 
+/*
+ * Whether deletes outside sections should take retired elements back now.
+ * Room alone does not say: a delete turns a live element into a retired
+ * one and leaves the room as it was, so a control plane deleting
+ * thousands of keys at once left them all waiting, more than the spare,
+ * and inserts inside sections met -ENOMEM with the map far from full.
+ * Kept under the spare, the retired elements leave max_entries' worth of
+ * room to the live ones.
+ */
 static ALWAYS_INLINE bool rtab_room_low(struct rtab *r)
 {
-	return slot_arena_room(&r->elems) < RTAB_LOW_ROOM;
+	return __atomic_load_n(&r->retired_out, __ATOMIC_RELAXED) > r->settle_at ||
+	       slot_arena_room(&r->elems) < RTAB_LOW_ROOM;
 }
 
 /* After a delete, once outside the section that retired: if the arena is

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "sync/backoff.h"
 #include "sync/spin_lock.h"
 #include "tables/slot_arena.h"
 #include "util/big_alloc.h"
@@ -265,6 +266,26 @@ static bool chunk_may_go(const struct slot_arena *a, uint32_t c, const struct sl
 	return k->nfree == handed && a->avail - a->giving - chunk_share(a, c, k) >= handed;
 }
 
+/* Set while this thread gives a chunk's pages back (slot_arena_wait_given). */
+static __thread bool giving_here __attribute__((tls_model("initial-exec")));
+
+bool slot_arena_giving_elsewhere(const struct slot_arena *a)
+{
+	return slot_arena_giving(a) && !__atomic_load_n(&giving_here, __ATOMIC_RELAXED);
+}
+
+bool slot_arena_wait_given(const struct slot_arena *a)
+{
+	unsigned int spins = 0;
+	bool waited = false;
+
+	while (slot_arena_giving_elsewhere(a)) {
+		waited = true;
+		backoff(&spins);
+	}
+	return waited;
+}
+
 void slot_arena_free(struct slot_arena *a, uint32_t idx)
 {
 	uint32_t c = idx >> a->chunk_shift;
@@ -294,6 +315,8 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 	share = chunk_share(a, c, k);
 	__atomic_store_n(&a->giving, a->giving + share, __ATOMIC_RELAXED);
 	spin_unlock_word(&a->lock);
+	__atomic_store_n(&giving_here, true, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	TEST_HOOK(HOOK_ARENA_GIVING, slot_arena_at(a, chunk_lo(a, c)));
 
 	/* The mirrors first, the slots (which hold the free list's links)
@@ -303,6 +326,8 @@ void slot_arena_free(struct slot_arena *a, uint32_t idx)
 		given = !madvise(slot_arena_at(a, chunk_lo(a, c)) + m * a->mirror_step,
 				 chunk_bytes(a), MADV_DONTNEED);
 	given = given && !madvise(slot_arena_at(a, chunk_lo(a, c)), chunk_bytes(a), MADV_DONTNEED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&giving_here, false, __ATOMIC_RELAXED);
 
 	spin_lock_word(&a->lock);
 	__atomic_store_n(&a->giving, a->giving - share, __ATOMIC_RELAXED);

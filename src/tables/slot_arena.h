@@ -107,6 +107,16 @@ static inline bool slot_arena_giving(const struct slot_arena *a)
 {
 	return __atomic_load_n(&a->giving, __ATOMIC_ACQUIRE);
 }
+/*
+ * The same, for waiters: a chunk being given back by another thread.  One
+ * this thread is giving back itself, which only its signal handler could
+ * meet, would be waited for for ever.
+ */
+bool slot_arena_giving_elsewhere(const struct slot_arena *a);
+/* Wait while another thread gives a chunk back (a system call, no grace
+ * period: callers inside read-side sections may wait for it), and say
+ * whether there was one. */
+bool slot_arena_wait_given(const struct slot_arena *a);
 
 /* fork(): hold the arena's lock, and give it back (sync/fork_guard.h). */
 static inline void slot_arena_hold(struct slot_arena *a)
