@@ -124,13 +124,13 @@ static void chain_elem_name(struct chain *c, struct chain_elem *e, uint32_t hash
  * itself (chain_reuses) when the pool has no free element, so that it would
  * otherwise borrow one from the heap (a map whose programs insert at a
  * high rate held tens of MB, or, per-CPU, answered -ENOMEM once its slot
- * indices ran out): an evicting map's insert always, its pool holding the
- * slack already; another map's once it has borrowed its slack.  Inside a
- * section or not: inserts outside sections beside deletes inside them,
- * whose elements a flush holds for a grace period, grew a 64-entry HASH by
- * 183K heap elements in 40 s, and a 64-entry LRU_HASH to 38 MB in 25 s.
- * Not in TSan builds: the readers' key compares race with the reuse's
- * stores by design, validated afterwards (chain_walk_valid).
+ * indices ran out): an evicting map's insert inside a read-side section,
+ * where it cannot wait for reclamation; another map's once it has borrowed
+ * its slack, inside a section or not (inserts outside sections beside
+ * deletes inside them, whose elements a flush holds for a grace period,
+ * grew a 64-entry HASH by 183K heap elements in 40 s).  Not in TSan
+ * builds: the readers' key compares race with the reuse's stores by
+ * design, validated afterwards (chain_walk_valid).
  */
 static bool chain_may_reuse(const struct chain *c)
 {
@@ -139,10 +139,28 @@ static bool chain_may_reuse(const struct chain *c)
 	return false;
 #else
 	if (c->evict)
-		return true;
+		return !rcu_may_wait();
 	return chain_reuses(c) &&
 	       __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) >= c->borrow_cap;
 #endif
+}
+
+/*
+ * Whether an insert whose pool is dry may borrow from the heap now.  An
+ * evicting map's insert outside a section, past the slack it has
+ * borrowed, first waits for the deleted elements once (its caller's
+ * chain_reclaim_now) instead: it borrowed every time, and beside deletes
+ * inside sections, whose elements wait for a grace period, a 64-entry
+ * LRU_HASH of 16-byte keys grew to 38 MB in 25 s.  Reusing one at once
+ * instead, as other maps do past their slack, changed the value under
+ * programs' pointers hundreds of times in test_stress's 2.5 s: a map
+ * turning over by evictions borrows its slack within a few thousand
+ * inserts whenever reclamation lags.
+ */
+static bool chain_may_borrow(const struct chain *c, bool waited)
+{
+	return !c->evict || waited || !rcu_may_wait() ||
+	       __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) < c->borrow_cap;
 }
 
 static bool chain_reuse_wanted(const struct chain *c)
@@ -171,10 +189,12 @@ static bool chain_reuse_wanted(const struct chain *c)
 
 /* Insert an absent key into its locked bucket (a full evicting map:
  * CHAIN_EVICT; -ENOMEM, with *no_slot when a per-CPU map's slots, not
- * malloc, ran out). */
+ * malloc, ran out, or when it should wait before it borrows and has not:
+ * !@waited, chain_may_borrow). */
 static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t hash,
 			      const void *key, const void *value, const struct value_part *part,
-			      bool *credit, struct chain_elem **victim, bool *no_slot)
+			      bool *credit, struct chain_elem **victim, bool *no_slot,
+			      bool waited)
 {
 	uint32_t ticket, list = 0;
 	struct chain_elem *e;
@@ -214,7 +234,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 		}
 	}
 	if (!e)
-		e = chain_elem_alloc(c, no_slot);
+		e = chain_elem_alloc(c, no_slot, chain_may_borrow(c, waited));
 	if (!e) {
 		if (ticket == COUNT_CREDIT)
 			count_credit_give_back(&c->count);
@@ -401,7 +421,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			ret = -ENOENT;
 		} else {
 			ret = chain_insert_locked(c, b, k->hash, k->key, value, part, &credit,
-						  &victim, &no_slot);
+						  &victim, &no_slot, waits > 0);
 		}
 		chain_bucket_unlock(b);
 		if (unlikely(ret == CHAIN_EVICT)) {
@@ -443,7 +463,11 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		 * deleting 64 keys a section).  A preallocated map's pool is
 		 * dry only while its deleted elements wait for a grace period,
 		 * and malloc failed to bridge that: wait for them once.  A
-		 * NO_PREALLOC map's failed malloc is its answer.  Slots on
+		 * NO_PREALLOC map's failed malloc is its answer.  An evicting
+		 * map past its borrowed slack takes its pending stacks back
+		 * before it borrows (chain_may_borrow), one grace period, then
+		 * borrows whatever that found, and waits for every deleted
+		 * element only if malloc failed.  Slots on
 		 * their way back (chain_slots_landing) are waited for first:
 		 * else the waits passed in microseconds beside a chunk being
 		 * given back, or another thread's release, and the insert
@@ -455,6 +479,11 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			continue;
 		}
 		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc && !waits &&
+		    (c->evict ? chain_reclaim_pending_now(c) : chain_reclaim_now(c))) {
+			waits++;
+			continue;
+		}
+		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc && c->evict && waits == 1 &&
 		    chain_reclaim_now(c)) {
 			waits++;
 			continue;

@@ -148,8 +148,9 @@ struct chain {
 	 * while the map lives (the copy-outs walk chains without a read-side
 	 * section, see chain_copy_stable in chain_lookup.c). */
 	size_t heap_elems;   /* atomic */
-	/* Non-evicting preallocated maps: heap elements borrowed before an
-	 * insert reuses a deleted one (chain_may_reuse). */
+	/* Preallocated maps: heap elements borrowed before an insert reuses
+	 * a deleted one (chain_may_reuse), or, in an evicting map outside a
+	 * section, waits for them first (chain_may_borrow). */
 	size_t borrow_cap;
 	uint32_t spare_lock;
 	struct chain_elem *spare; /* atomic; linked by reclaim_next */
@@ -633,6 +634,9 @@ void chain_reclaim_throttle(struct chain *c);
  * preallocated map whose pool ran dry and whose malloc failed takes its
  * elements back this way rather than answer -ENOMEM. */
 bool chain_reclaim_now(struct chain *c);
+/* The pending stacks alone: one grace period, no wait for liburcu's
+ * worker (10 ms apart) and what its flushes or the one-by-one queue hold. */
+bool chain_reclaim_pending_now(struct chain *c);
 /* Wait while a per-CPU map's slots are on their way back: a chunk of its
  * heap being given back, or (where waiting is allowed) a release of
  * reclaimed elements by another thread.  Whether it waited. */
@@ -673,7 +677,7 @@ int chain_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t
  * the count enforces capacity), the pool of a preallocated map,
  * the reclamation limits for a map of @max_entries, the fork guard of a map
  * made, and the free. */
-struct chain_elem *chain_elem_alloc(struct chain *c, bool *no_slot);
+struct chain_elem *chain_elem_alloc(struct chain *c, bool *no_slot, bool may_borrow);
 int chain_prealloc(struct chain *c);
 int chain_pcpu_init(struct chain *c);
 void chain_pcpu_free(struct chain *c);

@@ -104,15 +104,18 @@ static struct chain_elem *chain_elem_take_free(struct chain *c)
 	return e;
 }
 
-/* A fresh element, or NULL on allocation failure.  Capacity (max_entries) is
- * enforced by the caller through c->count, so the pool's emptiness only means
- * that reclamation lags behind; the heap covers that gap. */
-struct chain_elem *chain_elem_alloc(struct chain *c, bool *no_slot)
+/* A fresh element, or NULL on allocation failure (or with the pool dry
+ * when !@may_borrow).  Capacity (max_entries) is enforced by the caller
+ * through c->count, so the pool's emptiness only means that reclamation
+ * lags behind; the heap covers that gap. */
+struct chain_elem *chain_elem_alloc(struct chain *c, bool *no_slot, bool may_borrow)
 {
 	struct chain_elem *e;
 
 	if (c->prealloc && (e = chain_elem_take_free(c)))
 		return e;
+	if (!may_borrow)
+		return NULL;
 	e = malloc(c->elem_size);
 	if (!e)
 		return NULL;
@@ -504,12 +507,19 @@ static __attribute__((noinline)) void chain_reclaim_pending(struct chain *c,
 	}
 }
 
-bool chain_reclaim_now(struct chain *c)
+bool chain_reclaim_pending_now(struct chain *c)
 {
 	if (!rcu_may_wait())
 		return false;
 	for (uint32_t i = 0; i < CHAIN_PENDING_SHARDS; i++)
 		chain_reclaim_pending(c, &c->pending[i]);
+	return true;
+}
+
+bool chain_reclaim_now(struct chain *c)
+{
+	if (!chain_reclaim_pending_now(c))
+		return false;
 	rcu_wait_deferred();
 	return true;
 }
@@ -612,10 +622,13 @@ int chain_prealloc(struct chain *c)
 	uint64_t flat = pool_slack(c->map.max_entries,
 				   c->elem_size + (uint64_t)c->map.cpus * c->map.cpu_stride);
 
+	/* An evicting map's inserts outside sections borrow as much too,
+	 * on top of the slack its pool keeps, before they wait for deleted
+	 * elements (chain_may_borrow): they borrowed without bound. */
+	c->borrow_cap = (size_t)flat;
 	if (c->evict) {
 		slack = flat > slack ? flat : slack;
 	} else {
-		c->borrow_cap = (size_t)flat;
 		if (c->reclaim_batch > flat / CHAIN_PENDING_SHARDS)
 			c->reclaim_batch = (uint32_t)(flat / CHAIN_PENDING_SHARDS);
 	}
