@@ -472,6 +472,36 @@ static struct bpfmap *full_small_map(void)
 	return full_small_map_of(BPFMAP_TYPE_HASH);
 }
 
+/* 20000 pairs on a full_small_map(): key i deleted inside a section of
+ * its own, key i + 64 inserted outside any. */
+static void churn_pairs(struct bpfmap *m)
+{
+	uint64_t k[2];
+
+	for (uint64_t i = 0; i < 20000; i++) {
+		key_of(i, k);
+		bpfmap_read_lock();
+		assert_int_equal(bpfmap_delete_elem(m, k), 0);
+		bpfmap_read_unlock();
+		key_of(i + 64, k);
+		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
+	}
+}
+
+/* After churn_pairs: the last 64 keys, each with its value. */
+static void check_churned(struct bpfmap *m)
+{
+	uint64_t k[2];
+
+	for (uint64_t i = 20000; i < 20064; i++) {
+		uint64_t v;
+
+		key_of(i, k);
+		assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
+		assert_int_equal(v, i - 64);
+	}
+}
+
 /*
  * Deletes inside sections and inserts outside them, beside a reader that
  * holds grace periods up: the deleted elements wait on the pending stacks
@@ -486,7 +516,6 @@ static void test_churn_outside_bounded(void **state)
 	struct chain *c = chain_of(m);
 	struct free_reader r = { .enter = 1 };
 	pthread_t th;
-	uint64_t k[2];
 
 	(void)state;
 	if (!REUSES_AT_ONCE) {
@@ -495,25 +524,12 @@ static void test_churn_outside_bounded(void **state)
 	}
 	assert_int_equal(pthread_create(&th, NULL, free_reader_thread, &r), 0);
 	assert_true(wait_flag(&r.in_section));
-	for (uint64_t i = 0; i < 20000; i++) {
-		key_of(i, k);
-		bpfmap_read_lock();
-		assert_int_equal(bpfmap_delete_elem(m, k), 0);
-		bpfmap_read_unlock();
-		key_of(i + 64, k);
-		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
-	}
+	churn_pairs(m);
 	assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= c->borrow_cap);
 	set_flag(&r.leave);
 	pthread_join(th, NULL);
 	assert_int_equal(r.gave_up, 0);
-	for (uint64_t i = 20000; i < 20064; i++) {
-		uint64_t v;
-
-		key_of(i, k);
-		assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
-		assert_int_equal(v, i - 64);
-	}
+	check_churned(m);
 	bpfmap_free(m);
 	rcu_wait_deferred();
 }
@@ -533,29 +549,15 @@ static void test_churn_outside_bounded_lru(void **state)
 	struct bpfmap *m = full_small_map_of(BPFMAP_TYPE_LRU_HASH);
 	struct chain *c = chain_of(m);
 	struct gate hold = { 0 };
-	uint64_t k[2];
 
 	(void)state;
 	rcu_defer(&hold.rcu, gate_cb);
 	gate_wait_reached(&hold);
-	for (uint64_t i = 0; i < 20000; i++) {
-		key_of(i, k);
-		bpfmap_read_lock();
-		assert_int_equal(bpfmap_delete_elem(m, k), 0);
-		bpfmap_read_unlock();
-		key_of(i + 64, k);
-		assert_int_equal(bpfmap_update_elem(m, k, &i, BPFMAP_NOEXIST), 0);
-	}
+	churn_pairs(m);
 	print_message("  %zu heap elements borrowed\n", c->heap_elems);
 	assert_true(__atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) <= c->borrow_cap);
 	gate_release(&hold);
-	for (uint64_t i = 20000; i < 20064; i++) {
-		uint64_t v;
-
-		key_of(i, k);
-		assert_int_equal(bpfmap_lookup_elem(m, k, &v), 0);
-		assert_int_equal(v, i - 64);
-	}
+	check_churned(m);
 	bpfmap_free(m);
 	rcu_wait_deferred();
 }
