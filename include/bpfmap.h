@@ -530,11 +530,14 @@ BPFMAP_API void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint3
  * through a program-view pointer to the slot from another CPU (a thread
  * that moved after its bpfmap_lookup(), or bpfmap_lookup_percpu()): its
  * unlocked add and such an atomic add can overwrite each other, so count
- * a key by one of the two ways, not both.  Nor is it ordered against a
- * lookup_and_delete of the key (single or batch): an add that found the
- * element just before it was taken may land after its value was copied
- * out, and that delta is lost though the add returned 0, as a program's
- * increment in the kernel is.
+ * a key by one of the two ways, not both.  A lookup_and_delete of the
+ * key (single or batch) returns every delta of the adds that returned
+ * before it, and of those that found the key before it took it: the
+ * first one on a map waits for adds in flight, and the map's adds take
+ * its bucket lock from then on, which costs them a locked instruction or
+ * two (docs/CONCURRENCY.md).  Except on an
+ * LRU_PERCPU_HASH on the chained table, whose adds such a take may miss,
+ * as the kernel's take misses a program's increment.
  * Returns 0, or -EINVAL (NULL arguments, a map that is not per-CPU or whose
  * value_size is below 8), -EPERM (BPFMAP_F_RDONLY_PROG), -ENOENT.
  * Concurrency: lock-free; callable inside or outside a read-side section.

@@ -693,6 +693,87 @@ static void test_percpu_lists_over_cap(void **state)
 	bpfmap_free(m);
 }
 
+/*
+ * A bpfmap_percpu_add that found its key before a lookup_and_delete took
+ * it lands before the value is copied out: the take turns the map's
+ * lock-free stores off and waits for the adds' store windows.  It landed
+ * after the copy, and its delta was lost though the add returned 0 (22-26%
+ * of the adds of a two-thread loop, an adversarial helper's
+ * linearizability checker).  Flat and chained tables, LRU too.  The adder
+ * is stopped between its find and its add; the take, started then, must
+ * return the delta once the adder goes on (it returned 1 instead of 6).
+ */
+struct pcpu_adder {
+	struct bpfmap *m;
+	uint64_t key;
+	int ret;
+};
+
+static void *pcpu_add_stopped(void *arg)
+{
+	struct pcpu_adder *a = arg;
+
+	/* A thread's first add registers its window on the locked path. */
+	a->ret = bpfmap_percpu_add(a->m, &a->key, 1);
+	if (!a->ret)
+		a->ret = bpfmap_percpu_add(a->m, &a->key, 5);
+	return NULL;
+}
+
+struct pcpu_taker {
+	struct bpfmap *m;
+	uint64_t key, *vals;
+	int ret; /* INT32_MIN until it answers */
+};
+
+static void *pcpu_take(void *arg)
+{
+	struct pcpu_taker *t = arg;
+
+	__atomic_store_n(&t->ret, bpfmap_lookup_and_delete_elem(t->m, &t->key, t->vals),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void percpu_add_before_take(enum bpfmap_type type, uint32_t flags)
+{
+	struct bpfmap *m = must_create(type, 8, 8, 64, flags);
+	int ncpu = bpfmap_num_possible_cpus();
+	uint64_t *zero = calloc((size_t)ncpu, 8), sum = 0;
+	struct pcpu_adder a = { .m = m, .key = 7 };
+	struct pcpu_taker t = { .m = m, .key = 7, .ret = INT32_MIN };
+	pthread_t at, tt;
+
+	t.vals = calloc((size_t)ncpu, 8);
+	assert_non_null(zero);
+	assert_non_null(t.vals);
+	assert_int_equal(bpfmap_update_elem(m, &a.key, zero, BPFMAP_NOEXIST), 0);
+	thread_start_stopped(&at, pcpu_add_stopped, &a, HOOK_PCPU_ADD);
+	assert_int_equal(pthread_create(&tt, NULL, pcpu_take, &t), 0);
+	(void)answer_within(&t.ret, 200); /* the take waits for the window */
+	op_release();
+	pthread_join(at, NULL);
+	pthread_join(tt, NULL);
+	assert_int_equal(a.ret, 0);
+	assert_int_equal(t.ret, 0);
+	for (int c = 0; c < ncpu; c++)
+		sum += t.vals[c];
+	assert_int_equal(sum, 6);
+	/* Later adds take the lock; the key is gone. */
+	assert_int_equal(bpfmap_percpu_add(m, &a.key, 1), -ENOENT);
+	free(zero);
+	free(t.vals);
+	bpfmap_free(m);
+}
+
+static void test_percpu_add_before_take(void **state)
+{
+	(void)state;
+	percpu_add_before_take(BPFMAP_TYPE_PERCPU_HASH, 0);
+	percpu_add_before_take(BPFMAP_TYPE_PERCPU_HASH, BPFMAP_F_NO_PREALLOC);
+	percpu_add_before_take(BPFMAP_TYPE_LRU_PERCPU_HASH, 0);
+}
+
 /* ---- a flat copy-out whose home slot is refilled ------------------------ */
 
 /*
@@ -4119,6 +4200,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chain_lru_room_made_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_percpu_lists_room_made_meanwhile, setup_hook),
 		cmocka_unit_test_setup(test_percpu_lists_over_cap, setup_hook),
+		cmocka_unit_test_setup(test_percpu_add_before_take, setup_hook),
 		cmocka_unit_test_setup(test_lru_delete_then_reuse, setup_hook),
 		cmocka_unit_test_setup(test_flat_copy_home_refilled, setup_hook),
 		cmocka_unit_test_setup(test_copy_into_key, setup_hook),

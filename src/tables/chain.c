@@ -288,7 +288,8 @@ static ALWAYS_INLINE bool chain_store_lockfree(struct chain *c, struct chain_ele
 	struct store_window *win;
 	bool done = false;
 
-	if (!stores_on(&c->lockfree_store))
+	/* A per-CPU map's switch is on for its adds, not for its values. */
+	if (!c->value_word || !stores_on(&c->lockfree_store))
 		return false;
 	win = store_window_enter(false);
 	if (unlikely(!win))

@@ -13,7 +13,10 @@
 
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
+#include "sync/reentry.h"
 #include "sync/spin_lock.h"
+#include "sync/store_switch.h"
+#include "sync/store_window.h"
 #include "util/shared_copy.h"
 #include "util/test_hook.h"
 
@@ -274,22 +277,61 @@ static ALWAYS_INLINE void chain_pcpu_add(struct chain *c, struct chain_elem *e, 
 	map_pcpu_add(&c->map, chain_pcpu_slot(c, e, 0), c->pcpu_region, delta);
 }
 
+/* chain_percpu_add under the bucket lock, as chain_take copies and
+ * unlinks: once the map's lock-free stores are off. */
+static int chain_percpu_add_locked(struct chain *c, const struct chain_key *k, uint64_t delta,
+				   uint32_t key_size, enum hash_kind kind)
+{
+	struct chain_bucket *b = chain_bucket(c, k->hash);
+	struct chain_elem *e;
+
+	store_window_ensure(); /* lock-free from the next one on */
+	chain_bucket_lock(b);
+	e = chain_walk(b, k, key_size, kind, NULL);
+	if (e)
+		chain_pcpu_add(c, e, delta);
+	chain_bucket_unlock(b);
+	return e ? 0 : -ENOENT;
+}
+
+/*
+ * As flat_percpu_add (tables/flat_percpu.c): in a store window that a
+ * lookup_and_delete, or a deleted element's reuse at once, waits for when
+ * it turns the map's lock-free stores off, so that no add lands in a value
+ * already copied out or handed to another key; under the bucket lock once
+ * they are off.  Evicting maps, which reuse their victims at once all the
+ * time and keep those stores off, add without a window (the README says
+ * what a lookup_and_delete may then miss).
+ */
 static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key, uint64_t delta,
 					       uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_key k = chain_key_of(c, key, kind);
+	struct store_window *win = NULL;
 	struct chain_elem *e;
 
 	rcu_lock();
+	if (!c->evict) {
+		win = store_window_enter(false);
+		if (unlikely(!win) ||
+		    unlikely(__atomic_load_n(&c->lockfree_store, STORE_WINDOW_ORDER) != STORES_ON)) {
+			if (win)
+				store_window_leave(win);
+			rcu_unlock();
+			return REENTRY_GUARDED(chain_percpu_add_locked(c, &k, delta, key_size, kind));
+		}
+	}
 	e = chain_walk_valid(c, chain_bucket(c, k.hash), &k, key_size, kind, chain_check_of(c),
 			     NULL);
-	if (e == CHAIN_WALK_BUSY) {
-		rcu_unlock();
-		return -EBUSY;
-	}
-	if (e)
+	if (e != CHAIN_WALK_BUSY && e) {
+		TEST_HOOK(HOOK_PCPU_ADD, &c->map);
 		chain_pcpu_add(c, e, delta);
+	}
+	if (win)
+		store_window_leave(win);
 	rcu_unlock();
+	if (e == CHAIN_WALK_BUSY)
+		return -EBUSY;
 	return e ? 0 : -ENOENT;
 }
 

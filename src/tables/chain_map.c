@@ -83,7 +83,8 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	 * store that found its key's element could land after the element took
 	 * another key.  Other maps turn them off before their first reuse
 	 * (chain_insert_locked). */
-	c->lockfree_store = c->value_word && !p->evict ? STORES_ON : STORES_OFF;
+	/* Per-CPU maps' adds are lock-free stores too (chain_percpu_add). */
+	c->lockfree_store = (c->value_word || p->cpus) && !p->evict ? STORES_ON : STORES_OFF;
 	copy = chain_copy_for(c);
 	if (copy)
 		map_set_copy(&c->map, copy);

@@ -74,6 +74,9 @@ enum test_hook_point {
 				  * the insert not yet made (obj: the flat table) */
 	HOOK_LRU_FULL,		 /* a chained evicting map's insert found it full, no
 				  * victim picked yet (obj: the chain) */
+	HOOK_PCPU_ADD,		 /* a lock-free bpfmap_percpu_add: in its store window,
+				  * the key's element found, the delta not yet added
+				  * (obj: the map) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
