@@ -148,8 +148,9 @@ static bool chain_may_reuse(const struct chain *c)
 /*
  * Whether an insert whose pool is dry may borrow from the heap now.  An
  * evicting map's insert outside a section, past the slack it has
- * borrowed, first waits for the deleted elements once (its caller's
- * chain_reclaim_now) instead: it borrowed every time, and beside deletes
+ * borrowed, first takes its pending deleted elements back, one grace
+ * period (its caller's chain_reclaim_pending_now): it borrowed every
+ * time, and beside deletes
  * inside sections, whose elements wait for a grace period, a 64-entry
  * LRU_HASH of 16-byte keys grew to 38 MB in 25 s.  Reusing one at once
  * instead, as other maps do past their slack, changed the value under
