@@ -52,8 +52,8 @@
  *    answers -EBUSY instead (program view: NULL, errno EBUSY).  While the
  *    interrupted call holds a lock or a lock-free store, writing calls
  *    (updates, deletes, lookup-and-delete, batches, get_next_key) all
- *    answer -EBUSY and change nothing; lookups do only where they would
- *    wait.  The calls that may allocate (README, "Signal handlers") are
+ *    answer -EBUSY and change nothing; lookups and bpfmap_percpu_add do
+ *    only where they would wait.  The calls that may allocate (README, "Signal handlers") are
  *    not async-signal-safe; the rest allocate nothing, a thread's first
  *    call included.
  */
@@ -539,8 +539,11 @@ BPFMAP_API void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint3
  * LRU_PERCPU_HASH on the chained table, whose adds such a take may miss,
  * as the kernel's take misses a program's increment.
  * Returns 0, or -EINVAL (NULL arguments, a map that is not per-CPU or whose
- * value_size is below 8), -EPERM (BPFMAP_F_RDONLY_PROG), -ENOENT.
- * Concurrency: lock-free; callable inside or outside a read-side section.
+ * value_size is below 8), -EPERM (BPFMAP_F_RDONLY_PROG), -ENOENT; from a
+ * signal handler -EBUSY only if the key's bucket lock is held (after a
+ * lookup_and_delete), as the kernel's programs meet their CPU's bucket lock.
+ * Concurrency: lock-free until the map's first lookup_and_delete, then under
+ * the key's bucket lock; callable inside or outside a read-side section.
  * On an LRU map it marks the element used.
  */
 BPFMAP_API int bpfmap_percpu_add(struct bpfmap *map, const void *key, uint64_t delta);

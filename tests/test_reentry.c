@@ -774,6 +774,99 @@ static void test_lru_handler_after_eviction(void **state)
 	lru_handler_done();
 }
 
+/* ---- bpfmap_percpu_add in a handler ----------------------------------- */
+
+static struct bpfmap *pcpu_map;
+static enum test_hook_point pcpu_point;
+static volatile int pcpu_raised, pcpu_handler_ret;
+
+static void on_pcpu_signal(int sig)
+{
+	uint64_t k = 1;
+	int saved = errno;
+
+	(void)sig;
+	pcpu_handler_ret = bpfmap_percpu_add(pcpu_map, &k, 10);
+	errno = saved;
+}
+
+static void on_pcpu_hook(enum test_hook_point point, const void *obj)
+{
+	(void)obj;
+	if (point != pcpu_point || pcpu_raised || gettid() != main_tid)
+		return;
+	pcpu_raised = 1;
+	raise(SIGUSR1);
+}
+
+/* Raise the signal at @point's next hit on the main thread, during @op. */
+#define PCPU_SIGNAL_AT(point, op)                                                     \
+	do {                                                                          \
+		pcpu_point = (point);                                                 \
+		pcpu_raised = 0;                                                      \
+		pcpu_handler_ret = INT32_MIN;                                         \
+		__atomic_store_n(&bpfmap_test_hook, on_pcpu_hook, __ATOMIC_RELEASE); \
+		op;                                                                   \
+		__atomic_store_n(&bpfmap_test_hook, NULL, __ATOMIC_RELEASE);         \
+		assert_true(pcpu_raised);                                             \
+	} while (0)
+
+static uint64_t pcpu_sum(struct bpfmap *m, uint64_t key)
+{
+	uint64_t v[64] = { 0 }, sum = 0;
+
+	assert_true(bpfmap_num_possible_cpus() <= 64);
+	assert_int_equal(bpfmap_lookup_elem(m, &key, v), 0);
+	for (int c = 0; c < bpfmap_num_possible_cpus(); c++)
+		sum += v[c];
+	return sum;
+}
+
+/*
+ * A handler's bpfmap_percpu_add, as a BPF program's per-CPU increment in
+ * NMI context, goes through where it would not wait.  Since its adds went
+ * into store windows (634dad7), it answered -EBUSY whenever its thread was
+ * inside one (an add or a lock-free overwrite on any map), and, once a
+ * map's adds took the lock after a lookup_and_delete, whenever its thread
+ * was in any writing call on any map: 58-84% of a timer's samples (an
+ * adversarial helper).  It adds inside the interrupted window now, and
+ * tries the lock instead of refusing at the mark.
+ */
+static void test_percpu_add_in_handler(void **state)
+{
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_PREALLOC };
+	struct sigaction sa = { .sa_handler = on_pcpu_signal };
+
+	(void)state;
+	phase = "percpu_add in a handler";
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	main_tid = gettid();
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
+		struct bpfmap *other = must_create(BPFMAP_TYPE_HASH, 8, 8, 64, 0);
+		uint64_t zero[64] = { 0 }, k1 = 1, k2 = 2, k3 = 3, v = 0;
+
+		pcpu_map = must_create(BPFMAP_TYPE_PERCPU_HASH, 8, 8, 64, flags[i]);
+		assert_int_equal(bpfmap_update_elem(pcpu_map, &k1, zero, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_update_elem(pcpu_map, &k2, zero, BPFMAP_NOEXIST), 0);
+		assert_int_equal(bpfmap_percpu_add(pcpu_map, &k1, 1), 0); /* the window's record */
+		/* Inside the thread's own add's window. */
+		PCPU_SIGNAL_AT(HOOK_PCPU_ADD, assert_int_equal(bpfmap_percpu_add(pcpu_map, &k1, 2), 0));
+		assert_int_equal(pcpu_handler_ret, 0);
+		assert_int_equal(pcpu_sum(pcpu_map, 1), 13);
+		/* Adds take the lock after a take; the thread is in an insert
+		 * into another map, marked, holding that map's home lock. */
+		assert_int_equal(bpfmap_lookup_and_delete_elem(pcpu_map, &k2, zero), 0);
+		PCPU_SIGNAL_AT(HOOK_INSERT_RESERVED,
+			       assert_int_equal(bpfmap_update_elem(other, &k3, &v, BPFMAP_NOEXIST), 0));
+		assert_int_equal(pcpu_handler_ret, 0);
+		assert_int_equal(pcpu_sum(pcpu_map, 1), 23);
+		bpfmap_free(pcpu_map);
+		bpfmap_free(other);
+	}
+	signal(SIGUSR1, SIG_DFL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -782,6 +875,7 @@ int main(void)
 		test_entry(test_flock_copy_holds),
 		test_entry(test_lru_handler_beside_relink),
 		test_entry(test_lru_handler_after_eviction),
+		test_entry(test_percpu_add_in_handler),
 	};
 
 	return run_test_group(tests);

@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sync/spin_lock.h"
 #include "sync/store_window.h"
 #include "util/compiler.h"
 
@@ -60,6 +61,23 @@ static ALWAYS_INLINE void reentry_end(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&reentry_mark, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * A lock for an operation that a signal handler may make and that holds
+ * nothing else: taken with the thread marked, or, in a handler whose
+ * thread is marked or inside its store window, only if free (the holder
+ * may be the interrupted code): false then, for -EBUSY.  *@marked says
+ * whether to reentry_end() after the unlock.
+ */
+static ALWAYS_INLINE bool reentry_lock_or_busy(uint32_t *lock, bool *marked)
+{
+	*marked = reentry_begin();
+	if (*marked) {
+		seq_spin_lock(lock);
+		return true;
+	}
+	return seq_spin_trylock(lock);
 }
 
 /* @op, an operation that may hold a lock or wait for one, run with the

@@ -84,6 +84,25 @@ static ALWAYS_INLINE struct store_window *store_window_enter(bool reg)
 	return win;
 }
 
+/*
+ * For a store that a signal handler may make: a window as store_window_enter
+ * opens, or, when the handler interrupted its thread inside one, that
+ * window (*@inside true), which stays open until the handler has returned
+ * and so covers the handler's store too: leave it alone.  NULL without a
+ * record.
+ */
+static ALWAYS_INLINE struct store_window *store_window_enter_or_inside(bool *inside)
+{
+	struct store_window *win = store_window_mine;
+
+	*inside = win && (__atomic_load_n(&win->seq, __ATOMIC_RELAXED) & 1);
+	if (*inside) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after */
+		return win;
+	}
+	return store_window_enter(false);
+}
+
 static ALWAYS_INLINE void store_window_leave(struct store_window *win)
 {
 	__atomic_store_n(&win->seq, __atomic_load_n(&win->seq, __ATOMIC_RELAXED) + 1,

@@ -278,19 +278,24 @@ static ALWAYS_INLINE void chain_pcpu_add(struct chain *c, struct chain_elem *e, 
 }
 
 /* chain_percpu_add under the bucket lock, as chain_take copies and
- * unlinks: once the map's lock-free stores are off. */
+ * unlinks: once the map's lock-free stores are off.  A signal handler's
+ * answers -EBUSY only if that lock is held (reentry_lock_or_busy). */
 static int chain_percpu_add_locked(struct chain *c, const struct chain_key *k, uint64_t delta,
 				   uint32_t key_size, enum hash_kind kind)
 {
 	struct chain_bucket *b = chain_bucket(c, k->hash);
 	struct chain_elem *e;
+	bool marked;
 
 	store_window_ensure(); /* lock-free from the next one on */
-	chain_bucket_lock(b);
+	if (!reentry_lock_or_busy(&b->lock, &marked))
+		return -EBUSY;
 	e = chain_walk(b, k, key_size, kind, NULL);
 	if (e)
 		chain_pcpu_add(c, e, delta);
 	chain_bucket_unlock(b);
+	if (marked)
+		reentry_end();
 	return e ? 0 : -ENOENT;
 }
 
@@ -308,17 +313,18 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 {
 	struct chain_key k = chain_key_of(c, key, kind);
 	struct store_window *win = NULL;
+	bool inside = false;
 	struct chain_elem *e;
 
 	rcu_lock();
 	if (!c->evict) {
-		win = store_window_enter(false);
+		win = store_window_enter_or_inside(&inside);
 		if (unlikely(!win) ||
 		    unlikely(__atomic_load_n(&c->lockfree_store, STORE_WINDOW_ORDER) != STORES_ON)) {
-			if (win)
+			if (win && !inside)
 				store_window_leave(win);
 			rcu_unlock();
-			return REENTRY_GUARDED(chain_percpu_add_locked(c, &k, delta, key_size, kind));
+			return chain_percpu_add_locked(c, &k, delta, key_size, kind);
 		}
 	}
 	e = chain_walk_valid(c, chain_bucket(c, k.hash), &k, key_size, kind, chain_check_of(c),
@@ -327,7 +333,7 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 		TEST_HOOK(HOOK_PCPU_ADD, &c->map);
 		chain_pcpu_add(c, e, delta);
 	}
-	if (win)
+	if (win && !inside)
 		store_window_leave(win);
 	rcu_unlock();
 	if (e == CHAIN_WALK_BUSY)

@@ -48,23 +48,28 @@ void *flat_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 }
 
 /* flat_percpu_add under the key's home lock, as flat_take copies and
- * kills: after the map's lock-free stores are off. */
+ * kills: after the map's lock-free stores are off.  A signal handler's
+ * answers -EBUSY only if that lock is held (reentry_lock_or_busy). */
 static int flat_percpu_add_locked(struct flat *f, const void *key, uint64_t delta)
 {
 	uint32_t ks = f->map.key_size, pos;
 	struct flat_place pl = flat_place_of(f, flat_hash(f, key));
 	uint32_t *lock = &f->homes[pl.home].lock;
+	bool marked;
 
 	store_window_ensure(); /* lock-free from the next one on */
+	if (!reentry_lock_or_busy(lock, &marked))
+		return -EBUSY;
 	rcu_lock(); /* a long key's element is read under it */
-	seq_spin_lock(lock);
 	pos = flat_find(f, pl.home, pl.tag, key, ks, ks <= 8 ? flat_small_key(key, ks) : 0, false);
 	if (pos != FLAT_NONE) {
 		map_pcpu_add(&f->map, flat_value_at(f, pos), f->cpu_region, delta);
 		flat_lru_touch_pos(f, pos);
 	}
-	seq_spin_unlock(lock);
 	rcu_unlock();
+	seq_spin_unlock(lock);
+	if (marked)
+		reentry_end();
 	return pos != FLAT_NONE ? 0 : -ENOENT;
 }
 
@@ -82,11 +87,12 @@ int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
 {
 	struct flat *f = to_flat(map);
 	struct store_window *win;
+	bool inside;
 	char *v;
 	int ret = 0;
 
 	rcu_lock();
-	win = store_window_enter(false);
+	win = store_window_enter_or_inside(&inside);
 	if (likely(win) && likely(__atomic_load_n(&f->stores, STORE_WINDOW_ORDER) == STORES_ON)) {
 		v = f->pcpu_inner(map, key);
 		if (v) {
@@ -95,14 +101,15 @@ int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
 		} else {
 			ret = -errno; /* ENOENT, or EBUSY (sync/reentry.h) */
 		}
-		store_window_leave(win);
+		if (!inside)
+			store_window_leave(win);
 		rcu_unlock();
 		return ret;
 	}
-	if (win)
+	if (win && !inside)
 		store_window_leave(win);
 	rcu_unlock();
-	return REENTRY_GUARDED(flat_percpu_add_locked(f, key, delta));
+	return flat_percpu_add_locked(f, key, delta);
 }
 
 int flat_percpu_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **values)
