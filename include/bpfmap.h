@@ -53,9 +53,9 @@
  *    interrupted call holds a lock or a lock-free store, writing calls
  *    (updates, deletes, lookup-and-delete, batches, get_next_key) all
  *    answer -EBUSY and change nothing; lookups and bpfmap_percpu_add do
- *    only where they would wait.  The calls that may allocate (README, "Signal handlers") are
- *    not async-signal-safe; the rest allocate nothing, a thread's first
- *    call included.
+ *    only where they would wait.  The calls that may allocate (README,
+ *    "Signal handlers") are not async-signal-safe; the rest allocate
+ *    nothing, a thread's first call included.
  */
 #ifndef BPFMAP_H
 #define BPFMAP_H
@@ -535,9 +535,9 @@ BPFMAP_API void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint3
  * before it, and of those that found the key before it took it: the
  * first one on a map waits for adds in flight, and the map's adds take
  * its bucket lock from then on, which costs them a locked instruction or
- * two (docs/CONCURRENCY.md).  Except on an
- * LRU_PERCPU_HASH on the chained table, whose adds such a take may miss,
- * as the kernel's take misses a program's increment.
+ * two (docs/CONCURRENCY.md).  Except on an LRU_PERCPU_HASH on the chained
+ * table, whose adds such a take may miss, as the kernel's take misses a
+ * program's increment.
  * Returns 0, or -EINVAL (NULL arguments, a map that is not per-CPU or whose
  * value_size is below 8), -EPERM (BPFMAP_F_RDONLY_PROG), -ENOENT; from a
  * signal handler -EBUSY only if the key's bucket lock is held (after a
