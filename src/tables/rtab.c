@@ -369,7 +369,7 @@ void rtab_settle_slow(struct rtab *r)
 		return;
 	while (__atomic_exchange_n(&r->settling, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
-	if (rtab_room_low(r))
+	if (rtab_settle_due(r))
 		rtab_release_all(r, rtab_take_retired(r));
 	__atomic_store_n(&r->settling, 0, __ATOMIC_RELEASE);
 }
@@ -570,10 +570,10 @@ uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 				r->orphan_next = big_reserve(rtab_orphan_bytes(r));
 				if (r->orphan_next) {
 					/* cap is clamped below 2^31 + spare. */
-					uint32_t room = cap > limit ? (uint32_t)(cap - limit) : 0;
+					uint32_t left = cap > limit ? (uint32_t)(cap - limit) : 0;
 
-					r->settle_at = room > 2 * RTAB_LOW_ROOM ? room - RTAB_LOW_ROOM
-										: room / 2;
+					r->settle_at = left > 2 * RTAB_LOW_ROOM ? left - RTAB_LOW_ROOM
+										: left / 2;
 					r->arena = r->elems.base;
 					r->ogroups = (struct rtab_group *)(void *)r->groups.base;
 					return (uint32_t)limit;

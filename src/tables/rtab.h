@@ -603,20 +603,20 @@ void rtab_settle_slow(struct rtab *r);
  * Kept under the spare, the retired elements leave max_entries' worth of
  * room to the live ones.
  */
-static ALWAYS_INLINE bool rtab_room_low(struct rtab *r)
+static ALWAYS_INLINE bool rtab_settle_due(struct rtab *r)
 {
 	return __atomic_load_n(&r->retired_out, __ATOMIC_RELAXED) > r->settle_at ||
 	       slot_arena_room(&r->elems) < RTAB_LOW_ROOM;
 }
 
-/* After a delete, once outside the section that retired: if the arena is
- * low on room and the caller may wait, retired elements back now (one
- * grace period), so that inserts made inside read-side sections, which
- * cannot wait, keep finding room.  Every such delete checks: any of them
- * may be the one whose inserts come next. */
+/* After a delete, once outside the section that retired: if a settle is
+ * due (rtab_settle_due) and the caller may wait, retired elements back now
+ * (one grace period), so that inserts made inside read-side sections,
+ * which cannot wait, keep finding room.  Every such delete checks: any of
+ * them may be the one whose inserts come next. */
 static ALWAYS_INLINE void rtab_retire_settle(struct rtab *r)
 {
-	if (unlikely(rtab_room_low(r)))
+	if (unlikely(rtab_settle_due(r)))
 		rtab_settle_slow(r);
 }
 /* Unlinked under the lock of the bucket it was in: reused at once. */

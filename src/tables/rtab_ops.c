@@ -480,12 +480,11 @@ static ALWAYS_INLINE int rtab_update_slow_sized(struct rtab *r, uint32_t hash, c
 			 * slots, room again in a system call's time: waiting
 			 * for it needs no grace period, so sections wait too
 			 * (else -ENOMEM with the map far from full). */
-			if (slot_arena_wait_given(&r->elems))
-				; /* and try again */
-			else if (!rcu_may_wait())
-				return -ENOMEM;
-			else
+			if (!slot_arena_wait_given(&r->elems)) {
+				if (!rcu_may_wait())
+					return -ENOMEM;
 				rtab_reclaim_now(r);
+			}
 		} else {
 			value_lock_wait_free(busy);
 		}
