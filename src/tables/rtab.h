@@ -414,11 +414,14 @@ static ALWAYS_INLINE char *rtab_find_sectioned(struct rtab *r, uint32_t hash, co
 }
 
 /*
- * The same for the program view: a hit needs no check, so the first scan
- * reads no lock word; a miss, or a moved bucket, scans again with it.
+ * The same for the program view, its fast half: a hit needs no check, so
+ * the scan reads no lock word.  NULL for a miss and for a hit in a moved
+ * bucket (its slots are stale: the hit may be deleted since), both of which
+ * rtab_find_sectioned settles.  The caller keeps that call out of line, so
+ * that a hit saves no registers.
  */
-static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *key,
-				     uint32_t key_size, enum hash_kind kind)
+static ALWAYS_INLINE char *rtab_find_hit(struct rtab *r, uint32_t hash, const void *key,
+					 uint32_t key_size, enum hash_kind kind)
 {
 	uintptr_t w = __atomic_load_n(&r->table, __ATOMIC_ACQUIRE);
 	const struct rtab_group *g = &rtab_word_table(w)->groups[(uint64_t)hash >> (w & 63)];
@@ -430,14 +433,12 @@ static ALWAYS_INLINE char *rtab_find(struct rtab *r, uint32_t hash, const void *
 	 * would report: TSan builds do not scan one (a bucket seen unmoved in
 	 * this section holds no element unlinked before it began). */
 	if (rtab_load(&g->next) == RTAB_MOVED)
-		return rtab_find_sectioned(r, hash, key, key_size, kind);
+		return NULL;
 #endif
 	e = rtab_scan(r, g, hash, key, key_size, kind);
-
-	/* A moved bucket's slots are stale: its hit may be deleted since. */
 	if (likely(e) && likely(rtab_load(&g->next) != RTAB_MOVED))
 		return e;
-	return rtab_find_sectioned(r, hash, key, key_size, kind);
+	return NULL;
 }
 
 /*

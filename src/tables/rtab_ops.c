@@ -25,11 +25,25 @@ static ALWAYS_INLINE uint32_t rtab_hash_of(const struct rtab *r, const void *key
 }
 
 static ALWAYS_INLINE void *rtab_lookup_view(struct bpfmap *map, const void *key,
-					    uint32_t key_size, enum hash_kind kind, bool sized)
+					    uint32_t key_size, enum hash_kind kind, bool sized,
+					    void *(*slow)(struct bpfmap *, uint32_t, const void *))
 {
 	struct rtab *r = to_rtab(map);
 	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
-	char *e = rtab_find(r, hash, key, key_size, kind);
+	char *e = rtab_find_hit(r, hash, key, key_size, kind);
+
+	if (likely(e))
+		return rtab_value(r, e);
+	return slow(map, hash, key);
+}
+
+/* A program-view lookup that rtab_find_hit did not settle: a miss, or a
+ * bucket being moved. */
+static ALWAYS_INLINE void *rtab_lookup_slow(struct bpfmap *map, uint32_t hash, const void *key,
+					    uint32_t key_size, enum hash_kind kind)
+{
+	struct rtab *r = to_rtab(map);
+	char *e = rtab_find_sectioned(r, hash, key, key_size, kind);
 
 	if (unlikely(e == RTAB_BUSY))
 		return map_lookup_busy();
@@ -125,9 +139,15 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 }
 
 #define RTAB_SPECIALISED(name, key_size, kind, sized)                                        \
+	static __attribute__((noinline, cold)) void *                                         \
+	rtab_lookup_slow_##name(struct bpfmap *map, uint32_t hash, const void *key)           \
+	{                                                                                     \
+		return rtab_lookup_slow(map, hash, key, key_size, kind);                      \
+	}                                                                                     \
 	static void *rtab_lookup_##name(struct bpfmap *map, const void *key)                  \
 	{                                                                                     \
-		return rtab_lookup_view(map, key, key_size, kind, sized);                     \
+		return rtab_lookup_view(map, key, key_size, kind, sized,                      \
+					rtab_lookup_slow_##name);                             \
 	}                                                                                     \
 	static int rtab_copy_##name(struct bpfmap *map, const void *key, void *value)         \
 	{                                                                                     \
