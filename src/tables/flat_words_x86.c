@@ -39,8 +39,7 @@
 			char *v_ = flat_value_elem((f), (size_t)(h) * FLAT_SLOTS + i_, (vs));     \
                                                                                                    \
 			if ((view) & FLAT_VIEW_LRU)                                                \
-				flat_lru_touch_index((f)->lru_state,                               \
-						     (size_t)(h) * FLAT_SLOTS + i_);               \
+				flat_lru_touch_home((f)->lru_state, (h), i_);                      \
 			return (view) & FLAT_VIEW_PCPU ? flat_pcpu_here((f), v_, (view) & FLAT_VIEW_RSEQ) \
 							: v_;                                      \
 		}                                                                                  \
