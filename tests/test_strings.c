@@ -949,6 +949,43 @@ static void test_bounded_heap_blocks(void **state)
 	}
 }
 
+/*
+ * The unbounded calls on heap blocks of exactly the kernel's 65536 bytes
+ * and no NUL, ending at unaligned offsets: every answer is -E2BIG (or, for
+ * the searches, -E2BIG / -ENOENT as the reference says), and no branch may
+ * depend on the lanes past the block's end.  strspn and strcspn's last
+ * block did, with AVX2 under Valgrind (an adversarial helper's finding).
+ */
+static void test_unbounded_heap_blocks(void **state)
+{
+	static const size_t tails[] = { 0, 1, 7, 13, 31, 63 };
+	const size_t m = 65536;
+
+	(void)state;
+	for (size_t j = 0; j < sizeof(tails) / sizeof(tails[0]); j++) {
+		char *blk = malloc(m + tails[j]), *s;
+
+		assert_non_null(blk);
+		s = blk + tails[j];
+		memset(s, 'a', m);
+		for (int i = 0; i < n_impls; i++) {
+			const struct str_ops *o = impls[i];
+
+			assert_int_equal(o->strlen(s), -E2BIG);
+			assert_int_equal(o->strchr(s, 'b'), -E2BIG);
+			assert_int_equal(o->strchrnul(s, 'b'), -E2BIG);
+			assert_int_equal(o->strrchr(s, 'a'), -E2BIG);
+			assert_int_equal(o->strspn(s, "a"), ref_strspn(s, "a"));
+			assert_int_equal(o->strspn(s, "abcdefgh"), ref_strspn(s, "abcdefgh"));
+			assert_int_equal(o->strcspn(s, "b"), ref_strcspn(s, "b"));
+			assert_int_equal(o->strcspn(s, "bcdefghij"), ref_strcspn(s, "bcdefghij"));
+			assert_int_equal(o->strstr(s, "b"), ref_strstr(s, "b"));
+			assert_int_equal(o->strcasestr(s, "B"), ref_strcasestr(s, "B"));
+		}
+		free(blk);
+	}
+}
+
 /* ---------------------------------------------------------------------- */
 /* Guard pages: strings and bounds that end right before, or start right   */
 /* after, a PROT_NONE page.                                                 */
@@ -1576,6 +1613,7 @@ int main(void)
 		cmocka_unit_test(test_random_long),
 		cmocka_unit_test(test_uninitialised_neighbours),
 		cmocka_unit_test(test_bounded_heap_blocks),
+		cmocka_unit_test(test_unbounded_heap_blocks),
 		cmocka_unit_test(test_guard_pages),
 		cmocka_unit_test(test_search_at_bound),
 		cmocka_unit_test(test_search_long_needle),
