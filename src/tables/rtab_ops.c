@@ -84,21 +84,16 @@ static ALWAYS_INLINE int rtab_copy_bare(struct rtab *r, uint32_t hash, const voi
  * at once. */
 static int rtab_take(struct rtab *r, const void *key, void *value, bool lockf, bool keep);
 
-/* A consistent copy of the value: the group's word unchanged around it,
+/* The copy of rtab_copy_key that rtab_copy_bare did not settle, or that
+ * F_LOCK asks for: in a section, the group's word unchanged around it,
  * else, after SEQ_READ_PATIENCE of lost rounds, the bucket's lock. */
-static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *value,
-				       uint64_t flags, uint32_t key_size, enum hash_kind kind,
-				       bool sized)
+static ALWAYS_INLINE int rtab_copy_sectioned(struct rtab *r, uint32_t hash, const void *key,
+					     void *value, uint64_t flags, uint32_t key_size,
+					     enum hash_kind kind)
 {
-	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
 	uint64_t patience = 0;
 	int ret;
 
-	if (!(flags & BPFMAP_F_LOCK)) {
-		ret = rtab_copy_bare(r, hash, key, value, key_size, kind);
-		if (ret != RTAB_UNSURE)
-			return ret;
-	}
 	rcu_lock();
 	for (;;) {
 		uint32_t *lock, seq;
@@ -138,6 +133,27 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 	return ret;
 }
 
+/* A consistent copy of the value: first without a section (rtab_copy_bare),
+ * then with @slow, which the specialised copies keep out of line so that
+ * the first saves no registers. */
+static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *value,
+				       uint64_t flags, uint32_t key_size, enum hash_kind kind,
+				       bool sized,
+				       int (*slow)(struct bpfmap *, uint32_t, const void *, void *))
+{
+	uint32_t hash = rtab_hash_of(r, key, key_size, kind, sized);
+	int ret;
+
+	if (!(flags & BPFMAP_F_LOCK)) {
+		ret = rtab_copy_bare(r, hash, key, value, key_size, kind);
+		if (likely(ret != RTAB_UNSURE))
+			return ret;
+	}
+	if (slow)
+		return slow(&r->map, hash, key, value);
+	return rtab_copy_sectioned(r, hash, key, value, flags, key_size, kind);
+}
+
 #define RTAB_SPECIALISED(name, key_size, kind, sized)                                        \
 	static __attribute__((noinline, cold)) void *                                         \
 	rtab_lookup_slow_##name(struct bpfmap *map, uint32_t hash, const void *key)           \
@@ -149,13 +165,18 @@ static ALWAYS_INLINE int rtab_copy_key(struct rtab *r, const void *key, void *va
 		return rtab_lookup_view(map, key, key_size, kind, sized,                      \
 					rtab_lookup_slow_##name);                             \
 	}                                                                                     \
+	static __attribute__((noinline, cold)) int                                            \
+	rtab_copy_slow_##name(struct bpfmap *map, uint32_t hash, const void *key, void *value) \
+	{                                                                                     \
+		return rtab_copy_sectioned(to_rtab(map), hash, key, value, 0, key_size, kind); \
+	}                                                                                     \
 	static int rtab_copy_##name(struct bpfmap *map, const void *key, void *value)         \
 	{                                                                                     \
 		/* Its retries read the key again (map_value_overlaps_key). */              \
 		if (unlikely(map_value_overlaps_key(map, key, value)))                        \
 			return map_copy_key_apart(map, key, value);                           \
 		return map_result(rtab_copy_key(to_rtab(map), key, value, 0, key_size, kind,  \
-						sized));                                      \
+						sized, rtab_copy_slow_##name));               \
 	}
 RTAB_SPECIALISED(any, map->key_size, RTAB_GENERIC, false)
 RTAB_SPECIALISED(u32, 4, HASH_U32, false)
@@ -206,7 +227,8 @@ map_copy_fn rtab_copy_for(enum hash_kind kind, uint32_t key_size)
 
 int rtab_lookup_elem(struct bpfmap *map, const void *key, void *value, uint64_t flags)
 {
-	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, RTAB_GENERIC, false);
+	return rtab_copy_key(to_rtab(map), key, value, flags, map->key_size, RTAB_GENERIC, false,
+			     NULL);
 }
 
 /* An overwrite found the value's spin lock held and unlocked the bucket

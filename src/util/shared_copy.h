@@ -31,7 +31,22 @@ static ALWAYS_INLINE void shared_copy_out(void *dst, const void *shared, size_t 
 	}
 	if (i < n) {
 		uint64_t w = __atomic_load_n(s, __ATOMIC_ACQUIRE);
-		memcpy(d + i, &w, n - i);
+		unsigned char b[8];
+		size_t t = n - i, j = 0;
+
+		/* The tail by its bits: a memcpy of a variable size is a call,
+		 * which made every copy-out save registers for it. */
+		memcpy(b, &w, 8);
+		if (t & 4) {
+			memcpy(d + i, b, 4);
+			j = 4;
+		}
+		if (t & 2) {
+			memcpy(d + i + j, b + j, 2);
+			j += 2;
+		}
+		if (t & 1)
+			d[i + j] = (char)b[j];
 	}
 }
 
