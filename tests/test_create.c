@@ -135,6 +135,19 @@ static void test_names(void **state)
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		expect_create_fails(BPFMAP_TYPE_HASH, bad[i], 4, 8, 16, NULL, EINVAL);
+
+	/* 15 bytes and no NUL after them, the end of a heap block: nothing
+	 * past them is read (AddressSanitizer saw the 16th byte read). */
+	char *exact = malloc(BPFMAP_OBJ_NAME_LEN - 1);
+
+	assert_non_null(exact);
+	memcpy(exact, "ABCDEFGHIJKLMNO", BPFMAP_OBJ_NAME_LEN - 1);
+	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, exact, 4, 8, 16, NULL);
+
+	assert_non_null(map);
+	assert_string_equal(map->name, "ABCDEFGHIJKLMNO");
+	bpfmap_free(map);
+	free(exact);
 }
 
 static void test_opts_sizes(void **state)

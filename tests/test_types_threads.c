@@ -315,6 +315,63 @@ static void test_lru_overwrites_keep_keys(void **state)
 	bpfmap_free(map);
 }
 
+/*
+ * Maps of every kind created, used and freed by two threads at once: the
+ * registry of fork guards and the first reads of the CPUs are shared.
+ * ThreadSanitizer saw the unlocked test of a guard's link in
+ * fork_guard_remove race another thread's add (9 runs in 10 of an
+ * adversarial helper's probe), and the rseq offset read plainly.
+ */
+static void *create_free_thread(void *p)
+{
+	static const struct {
+		enum bpfmap_type type;
+		uint32_t flags;
+	} kinds[] = {
+		{ BPFMAP_TYPE_HASH, 0 },
+		{ BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC },
+		{ BPFMAP_TYPE_PERCPU_HASH, 0 },
+		{ BPFMAP_TYPE_LRU_HASH, 0 },
+		{ BPFMAP_TYPE_LRU_PERCPU_HASH, BPFMAP_F_NO_COMMON_LRU },
+		{ BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC },
+	};
+	uint64_t *vals = calloc(nr_cpus, sizeof(*vals)); /* a per-CPU value or one */
+	uintptr_t fails = !vals;
+
+	(void)p;
+	for (int r = 0; r < 40 && vals; r++) {
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			BPFMAP_CREATE_OPTS(o, .map_flags = kinds[i].flags);
+			struct bpfmap *map = bpfmap_create(kinds[i].type, NULL, 8, 8, 64, &o);
+			uint64_t k = (uint64_t)r;
+
+			if (!map) {
+				fails++;
+				continue;
+			}
+			fails += bpfmap_update_elem(map, &k, vals, BPFMAP_ANY) != 0;
+			fails += !bpfmap_lookup(map, &k);
+			bpfmap_free(map);
+		}
+	}
+	free(vals);
+	return (void *)fails;
+}
+
+static void test_create_free_concurrently(void **state)
+{
+	pthread_t t[2];
+	void *ret;
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, create_free_thread, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(t[i], &ret), 0);
+		assert_int_equal((uintptr_t)ret, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +381,7 @@ int main(void)
 		test_entry(test_lru_churn),
 		test_entry(test_lru_churn_per_cpu_lists),
 		test_entry(test_lru_overwrites_keep_keys),
+		test_entry(test_create_free_concurrently),
 	};
 	int n = bpfmap_num_possible_cpus();
 

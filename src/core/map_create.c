@@ -38,13 +38,14 @@ static bool name_char_ok(unsigned char c)
 }
 
 /* Longer names keep their first 15 bytes, as libbpf's bpf_map_create()
- * copies them (libbpf_strlcpy) before the kernel checks what it got. */
+ * copies them (libbpf_strlcpy) before the kernel checks what it got; a
+ * 15-byte name needs no NUL after it. */
 static int check_name(const char *name, char out[BPFMAP_OBJ_NAME_LEN])
 {
 	memset(out, 0, BPFMAP_OBJ_NAME_LEN);
 	if (!name)
 		return 0;
-	for (size_t i = 0; name[i] && i < BPFMAP_OBJ_NAME_LEN - 1; i++) {
+	for (size_t i = 0; i < BPFMAP_OBJ_NAME_LEN - 1 && name[i]; i++) {
 		char c = name[i];
 
 		if (!name_char_ok((unsigned char)c))

@@ -24,6 +24,32 @@ static int lru_percpu_hash_alloc_check(const struct map_params *p)
 	return hash_family_check(p, true, true);
 }
 
+/* NO_COMMON_LRU's max_entries, the kernel's rounding: up to a multiple of
+ * the CPUs, or down where up overflows. */
+static uint32_t lru_rounded_entries(uint32_t max_entries, uint32_t cpus)
+{
+	uint64_t up = ((uint64_t)max_entries + cpus - 1) / cpus * cpus;
+
+	return up <= UINT32_MAX ? (uint32_t)up : max_entries / cpus * cpus;
+}
+
+/* HASH's limit on the rounded count, as the kernel sizes its buckets from
+ * it: 2^27 - 1 entries round up to 2^27 + 1 on 3 CPUs, -E2BIG there. */
+static int lru_alloc_limits(const struct map_params *p)
+{
+	struct map_params tp = *p;
+	int err = 0;
+
+	if (p->map_flags & BPFMAP_F_NO_COMMON_LRU) {
+		uint32_t cpus = hash_family_cpus(&err);
+
+		if (!cpus)
+			return err;
+		tp.max_entries = lru_rounded_entries(p->max_entries, cpus);
+	}
+	return hash_family_alloc_limits(&tp);
+}
+
 static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *err)
 {
 	struct map_params tp = *p;
@@ -36,13 +62,8 @@ static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *er
 			return NULL;
 		if (percpu)
 			tp.cpus = cpus;
-		if (p->map_flags & BPFMAP_F_NO_COMMON_LRU) {
-			/* The kernel's rounding: up, or down where up overflows. */
-			uint64_t up = ((uint64_t)p->max_entries + cpus - 1) / cpus * cpus;
-
-			tp.max_entries = up <= UINT32_MAX ? (uint32_t)up
-							  : p->max_entries / cpus * cpus;
-		}
+		if (p->map_flags & BPFMAP_F_NO_COMMON_LRU)
+			tp.max_entries = lru_rounded_entries(p->max_entries, cpus);
 	}
 	if (!(p->map_flags & BPFMAP_F_NO_COMMON_LRU) && hash_family_flat(p)) {
 		/* The flat table, unless the map has more positions than its
@@ -67,12 +88,12 @@ static struct bpfmap *lru_percpu_hash_alloc(const struct map_params *p, int *err
 
 const struct map_type lru_hash_map_type = {
 	.alloc_check = lru_hash_alloc_check,
-	.alloc_limits = hash_family_alloc_limits,
+	.alloc_limits = lru_alloc_limits,
 	.alloc = lru_hash_alloc,
 };
 
 const struct map_type lru_percpu_hash_map_type = {
 	.alloc_check = lru_percpu_hash_alloc_check,
-	.alloc_limits = hash_family_alloc_limits,
+	.alloc_limits = lru_alloc_limits,
 	.alloc = lru_percpu_hash_alloc,
 };

@@ -18,14 +18,16 @@ void fork_guard_add(struct fork_guard *g)
 	pthread_mutex_unlock(&guards_mutex);
 }
 
+/* Under the mutex from the first read: g->next changes when another
+ * thread adds a guard after g. */
 void fork_guard_remove(struct fork_guard *g)
 {
-	if (!g->next) /* never added: its map's creation failed first */
-		return;
 	pthread_mutex_lock(&guards_mutex);
-	g->prev->next = g->next;
-	g->next->prev = g->prev;
-	g->prev = g->next = g;
+	if (g->next) { /* NULL: never added, its map's creation failed first */
+		g->prev->next = g->next;
+		g->next->prev = g->prev;
+		g->prev = g->next = g;
+	}
 	pthread_mutex_unlock(&guards_mutex);
 }
 

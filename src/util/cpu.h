@@ -42,7 +42,8 @@ static ALWAYS_INLINE int32_t cpu_current_raw(void)
 #ifdef CPU_HAVE_RSEQ
 	const struct rseq *rs =
 		(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
-						    cpu_rseq_offset);
+						    __atomic_load_n(&cpu_rseq_offset,
+								    __ATOMIC_RELAXED));
 
 	return (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
 #else
@@ -82,7 +83,8 @@ static ALWAYS_INLINE uint32_t cpu_current_rseq(void)
 #ifdef CPU_HAVE_RSEQ
 	const struct rseq *rs =
 		(const struct rseq *)(const void *)((const char *)__builtin_thread_pointer() +
-						    cpu_rseq_offset);
+						    __atomic_load_n(&cpu_rseq_offset,
+								    __ATOMIC_RELAXED));
 
 	return __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
 #else
