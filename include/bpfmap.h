@@ -109,7 +109,8 @@ enum bpfmap_type {
 #define BPFMAP_EXIST 2ULL   /* update an existing element only */
 #define BPFMAP_F_LOCK 4ULL  /* copy the value under its bpfmap_spin_lock */
 /* Per-CPU maps only (bpf-next's values): one CPU's slot, the CPU number in
- * the upper 32 bits of the flags (BPFMAP_F_CPU | (uint64_t)cpu << 32), or
+ * the upper 32 bits of the flags (BPFMAP_F_CPU | (uint64_t)cpu << 32;
+ * -ERANGE for a number that is no possible CPU), or
  * the same value into every CPU's slot (updates).  The value buffer is then
  * value_size bytes, one slot.  A one-CPU copy-out copies the whole value
  * first, through the heap when it is over 512 bytes (and always for
@@ -510,7 +511,7 @@ BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
  * bpfmap_lookup_percpu - program view of a per-CPU map's slot for @cpu (the
  * kernel's bpf_map_lookup_percpu_elem()): as bpfmap_lookup(), but the slot
  * of CPU @cpu whatever CPU the caller runs on.  NULL with errno EINVAL (NULL
- * arguments, a map that is not per-CPU), ERANGE (@cpu >= the possible CPUs),
+ * arguments, a map that is not per-CPU), ERANGE (@cpu is no possible CPU),
  * EPERM (BPFMAP_F_WRONLY_PROG) or ENOENT.  On an LRU map it marks the
  * element used, as bpfmap_lookup() does.
  */
@@ -635,8 +636,10 @@ BPFMAP_API size_t bpfmap_mem_usage(const struct bpfmap *map);
 
 /*
  * bpfmap_num_possible_cpus - the number of possible CPUs, read once from
- * /sys/devices/system/cpu/possible as libbpf does (falls back to the
- * configured CPU count).  Per-CPU values are laid out for this many CPUs.
+ * /sys/devices/system/cpu/possible and counted as libbpf's
+ * libbpf_num_possible_cpus() counts them ("0-3,8" is 5; falls back to the
+ * configured CPU count).  A per-CPU value in the syscall view is this many
+ * slots, the possible CPUs in their order, as the kernel lays it out.
  * Returns a positive count, or a negative errno if neither source works.
  */
 BPFMAP_API int bpfmap_num_possible_cpus(void);

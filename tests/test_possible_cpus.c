@@ -117,10 +117,86 @@ static void test_no_common_lru_limit(void **state)
 	with_possible("0-2\n", child_no_common_lru_limit);
 }
 
+/* One per-CPU map kind on "0-3,8": five CPUs, CPU 8 the fifth in the
+ * syscall layout.  Buffers are heap blocks of exactly the documented size,
+ * so that a build with AddressSanitizer sees any byte past them. */
+static void check_gapped_map(enum bpfmap_type type, uint32_t flags)
+{
+	BPFMAP_CREATE_OPTS(o, .map_flags = flags);
+	const size_t n = 5, vb = n * sizeof(uint64_t);
+	struct bpfmap *map = bpfmap_create(type, NULL, 4, 8, 16, &o);
+	uint64_t *in = malloc(vb), *out = malloc(vb), *vals = malloc(2 * vb), one = 0, *p;
+	uint32_t keys[2], cursor, k = 7, k2 = 9, count = 2;
+	BPFMAP_BATCH_OPTS(cpu8, .elem_flags = BPFMAP_F_CPU | (8ULL << 32));
+
+	CHILD_CHECK(map && in && out && vals);
+	for (size_t i = 0; i < n; i++)
+		in[i] = 100 + i;
+	CHILD_CHECK(!bpfmap_update_elem(map, &k, in, BPFMAP_ANY));
+	CHILD_CHECK(!bpfmap_lookup_elem(map, &k, out));
+	CHILD_CHECK(!memcmp(in, out, vb));
+	/* CPU 8 is the fifth slot of the buffer; CPU 4 and 9 are no CPUs. */
+	CHILD_CHECK(!bpfmap_lookup_elem_flags(map, &k, &one, BPFMAP_F_CPU | (8ULL << 32)));
+	CHILD_CHECK(one == 104);
+	CHILD_CHECK(bpfmap_lookup_elem_flags(map, &k, &one, BPFMAP_F_CPU | (4ULL << 32)) == -ERANGE);
+	CHILD_CHECK(bpfmap_lookup_elem_flags(map, &k, &one, BPFMAP_F_CPU | (9ULL << 32)) == -ERANGE);
+	one = 50;
+	CHILD_CHECK(!bpfmap_update_elem(map, &k, &one, BPFMAP_F_CPU | (8ULL << 32)));
+	CHILD_CHECK(bpfmap_update_elem(map, &k, &one, BPFMAP_F_CPU | (4ULL << 32)) == -ERANGE);
+	CHILD_CHECK(!bpfmap_lookup_elem(map, &k, out));
+	CHILD_CHECK(out[0] == 100 && out[3] == 103 && out[4] == 50);
+	p = bpfmap_lookup_percpu(map, &k, 8);
+	CHILD_CHECK(p && *p == 50);
+	errno = 0;
+	CHILD_CHECK(!bpfmap_lookup_percpu(map, &k, 4) && errno == ERANGE);
+	CHILD_CHECK(!bpfmap_lookup_percpu(map, &k, 9) && errno == ERANGE);
+	/* Batches: whole values in the same layout, and one CPU's. */
+	CHILD_CHECK(!bpfmap_update_elem(map, &k2, in, BPFMAP_ANY));
+	CHILD_CHECK(bpfmap_lookup_batch(map, NULL, &cursor, keys, vals, &count, NULL) == -ENOENT);
+	CHILD_CHECK(count == 2);
+	for (int i = 0; i < 2; i++)
+		CHILD_CHECK(vals[i * n + 4] == (keys[i] == k ? 50u : 104u));
+	count = 2;
+	CHILD_CHECK(bpfmap_lookup_batch(map, NULL, &cursor, keys, vals, &count, &cpu8) == -ENOENT);
+	CHILD_CHECK(count == 2);
+	for (int i = 0; i < 2; i++)
+		CHILD_CHECK(vals[i] == (keys[i] == k ? 50u : 104u));
+	/* Every possible CPU's slot, and no other byte of the buffer. */
+	one = 7;
+	CHILD_CHECK(!bpfmap_update_elem(map, &k, &one, BPFMAP_F_ALL_CPUS));
+	CHILD_CHECK(!bpfmap_lookup_and_delete_elem(map, &k, out));
+	for (size_t i = 0; i < n; i++)
+		CHILD_CHECK(out[i] == 7);
+	bpfmap_free(map);
+	free(in);
+	free(out);
+	free(vals);
+}
+
+static void child_gapped_list(void)
+{
+	CHILD_CHECK(bpfmap_num_possible_cpus() == 5);
+	check_gapped_map(BPFMAP_TYPE_PERCPU_HASH, 0);
+	check_gapped_map(BPFMAP_TYPE_PERCPU_HASH, BPFMAP_F_NO_PREALLOC);
+	check_gapped_map(BPFMAP_TYPE_LRU_PERCPU_HASH, 0);
+	check_gapped_map(BPFMAP_TYPE_LRU_PERCPU_HASH, BPFMAP_F_NO_COMMON_LRU);
+	/* The chained table for what the flat one holds. */
+	CHILD_CHECK(!setenv("BPFMAP_TABLE", "chain", 1));
+	check_gapped_map(BPFMAP_TYPE_PERCPU_HASH, 0);
+	check_gapped_map(BPFMAP_TYPE_LRU_PERCPU_HASH, 0);
+}
+
+static void test_gapped_list(void **state)
+{
+	(void)state;
+	with_possible("0-3,8\n", child_gapped_list);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_common_lru_limit),
+		cmocka_unit_test(test_gapped_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

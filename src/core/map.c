@@ -168,7 +168,8 @@ void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (unlikely(cpu >= map->cpus)) {
+	/* Also a CPU in a gap of the possible CPUs' list: its slot is no CPU's. */
+	if (unlikely(!cpu_is_possible(cpu, map->cpus))) {
 		errno = ERANGE;
 		return NULL;
 	}

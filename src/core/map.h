@@ -30,17 +30,18 @@ struct map_params {
 	uint64_t map_extra;
 	char name[BPFMAP_OBJ_NAME_LEN];
 	/* What the type asks of its table: per-CPU values (the number of
-	 * slots, one per possible CPU; 0 for one shared value), and eviction
+	 * slots, by CPU number: cpu_slots(); 0 for one shared value), and eviction
 	 * of an old element instead of -E2BIG when the map is full (LRU). */
 	uint32_t cpus;
 	bool evict;
 };
 
-/* The bytes of one value as the syscall view copies it and the table
- * stores it: value_size, or a round_up(value_size, 8) slot per CPU. */
+/* The bytes of one value as the syscall view copies it: value_size, or a
+ * round_up(value_size, 8) slot per possible CPU (their count, which is
+ * below p->cpus, the slots, where the possible CPUs' list has gaps). */
 static inline uint32_t map_params_value_bytes(const struct map_params *p)
 {
-	return p->cpus ? ROUND_UP(p->value_size, 8) * p->cpus : p->value_size;
+	return p->cpus ? ROUND_UP(p->value_size, 8) * (uint32_t)cpu_possible() : p->value_size;
 }
 
 struct bpfmap;
@@ -128,12 +129,12 @@ struct bpfmap {
 	map_copy_fn copy; /* beside it: the copy-out's hot path */
 	const struct map_ops *ops;
 	uint32_t key_size;
-	/* Bytes per value in the syscall view, as the table stores it (per-CPU
-	 * maps: cpus slots of cpu_stride bytes). */
+	/* Bytes per value in the syscall view (per-CPU maps: cpu_stride bytes
+	 * for each possible CPU, in their order). */
 	uint32_t value_size;
 	/* The value_size the map was created with: what a program sees. */
 	uint32_t prog_value_size;
-	uint16_t cpus;       /* per-CPU slots; 0: one shared value */
+	uint16_t cpus;       /* per-CPU slots, by CPU number (cpu_slots()); 0: one value */
 	uint16_t cpu_stride; /* round_up(prog_value_size, 8) when per-CPU */
 	uint32_t max_entries;
 	uint32_t map_flags;

@@ -23,7 +23,9 @@ int percpu_check_flags(const struct bpfmap *map, uint64_t flags, uint64_t allowe
 			return -EINVAL;
 		if ((flags & BPFMAP_F_CPU) && (flags & BPFMAP_F_ALL_CPUS))
 			return -EINVAL;
-		if ((flags & BPFMAP_F_CPU) && percpu_flags_cpu(flags) >= map->cpus)
+		/* A CPU number, as the kernel's; one in a gap of the
+		 * possible CPUs' list is no CPU either. */
+		if ((flags & BPFMAP_F_CPU) && !cpu_is_possible(percpu_flags_cpu(flags), map->cpus))
 			return -ERANGE;
 	}
 	return 0;
@@ -41,8 +43,9 @@ int percpu_lookup_cpu(struct bpfmap *map, const void *key, void *value, uint32_t
 	if (!buf)
 		return -ENOMEM;
 	ret = map->ops->lookup_elem(map, key, buf, 0);
-	if (!ret)
-		memcpy(value, buf + (size_t)cpu * map->cpu_stride, map->prog_value_size);
+	if (!ret) /* @cpu's place in the syscall layout: its rank */
+		memcpy(value, buf + (size_t)cpu_rank_of(cpu) * map->cpu_stride,
+		       map->prog_value_size);
 	if (buf != stack)
 		free(buf);
 	return ret;
@@ -70,14 +73,16 @@ int percpu_update(struct bpfmap *map, const void *key, const void *value, uint64
  * kept.  A buffer for the caller's whole capacity (ncpus times its values,
  * up to max_entries of them) could answer -ENOMEM where the kernel, which
  * copies a bucket at a time, does not.  Chunks go on from the cursor the
- * last one left while they fill, so the call returns what one call over
- * the caller's capacity would: whole buckets while they fit (a bucket
- * larger than the chunk doubles it, up to that capacity).
+ * last one left while they fill, so the call returns the elements one
+ * call over the caller's capacity would: whole buckets while they fit (a
+ * bucket larger than the chunk doubles it, up to that capacity).  Their
+ * order within a flat table's bucket may differ, where a bucket's home
+ * slots and overflow chain fall in two chunks.
  */
 int percpu_lookup_batch_cpu(struct bpfmap *map, const void *in_batch, void *out_batch,
 			    void *keys, void *values, uint32_t *count, uint32_t cpu)
 {
-	uint32_t room = *count, done = 0, cursor = 0;
+	uint32_t room = *count, done = 0, cursor = 0, rank = cpu_rank_of(cpu);
 	uint32_t chunk = (uint32_t)(PERCPU_BATCH_BYTES / map->value_size);
 	const void *in = in_batch;
 	char *buf = NULL;
@@ -98,7 +103,7 @@ int percpu_lookup_batch_cpu(struct bpfmap *map, const void *in_batch, void *out_
 					     (size_t)done * map->key_size, buf, &n, 0, false);
 		for (uint32_t i = 0; i < n; i++)
 			memcpy((char *)values + (size_t)(done + i) * map->prog_value_size,
-			       buf + (size_t)i * map->value_size + (size_t)cpu * map->cpu_stride,
+			       buf + (size_t)i * map->value_size + (size_t)rank * map->cpu_stride,
 			       map->prog_value_size);
 		done += n;
 		room -= n;

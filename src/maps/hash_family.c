@@ -7,6 +7,7 @@
 #include "util/compiler.h"
 
 #include "maps/hash_family.h"
+#include "util/cpu.h"
 
 /* Flags a hash-family map accepts at creation (the kernel's mask). */
 #define HASH_CREATE_FLAGS                                                            \
@@ -66,7 +67,7 @@ bool hash_family_chain_forced(void)
 
 uint32_t hash_family_cpus(int *err)
 {
-	int n = bpfmap_num_possible_cpus();
+	int n = cpu_slots();
 
 	if (n <= 0) {
 		*err = n < 0 ? n : -ENODEV;

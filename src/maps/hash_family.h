@@ -46,8 +46,8 @@ static inline bool hash_family_flat(const struct map_params *p)
 	       !hash_family_chain_forced();
 }
 
-/* The number of per-CPU slots: the possible CPUs; 0 with *err set if they
- * cannot be read. */
+/* The number of per-CPU slots, indexed by CPU number (util/cpu.h's
+ * cpu_slots); 0 with *err set if the possible CPUs cannot be read. */
 uint32_t hash_family_cpus(int *err);
 
 #endif

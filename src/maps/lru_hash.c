@@ -38,14 +38,13 @@ static uint32_t lru_rounded_entries(uint32_t max_entries, uint32_t cpus)
 static int lru_alloc_limits(const struct map_params *p)
 {
 	struct map_params tp = *p;
-	int err = 0;
 
 	if (p->map_flags & BPFMAP_F_NO_COMMON_LRU) {
-		uint32_t cpus = hash_family_cpus(&err);
+		int cpus = bpfmap_num_possible_cpus();
 
-		if (!cpus)
-			return err;
-		tp.max_entries = lru_rounded_entries(p->max_entries, cpus);
+		if (cpus <= 0)
+			return cpus < 0 ? cpus : -ENODEV;
+		tp.max_entries = lru_rounded_entries(p->max_entries, (uint32_t)cpus);
 	}
 	return hash_family_alloc_limits(&tp);
 }
@@ -55,15 +54,20 @@ static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *er
 	struct map_params tp = *p;
 
 	tp.evict = true;
-	if (percpu || (p->map_flags & BPFMAP_F_NO_COMMON_LRU)) {
-		uint32_t cpus = hash_family_cpus(err);
-
-		if (!cpus)
+	if (percpu) {
+		tp.cpus = hash_family_cpus(err);
+		if (!tp.cpus)
 			return NULL;
-		if (percpu)
-			tp.cpus = cpus;
-		if (p->map_flags & BPFMAP_F_NO_COMMON_LRU)
-			tp.max_entries = lru_rounded_entries(p->max_entries, cpus);
+	}
+	if (p->map_flags & BPFMAP_F_NO_COMMON_LRU) {
+		/* The possible CPUs' count, as the kernel's num_possible_cpus(). */
+		int cpus = bpfmap_num_possible_cpus();
+
+		if (cpus <= 0) {
+			*err = cpus < 0 ? cpus : -ENODEV;
+			return NULL;
+		}
+		tp.max_entries = lru_rounded_entries(p->max_entries, (uint32_t)cpus);
 	}
 	if (!(p->map_flags & BPFMAP_F_NO_COMMON_LRU) && hash_family_flat(p)) {
 		/* The flat table, unless the map has more positions than its

@@ -128,8 +128,8 @@ static inline void value_store(const struct bpfmap *map, void *dst, const void *
 
 /*
  * Part of a value, as update_part stores it: @len bytes of @src at @off +
- * i * @step, i < @n, the offsets in the syscall view's layout (per-CPU
- * slots: the program view's update, BPFMAP_F_CPU, BPFMAP_F_ALL_CPUS).
+ * i * @step, i < @n; per-CPU maps (the program view's update, BPFMAP_F_CPU,
+ * BPFMAP_F_ALL_CPUS), CPU c's slot at c * cpu_stride, by CPU number.
  */
 struct value_part {
 	const void *src;
@@ -137,13 +137,16 @@ struct value_part {
 };
 
 /* Per-CPU value at @slot0 (CPU c's slot at @slot0 + c * @region) out to
- * @dst in the syscall layout. */
+ * @dst in the syscall layout: the possible CPUs' slots in their order. */
 static inline void value_pcpu_out(const struct bpfmap *map, void *dst, const char *slot0,
 				  size_t region)
 {
-	for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
-		shared_copy_out((char *)dst + (size_t)cpu * map->cpu_stride,
-				slot0 + cpu * region, map->cpu_stride);
+	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
+	uint32_t n = ranked ? (uint32_t)cpu_possible() : map->cpus;
+
+	for (uint32_t r = 0; r < n; r++)
+		shared_copy_out((char *)dst + (size_t)r * map->cpu_stride,
+				slot0 + cpu_of_rank(ranked, r) * region, map->cpu_stride);
 }
 
 /* Store a per-CPU value: all of @value (syscall layout), or @part of it;
@@ -155,9 +158,12 @@ static inline void value_pcpu_in(const struct bpfmap *map, char *slot0, size_t r
 	uint32_t stride = map->cpu_stride;
 
 	if (!part) {
-		for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
-			shared_copy_in(slot0 + cpu * region, 0,
-				       (const char *)value + (size_t)cpu * stride, stride);
+		const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
+		uint32_t n = ranked ? (uint32_t)cpu_possible() : map->cpus;
+
+		for (uint32_t r = 0; r < n; r++)
+			shared_copy_in(slot0 + cpu_of_rank(ranked, r) * region, 0,
+				       (const char *)value + (size_t)r * stride, stride);
 		return;
 	}
 	if (fresh) /* atomic: a pointer from before an in-place reuse may read it */

@@ -23,50 +23,96 @@ __attribute__((constructor)) static void cpu_rseq_offset_init(void)
 
 bool cpu_rseq_indexes;
 
-/* Possible CPUs, read the way libbpf reads them (a range list such as
- * "0-3,8") so that per-CPU buffers have the same size for this library and
- * the kernel. */
-static int parse_cpu_list(const char *s)
+/*
+ * The possible CPUs: their count, libbpf's (the CPUs the kernel lists in
+ * /sys/devices/system/cpu/possible, "0-3,8" being five), which sizes the
+ * syscall view's per-CPU buffers; the slots, the highest one's number + 1,
+ * which per-CPU maps keep so that a CPU number indexes them; and, only
+ * where the list has gaps, the CPU of each rank in it, the buffers' layout
+ * (the kernel's for_each_possible_cpu order).
+ */
+struct cpu_list {
+	int count, slots;
+	uint32_t *ranked; /* NULL: dense, CPU r is rank r */
+};
+
+static struct cpu_list cpu_list_cache; /* count: atomic, written last */
+const uint32_t *cpu_ranked_cpus;
+
+/* A range list such as "0-3,8" into *@l (its ranks allocated where it has
+ * gaps); -errno if malformed or out of memory. */
+static int parse_cpu_list(const char *list, struct cpu_list *l)
 {
-	int highest = -1;
+	int highest = -1, err = -EINVAL;
+	bool *mask = NULL;
 
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
+	/* Two passes over the same text: the first validates and finds the
+	 * highest CPU, the second marks each. */
+	for (int pass = 0; pass < 2; pass++) {
+		const char *s = list;
 
-		if (end == s || a < 0)
-			return -EINVAL;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a)
-				return -EINVAL;
-			s = end;
+		if (pass) {
+			mask = calloc((size_t)highest + 1, sizeof(*mask));
+			if (!mask)
+				return -ENOMEM;
 		}
-		if (b > highest)
-			highest = (int)b;
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			return -EINVAL;
+		while (*s && *s != '\n') {
+			char *end;
+			long a = strtol(s, &end, 10), b = a;
+
+			if (end == s || a < 0 || a >= CPU_SLOTS_MAX)
+				goto bad;
+			s = end;
+			if (*s == '-') {
+				b = strtol(s + 1, &end, 10);
+				if (end == s + 1 || b < a || b >= CPU_SLOTS_MAX)
+					goto bad;
+				s = end;
+			}
+			if (pass)
+				for (long c = a; c <= b; c++)
+					mask[c] = true;
+			else if (b > highest)
+				highest = (int)b;
+			if (*s == ',')
+				s++;
+			else if (*s && *s != '\n')
+				goto bad;
+		}
+		if (highest < 0)
+			goto bad;
 	}
-	return highest < 0 ? -EINVAL : highest + 1;
+	l->slots = highest + 1;
+	l->count = 0;
+	for (int c = 0; c < l->slots; c++)
+		l->count += mask[c];
+	l->ranked = NULL;
+	if (l->count < l->slots) {
+		l->ranked = malloc((size_t)l->count * sizeof(*l->ranked));
+		for (int c = 0, r = 0; l->ranked && c < l->slots; c++)
+			if (mask[c])
+				l->ranked[r++] = (uint32_t)c;
+	}
+	err = l->count < l->slots && !l->ranked ? -ENOMEM : 0;
+bad:
+	free(mask);
+	return err;
 }
 
-static int read_possible_cpus(void)
+static int read_possible_cpus(struct cpu_list *l)
 {
 	char buf[4096];
 	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-	int n = -ENOENT;
+	int err = -ENOENT;
 
 	/* The whole line or nothing: a count from part of it would be too
 	 * low for the CPU numbers rseq gives. */
 	if (f) {
 		if (fgets(buf, sizeof(buf), f) && (strchr(buf, '\n') || feof(f)))
-			n = parse_cpu_list(buf);
+			err = parse_cpu_list(buf, l);
 		fclose(f);
 	}
-	if (n > 0) {
+	if (!err) {
 #ifdef CPU_HAVE_RSEQ
 		/* The offset first: a constructor of the program's may make a
 		 * per-CPU map before this library's own copied it, and an
@@ -76,23 +122,78 @@ static int read_possible_cpus(void)
 			__atomic_store_n(&cpu_rseq_indexes, true, __ATOMIC_RELEASE);
 		}
 #endif
-		return n;
+		return 0;
 	}
+	if (err == -ENOMEM)
+		return err;
 	long conf = sysconf(_SC_NPROCESSORS_CONF);
-	return conf > 0 ? (int)conf : -ENODEV;
+
+	if (conf <= 0 || conf >= CPU_SLOTS_MAX)
+		return -ENODEV;
+	l->count = l->slots = (int)conf;
+	l->ranked = NULL;
+	return 0;
+}
+
+/* The list, read once (threads that race read it alike; one publishes). */
+static const struct cpu_list *cpu_list_get(int *err)
+{
+	struct cpu_list l;
+	int zero = 0;
+
+	if (__atomic_load_n(&cpu_list_cache.count, __ATOMIC_ACQUIRE) > 0)
+		return &cpu_list_cache;
+	*err = read_possible_cpus(&l);
+	if (*err)
+		return NULL;
+	/* The winner's ranks and slots go out before its count. */
+	if (__atomic_compare_exchange_n(&cpu_list_cache.slots, &zero, l.slots, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&cpu_ranked_cpus, l.ranked, __ATOMIC_RELEASE);
+		cpu_list_cache.ranked = l.ranked;
+		__atomic_store_n(&cpu_list_cache.count, l.count, __ATOMIC_RELEASE);
+	} else {
+		free(l.ranked);
+		while (!__atomic_load_n(&cpu_list_cache.count, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+	return &cpu_list_cache;
 }
 
 int cpu_possible(void)
 {
-	static int cached;
-	int n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	int err;
+	const struct cpu_list *l = cpu_list_get(&err);
 
-	if (n > 0)
-		return n;
-	n = read_possible_cpus();
-	if (n > 0)
-		__atomic_store_n(&cached, n, __ATOMIC_RELAXED);
-	return n;
+	return l ? l->count : err;
+}
+
+int cpu_slots(void)
+{
+	int err;
+	const struct cpu_list *l = cpu_list_get(&err);
+
+	return l ? l->slots : err;
+}
+
+uint32_t cpu_rank_of(uint32_t cpu)
+{
+	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_ACQUIRE);
+	uint32_t lo = 0, hi;
+
+	hi = (uint32_t)__atomic_load_n(&cpu_list_cache.count, __ATOMIC_ACQUIRE);
+	if (!ranked)
+		return cpu < hi ? cpu : UINT32_MAX;
+	/* Sorted: a binary search, for the calls that name a CPU. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ranked[mid] < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < (uint32_t)cpu_list_cache.count && ranked[lo] == cpu ? lo : UINT32_MAX;
 }
 
 uint32_t cpu_current_slow(void)
@@ -102,7 +203,7 @@ uint32_t cpu_current_slow(void)
 
 uint32_t cpu_shards(void)
 {
-	int cpus = cpu_possible();
+	int cpus = cpu_slots();
 	uint32_t n = 1;
 
 	if (cpus < 2)

@@ -51,9 +51,42 @@ static ALWAYS_INLINE int32_t cpu_current_raw(void)
 #endif
 }
 
-/* The possible CPUs (libbpf's count: the highest possible CPU's number +
- * 1), read once; -errno if neither sysfs nor sysconf says. */
+/* Beyond any CPU number a kernel gives (its NR_CPUS is at most 8192). */
+#define CPU_SLOTS_MAX 65536
+
+/* The possible CPUs, read once from the kernel's list (or sysconf where
+ * sysfs has none); -errno if neither says.  cpu_possible(): their count,
+ * libbpf's, which sizes the syscall view's per-CPU buffers; cpu_slots():
+ * the highest one's number + 1, the slots of a per-CPU value, indexed by
+ * CPU number.  The two differ only where the list has gaps ("0-3,8"). */
 int cpu_possible(void);
+int cpu_slots(void);
+
+/* Where the list has gaps, the CPU of each rank in it (the syscall view's
+ * per-CPU layout, the kernel's for_each_possible_cpu order); NULL where
+ * it has none, rank r being CPU r.  Set before any per-CPU map exists. */
+extern const uint32_t *cpu_ranked_cpus;
+
+/* Possible CPU @cpu's rank in the list, UINT32_MAX for a CPU number that
+ * is not possible. */
+uint32_t cpu_rank_of(uint32_t cpu);
+
+/* Whether @cpu is a possible CPU, given the slots (cpu_slots()): one load
+ * more than the bound where the list has no gaps. */
+static inline bool cpu_is_possible(uint32_t cpu, uint32_t slots)
+{
+	if (cpu >= slots)
+		return false;
+	return !__atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED) || cpu_rank_of(cpu) != UINT32_MAX;
+}
+
+/* The CPU of rank @r, as the per-CPU copies between a value's slots and
+ * the syscall view's buffer need it: @ranked, cpu_ranked_cpus as the
+ * caller loaded it once. */
+static inline uint32_t cpu_of_rank(const uint32_t *ranked, uint32_t r)
+{
+	return ranked ? ranked[r] : r;
+}
 
 /*
  * Whether rseq's CPU numbers may index a per-CPU map's slots unchecked:
