@@ -136,17 +136,44 @@ struct value_part {
 	uint32_t len, off, step, n;
 };
 
+/* The copies where the possible CPUs' list has gaps (cpu_ranked_cpus),
+ * which a map's syscall value shorter than its slots tells: out of line,
+ * so that the copies of every other list keep their registers. */
+static __attribute__((noinline, cold, unused)) void
+value_pcpu_out_ranked(const struct bpfmap *map, void *dst, const char *slot0, size_t region)
+{
+	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
+	uint32_t stride = map->cpu_stride;
+
+	for (uint32_t r = 0; r < map->value_size / stride; r++)
+		shared_copy_out((char *)dst + (size_t)r * stride, slot0 + ranked[r] * region,
+				stride);
+}
+
+static __attribute__((noinline, cold, unused)) void
+value_pcpu_in_ranked(const struct bpfmap *map, char *slot0, size_t region, const void *value)
+{
+	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
+	uint32_t stride = map->cpu_stride;
+
+	for (uint32_t r = 0; r < map->value_size / stride; r++)
+		shared_copy_in(slot0 + ranked[r] * region, 0, (const char *)value + (size_t)r * stride,
+			       stride);
+}
+
 /* Per-CPU value at @slot0 (CPU c's slot at @slot0 + c * @region) out to
  * @dst in the syscall layout: the possible CPUs' slots in their order. */
 static inline void value_pcpu_out(const struct bpfmap *map, void *dst, const char *slot0,
 				  size_t region)
 {
-	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
-	uint32_t n = ranked ? (uint32_t)cpu_possible() : map->cpus;
-
-	for (uint32_t r = 0; r < n; r++)
-		shared_copy_out((char *)dst + (size_t)r * map->cpu_stride,
-				slot0 + cpu_of_rank(ranked, r) * region, map->cpu_stride);
+	/* Fewer possible CPUs than slots: a list with gaps. */
+	if (unlikely(map->value_size != (uint32_t)map->cpus * map->cpu_stride)) {
+		value_pcpu_out_ranked(map, dst, slot0, region);
+		return;
+	}
+	for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
+		shared_copy_out((char *)dst + (size_t)cpu * map->cpu_stride,
+				slot0 + cpu * region, map->cpu_stride);
 }
 
 /* Store a per-CPU value: all of @value (syscall layout), or @part of it;
@@ -158,12 +185,13 @@ static inline void value_pcpu_in(const struct bpfmap *map, char *slot0, size_t r
 	uint32_t stride = map->cpu_stride;
 
 	if (!part) {
-		const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
-		uint32_t n = ranked ? (uint32_t)cpu_possible() : map->cpus;
-
-		for (uint32_t r = 0; r < n; r++)
-			shared_copy_in(slot0 + cpu_of_rank(ranked, r) * region, 0,
-				       (const char *)value + (size_t)r * stride, stride);
+		if (unlikely(map->value_size != (uint32_t)map->cpus * stride)) {
+			value_pcpu_in_ranked(map, slot0, region, value);
+			return;
+		}
+		for (uint32_t cpu = 0; cpu < map->cpus; cpu++)
+			shared_copy_in(slot0 + cpu * region, 0,
+				       (const char *)value + (size_t)cpu * stride, stride);
 		return;
 	}
 	if (fresh) /* atomic: a pointer from before an in-place reuse may read it */

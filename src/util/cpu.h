@@ -80,14 +80,6 @@ static inline bool cpu_is_possible(uint32_t cpu, uint32_t slots)
 	return !__atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED) || cpu_rank_of(cpu) != UINT32_MAX;
 }
 
-/* The CPU of rank @r, as the per-CPU copies between a value's slots and
- * the syscall view's buffer need it: @ranked, cpu_ranked_cpus as the
- * caller loaded it once. */
-static inline uint32_t cpu_of_rank(const uint32_t *ranked, uint32_t r)
-{
-	return ranked ? ranked[r] : r;
-}
-
 /*
  * Whether rseq's CPU numbers may index a per-CPU map's slots unchecked:
  * glibc registered rseq in this process, and the possible CPUs (every

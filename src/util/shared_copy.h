@@ -31,22 +31,32 @@ static ALWAYS_INLINE void shared_copy_out(void *dst, const void *shared, size_t 
 	}
 	if (i < n) {
 		uint64_t w = __atomic_load_n(s, __ATOMIC_ACQUIRE);
-		unsigned char b[8];
-		size_t t = n - i, j = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* The tail by its bits, from the low end of the word: a memcpy
+		 * of a variable size is a call, which made every copy-out
+		 * save registers for it. */
+		char *p = d + i;
+		size_t t = n - i;
 
-		/* The tail by its bits: a memcpy of a variable size is a call,
-		 * which made every copy-out save registers for it. */
-		memcpy(b, &w, 8);
 		if (t & 4) {
-			memcpy(d + i, b, 4);
-			j = 4;
+			uint32_t x = (uint32_t)w;
+
+			memcpy(p, &x, 4);
+			p += 4;
+			w >>= 32;
 		}
 		if (t & 2) {
-			memcpy(d + i + j, b + j, 2);
-			j += 2;
+			uint16_t x = (uint16_t)w;
+
+			memcpy(p, &x, 2);
+			p += 2;
+			w >>= 16;
 		}
 		if (t & 1)
-			d[i + j] = (char)b[j];
+			*p = (char)w;
+#else
+		memcpy(d + i, &w, n - i);
+#endif
 	}
 }
 
