@@ -33,7 +33,8 @@ bool cpu_rseq_indexes;
  */
 struct cpu_list {
 	int count, slots;
-	uint32_t *ranked; /* NULL: dense, CPU r is rank r */
+	uint32_t *ranked;  /* NULL: dense, CPU r is rank r */
+	uint32_t *rank_of; /* with ranked: each CPU number's rank, UINT32_MAX: none */
 };
 
 static struct cpu_list cpu_list_cache; /* count: atomic, written last */
@@ -86,14 +87,23 @@ static int parse_cpu_list(const char *list, struct cpu_list *l)
 	l->count = 0;
 	for (int c = 0; c < l->slots; c++)
 		l->count += mask[c];
-	l->ranked = NULL;
+	l->ranked = l->rank_of = NULL;
+	err = 0;
 	if (l->count < l->slots) {
 		l->ranked = malloc((size_t)l->count * sizeof(*l->ranked));
-		for (int c = 0, r = 0; l->ranked && c < l->slots; c++)
+		l->rank_of = malloc((size_t)l->slots * sizeof(*l->rank_of));
+		if (!l->ranked || !l->rank_of) {
+			free(l->ranked);
+			free(l->rank_of);
+			err = -ENOMEM;
+			goto bad;
+		}
+		for (uint32_t c = 0, r = 0; c < (uint32_t)l->slots; c++) {
+			l->rank_of[c] = mask[c] ? r : UINT32_MAX;
 			if (mask[c])
-				l->ranked[r++] = (uint32_t)c;
+				l->ranked[r++] = c;
+		}
 	}
-	err = l->count < l->slots && !l->ranked ? -ENOMEM : 0;
 bad:
 	free(mask);
 	return err;
@@ -131,7 +141,7 @@ static int read_possible_cpus(struct cpu_list *l)
 	if (conf <= 0 || conf >= CPU_SLOTS_MAX)
 		return -ENODEV;
 	l->count = l->slots = (int)conf;
-	l->ranked = NULL;
+	l->ranked = l->rank_of = NULL;
 	return 0;
 }
 
@@ -149,11 +159,13 @@ static const struct cpu_list *cpu_list_get(int *err)
 	/* The winner's ranks and slots go out before its count. */
 	if (__atomic_compare_exchange_n(&cpu_list_cache.slots, &zero, l.slots, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&cpu_ranked_cpus, l.ranked, __ATOMIC_RELEASE);
 		cpu_list_cache.ranked = l.ranked;
+		cpu_list_cache.rank_of = l.rank_of;
+		__atomic_store_n(&cpu_ranked_cpus, l.ranked, __ATOMIC_RELEASE);
 		__atomic_store_n(&cpu_list_cache.count, l.count, __ATOMIC_RELEASE);
 	} else {
 		free(l.ranked);
+		free(l.rank_of);
 		while (!__atomic_load_n(&cpu_list_cache.count, __ATOMIC_ACQUIRE))
 			sched_yield();
 	}
@@ -179,21 +191,11 @@ int cpu_slots(void)
 uint32_t cpu_rank_of(uint32_t cpu)
 {
 	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_ACQUIRE);
-	uint32_t lo = 0, hi;
+	uint32_t slots = (uint32_t)__atomic_load_n(&cpu_list_cache.slots, __ATOMIC_RELAXED);
 
-	hi = (uint32_t)__atomic_load_n(&cpu_list_cache.count, __ATOMIC_ACQUIRE);
-	if (!ranked)
-		return cpu < hi ? cpu : UINT32_MAX;
-	/* Sorted: a binary search, for the calls that name a CPU. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (ranked[mid] < cpu)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < (uint32_t)cpu_list_cache.count && ranked[lo] == cpu ? lo : UINT32_MAX;
+	if (!ranked) /* dense, or not read yet: then no map has slots */
+		return cpu < slots ? cpu : UINT32_MAX;
+	return cpu < slots ? cpu_list_cache.rank_of[cpu] : UINT32_MAX;
 }
 
 uint32_t cpu_current_slow(void)
