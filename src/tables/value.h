@@ -136,13 +136,13 @@ struct value_part {
 	uint32_t len, off, step, n;
 };
 
-/* The copies where the possible CPUs' list has gaps (cpu_ranked_cpus),
+/* The copies where the possible CPUs' list has gaps (cpu_ranked()),
  * which a map's syscall value shorter than its slots tells: out of line,
  * so that the copies of every other list keep their registers. */
 static __attribute__((noinline, cold, unused)) void
 value_pcpu_out_ranked(const struct bpfmap *map, void *dst, const char *slot0, size_t region)
 {
-	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
+	const uint32_t *ranked = cpu_ranked();
 	uint32_t stride = map->cpu_stride;
 
 	for (uint32_t r = 0; r < map->value_size / stride; r++)
@@ -153,7 +153,7 @@ value_pcpu_out_ranked(const struct bpfmap *map, void *dst, const char *slot0, si
 static __attribute__((noinline, cold, unused)) void
 value_pcpu_in_ranked(const struct bpfmap *map, char *slot0, size_t region, const void *value)
 {
-	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_RELAXED);
+	const uint32_t *ranked = cpu_ranked();
 	uint32_t stride = map->cpu_stride;
 
 	for (uint32_t r = 0; r < map->value_size / stride; r++)

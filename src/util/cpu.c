@@ -37,8 +37,9 @@ struct cpu_list {
 	uint32_t *rank_of; /* with ranked: each CPU number's rank, UINT32_MAX: none */
 };
 
-static struct cpu_list cpu_list_cache; /* count: atomic, written last */
-const uint32_t *cpu_ranked_cpus;
+/* The list, published whole once read (atomic). */
+static struct cpu_list *cpu_list_pub;
+bool cpu_list_gapped;
 
 /* A range list such as "0-3,8" into *@l (its ranks allocated where it has
  * gaps); -errno if malformed or out of memory. */
@@ -145,31 +146,34 @@ static int read_possible_cpus(struct cpu_list *l)
 	return 0;
 }
 
-/* The list, read once (threads that race read it alike; one publishes). */
+/* The list, read once.  Threads that race read it alike; one publishes
+ * its copy, and the others take that one without waiting for anything (a
+ * signal handler may have interrupted the publisher on its own thread). */
 static const struct cpu_list *cpu_list_get(int *err)
 {
-	struct cpu_list l;
-	int zero = 0;
+	struct cpu_list *l = __atomic_load_n(&cpu_list_pub, __ATOMIC_ACQUIRE), *expected = NULL;
 
-	if (__atomic_load_n(&cpu_list_cache.count, __ATOMIC_ACQUIRE) > 0)
-		return &cpu_list_cache;
-	*err = read_possible_cpus(&l);
-	if (*err)
+	if (l)
+		return l;
+	l = malloc(sizeof(*l));
+	if (!l) {
+		*err = -ENOMEM;
 		return NULL;
-	/* The winner's ranks and slots go out before its count. */
-	if (__atomic_compare_exchange_n(&cpu_list_cache.slots, &zero, l.slots, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		cpu_list_cache.ranked = l.ranked;
-		cpu_list_cache.rank_of = l.rank_of;
-		__atomic_store_n(&cpu_ranked_cpus, l.ranked, __ATOMIC_RELEASE);
-		__atomic_store_n(&cpu_list_cache.count, l.count, __ATOMIC_RELEASE);
-	} else {
-		free(l.ranked);
-		free(l.rank_of);
-		while (!__atomic_load_n(&cpu_list_cache.count, __ATOMIC_ACQUIRE))
-			sched_yield();
 	}
-	return &cpu_list_cache;
+	*err = read_possible_cpus(l);
+	if (*err) {
+		free(l);
+		return NULL;
+	}
+	if (l->ranked) /* before any map: every reader reaches it through one */
+		__atomic_store_n(&cpu_list_gapped, true, __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&cpu_list_pub, &expected, l, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return l;
+	free(l->ranked);
+	free(l->rank_of);
+	free(l);
+	return expected;
 }
 
 int cpu_possible(void)
@@ -190,12 +194,20 @@ int cpu_slots(void)
 
 uint32_t cpu_rank_of(uint32_t cpu)
 {
-	const uint32_t *ranked = __atomic_load_n(&cpu_ranked_cpus, __ATOMIC_ACQUIRE);
-	uint32_t slots = (uint32_t)__atomic_load_n(&cpu_list_cache.slots, __ATOMIC_RELAXED);
+	int err;
+	const struct cpu_list *l = cpu_list_get(&err);
 
-	if (!ranked) /* dense, or not read yet: then no map has slots */
-		return cpu < slots ? cpu : UINT32_MAX;
-	return cpu < slots ? cpu_list_cache.rank_of[cpu] : UINT32_MAX;
+	if (!l || cpu >= (uint32_t)l->slots)
+		return UINT32_MAX;
+	return l->rank_of ? l->rank_of[cpu] : cpu;
+}
+
+const uint32_t *cpu_ranked(void)
+{
+	int err;
+	const struct cpu_list *l = cpu_list_get(&err);
+
+	return l ? l->ranked : NULL;
 }
 
 uint32_t cpu_current_slow(void)
