@@ -10,6 +10,7 @@
  */
 #define ALLOW_EXPERIMENTAL_API 1 /* rte_bpf_dump(), to show a refused instruction */
 
+#include <elf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -49,15 +50,26 @@ static const char *given_maps(const struct bpfmap_rtebpf_map *maps, uint32_t n, 
  * for bind_helpers(), or -errno. */
 static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 		       const struct rte_bpf_xsym *syms, const struct bpfmap_rtebpf_map *maps,
-		       uint32_t nb_maps, int *map_load, int *named_map, struct rtebpf_log *log)
+		       uint32_t nb_maps, int *map_load, int *named_map, const bool *second_half,
+		       struct rtebpf_log *log)
 {
 	struct ebpf_insn *ins = &e->insns[r->insn];
 	char list[512];
 
+	/* Its code byte is any number the object says: a patch there would
+	 * write the 64-bit load's upper half, or the next instruction. */
+	if (second_half[r->insn])
+		return rtebpf_log(log, "insn %u: a relocation against \"%s\" at the second half "
+				       "of a 64-bit load",
+				  r->insn, r->sym);
 	if (rtebpf_is_imm64(ins)) {
 		uint64_t addr;
 		int k;
 
+		if (r->type != R_BPF_64_64)
+			return rtebpf_log(log, "insn %u: relocation type %u against \"%s\" on a "
+					       "64-bit load (R_BPF_64_64 expected)",
+					  r->insn, r->type, r->sym);
 		if (r->insn + 1 >= e->nb_insns)
 			return rtebpf_log(log, "insn %u: a 64-bit load cut off by the end", r->insn);
 		if (!r->section)
@@ -85,6 +97,10 @@ static int apply_reloc(struct rtebpf_elf *e, const struct rtebpf_reloc *r,
 	if (is_call(ins)) {
 		int f;
 
+		if (r->type != R_BPF_64_32)
+			return rtebpf_log(log, "insn %u: relocation type %u against \"%s\" on a call "
+					       "(R_BPF_64_32 expected)",
+					  r->insn, r->type, r->sym);
 		if (r->section_exec)
 			return rtebpf_log(log, "insn %u: a BPF-to-BPF call (to %s%s): rte_bpf runs "
 					       "one function; mark the callee __always_inline",
@@ -326,17 +342,21 @@ static int prepare(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 {
 	size_t n = e->nb_insns ? e->nb_insns : 1;
 	int *map_load = malloc(n * sizeof(*map_load)), *named_map = malloc(n * sizeof(*named_map));
-	bool *relocated = calloc(n, sizeof(*relocated));
+	bool *relocated = calloc(n, sizeof(*relocated)), *second_half = calloc(n, 1);
 	int err = 0;
 
-	if (!map_load || !named_map || !relocated) {
+	if (!map_load || !named_map || !relocated || !second_half) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
 		map_load[i] = named_map[i] = -1;
+	for (uint32_t i = 0; i + 1 < e->nb_insns; i++)
+		if (rtebpf_is_imm64(&e->insns[i]))
+			second_half[++i] = true;
 	for (uint32_t r = 0; r < e->nb_relocs && err >= 0; r++) {
-		err = apply_reloc(e, &e->relocs[r], syms, maps, nb_maps, map_load, named_map, log);
+		err = apply_reloc(e, &e->relocs[r], syms, maps, nb_maps, map_load, named_map,
+				  second_half, log);
 		relocated[e->relocs[r].insn] = err == 0;
 	}
 	if (err > 0)
@@ -363,6 +383,7 @@ out:
 	free(map_load);
 	free(named_map);
 	free(relocated);
+	free(second_half);
 	return err;
 }
 

@@ -501,6 +501,74 @@ static void test_two_reloc_sections(void **state)
 	free(obj);
 }
 
+/* The relocation of "rte/single"'s map load, in @obj (an adversarial
+ * helper's objects, made here): its Elf64_Rel and the instruction it
+ * patches. */
+static Elf64_Rel *single_map_reloc(uint8_t *obj, struct ebpf_insn **insns)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(obj + eh->e_shoff);
+	const char *names = (const char *)obj + sh[eh->e_shstrndx].sh_offset;
+	unsigned target = 0;
+
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, "rte/single"))
+			target = i;
+	assert_true(target > 0);
+	*insns = (struct ebpf_insn *)(obj + sh[target].sh_offset);
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_REL && sh[i].sh_info == target)
+			return (Elf64_Rel *)(obj + sh[i].sh_offset);
+	fail();
+	return NULL;
+}
+
+/* A relocation at the second half of a 64-bit load, whose code byte says
+ * 64-bit load too, was applied: it wrote that half and the instruction
+ * after it, silently.  And a relocation of a type no BPF code has. */
+static void test_bad_relocations(void **state)
+{
+	struct case_maps m;
+	size_t size;
+	uint8_t *obj = read_file(CASES_OBJ, &size), *copy = malloc(size);
+	BPFMAP_RTEBPF_OPTS(opts, .section = "rte/single", .ctx_size = sizeof(struct case_ctx),
+			   .log_buf = log_buf, .log_size = sizeof(log_buf));
+	struct ebpf_insn *insns;
+	Elf64_Rel *rel;
+	uint64_t at;
+
+	(void)state;
+	assert_non_null(copy);
+	case_maps_create(&m);
+	memcpy(copy, obj, size);
+	rel = single_map_reloc(copy, &insns);
+	at = rel->r_offset / sizeof(*insns);
+	assert_int_equal(insns[at].code, BPF_LD | BPF_IMM | EBPF_DW);
+	insns[at + 1].code = BPF_LD | BPF_IMM | EBPF_DW;
+	rel->r_offset += sizeof(*insns);
+	errno = 0;
+	assert_null(bpfmap_rtebpf_load(copy, size, m.list, 3, &opts));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(log_buf, "second half of a 64-bit load"));
+
+	memcpy(copy, obj, size);
+	rel = single_map_reloc(copy, &insns);
+	rel->r_info = ELF64_R_INFO(ELF64_R_SYM(rel->r_info), 2 /* R_BPF_64_ABS64 */);
+	errno = 0;
+	assert_null(bpfmap_rtebpf_load(copy, size, m.list, 3, &opts));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(log_buf, "relocation type 2"));
+
+	/* The object as built loads. */
+	struct bpfmap_rtebpf_prog *prog = bpfmap_rtebpf_load(obj, size, m.list, 3, &opts);
+
+	assert_non_null(prog);
+	bpfmap_rtebpf_free(prog);
+	case_maps_free(&m);
+	free(copy);
+	free(obj);
+}
+
 /* flow_count built with -mcpu=v3: refused by this rte_bpf's validator for
  * its 32-bit jumps, and the message says how to build it. */
 static void test_jmp32_hint(void **state)
@@ -536,6 +604,7 @@ int main(void)
 		test_entry(test_refusals),	     test_entry(test_rdonly_prog_values),
 		test_entry(test_bad_objects),
 		test_entry(test_jmp32_hint),	     test_entry(test_two_reloc_sections),
+		test_entry(test_bad_relocations),
 	};
 
 	return run_test_group(tests);
