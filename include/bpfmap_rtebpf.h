@@ -127,7 +127,8 @@ struct bpfmap_rtebpf_opts {
 	size_t ctx_size;
 	/* Where a failed load explains itself: the cause, the instruction at
 	 * fault and what the validator printed, NUL-terminated and cut to
-	 * log_size bytes.  Left untouched on success. */
+	 * log_size bytes.  Cleared (an empty string) when a load begins, so that
+	 * it holds "" after one that succeeds. */
 	char *log_buf;
 	size_t log_size;
 };

@@ -12,11 +12,13 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_bpf.h>
 #include <rte_errno.h>
@@ -478,22 +480,29 @@ struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load_file(const char *path,
 	char *buf = NULL;
 	long size = -1;
 	FILE *f;
-	int err;
+	int fd, err;
 
 	log_from_opts(&log, opts);
-	f = path ? fopen(path, "rb") : NULL;
+	/* Without blocking: opening a FIFO with no writer waits for one. */
+	fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!f) {
 		err = path ? errno : EINVAL;
 		rtebpf_log(&log, "%s: %s", path ? path : "(null)", strerror(err));
+		if (fd >= 0)
+			close(fd);
 		errno = err;
 		return NULL;
 	}
 	struct stat st;
 
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		rtebpf_log(&log, "%s: %s", path, strerror(EISDIR));
+	/* An object is a file: its size is read first (devices, FIFOs and
+	 * sockets have none to read). */
+	err = fstat(fd, &st) ? errno : S_ISDIR(st.st_mode) ? EISDIR : !S_ISREG(st.st_mode) ? EINVAL : 0;
+	if (err) {
+		rtebpf_log(&log, "%s: %s", path, err == EINVAL ? "not a regular file" : strerror(err));
 		fclose(f);
-		errno = EISDIR;
+		errno = err;
 		return NULL;
 	}
 	if (fseek(f, 0, SEEK_END) == 0)

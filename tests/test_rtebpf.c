@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <rte_bpf.h>
 
@@ -425,6 +427,22 @@ static void test_bad_objects(void **state)
 	assert_null(bpfmap_rtebpf_load_file("/", &map, 1, &opts));
 	assert_int_equal(errno, EISDIR);
 	assert_non_null(strstr(log_buf, "Is a directory"));
+	/* Not a file: a device, and a FIFO no one writes (opening one
+	 * waited for a writer). */
+	assert_null(bpfmap_rtebpf_load_file("/dev/zero", &map, 1, &opts));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(log_buf, "not a regular file"));
+	char fifo[] = "/tmp/bpfmap_rtebpf_fifo_XXXXXX";
+	int tmp = mkstemp(fifo);
+
+	assert_true(tmp >= 0);
+	close(tmp);
+	assert_int_equal(unlink(fifo), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(bpfmap_rtebpf_load_file(fifo, &map, 1, &opts));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(log_buf, "not a regular file"));
+	unlink(fifo);
 	assert_null(bpfmap_rtebpf_load_file("/nonexistent/x.bpf.o", &map, 1, &opts));
 	assert_int_equal(errno, ENOENT);
 	assert_non_null(strstr(log_buf, "/nonexistent/x.bpf.o"));
@@ -563,6 +581,7 @@ static void test_bad_relocations(void **state)
 	struct bpfmap_rtebpf_prog *prog = bpfmap_rtebpf_load(obj, size, m.list, 3, &opts);
 
 	assert_non_null(prog);
+	assert_string_equal(log_buf, ""); /* cleared, as the header says */
 	bpfmap_rtebpf_free(prog);
 	case_maps_free(&m);
 	free(copy);
