@@ -154,11 +154,17 @@ struct bpfmap_rtebpf_prog;
  *    provided, a helper that is not provided, a helper call whose map
  *    cannot be told from the code, an access that would reach a map's
  *    handle, global data, a BPF-to-BPF call, or the validator refused the
- *    program; opts->log_buf says which;
+ *    program; opts->log_buf says which; also a @path that is not a regular
+ *    file;
+ *  - E2BIG: more paths than rte_bpf's validator, which walks each one,
+ *    goes through in about a second (2^28 instruction visits; 22 diamonds
+ *    "if x then y = c" in a row pass, 23 do not);
  *  - ENOENT, EACCES, EISDIR...: @path cannot be read; ENOMEM.
- * Concurrency: loads may run in parallel, but each briefly redirects
- * DPDK's log stream (rte_openlog_stream()) to collect the validator's
- * messages, so DPDK messages of other threads may land in the log then.
+ * Concurrency: loads may run in parallel, but each validation holds a
+ * process-wide lock while it redirects DPDK's log stream
+ * (rte_openlog_stream()) to collect the validator's messages, so
+ * validations run one at a time (at most about a second each, above), and
+ * DPDK messages of other threads may land in the log then.
  */
 BPFMAP_API struct bpfmap_rtebpf_prog *
 bpfmap_rtebpf_load(const void *obj, size_t size, const struct bpfmap_rtebpf_map *maps,

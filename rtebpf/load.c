@@ -266,6 +266,33 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 	return err;
 }
 
+/*
+ * The most instruction visits a program may cost rte_bpf's validator,
+ * which walks every path (paths.c): about a second of this machine's
+ * time, spent under log_lock, which every other load waits for.  A
+ * program of 22 diamonds (if x then y = c) in a row passes (0.6 s here),
+ * one of 23 not; the example's flow counter costs 22,920.
+ */
+#define RTEBPF_VALIDATOR_WORK_MAX (1ULL << 28)
+
+/* -E2BIG, the kernel's answer for a program past its verifier's limit. */
+static int check_work(const struct rtebpf_elf *e, struct rtebpf_log *log)
+{
+	uint64_t work;
+
+	if (rtebpf_validator_work(e->insns, e->nb_insns, &work)) {
+		rtebpf_log(log, "no memory to count the program's paths");
+		return -ENOMEM;
+	}
+	if (work <= RTEBPF_VALIDATOR_WORK_MAX)
+		return 0;
+	rtebpf_log(log, "the program has too many paths: rte_bpf's validator walks each one, "
+			"%llu instruction visits in all (at most %llu here); branches that "
+			"join again (if x then y = c) double them each",
+		   (unsigned long long)work, (unsigned long long)RTEBPF_VALIDATOR_WORK_MAX);
+	return -E2BIG;
+}
+
 /* DPDK's validator reports through its log; collect what it says during one
  * rte_bpf_load() by pointing the log at a memory stream. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -449,6 +476,9 @@ struct bpfmap_rtebpf_prog *bpfmap_rtebpf_load(const void *obj, size_t size,
 	prm.nb_xsym = nb_xsym;
 	prm.prog_arg.type = opts && opts->ctx_size ? RTE_BPF_ARG_PTR : RTE_BPF_ARG_RAW;
 	prm.prog_arg.size = opts && opts->ctx_size ? opts->ctx_size : sizeof(uint64_t);
+	err = check_work(&e, &log);
+	if (err)
+		goto fail;
 	prog->bpf = load_logged(&prm, &said);
 	if (!prog->bpf) {
 		err = rte_errno == ENOMEM ? -ENOMEM : -EINVAL;

@@ -120,6 +120,14 @@ RTEBPF_HIDDEN uint32_t rtebpf_syms_nb_args(const struct rte_bpf_xsym *syms, int 
 /* The kfuncs' names, comma-separated, into @buf (for messages); @buf. */
 RTEBPF_HIDDEN const char *rtebpf_kfunc_list(char *buf, size_t size);
 
+/* ---- paths.c: the validator's work, bounded before it starts ---- */
+
+/* The instructions rte_bpf's validator will visit on the program of @n
+ * instructions at @ins, which walks every path (saturating); 0 where it
+ * refuses the program's shape itself (a loop, a jump out of it).  0 or
+ * -ENOMEM. */
+RTEBPF_HIDDEN int rtebpf_validator_work(const struct ebpf_insn *ins, uint32_t n, uint64_t *work);
+
 /* ---- mapflow.c: which map each helper call receives ---- */
 
 /* A 64-bit immediate load: two instructions, the second only its upper

@@ -588,6 +588,76 @@ static void test_bad_relocations(void **state)
 	free(obj);
 }
 
+/* rtebpf_cases' rte/helpers (215 instructions) rewritten in @obj as @n
+ * diamonds, "if r1 > i goto +1; r0 = i", then moves and an exit, its
+ * relocations dropped. */
+static void diamonds_in_helpers(uint8_t *obj, unsigned n)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(obj + eh->e_shoff);
+	const char *names = (const char *)obj + sh[eh->e_shstrndx].sh_offset;
+	struct ebpf_insn *ins = NULL;
+	unsigned target = 0, count;
+
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, "rte/helpers"))
+			target = i;
+	assert_true(target > 0);
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_REL && sh[i].sh_info == target)
+			sh[i].sh_size = 0;
+	ins = (struct ebpf_insn *)(obj + sh[target].sh_offset);
+	count = (unsigned)(sh[target].sh_size / sizeof(*ins));
+	assert_true(count >= 2 * n + 2);
+	memset(ins, 0, count * sizeof(*ins));
+	for (unsigned i = 0; i + 1 < count; i++)
+		ins[i].code = EBPF_ALU64 | EBPF_MOV | BPF_K; /* r0 = 0 */
+	for (unsigned i = 0; i < n; i++) {
+		ins[2 * i] = (struct ebpf_insn){ .code = BPF_JMP | BPF_JGT | BPF_K, .dst_reg = 1,
+						 .off = 1, .imm = (int32_t)i };
+		ins[2 * i + 1].imm = (int32_t)i;
+	}
+	ins[count - 1].code = BPF_JMP | EBPF_EXIT;
+}
+
+/* rte_bpf's validator walks every path: an object of 40 diamonds held a
+ * load, and every other load behind its lock, for days (an adversarial
+ * helper's).  The loader counts the visits first and refuses past 2^28. */
+static void test_too_many_paths(void **state)
+{
+	struct case_maps m;
+	size_t size;
+	uint8_t *obj = read_file(CASES_OBJ, &size), *copy = malloc(size);
+	BPFMAP_RTEBPF_OPTS(opts, .section = "rte/helpers", .log_buf = log_buf,
+			   .log_size = sizeof(log_buf));
+	struct bpfmap_rtebpf_prog *prog;
+	uint64_t arg = 5;
+
+	(void)state;
+	assert_non_null(copy);
+	case_maps_create(&m);
+	memcpy(copy, obj, size);
+	diamonds_in_helpers(copy, 40);
+	errno = 0;
+	assert_null(bpfmap_rtebpf_load(copy, size, m.list, 3, &opts));
+	assert_int_equal(errno, E2BIG);
+	assert_non_null(strstr(log_buf, "too many paths"));
+	memcpy(copy, obj, size);
+	diamonds_in_helpers(copy, 23);
+	assert_null(bpfmap_rtebpf_load(copy, size, m.list, 3, &opts));
+	assert_int_equal(errno, E2BIG);
+	/* 10 diamonds: 2^10 paths, validated and run. */
+	memcpy(copy, obj, size);
+	diamonds_in_helpers(copy, 10);
+	prog = bpfmap_rtebpf_load(copy, size, m.list, 3, &opts);
+	assert_non_null(prog);
+	assert_int_equal(bpfmap_rtebpf_run(prog, (void *)(uintptr_t)arg), 0);
+	bpfmap_rtebpf_free(prog);
+	case_maps_free(&m);
+	free(copy);
+	free(obj);
+}
+
 /* flow_count built with -mcpu=v3: refused by this rte_bpf's validator for
  * its 32-bit jumps, and the message says how to build it. */
 static void test_jmp32_hint(void **state)
@@ -624,6 +694,7 @@ int main(void)
 		test_entry(test_bad_objects),
 		test_entry(test_jmp32_hint),	     test_entry(test_two_reloc_sections),
 		test_entry(test_bad_relocations),
+		test_entry(test_too_many_paths),
 	};
 
 	return run_test_group(tests);
