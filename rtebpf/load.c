@@ -244,6 +244,15 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 					 i, rtebpf_syms_map_name(syms, k));
 			break;
 		}
+		/* The kernel's verifier: "write into map forbidden". */
+		if ((h == RTEBPF_MAP_UPDATE || h == RTEBPF_MAP_DELETE) &&
+		    (info->map_flags & BPFMAP_F_RDONLY_PROG)) {
+			err = rtebpf_log(log, "insn %u calls %s on map \"%s\", which programs may "
+					      "only read (BPFMAP_F_RDONLY_PROG)",
+					 i, rtebpf_helper_name((enum rtebpf_helper)h),
+					 rtebpf_syms_map_name(syms, k));
+			break;
+		}
 		ins->imm = (int32_t)rtebpf_syms_map_helper(syms, k, (enum rtebpf_helper)h);
 		if (arg_maps[i] & arg_regs(2, rtebpf_syms_nb_args(syms, ins->imm))) {
 			err = rtebpf_log(log, "insn %u passes a map, or a pointer changed by "

@@ -403,6 +403,9 @@ static void test_rdonly_prog_values(void **state)
 	m.list[0].map = m.small;
 	expect_refused(&m, "rte/value_write", EINVAL,
 		       "writes into the value of a map that programs may only read");
+	/* Updates and deletes of it too, where they answered -EPERM at run
+	 * time (an adversarial helper's). */
+	expect_refused(&m, "rte/helpers", EINVAL, "on map \"small\", which programs may only read");
 	case_maps_free(&m);
 }
 
