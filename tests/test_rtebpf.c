@@ -522,10 +522,9 @@ static void test_two_reloc_sections(void **state)
 	free(obj);
 }
 
-/* The relocation of "rte/single"'s map load, in @obj (an adversarial
- * helper's objects, made here): its Elf64_Rel and the instruction it
- * patches. */
-static Elf64_Rel *single_map_reloc(uint8_t *obj, struct ebpf_insn **insns)
+/* Section @name of the ELF object @obj, its relocation section in *@rel
+ * (NULL: none). */
+static Elf64_Shdr *obj_section(uint8_t *obj, const char *name, Elf64_Shdr **rel)
 {
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj;
 	Elf64_Shdr *sh = (Elf64_Shdr *)(obj + eh->e_shoff);
@@ -533,15 +532,25 @@ static Elf64_Rel *single_map_reloc(uint8_t *obj, struct ebpf_insn **insns)
 	unsigned target = 0;
 
 	for (unsigned i = 0; i < eh->e_shnum; i++)
-		if (!strcmp(names + sh[i].sh_name, "rte/single"))
+		if (!strcmp(names + sh[i].sh_name, name))
 			target = i;
 	assert_true(target > 0);
-	*insns = (struct ebpf_insn *)(obj + sh[target].sh_offset);
+	*rel = NULL;
 	for (unsigned i = 0; i < eh->e_shnum; i++)
 		if (sh[i].sh_type == SHT_REL && sh[i].sh_info == target)
-			return (Elf64_Rel *)(obj + sh[i].sh_offset);
-	fail();
-	return NULL;
+			*rel = &sh[i];
+	return &sh[target];
+}
+
+/* The relocation of "rte/single"'s map load, in @obj (an adversarial
+ * helper's objects, made here): its Elf64_Rel and the instructions. */
+static Elf64_Rel *single_map_reloc(uint8_t *obj, struct ebpf_insn **insns)
+{
+	Elf64_Shdr *rel, *sec = obj_section(obj, "rte/single", &rel);
+
+	assert_non_null(rel);
+	*insns = (struct ebpf_insn *)(obj + sec->sh_offset);
+	return (Elf64_Rel *)(obj + rel->sh_offset);
 }
 
 /* A relocation at the second half of a 64-bit load, whose code byte says
@@ -596,21 +605,13 @@ static void test_bad_relocations(void **state)
  * relocations dropped. */
 static void diamonds_in_helpers(uint8_t *obj, unsigned n)
 {
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj;
-	Elf64_Shdr *sh = (Elf64_Shdr *)(obj + eh->e_shoff);
-	const char *names = (const char *)obj + sh[eh->e_shstrndx].sh_offset;
-	struct ebpf_insn *ins = NULL;
-	unsigned target = 0, count;
+	Elf64_Shdr *rel, *sec = obj_section(obj, "rte/helpers", &rel);
+	struct ebpf_insn *ins = (struct ebpf_insn *)(obj + sec->sh_offset);
+	unsigned count;
 
-	for (unsigned i = 0; i < eh->e_shnum; i++)
-		if (!strcmp(names + sh[i].sh_name, "rte/helpers"))
-			target = i;
-	assert_true(target > 0);
-	for (unsigned i = 0; i < eh->e_shnum; i++)
-		if (sh[i].sh_type == SHT_REL && sh[i].sh_info == target)
-			sh[i].sh_size = 0;
-	ins = (struct ebpf_insn *)(obj + sh[target].sh_offset);
-	count = (unsigned)(sh[target].sh_size / sizeof(*ins));
+	if (rel)
+		rel->sh_size = 0;
+	count = (unsigned)(sec->sh_size / sizeof(*ins));
 	assert_true(count >= 2 * n + 2);
 	memset(ins, 0, count * sizeof(*ins));
 	for (unsigned i = 0; i + 1 < count; i++)
