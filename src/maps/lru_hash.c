@@ -24,13 +24,24 @@ static int lru_percpu_hash_alloc_check(const struct map_params *p)
 	return hash_family_check(p, true, true);
 }
 
-/* NO_COMMON_LRU's max_entries, the kernel's rounding: up to a multiple of
- * the CPUs, or down where up overflows. */
-static uint32_t lru_rounded_entries(uint32_t max_entries, uint32_t cpus)
+/* The map's max_entries into *@entries: NO_COMMON_LRU's the kernel's
+ * rounding, up to a multiple of the possible CPUs (their count, as its
+ * num_possible_cpus()), or down where up overflows.  0 or -errno. */
+static int lru_entries(const struct map_params *p, uint32_t *entries)
 {
-	uint64_t up = ((uint64_t)max_entries + cpus - 1) / cpus * cpus;
+	int cpus;
+	uint64_t n, up;
 
-	return up <= UINT32_MAX ? (uint32_t)up : max_entries / cpus * cpus;
+	*entries = p->max_entries;
+	if (!(p->map_flags & BPFMAP_F_NO_COMMON_LRU))
+		return 0;
+	cpus = bpfmap_num_possible_cpus();
+	if (cpus <= 0)
+		return cpus < 0 ? cpus : -ENODEV;
+	n = (uint64_t)cpus;
+	up = (p->max_entries + n - 1) / n * n;
+	*entries = (uint32_t)(up <= UINT32_MAX ? up : p->max_entries / n * n);
+	return 0;
 }
 
 /* HASH's limit on the rounded count, as the kernel sizes its buckets from
@@ -38,15 +49,9 @@ static uint32_t lru_rounded_entries(uint32_t max_entries, uint32_t cpus)
 static int lru_alloc_limits(const struct map_params *p)
 {
 	struct map_params tp = *p;
+	int err = lru_entries(p, &tp.max_entries);
 
-	if (p->map_flags & BPFMAP_F_NO_COMMON_LRU) {
-		int cpus = bpfmap_num_possible_cpus();
-
-		if (cpus <= 0)
-			return cpus < 0 ? cpus : -ENODEV;
-		tp.max_entries = lru_rounded_entries(p->max_entries, (uint32_t)cpus);
-	}
-	return hash_family_alloc_limits(&tp);
+	return err ? err : hash_family_alloc_limits(&tp);
 }
 
 static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *err)
@@ -59,16 +64,9 @@ static struct bpfmap *lru_alloc(const struct map_params *p, bool percpu, int *er
 		if (!tp.cpus)
 			return NULL;
 	}
-	if (p->map_flags & BPFMAP_F_NO_COMMON_LRU) {
-		/* The possible CPUs' count, as the kernel's num_possible_cpus(). */
-		int cpus = bpfmap_num_possible_cpus();
-
-		if (cpus <= 0) {
-			*err = cpus < 0 ? cpus : -ENODEV;
-			return NULL;
-		}
-		tp.max_entries = lru_rounded_entries(p->max_entries, (uint32_t)cpus);
-	}
+	*err = lru_entries(p, &tp.max_entries);
+	if (*err)
+		return NULL;
 	if (!(p->map_flags & BPFMAP_F_NO_COMMON_LRU) && hash_family_flat(p)) {
 		/* The flat table, unless the map has more positions than its
 		 * LRU's ring entries can name (tables/flat_lru.h). */
