@@ -69,8 +69,8 @@ int rtebpf_validator_work(const struct ebpf_insn *ins, uint32_t n, uint64_t *wor
 	if (!n)
 		goto out;
 	/* What the first instruction reaches (the validator walks nothing
-	 * else), and each such instruction's edges from such instructions. */
-	walk[0] = 1; /* here: reached */
+	 * else), and each such instruction's edges from such instructions:
+	 * one reached first by its first edge. */
 	order[tail++] = 0;
 	while (head < tail) {
 		uint32_t i = order[head++];
@@ -78,13 +78,9 @@ int rtebpf_validator_work(const struct ebpf_insn *ins, uint32_t n, uint64_t *wor
 		k = successors(ins, n, i, s);
 		if (k < 0)
 			goto out; /* a jump out of the program: rte_bpf refuses it */
-		for (int j = 0; j < k; j++) {
-			indeg[s[j]]++;
-			if (!walk[s[j]]) {
-				walk[s[j]] = 1;
+		for (int j = 0; j < k; j++)
+			if (indeg[s[j]]++ == 0 && s[j] != 0)
 				order[tail++] = s[j];
-			}
-		}
 	}
 	/* Kahn's order of those. */
 	head = tail = 0;
@@ -106,7 +102,6 @@ int rtebpf_validator_work(const struct ebpf_insn *ins, uint32_t n, uint64_t *wor
 
 		k = successors(ins, n, i, s);
 		paths[i] = k ? 0 : 1;
-		walk[i] = 0;
 		for (int j = 0; j < k; j++) {
 			paths[i] = add_sat(paths[i], paths[s[j]]);
 			walk[i] = add_sat(walk[i], walk[s[j]]);
