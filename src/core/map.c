@@ -169,7 +169,7 @@ void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu)
 		return NULL;
 	}
 	/* Also a CPU in a gap of the possible CPUs' list: its slot is no CPU's. */
-	if (unlikely(!cpu_is_possible(cpu, map->cpus))) {
+	if (unlikely(!map_cpu_possible(map, cpu))) {
 		errno = ERANGE;
 		return NULL;
 	}

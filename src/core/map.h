@@ -190,6 +190,19 @@ static inline bool map_is_percpu(const struct bpfmap *map)
 	return map->cpus != 0;
 }
 
+/* A per-CPU map made where the possible CPUs' list has gaps: its syscall
+ * value holds fewer slots than it keeps (util/cpu.h's cpu_ranked()). */
+static inline bool map_cpus_gapped(const struct bpfmap *map)
+{
+	return map->value_size != (uint32_t)map->cpus * map->cpu_stride;
+}
+
+/* Whether CPU number @cpu names a possible CPU's slot of per-CPU @map. */
+static inline bool map_cpu_possible(const struct bpfmap *map, uint32_t cpu)
+{
+	return cpu < map->cpus && (!map_cpus_gapped(map) || cpu_rank_of(cpu) != UINT32_MAX);
+}
+
 /* The calling CPU, for its slot in a per-CPU value: any answer is correct
  * (a thread may move on at once), so a CPU number past the possible ones
  * (none should be) only wraps. */

@@ -25,7 +25,7 @@ int percpu_check_flags(const struct bpfmap *map, uint64_t flags, uint64_t allowe
 			return -EINVAL;
 		/* A CPU number, as the kernel's; one in a gap of the
 		 * possible CPUs' list is no CPU either. */
-		if ((flags & BPFMAP_F_CPU) && !cpu_is_possible(percpu_flags_cpu(flags), map->cpus))
+		if ((flags & BPFMAP_F_CPU) && !map_cpu_possible(map, percpu_flags_cpu(flags)))
 			return -ERANGE;
 	}
 	return 0;

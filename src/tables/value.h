@@ -136,9 +136,9 @@ struct value_part {
 	uint32_t len, off, step, n;
 };
 
-/* The copies where the possible CPUs' list has gaps (cpu_ranked()),
- * which a map's syscall value shorter than its slots tells: out of line,
- * so that the copies of every other list keep their registers. */
+/* The copies where the possible CPUs' list has gaps (map_cpus_gapped):
+ * out of line, so that the copies of every other list keep their
+ * registers. */
 static __attribute__((noinline, cold, unused)) void
 value_pcpu_out_ranked(const struct bpfmap *map, void *dst, const char *slot0, size_t region)
 {
@@ -166,8 +166,7 @@ value_pcpu_in_ranked(const struct bpfmap *map, char *slot0, size_t region, const
 static inline void value_pcpu_out(const struct bpfmap *map, void *dst, const char *slot0,
 				  size_t region)
 {
-	/* Fewer possible CPUs than slots: a list with gaps. */
-	if (unlikely(map->value_size != (uint32_t)map->cpus * map->cpu_stride)) {
+	if (unlikely(map_cpus_gapped(map))) {
 		value_pcpu_out_ranked(map, dst, slot0, region);
 		return;
 	}
@@ -185,7 +184,7 @@ static inline void value_pcpu_in(const struct bpfmap *map, char *slot0, size_t r
 	uint32_t stride = map->cpu_stride;
 
 	if (!part) {
-		if (unlikely(map->value_size != (uint32_t)map->cpus * stride)) {
+		if (unlikely(map_cpus_gapped(map))) {
 			value_pcpu_in_ranked(map, slot0, region, value);
 			return;
 		}

@@ -39,7 +39,6 @@ struct cpu_list {
 
 /* The list, published whole once read (atomic). */
 static struct cpu_list *cpu_list_pub;
-bool cpu_list_gapped;
 
 /* A range list such as "0-3,8" into *@l (its ranks allocated where it has
  * gaps); -errno if malformed or out of memory. */
@@ -165,8 +164,6 @@ static const struct cpu_list *cpu_list_get(int *err)
 		free(l);
 		return NULL;
 	}
-	if (l->ranked) /* before any map: every reader reaches it through one */
-		__atomic_store_n(&cpu_list_gapped, true, __ATOMIC_RELAXED);
 	if (__atomic_compare_exchange_n(&cpu_list_pub, &expected, l, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
 		return l;

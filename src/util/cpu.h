@@ -62,10 +62,6 @@ static ALWAYS_INLINE int32_t cpu_current_raw(void)
 int cpu_possible(void);
 int cpu_slots(void);
 
-/* Whether the possible CPUs' list has gaps: set before any per-CPU map
- * exists, so that every user of one sees it. */
-extern bool cpu_list_gapped;
-
 /* Where the list has gaps, the CPU of each rank in it (the syscall view's
  * per-CPU layout, the kernel's for_each_possible_cpu order); NULL where
  * it has none, rank r being CPU r. */
@@ -74,15 +70,6 @@ const uint32_t *cpu_ranked(void);
 /* Possible CPU @cpu's rank in the list, UINT32_MAX for a CPU number that
  * is not possible. */
 uint32_t cpu_rank_of(uint32_t cpu);
-
-/* Whether @cpu is a possible CPU, given the slots (cpu_slots()): one load
- * more than the bound where the list has no gaps. */
-static inline bool cpu_is_possible(uint32_t cpu, uint32_t slots)
-{
-	if (cpu >= slots)
-		return false;
-	return !__atomic_load_n(&cpu_list_gapped, __ATOMIC_RELAXED) || cpu_rank_of(cpu) != UINT32_MAX;
-}
 
 /*
  * Whether rseq's CPU numbers may index a per-CPU map's slots unchecked:
