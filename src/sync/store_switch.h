@@ -26,6 +26,29 @@ static ALWAYS_INLINE bool stores_on(const uint32_t *state)
 	return __atomic_load_n(state, __ATOMIC_RELAXED) == STORES_ON;
 }
 
+/*
+ * For a store that a signal handler may make: a window
+ * (store_window_enter_or_inside) in which the switch @state was read ON,
+ * or NULL, nothing held, without a record or with the switch not ON (the
+ * caller takes its lock instead).  stores_close() ends what it opened.
+ */
+static ALWAYS_INLINE struct store_window *stores_open_on(const uint32_t *state, bool *inside)
+{
+	struct store_window *win = store_window_enter_or_inside(inside);
+
+	if (likely(win) && likely(__atomic_load_n(state, STORE_WINDOW_ORDER) == STORES_ON))
+		return win;
+	if (win && !*inside)
+		store_window_leave(win);
+	return NULL;
+}
+
+static ALWAYS_INLINE void stores_close(struct store_window *win, bool inside)
+{
+	if (!inside)
+		store_window_leave(win);
+}
+
 /* Start turning them off: false if they are off already and nothing is in
  * flight.  Every caller that gets true waits for the stores in flight, not
  * just the first one, then calls stores_stop_end. */

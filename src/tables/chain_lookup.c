@@ -318,11 +318,8 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 
 	rcu_lock();
 	if (!c->evict) {
-		win = store_window_enter_or_inside(&inside);
-		if (unlikely(!win) ||
-		    unlikely(__atomic_load_n(&c->lockfree_store, STORE_WINDOW_ORDER) != STORES_ON)) {
-			if (win && !inside)
-				store_window_leave(win);
+		win = stores_open_on(&c->lockfree_store, &inside);
+		if (unlikely(!win)) {
 			rcu_unlock();
 			return chain_percpu_add_locked(c, &k, delta, key_size, kind);
 		}
@@ -333,8 +330,8 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 		TEST_HOOK(HOOK_PCPU_ADD, &c->map);
 		chain_pcpu_add(c, e, delta);
 	}
-	if (win && !inside)
-		store_window_leave(win);
+	if (win)
+		stores_close(win, inside);
 	rcu_unlock();
 	if (e == CHAIN_WALK_BUSY)
 		return -EBUSY;

@@ -92,8 +92,8 @@ int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
 	int ret = 0;
 
 	rcu_lock();
-	win = store_window_enter_or_inside(&inside);
-	if (likely(win) && likely(__atomic_load_n(&f->stores, STORE_WINDOW_ORDER) == STORES_ON)) {
+	win = stores_open_on(&f->stores, &inside);
+	if (likely(win)) {
 		v = f->pcpu_inner(map, key);
 		if (v) {
 			TEST_HOOK(HOOK_PCPU_ADD, map);
@@ -101,13 +101,10 @@ int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
 		} else {
 			ret = -errno; /* ENOENT, or EBUSY (sync/reentry.h) */
 		}
-		if (!inside)
-			store_window_leave(win);
+		stores_close(win, inside);
 		rcu_unlock();
 		return ret;
 	}
-	if (win && !inside)
-		store_window_leave(win);
 	rcu_unlock();
 	return flat_percpu_add_locked(f, key, delta);
 }
