@@ -283,6 +283,17 @@ struct bpfmap_info {
 BPFMAP_API int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info);
 
 /*
+ * bpfmap_get_lock_off - the offset in @map's values of their struct
+ * bpfmap_spin_lock (bpfmap_create_opts.lock_off), which the kernel finds in
+ * a map's BTF: a runtime's verifier refuses programs' loads and stores
+ * there, as the kernel's does.
+ * Returns the offset (>= 0), -ENOENT if the values hold no spin lock, or
+ * -EINVAL for a NULL @map.
+ * Concurrency: reads only what never changes after creation.
+ */
+BPFMAP_API int bpfmap_get_lock_off(const struct bpfmap *map);
+
+/*
  * bpfmap_free - destroy a map and everything it holds.  NULL is a no-op.
  * Concurrency: no other thread may use the map during or after this call, and
  * no pointer from bpfmap_lookup() may be used after it.  It does not wait for

@@ -171,8 +171,10 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 	uint32_t bad = 0;
 	const char *why = NULL;
 
-	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, rtebpf_syms_rdonly_maps(syms),
-			     ctx_ptr, call_map, arg_maps, arg_nums, &bad, &why);
+	const struct rtebpf_map_bits mb = rtebpf_syms_map_bits(syms);
+
+	err = rtebpf_mapflow(e->insns, e->nb_insns, map_load, &mb, ctx_ptr, call_map, arg_maps,
+			     arg_nums, &bad, &why);
 	if (err == -EINVAL)
 		err = rtebpf_log(log, "insn %u %s", bad, why);
 	for (uint32_t i = 0; !err && i < e->nb_insns; i++) {
@@ -242,6 +244,18 @@ static int bind_helpers(struct rtebpf_elf *e, const struct rte_bpf_xsym *syms,
 			err = rtebpf_log(log, "insn %u calls bpf_map_lookup_percpu_elem on map "
 					      "\"%s\", which is not per-CPU",
 					 i, rtebpf_syms_map_name(syms, k));
+			break;
+		}
+		/* bpfmap's program-view lookup refuses them (EPERM); the
+		 * kernel's returns a value its verifier lets the program only
+		 * write.  Refused rather than NULL at run time, which would
+		 * drop the program's writes without a word. */
+		if (rtebpf_helper_is_lookup(h) && (info->map_flags & BPFMAP_F_WRONLY_PROG)) {
+			err = rtebpf_log(log, "insn %u calls %s on map \"%s\", which programs may "
+					      "only write (BPFMAP_F_WRONLY_PROG): bpfmap's "
+					      "program-view lookup refuses such maps",
+					 i, rtebpf_helper_name((enum rtebpf_helper)h),
+					 rtebpf_syms_map_name(syms, k));
 			break;
 		}
 		/* The kernel's verifier: "write into map forbidden". */

@@ -28,7 +28,9 @@
  * path is refused by the caller, as is one that passes what may be a map
  * in any other argument (load.c).  What a lookup in a map that programs
  * may only read (BPFMAP_F_RDONLY_PROG) returns may not be written through,
- * as the kernel's verifier has it.  The validator narrows both operands
+ * as the kernel's verifier has it, nor what one in a map with a spin lock
+ * returns (the lock word is bpfmap_spin_lock()'s).  Numbers whose bounds
+ * the validator gets wrong (MAY_UNSOUND) may not move a pointer.  The validator narrows both operands
  * of a conditional jump from each other whatever their types: a compare
  * that would give a pointer bounds that are not its offset's is refused
  * (compare_refusal).  It keeps the first operand's type through arithmetic
@@ -64,13 +66,24 @@
  * a negation, any 32-bit operation), whose constant offset the validator
  * keeps (0 * 3, 0 & x, -0) while the register holds anything. */
 #define MAY_GARBLED 128
+/* A number whose bounds rte_bpf's validator may have wrong: a product, or
+ * what was computed from one or compared with one (the compare narrows
+ * both operands from each other's bounds).  Its multiply takes the
+ * first operand's minimum squared and checks no overflow of a 64-bit
+ * product (`msk >> opsz` with opsz 64), so 3 * 0x5555555555555556 came
+ * out in [0, 2]: added to a map value's pointer, it let a program write
+ * into another key's value.  Such a number may not move a pointer. */
+#define MAY_UNSOUND 256
+/* Into the value of a map with a spin lock: only bpfmap_spin_lock() may
+ * write its lock word, and rte_bpf's programs cannot call it. */
+#define MAY_LOCKED 512
 #define MAY_PTR (MAY_STACK | MAY_MAP | MAY_CTX | MAY_VALUE)
 #define F_STACK (-MAY_STACK)
 #define F_NUM (-MAY_NUM)
 /* What the registers hold that the validator takes as undefined (before
  * they are written, r1-r5 after a call): it refuses any use but a store
  * over them, so no compare of them reaches its narrowing. */
-#define F_ANY (-(MAY_PTR | MAY_NUM | MAY_RDONLY))
+#define F_ANY (-(MAY_PTR | MAY_NUM | MAY_RDONLY | MAY_LOCKED))
 
 struct state {
 	int16_t reg[NREGS];
@@ -250,6 +263,10 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 		if (bits(s->reg[dst]) & MAY_RDONLY)
 			return "writes into the value of a map that programs may only read "
 			       "(BPFMAP_F_RDONLY_PROG)";
+		if (bits(s->reg[dst]) & MAY_LOCKED)
+			return "writes into the value of a map with a spin lock (only "
+			       "bpfmap_spin_lock() may write its lock word, and a program "
+			       "cannot take the lock; the kernel refuses writes to the lock)";
 		if (cls == BPF_STX && (bits(s->reg[src]) & MAY_MAP) &&
 		    (dst != EBPF_REG_10 || BPF_MODE(in->code) != BPF_MEM || !whole_slot(in)))
 			return "stores a map pointer other than whole into a stack slot" RTEBPF_REACH;
@@ -271,6 +288,11 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 		 * comes out in [0, 1], which then bounds any offset. */
 		if (BPF_OP(in->code) == BPF_NEG && (bits(s->reg[dst]) & MAY_NUM))
 			return "negates a number (rte_bpf's validator bounds a negation wrongly)";
+		if (alu_reads_src(in) && (BPF_OP(in->code) == BPF_ADD || BPF_OP(in->code) == BPF_SUB) &&
+		    (bits(s->reg[src]) & MAY_UNSOUND) && (bits(s->reg[dst]) & MAY_PTR))
+			return "moves a pointer by a product, or by a number computed from or "
+			       "compared with one (rte_bpf's validator bounds a multiplication "
+			       "wrongly)";
 		/* The validator keeps the destination's type and takes the
 		 * source pointer's offset for its value: a number plus a
 		 * pointer is a number whose bounds are that offset, which
@@ -294,23 +316,43 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
  * points into a map's value. */
 static bool is_lookup(const struct ebpf_insn *in)
 {
-	int h = rtebpf_helper_of(in->imm);
-
-	return h == RTEBPF_MAP_LOOKUP || h == RTEBPF_MAP_LOOKUP_PERCPU;
+	return rtebpf_helper_is_lookup(rtebpf_helper_of(in->imm));
 }
 
-/* Whether call @in looks a value up in map @f (r1's fact), one of those
- * in @rdonly: its result points into a value programs may only read. */
-static bool lookup_in_rdonly(const struct ebpf_insn *in, int16_t f, uint64_t rdonly)
+/* What call @in leaves in r0, r1 holding @f: a lookup's result points into
+ * a value of map @f, which programs may only read or which holds a spin
+ * lock as @mb says. */
+static int16_t call_result(const struct ebpf_insn *in, int16_t f, const struct rtebpf_map_bits *mb)
 {
-	return is_lookup(in) && f >= 0 && f < 64 && (rdonly >> f & 1);
+	int b = MAY_VALUE;
+
+	if (!is_lookup(in))
+		return F_NUM;
+	if (f >= 0 && f < 64 && (mb->rdonly >> f & 1))
+		b |= MAY_RDONLY;
+	if (f >= 0 && f < 64 && (mb->locked >> f & 1))
+		b |= MAY_LOCKED;
+	return (int16_t)-b;
+}
+
+/* A compare of two registers narrows each from the other: what may be a
+ * number takes the other's MAY_UNSOUND. */
+static void compare_taints(struct state *s, uint8_t dst, uint8_t src)
+{
+	int16_t *r[2] = { &s->reg[dst], &s->reg[src] };
+
+	if (!((bits(*r[0]) | bits(*r[1])) & MAY_UNSOUND))
+		return;
+	for (int k = 0; k < 2; k++)
+		if (*r[k] < 0 && (-*r[k] & MAY_NUM))
+			*r[k] = (int16_t)-(-*r[k] | MAY_UNSOUND);
 }
 
 /* What ALU instruction @in leaves in its destination, which held @d (@s
  * its source register's fact).  The validator keeps the destination's type
  * whatever the operation, 32-bit ones included, and its bounds then no
  * longer say where a pointer points unless it only moved by a constant. */
-static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
+static int16_t alu_bits(const struct ebpf_insn *in, int16_t d, int16_t s)
 {
 	uint8_t op = BPF_OP(in->code);
 	bool reg = alu_reads_src(in);
@@ -344,9 +386,21 @@ static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
 			  (bd & MAY_GARBLED));
 }
 
+/* alu_bits(), and what may be a number comes out MAY_UNSOUND from a
+ * multiply or from an operand that may be. */
+static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
+{
+	int16_t r = alu_bits(in, d, s);
+	int from = (BPF_OP(in->code) == EBPF_MOV ? 0 : bits(d)) | (alu_reads_src(in) ? bits(s) : 0);
+
+	if (r < 0 && (-r & MAY_NUM) && (BPF_OP(in->code) == BPF_MUL || (from & MAY_UNSOUND)))
+		r = (int16_t)-(-r | MAY_UNSOUND);
+	return r;
+}
+
 /* The state after instruction @i. */
-static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdonly, uint32_t i,
-		 struct state *s)
+static void step(const struct ebpf_insn *ins, const int *map_load,
+		 const struct rtebpf_map_bits *mb, uint32_t i, struct state *s)
 {
 	const struct ebpf_insn *in = &ins[i];
 	uint8_t cls = in->code & 0x07, dst, src;
@@ -406,12 +460,12 @@ static void step(const struct ebpf_insn *ins, const int *map_load, uint64_t rdon
 		break;
 	default: /* jumps: calls clobber r0-r5 */
 		if (in->code == (BPF_JMP | EBPF_CALL)) {
-			s->reg[0] = !is_lookup(in) ? F_NUM
-				    : lookup_in_rdonly(in, s->reg[EBPF_REG_1], rdonly)
-					    ? (int16_t)-(MAY_VALUE | MAY_RDONLY)
-					    : (int16_t)-MAY_VALUE;
+			s->reg[0] = call_result(in, s->reg[EBPF_REG_1], mb);
 			for (int r = 1; r <= 5; r++)
 				s->reg[r] = F_ANY;
+		} else if (BPF_SRC(in->code) == BPF_X && BPF_OP(in->code) != BPF_JA &&
+			   BPF_OP(in->code) != EBPF_EXIT) {
+			compare_taints(s, dst, src);
 		}
 		break;
 	}
@@ -464,7 +518,7 @@ static int64_t jump_into_lddw(const struct ebpf_insn *ins, uint32_t n)
 }
 
 int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-		   uint64_t rdonly, bool ctx_ptr, int *call_map, uint8_t *arg_maps,
+		   const struct rtebpf_map_bits *mb, bool ctx_ptr, int *call_map, uint8_t *arg_maps,
 		   uint8_t *arg_nums, uint32_t *bad, const char **why)
 {
 	int64_t into = jump_into_lddw(insns, n);
@@ -515,7 +569,7 @@ int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_loa
 		head = (head + 1) % n;
 		count--;
 		queued[i] = false;
-		step(insns, map_load, rdonly, i, &s);
+		step(insns, map_load, mb, i, &s);
 		successors(insns, i, next);
 		for (int j = 0; j < 2; j++) {
 			uint32_t t;

@@ -88,6 +88,11 @@ struct rtebpf_map {
 /* The helper behind kernel helper number @nr, or -1. */
 RTEBPF_HIDDEN int rtebpf_helper_of(int32_t nr);
 RTEBPF_HIDDEN const char *rtebpf_helper_name(enum rtebpf_helper h);
+/* Whether helper @h (rtebpf_helper_of's) returns a pointer into a value. */
+static inline bool rtebpf_helper_is_lookup(int h)
+{
+	return h == RTEBPF_MAP_LOOKUP || h == RTEBPF_MAP_LOOKUP_PERCPU;
+}
 /* The kernel's number of the map helper called @name, or -1. */
 RTEBPF_HIDDEN int rtebpf_helper_named(const char *name);
 /* The index of map @name in the table's maps, or -1. */
@@ -110,8 +115,12 @@ RTEBPF_HIDDEN int rtebpf_syms_map_helper_named(const struct rte_bpf_xsym *syms, 
 RTEBPF_HIDDEN uint32_t rtebpf_syms_count(const struct rte_bpf_xsym *syms);
 /* Whether @addr lies in a map's handle (what a map load points at). */
 RTEBPF_HIDDEN bool rtebpf_syms_in_handles(const struct rte_bpf_xsym *syms, uint64_t addr);
-/* Bit k set if map k is BPFMAP_F_RDONLY_PROG (at most 64 maps). */
-RTEBPF_HIDDEN uint64_t rtebpf_syms_rdonly_maps(const struct rte_bpf_xsym *syms);
+/* Bit k of each field set for map k (at most 64 maps). */
+struct rtebpf_map_bits {
+	uint64_t rdonly; /* BPFMAP_F_RDONLY_PROG: programs may only read its values */
+	uint64_t locked; /* its values hold a spin lock */
+};
+RTEBPF_HIDDEN struct rtebpf_map_bits rtebpf_syms_map_bits(const struct rte_bpf_xsym *syms);
 /* Bit r set for each of r1-r5 that entry @e's function takes as a
  * pointer. */
 RTEBPF_HIDDEN uint8_t rtebpf_syms_ptr_args(const struct rte_bpf_xsym *syms, int e);
@@ -143,8 +152,8 @@ static inline bool rtebpf_is_imm64(const struct ebpf_insn *in)
 #define RTEBPF_MAP_UNREACHED (-2)
 
 /* @map_load[i]: the map that instruction i (a 64-bit immediate load) loads,
- * or -1; @rdonly: bit k set if programs may only read map k's values
- * (helper calls are by number here); @ctx_ptr: whether the program's
+ * or -1; @mb: which maps' values programs may only read, and which hold a
+ * spin lock (helper calls are by number here); @ctx_ptr: whether the program's
  * argument is a pointer (rte_bpf's prog_arg has a size).  Fills
  * @call_map[i], for every instruction i, with the map r1 holds on entry to
  * it, @arg_maps[i] with bit r set for each of r1-r5 that may hold a map or
@@ -152,10 +161,13 @@ static inline bool rtebpf_is_imm64(const struct ebpf_insn *in)
  * number (all meaningful at calls).  0, -ENOMEM, or
  * -EINVAL with *@bad the first instruction that would reach a map's handle
  * other than through a helper, that compares what rte_bpf's validator would
- * narrow unsoundly, or that jumps into the second half of a 64-bit
- * immediate load, and *@why what it does. */
+ * narrow unsoundly, that moves a pointer by what it bounds wrongly, that
+ * writes where programs may not (a read-only value, a value with a spin
+ * lock), or that jumps into the second half of a 64-bit immediate load,
+ * and *@why what it does. */
 RTEBPF_HIDDEN int rtebpf_mapflow(const struct ebpf_insn *insns, uint32_t n, const int *map_load,
-				 uint64_t rdonly, bool ctx_ptr, int *call_map, uint8_t *arg_maps,
-				 uint8_t *arg_nums, uint32_t *bad, const char **why);
+				 const struct rtebpf_map_bits *mb, bool ctx_ptr, int *call_map,
+				 uint8_t *arg_maps, uint8_t *arg_nums, uint32_t *bad,
+				 const char **why);
 
 #endif

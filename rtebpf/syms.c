@@ -382,15 +382,18 @@ bool rtebpf_syms_in_handles(const struct rte_bpf_xsym *syms, uint64_t addr)
 	return addr >= (uintptr_t)&t->handles[0] && addr < (uintptr_t)&t->handles[t->nb_maps];
 }
 
-uint64_t rtebpf_syms_rdonly_maps(const struct rte_bpf_xsym *syms)
+struct rtebpf_map_bits rtebpf_syms_map_bits(const struct rte_bpf_xsym *syms)
 {
 	const struct syms_tail *t = tail_of(syms);
-	uint64_t m = 0;
+	struct rtebpf_map_bits mb = { 0, 0 };
 
-	for (uint32_t i = 0; i < t->nb_maps; i++)
+	for (uint32_t i = 0; i < t->nb_maps; i++) {
 		if (t->info[i].map_flags & BPFMAP_F_RDONLY_PROG)
-			m |= 1ULL << i;
-	return m;
+			mb.rdonly |= 1ULL << i;
+		if (bpfmap_get_lock_off(t->handles[i].map) >= 0)
+			mb.locked |= 1ULL << i;
+	}
+	return mb;
 }
 
 uint8_t rtebpf_syms_ptr_args(const struct rte_bpf_xsym *syms, int e)

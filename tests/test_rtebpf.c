@@ -409,6 +409,45 @@ static void test_rdonly_prog_values(void **state)
 	case_maps_free(&m);
 }
 
+/*
+ * Three ways an adversarial helper's programs passed the loader: a value
+ * pointer moved by a product, which rte_bpf's validator bounds wrongly,
+ * wrote into another key's value; a write into a value with a spin lock
+ * set its lock word, and the next bpfmap_update_elem of that key waited
+ * for ever; a lookup in a BPFMAP_F_WRONLY_PROG map loaded and returned
+ * NULL, so the program's writes were lost without a word.  All three are
+ * refused at load now.
+ */
+static void test_value_rules(void **state)
+{
+	struct case_maps m;
+	BPFMAP_CREATE_OPTS(locked, .lock_off = 0);
+	struct bpfmap_rtebpf_prog *prog;
+
+	(void)state;
+	case_maps_create(&m);
+	expect_refused(&m, "rte/mul_offset", EINVAL, "moves a pointer by a product");
+	prog = load_case(&m, "rte/value_write");
+	if (!prog)
+		fail_msg("%s", log_buf);
+	bpfmap_rtebpf_free(prog);
+	bpfmap_free(m.small);
+	m.small = bpfmap_create(BPFMAP_TYPE_HASH, "small", 4, 8, 16, &locked);
+	assert_non_null(m.small);
+	assert_int_equal(bpfmap_get_lock_off(m.small), 0);
+	m.list[0].map = m.small;
+	expect_refused(&m, "rte/value_write", EINVAL,
+		       "writes into the value of a map with a spin lock");
+	bpfmap_free(m.small);
+	m.small = must_create(BPFMAP_TYPE_HASH, 4, 8, 16, BPFMAP_F_WRONLY_PROG);
+	assert_int_equal(bpfmap_get_lock_off(m.small), -ENOENT);
+	m.list[0].map = m.small;
+	expect_refused(&m, "rte/value_write", EINVAL,
+		       "on map \"small\", which programs may only write");
+	case_maps_free(&m);
+	assert_int_equal(bpfmap_get_lock_off(NULL), -EINVAL);
+}
+
 static void test_bad_objects(void **state)
 {
 	static const char junk[] = "\177ELF but not really an object at all";
@@ -695,6 +734,7 @@ int main(void)
 		test_entry(test_helpers_and_kfuncs), test_entry(test_helpers_by_name),
 		test_entry(test_syms_with_rte_elf_load),
 		test_entry(test_refusals),	     test_entry(test_rdonly_prog_values),
+		test_entry(test_value_rules),
 		test_entry(test_bad_objects),
 		test_entry(test_jmp32_hint),	     test_entry(test_two_reloc_sections),
 		test_entry(test_bad_relocations),

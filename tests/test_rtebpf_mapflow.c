@@ -34,7 +34,7 @@
 
 /* Run the analysis; map_load[i] = @maps_at[i] for the LD_MAPs (by index). */
 static uint8_t arg_maps[64], arg_nums[64];
-static uint64_t rdonly_maps; /* BPFMAP_F_RDONLY_PROG maps, by bit */
+static struct rtebpf_map_bits mb; /* read-only and locked maps, by bit */
 
 static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int *call_map)
 {
@@ -48,7 +48,7 @@ static void flow(const struct ebpf_insn *ins, uint32_t n, const int *loads, int 
 	uint32_t bad = 0;
 	const char *why = NULL;
 
-	int ret = rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, arg_nums, &bad, &why);
+	int ret = rtebpf_mapflow(ins, n, map_load, &mb, true, call_map, arg_maps, arg_nums, &bad, &why);
 
 	if (ret)
 		print_message("refused at %u: %s\n", bad, why);
@@ -68,7 +68,7 @@ static void refused(const struct ebpf_insn *ins, uint32_t n, const int *loads, u
 	for (uint32_t i = 0; loads[i] >= 0; i += 2)
 		map_load[loads[i]] = loads[i + 1];
 	assert_int_equal(
-		rtebpf_mapflow(ins, n, map_load, rdonly_maps, true, call_map, arg_maps, arg_nums, &bad, &why),
+		rtebpf_mapflow(ins, n, map_load, &mb, true, call_map, arg_maps, arg_nums, &bad, &why),
 		-EINVAL);
 	assert_non_null(why);
 	assert_int_equal(bad, at);
@@ -213,7 +213,7 @@ static void test_wild_jumps(void **state)
 	uint32_t bad;
 	const char *why;
 
-	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, 0, true, m, arg_maps, arg_nums, &bad, &why), 0);
+	assert_int_equal(rtebpf_mapflow(ins, 0, NULL, &mb, true, m, arg_maps, arg_nums, &bad, &why), 0);
 }
 
 #define LDX_W(dst, src, off) { BPF_LDX | BPF_MEM | BPF_W, dst, src, off, 0 }
@@ -477,9 +477,9 @@ static void test_partial_stores(void **state)
 	/* Refused where the halves are put back together (what the stores
 	 * left in the slots carries the pointer). */
 	refused(stack_halves, N(stack_halves), (const int[]){ 1, 0, -1 }, 13);
-	rdonly_maps = 1u << 1;
+	mb.rdonly = 1u << 1;
 	refused(value_halves, N(value_halves), (const int[]){ 0, 1, -1 }, 13);
-	rdonly_maps = 0;
+	mb.rdonly = 0;
 }
 
 /* What a lookup in a BPFMAP_F_RDONLY_PROG map returns may be read, and
@@ -507,14 +507,14 @@ static void test_rdonly_values(void **state)
 
 	(void)state;
 	flow(ins, N(ins), loads, m); /* map 1 writable */
-	rdonly_maps = 1u << 1;
+	mb.rdonly = 1u << 1;
 	refused(ins, N(ins), loads, 10);
 	memcpy(reads, ins, sizeof(reads));
 	reads[10] = (struct ebpf_insn)MOV_IMM(EBPF_REG_5, 0);
 	flow(reads, N(reads), loads, m);
-	rdonly_maps = 1u << 0; /* another map read-only */
+	mb.rdonly = 1u << 0; /* another map read-only */
 	flow(ins, N(ins), loads, m);
-	rdonly_maps = 0;
+	mb.rdonly = 0;
 }
 
 #define JNE_REG(dst, src, off) { BPF_JMP | EBPF_JNE | BPF_X, dst, src, off, 0 }
@@ -536,7 +536,7 @@ static void refused_saying(const struct ebpf_insn *ins, uint32_t n, uint32_t at,
 	for (uint32_t i = 0; i + 1 < n; i++)
 		if (ins[i].code == (BPF_LD | BPF_IMM | EBPF_DW))
 			map_load[i++] = 0; /* map 0 */
-	assert_int_equal(rtebpf_mapflow(ins, n, map_load, 0, true, call_map, arg_maps, arg_nums, &bad, &why),
+	assert_int_equal(rtebpf_mapflow(ins, n, map_load, &mb, true, call_map, arg_maps, arg_nums, &bad, &why),
 			 -EINVAL);
 	assert_int_equal(bad, at);
 	if (!strstr(why, what))
@@ -648,9 +648,9 @@ static void test_compares(void **state)
 	const char *why = NULL;
 	int none[N(raw)];
 
-	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, false, m, arg_maps, arg_nums, &bad, &why), 0);
+	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, &mb, false, m, arg_maps, arg_nums, &bad, &why), 0);
 	/* ... and with a size a pointer, which may not be compared with one. */
-	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, 0, true, m, arg_maps, arg_nums, &bad, &why),
+	assert_int_equal(rtebpf_mapflow(raw, N(raw), none, &mb, true, m, arg_maps, arg_nums, &bad, &why),
 			 -EINVAL);
 	assert_non_null(strstr(why, "compares a pointer with a number"));
 }
@@ -747,6 +747,100 @@ static void test_garbled(void **state)
 	assert_false(arg_nums[4] & 1u << 2);
 }
 
+#define XADD_DW(dst, off, src) { BPF_STX | EBPF_XADD | EBPF_DW, dst, src, off, 0 }
+#define JGT_IMM(dst, imm, off) { BPF_JMP | BPF_JGT | BPF_K, dst, 0, off, imm }
+
+/* A lookup in map 0 whose result, if any, is in r0 from instruction 7 on
+ * (r6 the context); instructions 7-9 are @a, @b, @c; then exit 0. */
+#define AFTER_LOOKUP(a, b, c)                                                          \
+	MOV_REG(EBPF_REG_6, EBPF_REG_1), LD_MAP(EBPF_REG_1),                           \
+	MOV_REG(EBPF_REG_2, EBPF_REG_10), ADD_IMM(EBPF_REG_2, -8), CALL(1), /* 5 */    \
+	JEQ_IMM(EBPF_REG_0, 0, 3), a, b, c, MOV_IMM(EBPF_REG_0, 0), EXIT()
+
+/*
+ * rte_bpf's validator bounds a multiply wrongly: it squares the first
+ * operand's minimum and, for 64 bits, checks no overflow, so a product of
+ * a number it knew in [0, 3] and 0x5555555555555556 came out in [0, 2]
+ * (really 0x556 for 3), and added to a map value's pointer it let a
+ * program write into another key's value (an adversarial helper's
+ * program, in the JIT and the interpreter alike).  A product, and what is
+ * computed from one or compared with one, may not move a pointer; it may
+ * still be stored, compared, or passed on.
+ */
+static void test_unsound_numbers(void **state)
+{
+	(void)state;
+	const struct ebpf_insn product[] = {
+		MOV_REG(EBPF_REG_6, EBPF_REG_1), LDX_DW(EBPF_REG_3, EBPF_REG_6, 0),
+		MUL_IMM(EBPF_REG_3, 0x55555556), AND_IMM(EBPF_REG_3, 4095), /* 3 */
+		LD_MAP(EBPF_REG_1), MOV_REG(EBPF_REG_2, EBPF_REG_10),	 /* 6 */
+		ADD_IMM(EBPF_REG_2, -8), STX_DW(EBPF_REG_10, -16, EBPF_REG_3),    /* 8: spilled */
+		CALL(1), JEQ_IMM(EBPF_REG_0, 0, 3),			      /* 10 */
+		LDX_DW(EBPF_REG_3, EBPF_REG_10, -16), ADD_REG(EBPF_REG_0, EBPF_REG_3), /* 12 */
+		ST_DW(EBPF_REG_0, 0, 0x41), MOV_IMM(EBPF_REG_0, 0), EXIT(),
+	};
+	/* r4, a number read from the context, narrowed by a compare with a
+	 * product, then an offset. */
+	const struct ebpf_insn compared[] = { AFTER_LOOKUP(
+		LDX_DW(EBPF_REG_3, EBPF_REG_6, 0), MUL_IMM(EBPF_REG_3, 3),
+		LDX_DW(EBPF_REG_4, EBPF_REG_6, 8)) };
+	struct ebpf_insn cmp_then_add[N(compared) + 3];
+	const struct ebpf_insn masked[] = { AFTER_LOOKUP(LDX_DW(EBPF_REG_3, EBPF_REG_6, 0),
+							 AND_IMM(EBPF_REG_3, 4095),
+							 ADD_REG(EBPF_REG_0, EBPF_REG_3)) };
+	const struct ebpf_insn stored[] = { AFTER_LOOKUP(LDX_DW(EBPF_REG_3, EBPF_REG_6, 0),
+							 MUL_IMM(EBPF_REG_3, 3),
+							 STX_DW(EBPF_REG_0, 0, EBPF_REG_3)) };
+	int m[N(cmp_then_add)];
+
+	refused_saying(product, N(product), 12, "moves a pointer by a product");
+	/* compared: ... 9 r4 = ctx[1]; 10 if r4 > r3 goto 11; 11 r0 += r4 */
+	memcpy(cmp_then_add, compared, 10 * sizeof(compared[0]));
+	cmp_then_add[10] = (struct ebpf_insn)JGT_REG(EBPF_REG_4, EBPF_REG_3, 0);
+	cmp_then_add[11] = (struct ebpf_insn)ADD_REG(EBPF_REG_0, EBPF_REG_4);
+	cmp_then_add[12] = (struct ebpf_insn)ST_DW(EBPF_REG_0, 0, 1);
+	memcpy(&cmp_then_add[13], &compared[10], 2 * sizeof(compared[0]));
+	cmp_then_add[6] = (struct ebpf_insn)JEQ_IMM(EBPF_REG_0, 0, 6);
+	refused_saying(cmp_then_add, N(cmp_then_add), 11, "or compared with one");
+	/* the same compare against a constant instead: r4 stays sound */
+	cmp_then_add[10] = (struct ebpf_insn)JGT_IMM(EBPF_REG_4, 64, 0);
+	flow(cmp_then_add, N(cmp_then_add), (const int[]){ 1, 0, -1 }, m);
+	flow(masked, N(masked), (const int[]){ 1, 0, -1 }, m);
+	flow(stored, N(stored), (const int[]){ 1, 0, -1 }, m);
+}
+
+/*
+ * The lock word of a map value with a spin lock is bpfmap_spin_lock()'s:
+ * a program's whole-struct copy into such a value wrote an odd word, and
+ * the next bpfmap_update_elem of that key waited for ever (the kernel's
+ * verifier refuses any load or store there; rte_bpf's programs have no
+ * spin lock helper, so they may not write such values at all).  Reads
+ * stay allowed, and writes into another map's values.
+ */
+static void test_locked_values(void **state)
+{
+	(void)state;
+	const struct ebpf_insn store[] = { AFTER_LOOKUP(MOV_IMM(EBPF_REG_3, 1),
+							STX_DW(EBPF_REG_0, 8, EBPF_REG_3),
+							MOV_IMM(EBPF_REG_3, 0)) };
+	const struct ebpf_insn add[] = { AFTER_LOOKUP(MOV_IMM(EBPF_REG_3, 1),
+						      XADD_DW(EBPF_REG_0, 0, EBPF_REG_3),
+						      MOV_IMM(EBPF_REG_3, 0)) };
+	const struct ebpf_insn read[] = { AFTER_LOOKUP(LDX_DW(EBPF_REG_3, EBPF_REG_0, 0),
+						       LDX_DW(EBPF_REG_4, EBPF_REG_0, 8),
+						       ADD_REG(EBPF_REG_3, EBPF_REG_4)) };
+	int m[N(store)];
+
+	mb.locked = 1u << 0;
+	refused_saying(store, N(store), 8, "a map with a spin lock");
+	refused_saying(add, N(add), 8, "a map with a spin lock");
+	flow(read, N(read), (const int[]){ 1, 0, -1 }, m);
+	mb.locked = 1u << 1; /* another map's values */
+	flow(store, N(store), (const int[]){ 1, 0, -1 }, m);
+	flow(add, N(add), (const int[]){ 1, 0, -1 }, m);
+	mb.locked = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -757,6 +851,8 @@ int main(void)
 		test_entry(test_partial_fills),
 		test_entry(test_map_arguments),
 		test_entry(test_rdonly_values),
+		test_entry(test_unsound_numbers),
+		test_entry(test_locked_values),
 		test_entry(test_partial_stores),
 		test_entry(test_handles_out_of_reach),
 		test_entry(test_stores_through_lost_pointers),

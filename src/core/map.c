@@ -266,6 +266,13 @@ int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info)
 	return 0;
 }
 
+int bpfmap_get_lock_off(const struct bpfmap *map)
+{
+	if (!map)
+		return map_fail(-EINVAL);
+	return map_has_lock(map) ? map->lock_off : map_fail(-ENOENT);
+}
+
 size_t bpfmap_mem_usage(const struct bpfmap *map)
 {
 	return map ? map->ops->mem_usage(map) : 0;

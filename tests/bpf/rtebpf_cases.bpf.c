@@ -280,6 +280,28 @@ int value_write(struct case_ctx *c)
 	return 0;
 }
 
+/* A value pointer moved by a product: rte_bpf's validator took
+ * (in[0] & 3) * 0x5555555555555556 & 4095 to be at most 3 (the product
+ * wraps to 2 in its bounds), while it is 0x556 for 3, and the byte landed
+ * in another key's value (an adversarial helper's program). */
+ASM_PROG(mul_offset,
+	 "r6 = r1\n"
+	 "r2 = 0\n"
+	 "*(u64 *)(r10 - 8) = r2\n"
+	 "r2 = r10\n"
+	 "r2 += -8\n"
+	 "r1 = %[small] ll\n"
+	 "call 1\n"
+	 "if r0 == 0 goto 1f\n"
+	 "r3 = *(u64 *)(r6 + 0)\n"
+	 "r3 &= 3\n"
+	 "r4 = 0x5555555555555556 ll\n"
+	 "r3 *= r4\n"
+	 "r3 &= 4095\n"
+	 "r0 += r3\n"
+	 "r5 = 0x41\n"
+	 "*(u8 *)(r0 + 0) = r5\n")
+
 /* The distance between two context pointers as a lookup's key: a context
  * pointer at offset 64 to the validator, the number 64 in fact. */
 ASM_PROG(distance_key,
