@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,9 +35,16 @@
 static int armed = -1; /* atomic: the next hook at this point stops */
 static int holding;	/* atomic: a thread stopped there */
 
+static int raise_at_fork; /* atomic: HOOK_FORK_PREPARED raises SIGUSR1 once */
+
 static void hook(enum test_hook_point point, const void *obj)
 {
 	(void)obj;
+	if (point == HOOK_FORK_PREPARED) {
+		if (__atomic_exchange_n(&raise_at_fork, 0, __ATOMIC_SEQ_CST))
+			raise(SIGUSR1);
+		return;
+	}
 	if ((int)point != __atomic_load_n(&armed, __ATOMIC_SEQ_CST) ||
 	    __atomic_exchange_n(&armed, -1, __ATOMIC_SEQ_CST) != (int)point)
 		return;
@@ -193,6 +201,65 @@ static void test_fork_beside_flock_copy(void **state)
 	}
 }
 
+static struct bpfmap *sig_map;
+static int sig_ran; /* atomic: 1 when the handler's delete and insert worked */
+
+static void delete_insert(int sig)
+{
+	uint32_t k = 1;
+	uint64_t v = 2;
+
+	(void)sig;
+	__atomic_store_n(&sig_ran,
+			 !bpfmap_delete_elem(sig_map, &k) &&
+					 !bpfmap_update_elem(sig_map, &k, &v, BPFMAP_NOEXIST)
+				 ? 1
+				 : 2,
+			 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A signal raised inside fork()'s prepare handler, after it took the
+ * maps' reclamation locks, whose handler deletes and inserts a key (a
+ * timer's handler updating a map while the program forks).  The handler
+ * waits until fork()'s handlers are done and runs in the parent then (the
+ * child inherits no pending signal); it spun for ever on the lock its own
+ * thread held before (an adversarial probe's, on the chained table and
+ * RHASH).
+ */
+static void test_signal_inside_fork(void **state)
+{
+	static const enum bpfmap_type types[] = { BPFMAP_TYPE_HASH, BPFMAP_TYPE_RHASH };
+	struct sigaction sa = { .sa_handler = delete_insert }, old;
+	uint32_t k = 1;
+	uint64_t v = 1;
+
+	(void)state;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		pid_t pid;
+
+		sig_map = must_create(types[i], 4, 8, 64, BPFMAP_F_NO_PREALLOC);
+		assert_int_equal(bpfmap_update_elem(sig_map, &k, &v, BPFMAP_NOEXIST), 0);
+		urcu_bp_barrier();
+		sig_ran = 0;
+		__atomic_store_n(&raise_at_fork, 1, __ATOMIC_SEQ_CST);
+		alarm(20); /* a hang ends the test */
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(__atomic_load_n(&sig_ran, __ATOMIC_SEQ_CST) ? 5 : 0);
+		alarm(0);
+		assert_int_equal(__atomic_load_n(&sig_ran, __ATOMIC_SEQ_CST), 1);
+		reap_child(pid, 10);
+		assert_int_equal(bpfmap_lookup_elem(sig_map, &k, &v), 0);
+		assert_int_equal(v, 2);
+		bpfmap_free(sig_map);
+	}
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+}
+
 static int setup_hook(void **state)
 {
 	(void)state;
@@ -206,6 +273,7 @@ int main(void)
 		test_entry(test_fork_beside_rhash_retire),
 		test_entry(test_fork_beside_chain_retire),
 		test_entry(test_fork_beside_flock_copy),
+		test_entry(test_signal_inside_fork),
 	};
 
 	return cmocka_run_group_tests(tests, setup_hook, test_close_sections);

@@ -4,6 +4,7 @@
  * order (map_create()), then the type's own checks and allocation.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -132,10 +133,17 @@ struct bpfmap *bpfmap_create(enum bpfmap_type type, const char *name, uint32_t k
 		goto out_err;
 
 	/* What a map's calls may need once, set up where no signal handler
-	 * runs (bpfmap.h: handlers may call everything but create and free). */
+	 * runs (bpfmap.h: handlers may call everything but create and free).
+	 * No cancellation in here: reading the CPU list and the seed are
+	 * cancellation points, and a thread cancelled there left what it had
+	 * allocated behind. */
+	int cancel;
+
+	(void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	store_window_prepare();
 	rcu_prepare();
 	map = mt->alloc(&p, &err);
+	(void)pthread_setcancelstate(cancel, NULL);
 	if (!map)
 		goto out_err;
 	return map;

@@ -12,6 +12,7 @@
 
 #include "sync/fork_guard.h"
 #include "sync/rcu.h"
+#include "util/test_hook.h"
 
 #ifdef BPFMAP_TSAN
 char rcu_tsan_clock;
@@ -128,7 +129,16 @@ void rcu_wait_deferred(void)
 
 void rcu_synchronize(void)
 {
+	int cancel;
+
+	/* liburcu's wait polls, a cancellation point, holding its grace
+	 * period mutex, and our callers hold flags of their own (a flat map's
+	 * sync_busy, RHASH's settling): a thread cancelled there left them
+	 * held, and every later grace period in the process waited for
+	 * ever (an adversarial probe). */
+	(void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	urcu_bp_synchronize_rcu();
+	(void)pthread_setcancelstate(cancel, NULL);
 	rcu_tsan_acquire();
 }
 
@@ -164,6 +174,7 @@ void bpfmap_read_unlock(void)
 static void rcu_before_fork(void)
 {
 	fork_guard_prepare();
+	TEST_HOOK(HOOK_FORK_PREPARED, NULL);
 	urcu_bp_before_fork();
 }
 
@@ -179,9 +190,34 @@ static void rcu_after_fork_child(void)
 	fork_guard_child();
 }
 
+/*
+ * Every signal blocked across all of fork()'s handlers: a handler that ran
+ * while they held the maps' reclamation locks (fork_guard) or had paused
+ * liburcu's worker waited for ever on what its own thread held (an
+ * adversarial probe: a timer's handler updating a map while the program
+ * forked hung it within a few dozen forks).  This pair is registered last,
+ * so its prepare handler runs first and its others last; the mask is the
+ * forking thread's.
+ */
+static __thread sigset_t fork_saved_mask;
+
+static void fork_signals_block(void)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	(void)pthread_sigmask(SIG_BLOCK, &all, &fork_saved_mask);
+}
+
+static void fork_signals_restore(void)
+{
+	(void)pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
+}
+
 __attribute__((constructor)) static void rcu_fork_handlers(void)
 {
 	(void)pthread_atfork(rcu_before_fork, rcu_after_fork_parent, rcu_after_fork_child);
 	(void)pthread_atfork(urcu_bp_call_rcu_before_fork, urcu_bp_call_rcu_after_fork_parent,
 			     rcu_call_after_fork_child);
+	(void)pthread_atfork(fork_signals_block, fork_signals_restore, fork_signals_restore);
 }

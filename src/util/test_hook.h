@@ -77,6 +77,8 @@ enum test_hook_point {
 	HOOK_PCPU_ADD,		 /* a lock-free bpfmap_percpu_add: in its store window,
 				  * the key's element found, the delta not yet added
 				  * (obj: the map) */
+	HOOK_FORK_PREPARED,	 /* fork()'s prepare handler: the maps' reclamation
+				  * locks taken (sync/fork_guard.h) */
 };
 
 #ifdef BPFMAP_TEST_HOOKS
