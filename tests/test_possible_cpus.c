@@ -9,7 +9,9 @@
  *    multiple of the CPUs, as in the kernel;
  *  - a list with gaps ("0-3,8"): the count is libbpf's (the CPUs listed),
  *    and the per-CPU value buffer of the syscall view packs the possible
- *    CPUs in their order, as the kernel's does.
+ *    CPUs in their order, as the kernel's does; mem_usage counts the
+ *    listed CPUs' slots only ("0,4095");
+ *  - a CPU number past what bpfmap takes ("0,65535").
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -192,11 +194,71 @@ static void test_gapped_list(void **state)
 	with_possible("0-3,8\n", child_gapped_list);
 }
 
+/* Four 32 KiB per-CPU values on "0,4095": two CPUs, whose slots are all
+ * that memory holds (mem_usage counted 4096 slots, 512 MiB). */
+static void child_sparse_memory(void)
+{
+	static const uint32_t flags[] = { 0, BPFMAP_F_NO_PREALLOC };
+	const uint32_t vs = 32768;
+	uint64_t *v = calloc(2, vs);
+
+	CHILD_CHECK(v && bpfmap_num_possible_cpus() == 2);
+	for (int i = 0; i < 2; i++) {
+		BPFMAP_CREATE_OPTS(o, .map_flags = flags[i]);
+		struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_PERCPU_HASH, NULL, 4, vs, 4, &o);
+
+		CHILD_CHECK(map);
+		for (uint32_t k = 0; k < 4; k++)
+			CHILD_CHECK(!bpfmap_update_elem(map, &k, v, BPFMAP_ANY));
+		if (bpfmap_mem_usage(map) >= (1u << 20)) {
+			fprintf(stderr, "child: flags %u: mem_usage %zu\n", flags[i],
+				bpfmap_mem_usage(map));
+			_exit(1);
+		}
+		bpfmap_free(map);
+	}
+	free(v);
+}
+
+static void test_sparse_memory(void **state)
+{
+	(void)state;
+	with_possible("0,4095\n", child_sparse_memory);
+}
+
+/* A CPU numbered 65535: 65536 slots wrapped struct bpfmap's 16-bit count
+ * to 0, and per-CPU maps were not per-CPU (F_CPU and lookup_percpu
+ * answered EINVAL).  The list is past what bpfmap takes: it counts the
+ * CPUs as sysconf() does, and the maps work. */
+static void child_cpu_65535(void)
+{
+	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_PERCPU_HASH, NULL, 4, 8, 4, NULL);
+	uint32_t k = 1;
+	uint64_t one = 5, *p;
+
+	CHILD_CHECK(map && bpfmap_num_possible_cpus() > 0);
+	CHILD_CHECK(!bpfmap_update_elem(map, &k, &one, BPFMAP_F_CPU));
+	CHILD_CHECK(!bpfmap_lookup_elem_flags(map, &k, &one, BPFMAP_F_CPU));
+	CHILD_CHECK(one == 5);
+	p = bpfmap_lookup_percpu(map, &k, 0);
+	CHILD_CHECK(p && *p == 5);
+	CHILD_CHECK(bpfmap_percpu_add(map, &k, 1) == 0);
+	bpfmap_free(map);
+}
+
+static void test_cpu_65535(void **state)
+{
+	(void)state;
+	with_possible("0,65535\n", child_cpu_65535);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_common_lru_limit),
 		cmocka_unit_test(test_gapped_list),
+		cmocka_unit_test(test_sparse_memory),
+		cmocka_unit_test(test_cpu_65535),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

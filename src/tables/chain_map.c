@@ -33,8 +33,10 @@ static size_t chain_mem_usage(const struct bpfmap *map)
 			heap += __atomic_load_n(&c->pending[i].n, __ATOMIC_RELAXED);
 	}
 	bytes += heap * c->elem_size;
-	if (c->pcpu) /* the pool's slots and the heap elements' */
-		bytes += ((size_t)c->pool_size + heap) * map->cpus * map->cpu_stride;
+	if (c->pcpu) /* the pool's slots and the heap elements', the possible
+		      * CPUs' (value_size): those in gaps of their list are
+		      * never touched */
+		bytes += ((size_t)c->pool_size + heap) * map->value_size;
 	return bytes;
 }
 

@@ -170,13 +170,17 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	uint64_t slots = value_stride * cpus; /* an element's value, every CPU's slot */
 	uint64_t version = flat_params_versioned(p) ? FLAT_VERSION_BYTES : 0;
 	uint64_t value_bytes = slots + version; /* an element's */
+	/* ... of which memory: the slots of CPUs in gaps of the possible
+	 * list are in regions never touched (mem_usage counted them, 2048
+	 * times too much for "0,4095"). */
+	uint64_t value_used = (p->cpus ? map_params_value_bytes(p) : slots) + version;
 	uint64_t slot_size = key_stride + value_bytes;
 	bool long_keys = p->key_size > 8;
 	/* Elements: positions (home slots, nodes) that no key uses then cost
 	 * 4 bytes of index instead of a value slot each. */
 	bool by_elem = long_keys || slots >= FLAT_VALUE_ELEM_MIN;
 	uint64_t pos_bytes = long_keys ? sizeof(uint32_t)
-				       : key_stride + (by_elem ? sizeof(uint32_t) : value_bytes);
+				       : key_stride + (by_elem ? sizeof(uint32_t) : value_used);
 	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, node_pos, slack, versions;
 
 	if (!f || slot_size > UINT32_MAX)
@@ -264,8 +268,8 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	/* Long keys and values of elements: per element, every position's. */
 	flat_count_pool(f, f->keys, long_keys ? n_pos * key_stride : node_pos * key_stride,
 			key_stride, long_keys);
-	flat_count_pool(f, f->values_mem, by_elem ? n_pos * value_bytes : node_pos * value_bytes,
-			value_bytes, by_elem);
+	flat_count_pool(f, f->values_mem, by_elem ? n_pos * value_used : node_pos * value_used,
+			value_used, by_elem);
 	if (by_elem)
 		flat_count_pool(f, f->elems, node_pos * sizeof(uint32_t), sizeof(uint32_t), false);
 	f->mul = f->hp.mul;

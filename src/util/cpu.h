@@ -51,8 +51,10 @@ static ALWAYS_INLINE int32_t cpu_current_raw(void)
 #endif
 }
 
-/* Beyond any CPU number a kernel gives (its NR_CPUS is at most 8192). */
-#define CPU_SLOTS_MAX 65536
+/* Beyond any CPU number a kernel gives (its NR_CPUS is at most 8192), and
+ * within struct bpfmap's 16-bit count of slots: a list naming CPU 65535
+ * made 65536 slots, which wrapped to 0, "not per-CPU". */
+#define CPU_SLOTS_MAX 65535
 
 /* The possible CPUs, read once from the kernel's list (or sysconf where
  * sysfs has none); -errno if neither says.  cpu_possible(): their count,
