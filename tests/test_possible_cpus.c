@@ -210,7 +210,9 @@ static void child_sparse_memory(void)
 		CHILD_CHECK(map);
 		for (uint32_t k = 0; k < 4; k++)
 			CHILD_CHECK(!bpfmap_update_elem(map, &k, v, BPFMAP_ANY));
-		if (bpfmap_mem_usage(map) >= (1u << 20)) {
+		/* 512 MiB with the gap's slots; a few MiB without, the slack's
+		 * slots included where the arrays come from the heap (ASan). */
+		if (bpfmap_mem_usage(map) >= (64u << 20)) {
 			fprintf(stderr, "child: flags %u: mem_usage %zu\n", flags[i],
 				bpfmap_mem_usage(map));
 			_exit(1);
