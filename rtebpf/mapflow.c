@@ -30,7 +30,8 @@
  * may only read (BPFMAP_F_RDONLY_PROG) returns may not be written through,
  * as the kernel's verifier has it, nor what one in a map with a spin lock
  * returns (the lock word is bpfmap_spin_lock()'s).  Numbers whose bounds
- * the validator gets wrong (MAY_UNSOUND) may not move a pointer.  The validator narrows both operands
+ * the validator gets wrong (MAY_UNSOUND) may not move a pointer.  The
+ * validator narrows both operands
  * of a conditional jump from each other whatever their types: a compare
  * that would give a pointer bounds that are not its offset's is refused
  * (compare_refusal).  It keeps the first operand's type through arithmetic
@@ -66,13 +67,16 @@
  * a negation, any 32-bit operation), whose constant offset the validator
  * keeps (0 * 3, 0 & x, -0) while the register holds anything. */
 #define MAY_GARBLED 128
-/* A number whose bounds rte_bpf's validator may have wrong: a product, or
- * what was computed from one or compared with one (the compare narrows
- * both operands from each other's bounds).  Its multiply takes the
- * first operand's minimum squared and checks no overflow of a 64-bit
- * product (`msk >> opsz` with opsz 64), so 3 * 0x5555555555555556 came
- * out in [0, 2]: added to a map value's pointer, it let a program write
- * into another key's value.  Such a number may not move a pointer. */
+/* A number whose bounds rte_bpf's validator may have wrong: a product or
+ * an arithmetic shift's result, or what was computed from one or compared
+ * with one (the compare narrows both operands from each other's bounds).
+ * Its multiply takes the first operand's minimum squared and checks no
+ * overflow of a 64-bit product (`msk >> opsz` with opsz 64), so
+ * 3 * 0x5555555555555556 came out in [0, 2]: added to a map value's
+ * pointer, it let a program write into another key's value.  Its 32-bit
+ * arithmetic shift bounds the result as a 64-bit number's, 0x80000000 >> 1
+ * at most 0x40000000 (the result: 0xc0000000).  Such a number may not move
+ * a pointer. */
 #define MAY_UNSOUND 256
 /* Into the value of a map with a spin lock: only bpfmap_spin_lock() may
  * write its lock word, and rte_bpf's programs cannot call it. */
@@ -290,9 +294,9 @@ static const char *refusal(const struct ebpf_insn *in, const struct state *s)
 			return "negates a number (rte_bpf's validator bounds a negation wrongly)";
 		if (alu_reads_src(in) && (BPF_OP(in->code) == BPF_ADD || BPF_OP(in->code) == BPF_SUB) &&
 		    (bits(s->reg[src]) & MAY_UNSOUND) && (bits(s->reg[dst]) & MAY_PTR))
-			return "moves a pointer by a product, or by a number computed from or "
-			       "compared with one (rte_bpf's validator bounds a multiplication "
-			       "wrongly)";
+			return "moves a pointer by a product or an arithmetic shift, or by a "
+			       "number computed from or compared with one (rte_bpf's validator "
+			       "bounds them wrongly)";
 		/* The validator keeps the destination's type and takes the
 		 * source pointer's offset for its value: a number plus a
 		 * pointer is a number whose bounds are that offset, which
@@ -387,13 +391,14 @@ static int16_t alu_bits(const struct ebpf_insn *in, int16_t d, int16_t s)
 }
 
 /* alu_bits(), and what may be a number comes out MAY_UNSOUND from a
- * multiply or from an operand that may be. */
+ * multiply, an arithmetic shift, or an operand that may be. */
 static int16_t alu(const struct ebpf_insn *in, int16_t d, int16_t s)
 {
 	int16_t r = alu_bits(in, d, s);
-	int from = (BPF_OP(in->code) == EBPF_MOV ? 0 : bits(d)) | (alu_reads_src(in) ? bits(s) : 0);
+	uint8_t op = BPF_OP(in->code);
+	int from = (op == EBPF_MOV ? 0 : bits(d)) | (alu_reads_src(in) ? bits(s) : 0);
 
-	if (r < 0 && (-r & MAY_NUM) && (BPF_OP(in->code) == BPF_MUL || (from & MAY_UNSOUND)))
+	if (r < 0 && (-r & MAY_NUM) && (op == BPF_MUL || op == EBPF_ARSH || (from & MAY_UNSOUND)))
 		r = (int16_t)-(-r | MAY_UNSOUND);
 	return r;
 }

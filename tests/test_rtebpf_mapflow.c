@@ -749,6 +749,7 @@ static void test_garbled(void **state)
 
 #define XADD_DW(dst, off, src) { BPF_STX | EBPF_XADD | EBPF_DW, dst, src, off, 0 }
 #define JGT_IMM(dst, imm, off) { BPF_JMP | BPF_JGT | BPF_K, dst, 0, off, imm }
+#define ARSH32_IMM(dst, imm) { BPF_ALU | EBPF_ARSH | BPF_K, dst, 0, 0, imm }
 
 /* A lookup in map 0 whose result, if any, is in r0 from instruction 7 on
  * (r6 the context); instructions 7-9 are @a, @b, @c; then exit 0. */
@@ -788,6 +789,10 @@ static void test_unsound_numbers(void **state)
 	const struct ebpf_insn masked[] = { AFTER_LOOKUP(LDX_DW(EBPF_REG_3, EBPF_REG_6, 0),
 							 AND_IMM(EBPF_REG_3, 4095),
 							 ADD_REG(EBPF_REG_0, EBPF_REG_3)) };
+	/* a 32-bit arithmetic shift: 0x80000000 >> 1 bounded at 0x40000000 */
+	const struct ebpf_insn shifted[] = { AFTER_LOOKUP(LDX_W(EBPF_REG_3, EBPF_REG_6, 0),
+							  ARSH32_IMM(EBPF_REG_3, 1),
+							  ADD_REG(EBPF_REG_0, EBPF_REG_3)) };
 	const struct ebpf_insn stored[] = { AFTER_LOOKUP(LDX_DW(EBPF_REG_3, EBPF_REG_6, 0),
 							 MUL_IMM(EBPF_REG_3, 3),
 							 STX_DW(EBPF_REG_0, 0, EBPF_REG_3)) };
@@ -806,6 +811,7 @@ static void test_unsound_numbers(void **state)
 	cmp_then_add[10] = (struct ebpf_insn)JGT_IMM(EBPF_REG_4, 64, 0);
 	flow(cmp_then_add, N(cmp_then_add), (const int[]){ 1, 0, -1 }, m);
 	flow(masked, N(masked), (const int[]){ 1, 0, -1 }, m);
+	refused_saying(shifted, N(shifted), 9, "or an arithmetic shift");
 	flow(stored, N(stored), (const int[]){ 1, 0, -1 }, m);
 }
 
