@@ -312,8 +312,9 @@ static void lookup_lib_producer(void *arg, int idx, int nr, atomic_bool *stop)
 			misses = lookup_run_patched(st->map, st->lookup, key, st->nr_outer,
 						    st->nr_entries);
 		bpfmap_read_unlock();
-		/* A run stops at its first miss, as the kernel's program does:
-		 * its lookups are not counted (they were a rate of nothing). */
+		/* A run with a miss counts none of its lookups (a rate of
+		 * nothing), and the producer stops: every key should hit.  The
+		 * kernel's program counts its misses and goes on. */
 		seq_stats_add(&st->stats[idx], misses ? 0 : (uint64_t)st->nr_outer * st->nr_entries,
 			      thread_cpu_ns() - t0, misses);
 		if (misses)

@@ -165,7 +165,7 @@ static int count_run(const struct bench *b, const struct bench_env *env, struct 
 	a->max_entries = COUNT_KEYS;
 	fprintf(env->out, "%s: PERCPU_HASH, %u keys, %s; %d producer%s%s\n", b->name, COUNT_KEYS,
 		a->percpu_add ? "bpfmap_percpu_add()" : "lookup + atomic add", env->producers,
-		env->producers > 1 ? "s" : "", env->affinity ? " (pinned)" : "");
+		env->producers > 1 ? "s" : "", env->affinity || env->nr_prod_cpus ? " (pinned)" : "");
 	snprintf(a->tag, sizeof(a->tag), "%s", a->percpu_add ? "percpu_add" : "atomic");
 	cell_run(&percpu_count_lib_ops, a, env, "increment", &r);
 	print_cell(env->out, "lib", "increment", &r);

@@ -190,6 +190,11 @@ static int load_map(const struct json_obj *o, struct cells *cs)
 		 json_get(o, "nr_loops") ? ", nr_loops " : "");
 	if (json_get(o, "nr_loops"))
 		fmt_num(o, "nr_loops", view + strlen(view), sizeof(view) - strlen(view));
+	/* lru-hit: its two streams, and its length, are two cells, not two
+	 * runs of one (their median was reported). */
+	if (json_get(o, "stream"))
+		snprintf(tag, sizeof(tag), ", %.24s stream, %.0f lookups", json_str(o, "stream", ""),
+			 json_num(o, "lookups", 0));
 	snprintf(c.group, sizeof(c.group),
 		 "%s, %s: %s, value_size %s, map_flags 0x%x, %.0f producer%s%s%s%s%s%s%s%s%s%s",
 		 json_str(o, "bench", "?"), json_str(o, "backend", "?"),
@@ -206,6 +211,12 @@ static int load_map(const struct json_obj *o, struct cells *cs)
 		snprintf(c.col, sizeof(c.col), "-");
 	if (push(cs, &c))
 		return -1;
+	if (json_get(o, "hit_ratio")) { /* lru-hit's figure: a table of its own */
+		c.value = json_num(o, "hit_ratio", NAN);
+		snprintf(c.group + strlen(c.group) - strlen(" [M/s]"),
+			 sizeof(c.group) - (strlen(c.group) - strlen(" [M/s]")), ": hit ratio");
+		return push(cs, &c);
+	}
 	if (!json_get(o, "writer_mops"))
 		return 0;
 	/* The writer's own rate: a table of its own next to the lookups'. */
@@ -280,13 +291,18 @@ static int cells_median(struct cells *cs, int *runs)
 
 		if (gone[i])
 			continue;
+		/* Only finite figures: a NaN among them made the sort's order,
+		 * and so the median, depend on the files' order. */
 		for (int j = i; j < cs->n; j++)
 			if (!gone[j] && same_cell(&cs->v[i], &cs->v[j])) {
-				vals[k++] = cs->v[j].value;
+				if (isfinite(cs->v[j].value))
+					vals[k++] = cs->v[j].value;
 				gone[j] = j != i;
 			}
 		qsort(vals, (size_t)k, sizeof(*vals), cmp_double);
-		cs->v[i].value = k % 2 ? vals[k / 2] : (vals[k / 2 - 1] + vals[k / 2]) / 2;
+		cs->v[i].value = !k	 ? NAN
+				 : k % 2 ? vals[k / 2]
+					 : (vals[k / 2 - 1] + vals[k / 2]) / 2;
 		if (k > *runs)
 			*runs = k;
 		cs->v[out++] = cs->v[i];

@@ -57,6 +57,25 @@ static int allowed_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
+/* The CPUs the producers run on: the distinct ones of --prod-affinity
+ * (two producers on "0" share one: their rates per CPU-second added up
+ * to twice the throughput), else those online. */
+static int producer_cpus(const struct bench_env *env)
+{
+	int distinct = 0;
+
+	if (!env->nr_prod_cpus)
+		return allowed_cpus();
+	for (int i = 0; i < env->nr_prod_cpus; i++) {
+		int j = 0;
+
+		while (j < i && env->prod_cpus[j] != env->prod_cpus[i])
+			j++;
+		distinct += j == i;
+	}
+	return distinct;
+}
+
 /*
  * One second, as the kernel bench samples, unless -w or -d is shorter than
  * that: then a quarter of the shorter one, so a quick run still has a few
@@ -265,7 +284,7 @@ int cell_run(const struct cell_ops *ops, const struct bench_args *a,
 			r->mops_total = r->mops * n;
 			/* Rates are per producer's CPU time: their sum is a
 			 * throughput only while each producer has a CPU. */
-			if (n > allowed_cpus())
+			if (n > producer_cpus(env))
 				r->mops_total = NAN;
 		} else {
 			snprintf(r->error, sizeof(r->error),

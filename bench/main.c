@@ -4,14 +4,50 @@
  * running kernel's BPF maps, side by side; the seeds' report; comparisons.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "report.h"
 
+/*
+ * A flag that benchmark @b does not read, or a combination it would not
+ * honour, or NULL.  Refused rather than ignored: the JSON records the
+ * flags, and --compare then kept such a cell apart from a plain run.
+ */
+static const char *misplaced_flag(const struct bench *b, const struct bench_args *a)
+{
+	bool lookup = b == &bench_lookup || b == &bench_rlookup;
+	bool mem = b == &bench_htab_mem || b == &bench_rhtab_mem;
+	bool loops = lookup || b == &bench_churn || b == &bench_lru_hit ||
+		     !strcmp(b->name, "rte-bpf");
+
+	if (!lookup && (a->writer || a->bulk || a->via_lookup || a->copy_out))
+		return "--writer, --bulk, --via_lookup or --copy_out";
+	if (!lookup && b != &bench_hash && a->full_width_keys)
+		return "--full_width_keys";
+	if (a->bulk && (a->full_width_keys || a->via_lookup || a->copy_out))
+		return "--bulk (bpfmap_lookup_bulk()) with --full_width_keys, --via_lookup or "
+		       "--copy_out";
+	if (a->copy_out && a->via_lookup)
+		return "--copy_out (bpfmap_lookup_elem()) with --via_lookup (bpfmap_lookup())";
+	if (b != &bench_percpu_count && a->percpu_add)
+		return "--percpu_add";
+	if (!mem && (a->use_case[0] || a->preallocated))
+		return "--use-case or --preallocated";
+	if (b != &bench_hash && a->hash[0])
+		return "--hash";
+	if (b != &bench_str_kfuncs && a->isa[0])
+		return "--isa";
+	if (!loops && a->nr_loops)
+		return "--nr_loops";
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const struct bench *b;
+	const char *flag;
 	struct cli c;
 	char why[256];
 	int ret;
@@ -48,9 +84,8 @@ int main(int argc, char **argv)
 		bench_list(stderr);
 		return 2;
 	}
-	if ((c.args.writer || c.args.bulk) && b != &bench_lookup && b != &bench_rlookup) {
-		fprintf(stderr, "bpfmap-bench: --%s applies to the lookup benchmarks only\n",
-			c.args.writer ? "writer" : "bulk");
+	if ((flag = misplaced_flag(b, &c.args))) {
+		fprintf(stderr, "bpfmap-bench: %s does not apply to %s\n", flag, b->name);
 		return 2;
 	}
 	if (b->available && !b->available(why, sizeof(why))) {

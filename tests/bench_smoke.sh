@@ -191,6 +191,22 @@ for uc in overwrite batch_add_batch_del add_del_on_diff_cpu; do
 done
 run "htab-mem preallocated" "${W[@]}" htab-mem --preallocated --value-size 64 >/dev/null
 
+# 3a'. Flags a benchmark does not read are refused (they were ignored, and
+# recorded in the JSON as if they had applied); two producers sharing one CPU
+# report no total (their rates per CPU-second added up to twice the throughput).
+for bad in "bpf-hashmap-full-update --nr_loops 5" "bpf-hashmap-overwrite --copy_out" \
+	"bpf-hashmap-lookup --bulk 16 --copy_out" "hash --use-case overwrite" \
+	"bpf-lru-full-update --hash xxh3" "bpf-hashmap-churn --isa avx2"; do
+	# shellcheck disable=SC2086
+	if "$bench" -w 0 -d 0.02 $bad >"$tmp/out" 2>&1 || ! grep -q "does not apply" "$tmp/out"; then
+		fail "bpfmap-bench $bad: not refused"
+	fi
+done
+if run "two producers on CPU 0" -w 0.05 -d 0.1 --backend lib --json --prod-affinity 0 -p 2 \
+	bpf-hashmap-full-update && grep -q '"mops_total"' "$tmp/out"; then
+	fail "two producers sharing CPU 0 reported a total"
+fi
+
 # 3b. str-kfuncs: every table and scenario, every column, in the tables and the JSON
 # (with each of bpfmap's versions too); the bpfmap cells carry the target ratios.
 if run "str-kfuncs --isa all" -w 0 -d 0.02 --json str-kfuncs --isa all; then
@@ -347,6 +363,28 @@ if run "str-kfuncs for --compare" -w 0 -d 0.01 --json str-kfuncs; then
 		grep -qF "str-kfuncs: scan (strnchr) [ns/call]" "$tmp/out" ||
 			fail "--compare printed no str-kfuncs table"
 	fi
+fi
+
+# 6b. --compare keeps lru-hit's two streams apart, compares its hit ratios,
+# and takes no NaN into a median (it made the median depend on the order).
+lru_cell() { # STREAM MOPS HIT
+	printf '{"bench": "lru-hit", "backend": "lib", "stream": "%s", "map_type": "lru_hash", ' "$1"
+	printf '"max_entries": 1000, "lookups": 100000, "producers": 1, "hit_ratio": %s, "mops": %s}\n' \
+		"$3" "$2"
+}
+upd_cell() { # MOPS
+	printf '{"bench": "bpf-hashmap-full-update", "backend": "lib", "map_type": "hash", '
+	printf '"key_size": 4, "value_size": 8, "max_entries": 1000, "nr_entries": 1000, '
+	printf '"map_flags": 0, "producers": 1, "mops": %s}\n' "$1"
+}
+{ lru_cell zipf 20 0.7; lru_cell "zipf + scan" 10 0.6; upd_cell NaN; upd_cell 10; upd_cell 12; } \
+	>"$tmp/lb.json"
+{ lru_cell zipf 40 0.7; lru_cell "zipf + scan" 5 0.3; upd_cell 12; } >"$tmp/ln.json"
+if run "compare lru-hit" --compare "$tmp/lb.json" "$tmp/ln.json"; then
+	grep -qF "zipf + scan stream" "$tmp/out" || fail "--compare merged lru-hit's streams"
+	grep -qF -- "-50.00%" "$tmp/out" || fail "--compare lost the scan stream's halving"
+	grep -qF ": hit ratio" "$tmp/out" || fail "--compare printed no hit ratio table"
+	grep -qF "+9.09%" "$tmp/out" || fail "--compare's median of 10, NaN, 12 was not 11"
 fi
 
 # 7. --compare of several runs per side: each cell is the median of its runs.
