@@ -145,16 +145,25 @@ struct bpfmap_spin_lock {
 	uint32_t val;
 };
 
+/* C++: the options' defaults as default member initializers, so that its
+ * designated initializers (C++20: in declaration order, each at most once)
+ * need not name them; C keeps a plain struct. */
+#ifdef __cplusplus
+#define BPFMAP__DEFAULT(v) = v
+#else
+#define BPFMAP__DEFAULT(v)
+#endif
+
 /*
  * Options for bpfmap_create().  Declare them with BPFMAP_CREATE_OPTS(), which
  * sets `sz` and the defaults (notably lock_off = -1); a hand-rolled zeroed
  * struct would mean "spin lock at offset 0".
  */
 struct bpfmap_create_opts {
-	size_t sz;          /* sizeof(struct bpfmap_create_opts) of the caller */
-	uint32_t map_flags; /* BPFMAP_F_* */
-	int32_t lock_off;   /* offset of a struct bpfmap_spin_lock in the value, or -1 */
-	uint64_t map_extra; /* kernel's map_extra; must be 0 for HASH; RHASH size hint */
+	size_t sz BPFMAP__DEFAULT(0);          /* sizeof(struct bpfmap_create_opts) of the caller */
+	uint32_t map_flags BPFMAP__DEFAULT(0); /* BPFMAP_F_* */
+	int32_t lock_off BPFMAP__DEFAULT(-1);  /* offset of a struct bpfmap_spin_lock in the value, or -1 */
+	uint64_t map_extra BPFMAP__DEFAULT(0); /* kernel's map_extra; must be 0 for HASH; RHASH size hint */
 };
 
 /*
@@ -164,9 +173,9 @@ struct bpfmap_create_opts {
  * delete_batch ignore it, as the kernel does.
  */
 struct bpfmap_batch_opts {
-	size_t sz; /* sizeof(struct bpfmap_batch_opts) of the caller */
-	uint64_t elem_flags;
-	uint64_t flags;
+	size_t sz BPFMAP__DEFAULT(0); /* sizeof(struct bpfmap_batch_opts) of the caller */
+	uint64_t elem_flags BPFMAP__DEFAULT(0);
+	uint64_t flags BPFMAP__DEFAULT(0);
 };
 
 /* The macros set `sz` and the defaults; later designators override them. */
@@ -190,7 +199,12 @@ struct bpfmap_batch_opts {
 
 /* Usage: BPFMAP_CREATE_OPTS(opts, .map_flags = BPFMAP_F_NO_PREALLOC);
  * The trailing static assertion only gives the caller's ';' something to end,
- * so that the pragmas can close around the initializer. */
+ * so that the pragmas can close around the initializer.  C++ (C++20's
+ * designated initializers) takes the defaults from the struct. */
+#ifdef __cplusplus
+#define BPFMAP_CREATE_OPTS(NAME, ...)                                        \
+	struct bpfmap_create_opts NAME = { .sz = sizeof(struct bpfmap_create_opts), __VA_ARGS__ }
+#else
 #define BPFMAP_CREATE_OPTS(NAME, ...)                                        \
 	BPFMAP__OPTS_PUSH struct bpfmap_create_opts NAME = {                  \
 		.sz = sizeof(struct bpfmap_create_opts),                      \
@@ -198,6 +212,7 @@ struct bpfmap_batch_opts {
 		__VA_ARGS__                                                   \
 	};                                                                    \
 	BPFMAP__OPTS_POP BPFMAP__STATIC_ASSERT(1, "bpfmap opts")
+#endif
 
 /* Usage: BPFMAP_BATCH_OPTS(opts, .elem_flags = BPFMAP_F_LOCK); */
 #define BPFMAP_BATCH_OPTS(NAME, ...)                                         \

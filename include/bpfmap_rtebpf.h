@@ -119,18 +119,18 @@ BPFMAP_API void bpfmap_rtebpf_syms_free(struct rte_bpf_xsym *syms);
 
 /* Options of bpfmap_rtebpf_load(); all-zero is the default. */
 struct bpfmap_rtebpf_opts {
-	size_t sz;           /* sizeof(struct bpfmap_rtebpf_opts) of the caller */
-	const char *section; /* the program's ELF section; NULL: the only one */
+	size_t sz BPFMAP__DEFAULT(0); /* sizeof(struct bpfmap_rtebpf_opts) of the caller */
+	const char *section BPFMAP__DEFAULT(NULL); /* the program's ELF section; NULL: the only one */
 	/* The program's argument: a pointer to ctx_size bytes it may read and
 	 * write (the validator checks every access against it); 0: a plain
 	 * 64-bit value. */
-	size_t ctx_size;
+	size_t ctx_size BPFMAP__DEFAULT(0);
 	/* Where a failed load explains itself: the cause, the instruction at
 	 * fault and what the validator printed, NUL-terminated and cut to
 	 * log_size bytes.  Cleared (an empty string) when a load begins, so that
 	 * it holds "" after one that succeeds. */
-	char *log_buf;
-	size_t log_size;
+	char *log_buf BPFMAP__DEFAULT(NULL);
+	size_t log_size BPFMAP__DEFAULT(0);
 };
 
 #define BPFMAP_RTEBPF_OPTS(NAME, ...)                                         \

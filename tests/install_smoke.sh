@@ -30,6 +30,106 @@ cc -std=c11 -Wall -Wextra -Werror "$prefix/consumer.c" -o "$prefix/static" \
 	$(pkg-config --libs --static liburcu-bp libxxhash) -lpthread
 "$prefix/static"
 
+# The installed archives define nothing global but the API: a consumer's
+# own count_init() and cpu_possible() neither clash with the library's
+# internal ones nor take their calls.
+libdir=$(pkg-config --variable=libdir bpfmap)
+for a in "$libdir"/libbpfmap*.a; do
+	stray=$(nm "$a" | awk '$2 ~ /^[TDBRVWG]$/ && $3 !~ /^bpfmap_/ {print $3}')
+	if [[ -n $stray ]]; then
+		echo "$(basename "$a") defines internal symbols: $(echo "$stray" | head -5)" >&2
+		exit 1
+	fi
+done
+cat > "$prefix/clash.c" <<'C'
+#include <bpfmap.h>
+#include <stdio.h>
+int count_init(void) { return 7; }
+int cpu_possible(void) { return 1000; }
+int main(void)
+{
+	int n = bpfmap_num_possible_cpus();
+	if (count_init() != 7 || n <= 0 || n >= 1000)
+		return 1;
+	puts("clash consumer OK");
+	return 0;
+}
+C
+cc -std=c11 -Wall -Wextra -Werror "$prefix/clash.c" -o "$prefix/clash" \
+	$(pkg-config --cflags bpfmap) "$libdir/libbpfmap.a" \
+	$(pkg-config --libs --static liburcu-bp libxxhash) -lpthread
+"$prefix/clash"
+
+# C++ consumers: the option macros with C++20's designated initializers
+# (in declaration order; the defaults come from the structs), -Werror clean.
+if command -v c++ >/dev/null; then
+	cat > "$prefix/cxx.cpp" <<'C'
+#include <bpfmap.h>
+#include <cstdio>
+struct val { unsigned long long a; struct bpfmap_spin_lock lock; unsigned pad; };
+int main()
+{
+	BPFMAP_CREATE_OPTS(plain, .map_flags = BPFMAP_F_NO_PREALLOC);
+	BPFMAP_CREATE_OPTS(locked, .lock_off = 8);
+	BPFMAP_BATCH_OPTS(batch, .elem_flags = BPFMAP_F_LOCK);
+	if (plain.lock_off != -1 || plain.sz != sizeof(plain) || batch.sz != sizeof(batch))
+		return 1;
+	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, "cxx", 4, sizeof(val), 16, &locked);
+	if (!m || bpfmap_get_lock_off(m) != 8)
+		return 2;
+	bpfmap_free(m);
+	std::puts("c++ consumer OK");
+	return 0;
+}
+C
+	c++ -std=c++20 -Wall -Wextra -Werror "$prefix/cxx.cpp" -o "$prefix/cxx" \
+		$(pkg-config --cflags --libs bpfmap)
+	LD_LIBRARY_PATH=$libdir "$prefix/cxx"
+else
+	echo "skipped the C++ consumer: no c++ compiler"
+fi
+
+# dlclose() leaves the library loaded (and liburcu-bp with it): a thread that
+# had used it crashed at its exit after an unload.
+cat > "$prefix/dl.c" <<'C'
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+static pthread_barrier_t used, closed;
+static void *worker(void *h)
+{
+	void (*lock_fn)(void) = (void (*)(void))dlsym(h, "bpfmap_read_lock");
+	void (*unlock_fn)(void) = (void (*)(void))dlsym(h, "bpfmap_read_unlock");
+
+	lock_fn();
+	unlock_fn();
+	pthread_barrier_wait(&used);
+	pthread_barrier_wait(&closed); /* then exits, after the dlclose */
+	return NULL;
+}
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	void *h = dlopen(argv[1], RTLD_NOW);
+
+	(void)argc;
+	if (!h || !dlsym(h, "bpfmap_read_lock"))
+		return 1;
+	pthread_barrier_init(&used, NULL, 2);
+	pthread_barrier_init(&closed, NULL, 2);
+	pthread_create(&t, NULL, worker, h);
+	pthread_barrier_wait(&used);
+	if (dlclose(h))
+		return 2;
+	pthread_barrier_wait(&closed);
+	pthread_join(t, NULL);
+	puts("dlclose consumer OK");
+	return 0;
+}
+C
+cc -std=gnu11 -Wall -Wextra -Werror "$prefix/dl.c" -o "$prefix/dl" -ldl -lpthread
+"$prefix/dl" "$libdir/libbpfmap.so.0"
+
 # The optional rte_bpf component, where it was built.
 if [[ -f $prefix/include/bpfmap_rtebpf.h ]]; then
 	cat > "$prefix/rte_consumer.c" <<'C'
