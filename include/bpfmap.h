@@ -495,7 +495,9 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
  *         flags, as bpf-next's BPF_F_CPU series takes them (Linux 6.18
  *         refuses EXIST here; neither takes NOEXIST); flags is ignored, as
  *         in the kernel.
- * @count: in: number of elements; out: number updated before the error.
+ * @count: in: number of elements; out: number updated before the error (a
+ *         call refused before any element, -EINVAL or -EPERM, leaves it as
+ *         it was, as the kernel's does).
  * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
  * opts or NULL keys/values.  *@count == 0 returns 0 and touches nothing.
  * Concurrency: each element is one bpfmap_update_elem(); the batch as a whole
@@ -510,7 +512,8 @@ BPFMAP_API int bpfmap_update_batch(struct bpfmap *map, const void *keys,
  * the first error (-ENOENT for an absent key).
  * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (accepted, as in the kernel;
  *         it changes nothing for a delete); flags is ignored, as in the kernel.
- * @count: in: number of keys; out: number deleted before the error.
+ * @count: in: number of keys; out: number deleted before the error (a call
+ *         refused before any key, -EINVAL or -EPERM, leaves it as it was).
  * Returns 0 or the first error; -EINVAL for bad opts or NULL keys.  *@count ==
  * 0 returns 0 and touches nothing.
  * Concurrency: each key is one bpfmap_delete_elem(); not atomic as a whole.

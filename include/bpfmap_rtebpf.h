@@ -52,10 +52,12 @@
  * it gets wrong), and any use but a compare with a constant of a pointer
  * changed by more than an offset.  These close every way in that
  * adversarial probes found; the validator was not written against hostile
- * programs and this check is not proven complete against it.  Load programs you would trust inside
- * the process (your own, or ones the kernel's verifier accepted).  One
- * pattern the validator accepts is refused: comparing two pointers into
- * one map value (`p < &v->a[15]`); compare an index instead.
+ * programs and this check is not proven complete against it (products,
+ * arithmetic shifts and writes into values with a spin lock are refused
+ * too: docs/RTEBPF.md).  Load programs you would trust inside the process
+ * (your own, or ones the kernel's verifier accepted).  One pattern the
+ * validator accepts is refused: comparing two pointers into one map value
+ * (`p < &v->a[15]`); compare an index instead.
  *
  * Concurrency: a loaded program may run in any number of threads at once.
  * Pointers its lookups return are valid inside a bpfmap read-side section;
@@ -175,14 +177,16 @@ bpfmap_rtebpf_load_file(const char *path, const struct bpfmap_rtebpf_map *maps,
 
 /*
  * bpfmap_rtebpf_run - run @prog on @ctx with rte_bpf's interpreter, inside
- * a read-side section.  Returns the program's r0.
+ * a read-side section.  Returns the program's r0.  @prog must be a loaded
+ * program (no NULL check: this is the per-packet call).
  */
 BPFMAP_API uint64_t bpfmap_rtebpf_run(const struct bpfmap_rtebpf_prog *prog, void *ctx);
 
 /*
  * bpfmap_rtebpf_run_burst - run @prog on @n contexts, @rc[i] the result of
  * @ctx[i], in one read-side section; JIT-compiled code if @jit and DPDK
- * produced it, else the interpreter.  Returns @n.
+ * produced it, else the interpreter.  Returns @n.  @prog must be a loaded
+ * program, as for bpfmap_rtebpf_run().
  */
 BPFMAP_API uint32_t bpfmap_rtebpf_run_burst(const struct bpfmap_rtebpf_prog *prog, void *ctx[],
 					    uint64_t rc[], uint32_t n, int jit);
