@@ -168,7 +168,12 @@ static int rtab_next(struct rtab *r, struct rtab_cursor *c, void *key_out, void 
 				rtab_resize_check(r, false);
 			}
 			rcu_unlock();
-			rtab_retire_settle(r);
+			/* A delete's duty only: a read-only step that took the
+			 * retired elements back waited for a grace period, up to
+			 * liburcu's 10 ms sleeps, and walks beside a churn inside
+			 * sections nearly stopped (an adversarial probe). */
+			if (do_delete)
+				rtab_retire_settle(r);
 			return 0;
 		}
 		shift = t->shift;
