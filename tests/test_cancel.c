@@ -25,20 +25,6 @@ struct victim {
 	uint64_t pairs; /* atomic: delete + insert pairs done */
 };
 
-static int reader_hold; /* atomic: the reader stays in its section while set */
-static int reader_in;	/* atomic: the reader is in its section */
-
-static void *reader(void *arg)
-{
-	(void)arg;
-	bpfmap_read_lock();
-	__atomic_store_n(&reader_in, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&reader_hold, __ATOMIC_SEQ_CST))
-		usleep(1000);
-	bpfmap_read_unlock();
-	return NULL;
-}
-
 /* Out of line: the cancellation unwinds churn()'s frame, which then holds
  * no variable whose address was taken (AddressSanitizer leaves such a
  * frame's redzones poisoned when it is unwound, and reported the thread's
@@ -68,15 +54,11 @@ static void *churn(void *arg)
  * section to end), 10 s at most; then cancel it and let the reader go. */
 static void cancel_while_waiting(struct victim *v)
 {
-	pthread_t r, t;
+	pthread_t t;
 	uint64_t seen = UINT64_MAX;
 	int still = 0;
 
-	__atomic_store_n(&reader_hold, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&reader_in, 0, __ATOMIC_SEQ_CST);
-	assert_int_equal(pthread_create(&r, NULL, reader, NULL), 0);
-	while (!__atomic_load_n(&reader_in, __ATOMIC_SEQ_CST))
-		usleep(100);
+	test_section_hold();
 	assert_int_equal(pthread_create(&t, NULL, churn, v), 0);
 	for (int i = 0; i < 1000 && still < 20; i++) {
 		uint64_t now = __atomic_load_n(&v->pairs, __ATOMIC_SEQ_CST);
@@ -90,9 +72,8 @@ static void cancel_while_waiting(struct victim *v)
 			 (unsigned long long)seen);
 	assert_int_equal(pthread_cancel(t), 0);
 	usleep(50 * 1000);
-	__atomic_store_n(&reader_hold, 0, __ATOMIC_SEQ_CST);
+	test_section_release();
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(pthread_join(r, NULL), 0);
 }
 
 /* A hang inside liburcu's wait has every signal blocked (no alarm ends

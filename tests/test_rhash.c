@@ -507,20 +507,6 @@ static void test_get_next_key(void **state)
 	bpfmap_free(m);
 }
 
-static int reader_hold; /* atomic: the reader stays in its section while set */
-static int reader_in;   /* atomic: the reader is in its section */
-
-static void *section_reader(void *arg)
-{
-	(void)arg;
-	bpfmap_read_lock();
-	__atomic_store_n(&reader_in, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&reader_hold, __ATOMIC_SEQ_CST))
-		usleep(1000);
-	bpfmap_read_unlock();
-	return NULL;
-}
-
 /* The read-only walk below waited for the reader, which waits for it. */
 static void *walk_watchdog(void *arg)
 {
@@ -543,7 +529,7 @@ static void test_walk_waits_for_nothing(void **state)
 	struct bpfmap *m = rhash(8, 8, 1000, 0);
 	uint64_t k, next, keys[8], vals[8], cursor;
 	uint32_t n = 0, count;
-	pthread_t r, dog;
+	pthread_t dog;
 
 	(void)state;
 	for (k = 0; k < 1000; k++)
@@ -553,10 +539,7 @@ static void test_walk_waits_for_nothing(void **state)
 		assert_int_equal(bpfmap_delete_elem(m, &k), 0);
 	bpfmap_read_unlock();
 	assert_true(rtab_settle_due(to_rtab(m)));
-	__atomic_store_n(&reader_hold, 1, __ATOMIC_SEQ_CST);
-	assert_int_equal(pthread_create(&r, NULL, section_reader, NULL), 0);
-	while (!__atomic_load_n(&reader_in, __ATOMIC_SEQ_CST))
-		usleep(100);
+	test_section_hold();
 	assert_int_equal(pthread_create(&dog, NULL, walk_watchdog, NULL), 0);
 	for (int rc = bpfmap_get_next_key(m, NULL, &next); !rc;
 	     rc = bpfmap_get_next_key(m, &k, &next)) {
@@ -569,8 +552,7 @@ static void test_walk_waits_for_nothing(void **state)
 	assert_int_equal(count, 8);
 	assert_int_equal(pthread_cancel(dog), 0);
 	assert_int_equal(pthread_join(dog, NULL), 0);
-	__atomic_store_n(&reader_hold, 0, __ATOMIC_SEQ_CST);
-	assert_int_equal(pthread_join(r, NULL), 0);
+	test_section_release();
 	bpfmap_free(m);
 }
 

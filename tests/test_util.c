@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,4 +136,34 @@ void test_unpin(void)
 	for (int i = 0; i < n && i < CPU_SETSIZE; i++)
 		CPU_SET(i, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int section_hold;  /* atomic: the holder stays in its section while set */
+static int section_in;    /* atomic: the holder is in its section */
+static pthread_t section_holder;
+
+static void *hold_section(void *arg)
+{
+	(void)arg;
+	bpfmap_read_lock();
+	__atomic_store_n(&section_in, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&section_hold, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	bpfmap_read_unlock();
+	return NULL;
+}
+
+void test_section_hold(void)
+{
+	__atomic_store_n(&section_hold, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&section_in, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_create(&section_holder, NULL, hold_section, NULL), 0);
+	while (!__atomic_load_n(&section_in, __ATOMIC_SEQ_CST))
+		usleep(100);
+}
+
+void test_section_release(void)
+{
+	__atomic_store_n(&section_hold, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(pthread_join(section_holder, NULL), 0);
 }

@@ -67,6 +67,12 @@ int test_close_sections(void **state);
 #define test_entry(fn) cmocka_unit_test_setup(fn, test_close_sections)
 #define run_test_group(tests) cmocka_run_group_tests(tests, NULL, test_close_sections)
 
+/* A thread in a read-side section from test_section_hold()'s return until
+ * test_section_release(): grace periods wait for it meanwhile.  One at a
+ * time. */
+void test_section_hold(void);
+void test_section_release(void);
+
 /* The map-flag variants every semantic test runs on: preallocated and
  * BPFMAP_F_NO_PREALLOC.  VARIANT_TESTS(fn) registers fn once per variant;
  * fn reads its flags with variant_flags(state). */
