@@ -907,39 +907,6 @@ static void test_no_prealloc_slots_given_back(void **state)
 }
 
 /*
- * mem_usage counts the per-CPU slots a NO_PREALLOC map's arena still holds:
- * after scattered deletes its chunks stay (a slot in ten still used), and
- * the figure counted only the live elements' slots, a tenth of what the
- * mapping kept resident (an adversarial probe: 3.7 MB against 34 MB).
- */
-static void test_no_prealloc_slots_counted(void **state)
-{
-	BPFMAP_CREATE_OPTS(np, .map_flags = BPFMAP_F_NO_PREALLOC);
-	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_PERCPU_HASH, NULL, 4, 1024, 16384, &np);
-	uint8_t *v = calloc(nr_cpus, 1024);
-	long rss;
-	size_t mem;
-
-	(void)state;
-	assert_non_null(map);
-	assert_non_null(v);
-	for (uint32_t k = 0; k < 16384; k++)
-		assert_int_equal(bpfmap_update_elem(map, &k, v, BPFMAP_NOEXIST), 0);
-	for (uint32_t k = 0; k < 16384; k++)
-		if (k % 10)
-			assert_int_equal(bpfmap_delete_elem(map, &k), 0);
-	assert_true(chain_reclaim_now(to_chain(map)));
-	rcu_wait_deferred();
-	rss = mapping_rss_kib(to_chain(map)->pcpu);
-	mem = bpfmap_mem_usage(map);
-	print_message("per-CPU slots resident: %ld KiB; mem_usage %zu KiB\n", rss, mem >> 10);
-	assert_true(rss >= 8192L * nr_cpus); /* the chunks stayed */
-	assert_true(mem >= (size_t)rss * 1024 * 9 / 10);
-	free(v);
-	bpfmap_free(map);
-}
-
-/*
  * Inserts outside any section must not answer -ENOMEM for want of slots
  * while other threads delete inside sections: they wait for the deleted
  * elements instead (docs/CONCURRENCY.md).  One wait was not enough (other
@@ -1066,7 +1033,6 @@ int main(int argc, char **argv)
 		ON(test_outside_inserts_wait_for_slots, 2), ON(test_outside_inserts_wait_for_slots, 3),
 		cmocka_unit_test(test_no_prealloc_slots_reserved),
 		cmocka_unit_test(test_no_prealloc_slots_given_back),
-		cmocka_unit_test(test_no_prealloc_slots_counted),
 	};
 	int n = bpfmap_num_possible_cpus();
 

@@ -33,17 +33,10 @@ static size_t chain_mem_usage(const struct bpfmap *map)
 			heap += __atomic_load_n(&c->pending[i].n, __ATOMIC_RELAXED);
 	}
 	bytes += heap * c->elem_size;
-	if (c->pcpu) {
-		/* The possible CPUs' slots (value_size; those of CPUs in gaps
-		 * of their list are never touched): the pool's, and what the
-		 * heap elements' arena holds, whose chunks stay while any slot
-		 * of theirs is used (heap x value_size said 3.7 MB where
-		 * scattered deletes left 34 MB: an adversarial probe). */
-		size_t cpus = map->value_size / map->cpu_stride;
-
-		bytes += (size_t)c->pool_size * map->value_size +
-			 slot_arena_mem(&c->pcpu_heap) / map->cpus * cpus;
-	}
+	if (c->pcpu) /* the pool's slots and the heap elements', the possible
+		      * CPUs' (value_size): those in gaps of their list are
+		      * never touched */
+		bytes += ((size_t)c->pool_size + heap) * map->value_size;
 	return bytes;
 }
 
