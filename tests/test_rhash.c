@@ -520,9 +520,9 @@ static void *walk_watchdog(void *arg)
  * Read-only walks wait for no grace period.  Deletes inside a read-side
  * section leave retired elements that a delete outside one would take back
  * (one grace period); get_next_key and lookup_batch steps took them back
- * too, and beside a churn inside sections walks nearly stopped (1-18 in
- * 3 s against 513-2823: an adversarial probe).  Here a reader holds its
- * section until the walk is done: a walk that waited would never end.
+ * too, and beside a churn inside sections walks nearly stopped (an
+ * adversarial probe).  Here a reader holds its section until the walk is
+ * done: a walk that waited would never end.
  */
 static void test_walk_waits_for_nothing(void **state)
 {
