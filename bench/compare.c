@@ -162,6 +162,15 @@ static int load_churn(const struct json_obj *o, struct cells *cs)
 	return push(cs, &c);
 }
 
+/* A second figure of a cell, in a table of its own: @group (of @size
+ * bytes, ending in " [M/s]") with that unit replaced by @what. */
+static void group_retitle(char *group, size_t size, const char *what)
+{
+	size_t keep = strlen(group) - strlen(" [M/s]");
+
+	snprintf(group + keep, size - keep, "%s", what);
+}
+
 /* The map benchmarks' cells: lookups, updates, htab-mem, hash, memory. */
 static int load_map(const struct json_obj *o, struct cells *cs)
 {
@@ -213,8 +222,7 @@ static int load_map(const struct json_obj *o, struct cells *cs)
 		return -1;
 	if (json_get(o, "hit_ratio")) { /* lru-hit's figure: a table of its own */
 		c.value = json_num(o, "hit_ratio", NAN);
-		snprintf(c.group + strlen(c.group) - strlen(" [M/s]"),
-			 sizeof(c.group) - (strlen(c.group) - strlen(" [M/s]")), ": hit ratio");
+		group_retitle(c.group, sizeof(c.group), ": hit ratio");
 		return push(cs, &c);
 	}
 	if (!json_get(o, "writer_mops"))
@@ -222,8 +230,7 @@ static int load_map(const struct json_obj *o, struct cells *cs)
 	/* The writer's own rate: a table of its own next to the lookups'. */
 	c.value = json_num(o, "writer_mops", NAN);
 	c.lower_better = false;
-	snprintf(c.group + strlen(c.group) - strlen(" [M/s]"),
-		 sizeof(c.group) - (strlen(c.group) - strlen(" [M/s]")), ": the writer [M updates/s]");
+	group_retitle(c.group, sizeof(c.group), ": the writer [M updates/s]");
 	return push(cs, &c);
 }
 
