@@ -53,12 +53,20 @@ void rcu_defer(struct rcu_head *head, void (*fn)(struct rcu_head *head))
  * delete on it waited in rcu_barrier for ever, and all reclamation in the
  * process with it).  So the worker blocks every signal: it inherits the
  * mask of the thread that starts it. */
-static void rcu_start_worker(void (*start)(void))
+/* Every signal blocked on the calling thread; its mask before in *@old. */
+static void rcu_block_signals(sigset_t *old)
 {
-	sigset_t all, old;
+	sigset_t all;
 
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	(void)pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static void rcu_start_worker(void (*start)(void))
+{
+	sigset_t old;
+
+	rcu_block_signals(&old);
 	start();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -203,10 +211,7 @@ static __thread sigset_t fork_saved_mask;
 
 static void fork_signals_block(void)
 {
-	sigset_t all;
-
-	sigfillset(&all);
-	(void)pthread_sigmask(SIG_BLOCK, &all, &fork_saved_mask);
+	rcu_block_signals(&fork_saved_mask);
 }
 
 static void fork_signals_restore(void)
