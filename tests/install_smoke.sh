@@ -25,15 +25,18 @@ int main(void)
 C
 cc -std=c11 -Wall -Wextra -Werror "$prefix/consumer.c" -o "$prefix/dyn" $(pkg-config --cflags --libs bpfmap)
 LD_LIBRARY_PATH=$(pkg-config --variable=libdir bpfmap) "$prefix/dyn"
-cc -std=c11 -Wall -Wextra -Werror "$prefix/consumer.c" -o "$prefix/static" \
-	$(pkg-config --cflags bpfmap) "$(pkg-config --variable=libdir bpfmap)/libbpfmap.a" \
-	$(pkg-config --libs --static liburcu-bp libxxhash) -lpthread
+libdir=$(pkg-config --variable=libdir bpfmap)
+# static SRC OUT: SRC linked against the installed archive.
+static() {
+	cc -std=c11 -Wall -Wextra -Werror "$1" -o "$2" $(pkg-config --cflags bpfmap) \
+		"$libdir/libbpfmap.a" $(pkg-config --libs --static liburcu-bp libxxhash) -lpthread
+}
+static "$prefix/consumer.c" "$prefix/static"
 "$prefix/static"
 
 # The installed archives define nothing global but the API: a consumer's
 # own count_init() and cpu_possible() neither clash with the library's
 # internal ones nor take their calls.
-libdir=$(pkg-config --variable=libdir bpfmap)
 for a in "$libdir"/libbpfmap*.a; do
 	stray=$(nm "$a" | awk '$2 ~ /^[TDBRVWG]$/ && $3 !~ /^bpfmap_/ {print $3}')
 	if [[ -n $stray ]]; then
@@ -55,9 +58,7 @@ int main(void)
 	return 0;
 }
 C
-cc -std=c11 -Wall -Wextra -Werror "$prefix/clash.c" -o "$prefix/clash" \
-	$(pkg-config --cflags bpfmap) "$libdir/libbpfmap.a" \
-	$(pkg-config --libs --static liburcu-bp libxxhash) -lpthread
+static "$prefix/clash.c" "$prefix/clash"
 "$prefix/clash"
 
 # C++ consumers: the option macros with C++20's designated initializers
