@@ -686,7 +686,7 @@ static inline size_t chain_pcpu_bytes(const struct chain *c)
 {
 	return c->pcpu_region * c->map.cpus;
 }
-uint32_t chain_reclaim_batch(uint32_t max_entries);
+uint32_t chain_reclaim_batch(const struct chain *c);
 uint32_t chain_deferred_limit(uint32_t max_entries);
 void chain_guard_fork(struct chain *c);
 void chain_free(struct bpfmap *map);

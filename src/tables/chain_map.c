@@ -93,7 +93,7 @@ struct bpfmap *chain_create(const struct map_params *p, int *err)
 	c->deferred_limit = chain_deferred_limit(p->max_entries);
 	if (count_init(&c->count, p->max_entries))
 		goto nomem;
-	c->reclaim_batch = chain_reclaim_batch(p->max_entries);
+	c->reclaim_batch = chain_reclaim_batch(c);
 	c->buckets = big_zalloc((size_t)c->n_buckets * sizeof(*c->buckets));
 	if (!c->buckets)
 		goto nomem;

@@ -263,13 +263,20 @@ static void chain_elem_reclaim(struct rcu_head *head)
 #define CHAIN_RECLAIM_BATCH_MIN 2048U
 #define CHAIN_RECLAIM_BATCH_MAX 8192U
 
-uint32_t chain_reclaim_batch(uint32_t max_entries)
+/* An element's bytes with its per-CPU slots. */
+static uint64_t chain_elem_bytes(const struct chain *c)
 {
-	uint32_t n = max_entries / 4;
+	return c->elem_size + (uint64_t)c->map.cpus * c->map.cpu_stride;
+}
 
-	if (n < CHAIN_RECLAIM_BATCH_MIN)
-		return CHAIN_RECLAIM_BATCH_MIN;
-	return n > CHAIN_RECLAIM_BATCH_MAX ? CHAIN_RECLAIM_BATCH_MAX : n;
+uint32_t chain_reclaim_batch(const struct chain *c)
+{
+	uint32_t n = c->map.max_entries / 4;
+
+	n = n < CHAIN_RECLAIM_BATCH_MIN	  ? CHAIN_RECLAIM_BATCH_MIN
+	    : n > CHAIN_RECLAIM_BATCH_MAX ? CHAIN_RECLAIM_BATCH_MAX
+					  : n;
+	return (uint32_t)waiting_bounded(n, chain_elem_bytes(c), c->map.max_entries);
 }
 
 /* The pending stack of the calling thread: threads are dealt the shards
@@ -619,16 +626,19 @@ int chain_prealloc(struct chain *c)
 	 * CHAIN_PENDING_SHARDS), so a batch is a share of the slack: with a
 	 * whole slack each, two deleters kept up to twice that pending, and
 	 * half their inserts reused deleted elements. */
-	uint64_t flat = pool_slack(c->map.max_entries,
-				   c->elem_size + (uint64_t)c->map.cpus * c->map.cpu_stride);
+	uint64_t bytes = chain_elem_bytes(c);
+	uint64_t flat = pool_slack(c->map.max_entries, bytes);
 
-	/* An evicting map's inserts outside sections borrow as much too,
-	 * on top of the slack its pool keeps, before they wait for deleted
-	 * elements (chain_may_borrow): they borrowed without bound. */
-	c->borrow_cap = (size_t)flat;
-	if (c->evict) {
+	if (c->evict)
 		slack = flat > slack ? flat : slack;
-	} else {
+	/* An evicting map's inserts outside sections borrow as much as that
+	 * too, on top of the slack its pool keeps, before they wait for
+	 * deleted elements (chain_may_borrow): they borrowed without bound.
+	 * Large elements: both bounded in bytes, as the pool is touched whole
+	 * at creation and what is borrowed is kept for the map's life. */
+	slack = waiting_bounded(slack, bytes, c->map.max_entries);
+	c->borrow_cap = (size_t)waiting_bounded(flat, bytes, c->map.max_entries);
+	if (!c->evict) {
 		if (c->reclaim_batch > flat / CHAIN_PENDING_SHARDS)
 			c->reclaim_batch = (uint32_t)(flat / CHAIN_PENDING_SHARDS);
 	}

@@ -214,6 +214,9 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	/* Far more than that: the reclamation lags (readers hold grace periods
 	 * back), and inserts that would find room at home take it first. */
 	f->sync_at = 4 * f->kick_at > slack ? 4 * f->kick_at : (uint32_t)slack;
+	f->sync_at = (uint32_t)waiting_bounded(f->sync_at, slot_size, p->max_entries);
+	if (f->kick_at > f->sync_at / 4)
+		f->kick_at = f->sync_at / 4 ? f->sync_at / 4 : 1;
 
 	f->buckets = big_zalloc((size_t)n_buckets * sizeof(struct flat_bucket));
 	f->homes = big_zalloc((size_t)n_homes * sizeof(struct flat_home));

@@ -12,6 +12,7 @@
 #include "sync/handoff.h"
 #include "sync/store_switch.h"
 #include "sync/store_window.h"
+#include "tables/pool_slack.h"
 #include "tables/rtab.h"
 #include "tables/value.h"
 #include "util/big_alloc.h"
@@ -572,6 +573,10 @@ uint32_t rtab_arenas_init(struct rtab *r, uint32_t max_entries)
 					/* cap is clamped below 2^31 + spare. */
 					uint32_t left = cap > limit ? (uint32_t)(cap - limit) : 0;
 
+					/* Outside sections, large elements wait
+					 * fewer (tables/pool_slack.h). */
+					left = (uint32_t)waiting_bounded(left, r->stride,
+									 max_entries);
 					r->settle_at = left > 2 * RTAB_LOW_ROOM ? left - RTAB_LOW_ROOM
 										: left / 2;
 					r->arena = r->elems.base;
