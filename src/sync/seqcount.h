@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sync/backoff.h"
 #include "sync/reentry.h"
 #include "util/clock.h"
 #include "util/compiler.h"
@@ -100,10 +101,12 @@ static ALWAYS_INLINE void seqcount_retire(uint32_t *seq)
 static ALWAYS_INLINE bool mwseq_read_begin_checked(const uint32_t *seq, uint32_t *s,
 						   bool lookup)
 {
+	unsigned int spins = 0;
+
 	while (unlikely((*s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & MWSEQ_WRITERS)) {
 		if (lookup && reentry_busy())
 			return false;
-		cpu_relax();
+		retry_relax(&spins);
 	}
 	return true;
 }

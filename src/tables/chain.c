@@ -4,10 +4,10 @@
  * and the copy-out lookup.  The design is in tables/chain.h.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sync/backoff.h"
 #include "sync/spin_lock.h"
 #include "hash/fast_hash.h"
 #include "hash/sized_hash.h"
@@ -373,10 +373,12 @@ void chain_stop_lockfree_stores(struct chain *c)
  * bucket @b locked (unlocked on return), outside any read-side section: the
  * holder may be a program waiting for a grace period.  A preallocated map's
  * elements stay mapped while it lives; a NO_PREALLOC map's may be freed, so
- * it spins a while in a section and then yields outside, and the caller
- * starts again either way.
+ * it spins a while in a section and then backs off outside (sync/backoff.h:
+ * *@spins, the caller's, 0 at its first wait), and the caller starts again
+ * either way.
  */
-void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy)
+void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy,
+		      unsigned int *spins)
 {
 	bool free_now;
 
@@ -390,7 +392,7 @@ void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy)
 	free_now = value_lock_wait_free_for(busy, 128);
 	rcu_unlock();
 	if (!free_now)
-		sched_yield();
+		backoff(spins);
 }
 
 static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucket *b,
@@ -400,7 +402,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 {
 	struct chain_elem *e, *victim = NULL;
 	bool evicted = false, credit = false, no_slot;
-	unsigned int retries = 0, waits = 0;
+	unsigned int retries = 0, waits = 0, spins = 0;
 	int ret;
 
 	if (c->value_word)
@@ -414,7 +416,8 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			if (mode == BPFMAP_NOEXIST) {
 				ret = -EEXIST;
 			} else if (!chain_write_value_locked(c, e, value, part)) {
-				chain_value_wait(c, b, &value_lock(&c->map, elem_value(c, e))->val);
+				chain_value_wait(c, b, &value_lock(&c->map, elem_value(c, e))->val,
+						 &spins);
 				continue;
 			} else if (c->evict) {
 				chain_lru_touch(c, e); /* an update is a use, as in the kernel */
@@ -432,7 +435,7 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 					    false, true))
 				evicted = credit = true;
 			else
-				sched_yield(); /* a victim's bucket holder may be preempted */
+				backoff(&spins); /* a victim's bucket holder may be preempted */
 			continue;
 		}
 		/* No memory inside a read-side section, which cannot wait for
@@ -580,6 +583,7 @@ static ALWAYS_INLINE int chain_take_sized(struct chain *c, const void *key, void
 	struct chain_key k = chain_key_of(c, key, kind);
 	struct chain_bucket *b = chain_bucket(c, k.hash);
 	struct chain_elem **link, *e;
+	unsigned int spins = 0;
 
 retry:
 	/* @keep: a copy-out that writers kept out (chain_copy_section) */
@@ -590,7 +594,7 @@ retry:
 			uint32_t *busy = value_copy_out_or_busy(&c->map, value, elem_value(c, e));
 
 			if (unlikely(busy)) {
-				chain_value_wait(c, b, busy); /* unlocks b */
+				chain_value_wait(c, b, busy, &spins); /* unlocks b */
 				goto retry;
 			}
 		} else if (value) {

@@ -453,18 +453,18 @@ static ALWAYS_INLINE struct chain_elem *chain_walk_valid(const struct chain *c,
 							 enum chain_check how, uint32_t *version)
 {
 	struct chain_elem *e;
+	unsigned int spins = 0;
 
 	while ((e = chain_walk_once(c, b, k, key_size, kind, how, version)) == CHAIN_WALK_AGAIN) {
 		if (reentry_busy())
 			return CHAIN_WALK_BUSY;
-		cpu_relax();
+		retry_relax(&spins);
 	}
 	return e;
 }
 
-/* The element holding @key, whose hash is @hash, in bucket @b, or NULL
- * (a generic-kind walk).  Caller is in a read-side section or holds the
- * bucket lock. */
+/* The element holding @key, whose hash is @hash, in bucket @b, or NULL (a
+ * generic-kind walk); in a read-side section or with the bucket locked. */
 static ALWAYS_INLINE struct chain_elem *chain_find_sized(struct chain_bucket *b, uint32_t hash,
 						       const void *key, uint32_t key_size)
 {
@@ -616,13 +616,13 @@ struct chain_elem *chain_pending_steal(struct chain *c);
  * inside a section may.  NULL when there is none and no release runs. */
 struct chain_elem *chain_elem_reusable(struct chain *c, bool *stolen);
 
-/* Called by the lookup-and-delete paths before they take a bucket lock: see
- * chain.c. */
+/* Called by the lookup-and-delete paths before they take a bucket lock. */
 void chain_stop_lockfree_stores(struct chain *c);
 
 /* Wait for a value's spin lock found held, bucket @b locked (unlocked on
  * return), outside any read-side section (chain.c). */
-void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy);
+void chain_value_wait(struct chain *c, struct chain_bucket *b, uint32_t *busy,
+		      unsigned int *spins);
 
 /* Called by deleting paths after they dropped their bucket lock: reclaims
  * the pending batch once it is full, and waits when the backlog queued one

@@ -82,6 +82,7 @@ int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch
 	struct chain *c = to_chain(map);
 	bool with_lock = elem_flags & BPFMAP_F_LOCK;
 	uint32_t max_count = *count, total = 0, batch = 0;
+	unsigned int spins = 0;
 	int ret = 0;
 
 	*count = 0;
@@ -107,7 +108,7 @@ int chain_lookup_batch(struct bpfmap *map, const void *in_batch, void *out_batch
 		uint32_t *busy = with_lock ? lock_values_locked(c, b) : NULL;
 
 		if (unlikely(busy)) {
-			chain_value_wait(c, b, busy);
+			chain_value_wait(c, b, busy, &spins);
 			continue;
 		}
 		total += copy_bucket_locked(c, b, (char *)keys + (size_t)total * map->key_size,

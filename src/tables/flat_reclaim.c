@@ -4,9 +4,9 @@
  * through one deferred callback at a time (f->rq, sync/handoff.h), or all at
  * once by an inserter that found no free position (flat_reclaim_sync).
  */
-#include <sched.h>
 #include <stdlib.h>
 
+#include "sync/backoff.h"
 #include "tables/flat.h"
 #include "tables/flat_lru.h"
 #include "util/big_alloc.h"
@@ -239,11 +239,13 @@ bool flat_reclaim_try(struct flat *f)
 
 void flat_reclaim_sync(struct flat *f)
 {
+	unsigned int spins = 0;
+
 	if (flat_reclaim_try(f))
 		return;
 	/* Another thread's grace period serves this one too. */
 	while (__atomic_load_n(&f->sync_busy, __ATOMIC_ACQUIRE))
-		sched_yield();
+		backoff(&spins);
 }
 
 void flat_kick(struct flat *f)

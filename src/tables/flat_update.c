@@ -491,7 +491,7 @@ out:
 		 * those finish. */
 		credit = flat_lru_evict(f);
 		if (!credit)
-			sched_yield();
+			backoff(&spins);
 		goto retry;
 	}
 	if (ret == -EAGAIN) {
@@ -517,7 +517,7 @@ out:
 			(void)flat_reclaim_try(f);
 			how = FLAT_INSERT_RECLAIMED;
 		} else if (__atomic_load_n(&f->sync_busy, __ATOMIC_RELAXED)) {
-			sched_yield(); /* another thread's reclamation frees them */
+			backoff(&spins); /* another thread's reclamation frees them */
 		} else {
 			backoff(&spins); /* free positions claimed by inserts in flight */
 		}

@@ -6,9 +6,9 @@
  * tables/rtab.h.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 
+#include "sync/backoff.h"
 #include "sync/handoff.h"
 #include "sync/store_switch.h"
 #include "sync/store_window.h"
@@ -366,10 +366,12 @@ void rtab_ogroup_free(struct rtab *r, uint32_t idx)
  */
 void rtab_settle_slow(struct rtab *r)
 {
+	unsigned int spins = 0;
+
 	if (!rcu_may_wait())
 		return;
 	while (__atomic_exchange_n(&r->settling, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+		backoff(&spins);
 	if (rtab_settle_due(r))
 		rtab_release_all(r, rtab_take_retired(r));
 	__atomic_store_n(&r->settling, 0, __ATOMIC_RELEASE);

@@ -55,6 +55,7 @@
 #include "hash/fast_hash.h"
 #include "hash/hash_params.h"
 #include "hash/hash_select.h"
+#include "sync/backoff.h"
 #include "sync/count.h"
 #include "sync/fork_guard.h"
 #include "sync/rcu.h"
@@ -371,6 +372,7 @@ static ALWAYS_INLINE char *rtab_find_checked(struct rtab *r, uint32_t hash, cons
 					     uint32_t **lock_out, uint32_t *seq_out)
 {
 	struct rtab_table *t = rtab_table_of(r);
+	unsigned int spins = 0;
 
 	for (;;) {
 		struct rtab_group *g = &t->groups[rtab_bucket(t, hash)];
@@ -393,7 +395,7 @@ static ALWAYS_INLINE char *rtab_find_checked(struct rtab *r, uint32_t hash, cons
 			return NULL;
 		if (reentry_busy())
 			return RTAB_BUSY;
-		cpu_relax();
+		retry_relax(&spins);
 	}
 }
 
