@@ -226,7 +226,10 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	/* The versions (flat_value_version) fill whole lines before the
 	 * values, which stay line-aligned. */
 	versions = ROUND_UP(n_pos * version, 64);
-	f->values_mem = big_zalloc((size_t)(versions + n_pos * slots) + 63);
+	/* A gap in the possible CPUs: its slots are never touched. */
+	f->values_mem = value_used < slots + version
+				? big_zalloc_sparse((size_t)(versions + n_pos * slots) + 63)
+				: big_zalloc((size_t)(versions + n_pos * slots) + 63);
 	if (f->values_mem)
 		f->values = f->values_mem + versions;
 	if (p->cpus)

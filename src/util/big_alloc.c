@@ -74,8 +74,9 @@ static char *align_up(char *p, size_t a)
 	return (char *)(((uintptr_t)p + a - 1) & ~(uintptr_t)(a - 1));
 }
 
-/* 2 MiB-aligned and advised for huge pages from 2 MiB on. */
-void *big_zalloc_mapped(size_t bytes)
+/* 2 MiB-aligned and advised for huge pages from 2 MiB on; @flags: more
+ * mmap flags. */
+static void *zalloc_mapped(size_t bytes, int flags)
 {
 	size_t align = bytes >= BIG_HUGE_PAGE ? BIG_HUGE_PAGE : 64;
 	size_t len = sizeof(struct big_header) + bytes + align;
@@ -84,7 +85,7 @@ void *big_zalloc_mapped(size_t bytes)
 
 	if (bytes > SIZE_MAX - sizeof(*h) - align)
 		return NULL;
-	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
 	p = align_up(base + sizeof(*h), align);
@@ -94,6 +95,16 @@ void *big_zalloc_mapped(size_t bytes)
 	h->map_len = len;
 	lsan_tell(__lsan_register_root_region, base, len);
 	return p;
+}
+
+void *big_zalloc_mapped(size_t bytes)
+{
+	return zalloc_mapped(bytes, 0);
+}
+
+void *big_zalloc_sparse(size_t bytes)
+{
+	return zalloc_mapped(bytes, MAP_NORESERVE);
 }
 
 void *big_zalloc(size_t bytes)

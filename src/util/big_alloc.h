@@ -29,6 +29,12 @@ void *big_zalloc(size_t bytes);
 /* The same, from mmap whatever the size or the build: for arrays that
  * big_clear gives back to the kernel by the page. */
 void *big_zalloc_mapped(size_t bytes);
+/* The same for an array of which whole regions are never touched (the
+ * slots of CPUs in a gap of the possible list): not counted against the
+ * kernel's commit limit, which refused a per-CPU map whose slots on
+ * "0,4095" took more than the machine's memory though it would use 2 of
+ * 4096 of them. */
+void *big_zalloc_sparse(size_t bytes);
 /* Did @p (from big_zalloc*) come from mmap?  Then its pages cost memory
  * once touched; from the heap, all of it is the program's at once. */
 bool big_is_mapped(const void *p);
