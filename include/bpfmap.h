@@ -31,10 +31,14 @@
  *    delete of a key of the same eight-slot bucket is between its first
  *    and last store (a lookup whose home has an overflow chain, also while
  *    an insert inside a read-side section relinks a reused node anywhere in
- *    the map), and in preallocated maps on the chained table a miss or a
+ *    the map), in preallocated maps on the chained table a miss or a
  *    copy-out waits while an insert relinks a deleted element it reuses at
- *    once: a few stores, longer only if that writer's thread is
- *    preempted there;
+ *    once, in LRU maps on the chained table (NO_COMMON_LRU ones, or keys
+ *    over 8 bytes in maps under 16384) and in RHASH maps a miss or a
+ *    copy-out waits while any writer of its bucket is between its first
+ *    and last store: a few stores, longer only if that writer's thread is
+ *    preempted there (such waits pause, then yield, then sleep, so that a
+ *    writer of lower priority gets to run);
  *  - writers lock one bucket at a time, never the whole map;
  *  - memory a reader may still see is reclaimed only after every read-side
  *    section that could see it has ended (userspace RCU, liburcu's
@@ -261,6 +265,7 @@ struct bpfmap_batch_opts {
  *  EACCES  a spin lock (lock_off >= 0) with BPFMAP_F_RDONLY_PROG or
  *          BPFMAP_F_WRONLY_PROG;
  *  EOPNOTSUPP  a spin lock in a per-CPU or LRU map;
+ *  ENODEV  a per-CPU map, and bpfmap_num_possible_cpus() failed with it;
  *  ENOMEM  allocation failed.
  * When several apply, the kernel's order decides: the type's checks, then
  * max_entries, the name, and the spin lock last (the kernel finds it in
@@ -669,7 +674,9 @@ BPFMAP_API size_t bpfmap_mem_usage(const struct bpfmap *map);
  * libbpf_num_possible_cpus() counts them ("0-3,8" is 5; falls back to the
  * configured CPU count).  A per-CPU value in the syscall view is this many
  * slots, the possible CPUs in their order, as the kernel lays it out.
- * Returns a positive count, or a negative errno if neither source works.
+ * Returns a positive count, or a negative errno if neither source works:
+ * -ENOMEM, or -ENODEV (neither readable, or both naming CPUs numbered 65535
+ * or more).
  */
 BPFMAP_API int bpfmap_num_possible_cpus(void);
 
