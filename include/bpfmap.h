@@ -201,15 +201,20 @@ struct bpfmap_batch_opts {
 #define BPFMAP__OPTS_POP
 #endif
 
-/* Usage: BPFMAP_CREATE_OPTS(opts, .map_flags = BPFMAP_F_NO_PREALLOC);
- * The trailing static assertion only gives the caller's ';' something to end,
- * so that the pragmas can close around the initializer.  C++ (C++20's
- * designated initializers) takes the defaults from the struct. */
+/* Usage: BPFMAP_CREATE_OPTS(opts, .map_flags = BPFMAP_F_NO_PREALLOC), or
+ * BPFMAP_CREATE_OPTS(opts) for the defaults.  The name travels inside the
+ * variadic arguments, followed by an empty one, so that a call without
+ * designators still gives '...' an argument (ISO C before C23 requires one:
+ * -pedantic warned); the initializer then ends in a comma, which C and C++
+ * allow.  The trailing static assertion only gives the caller's ';'
+ * something to end, so that the pragmas can close around the initializer.
+ * C++ (C++20's designated initializers) takes the defaults from the struct. */
+#define BPFMAP_CREATE_OPTS(...) BPFMAP__CREATE_OPTS(__VA_ARGS__, )
 #ifdef __cplusplus
-#define BPFMAP_CREATE_OPTS(NAME, ...)                                        \
+#define BPFMAP__CREATE_OPTS(NAME, ...)                                       \
 	struct bpfmap_create_opts NAME = { .sz = sizeof(struct bpfmap_create_opts), __VA_ARGS__ }
 #else
-#define BPFMAP_CREATE_OPTS(NAME, ...)                                        \
+#define BPFMAP__CREATE_OPTS(NAME, ...)                                       \
 	BPFMAP__OPTS_PUSH struct bpfmap_create_opts NAME = {                  \
 		.sz = sizeof(struct bpfmap_create_opts),                      \
 		.lock_off = -1,                                               \
@@ -218,8 +223,10 @@ struct bpfmap_batch_opts {
 	BPFMAP__OPTS_POP BPFMAP__STATIC_ASSERT(1, "bpfmap opts")
 #endif
 
-/* Usage: BPFMAP_BATCH_OPTS(opts, .elem_flags = BPFMAP_F_LOCK); */
-#define BPFMAP_BATCH_OPTS(NAME, ...)                                         \
+/* Usage: BPFMAP_BATCH_OPTS(opts, .elem_flags = BPFMAP_F_LOCK), or
+ * BPFMAP_BATCH_OPTS(opts). */
+#define BPFMAP_BATCH_OPTS(...) BPFMAP__BATCH_OPTS(__VA_ARGS__, )
+#define BPFMAP__BATCH_OPTS(NAME, ...)                                        \
 	struct bpfmap_batch_opts NAME = {                                     \
 		.sz = sizeof(struct bpfmap_batch_opts),                       \
 		__VA_ARGS__                                                   \

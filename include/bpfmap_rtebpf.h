@@ -135,7 +135,11 @@ struct bpfmap_rtebpf_opts {
 	size_t log_size BPFMAP__DEFAULT(0);
 };
 
-#define BPFMAP_RTEBPF_OPTS(NAME, ...)                                         \
+/* Usage: BPFMAP_RTEBPF_OPTS(opts, .log_buf = buf, .log_size = n), or
+ * BPFMAP_RTEBPF_OPTS(opts); the name is split off as in bpfmap.h's
+ * BPFMAP_CREATE_OPTS. */
+#define BPFMAP_RTEBPF_OPTS(...) BPFMAP__RTEBPF_OPTS(__VA_ARGS__, )
+#define BPFMAP__RTEBPF_OPTS(NAME, ...)                                        \
 	struct bpfmap_rtebpf_opts NAME = {                                    \
 		.sz = sizeof(struct bpfmap_rtebpf_opts),                      \
 		__VA_ARGS__                                                   \

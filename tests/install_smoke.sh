@@ -13,22 +13,26 @@ cat > "$prefix/consumer.c" <<'C'
 int main(void)
 {
 	BPFMAP_CREATE_OPTS(opts, .map_flags = BPFMAP_F_NO_PREALLOC);
+	BPFMAP_CREATE_OPTS(dflt); /* no designators: -pedantic clean */
+	BPFMAP_BATCH_OPTS(batch);
 	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, "smoke", 4, 8, 16, &opts);
 	unsigned k = 1;
 	unsigned long long v = 42, out = 0;
 	if (!m || bpfmap_update_elem(m, &k, &v, BPFMAP_ANY) || bpfmap_lookup_elem(m, &k, &out) || out != 42)
+		return 1;
+	if (dflt.lock_off != -1 || dflt.sz != sizeof(dflt) || batch.sz != sizeof(batch))
 		return 1;
 	bpfmap_free(m);
 	puts("consumer OK");
 	return 0;
 }
 C
-cc -std=c11 -Wall -Wextra -Werror "$prefix/consumer.c" -o "$prefix/dyn" $(pkg-config --cflags --libs bpfmap)
+cc -std=c11 -Wall -Wextra -pedantic -Werror "$prefix/consumer.c" -o "$prefix/dyn" $(pkg-config --cflags --libs bpfmap)
 LD_LIBRARY_PATH=$(pkg-config --variable=libdir bpfmap) "$prefix/dyn"
 libdir=$(pkg-config --variable=libdir bpfmap)
 # static SRC OUT: SRC linked against the installed archive.
 static() {
-	cc -std=c11 -Wall -Wextra -Werror "$1" -o "$2" $(pkg-config --cflags bpfmap) \
+	cc -std=c11 -Wall -Wextra -pedantic -Werror "$1" -o "$2" $(pkg-config --cflags bpfmap) \
 		"$libdir/libbpfmap.a" $(pkg-config --libs --static liburcu-bp libxxhash) -lpthread
 }
 static "$prefix/consumer.c" "$prefix/static"
@@ -73,7 +77,9 @@ int main()
 	BPFMAP_CREATE_OPTS(plain, .map_flags = BPFMAP_F_NO_PREALLOC);
 	BPFMAP_CREATE_OPTS(locked, .lock_off = 8);
 	BPFMAP_BATCH_OPTS(batch, .elem_flags = BPFMAP_F_LOCK);
-	if (plain.lock_off != -1 || plain.sz != sizeof(plain) || batch.sz != sizeof(batch))
+	BPFMAP_CREATE_OPTS(dflt);
+	if (plain.lock_off != -1 || plain.sz != sizeof(plain) || batch.sz != sizeof(batch) ||
+	    dflt.lock_off != -1)
 		return 1;
 	struct bpfmap *m = bpfmap_create(BPFMAP_TYPE_HASH, "cxx", 4, sizeof(val), 16, &locked);
 	if (!m || bpfmap_get_lock_off(m) != 8)
@@ -83,7 +89,7 @@ int main()
 	return 0;
 }
 C
-	c++ -std=c++20 -Wall -Wextra -Werror "$prefix/cxx.cpp" -o "$prefix/cxx" \
+	c++ -std=c++20 -Wall -Wextra -pedantic -Werror "$prefix/cxx.cpp" -o "$prefix/cxx" \
 		$(pkg-config --cflags --libs bpfmap)
 	LD_LIBRARY_PATH=$libdir "$prefix/cxx"
 else
@@ -142,7 +148,8 @@ int main(void)
 	struct bpfmap_rtebpf_map maps[] = { { "smoke", m } };
 	unsigned n = 0;
 	struct rte_bpf_xsym *syms = bpfmap_rtebpf_syms(maps, 1, &n);
-	if (!syms || n < 196)
+	BPFMAP_RTEBPF_OPTS(opts); /* no designators: -pedantic clean */
+	if (!syms || n < 196 || opts.sz != sizeof(opts))
 		return 1;
 	bpfmap_rtebpf_syms_free(syms);
 	bpfmap_free(m);
@@ -150,7 +157,7 @@ int main(void)
 	return 0;
 }
 C
-	cc -std=c11 -Wall -Wextra -Werror "$prefix/rte_consumer.c" -o "$prefix/rte_dyn" \
+	cc -std=c11 -Wall -Wextra -pedantic -Werror "$prefix/rte_consumer.c" -o "$prefix/rte_dyn" \
 		$(pkg-config --cflags --libs bpfmap-rtebpf)
 	LD_LIBRARY_PATH=$(pkg-config --variable=libdir bpfmap) "$prefix/rte_dyn"
 fi
