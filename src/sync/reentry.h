@@ -50,7 +50,7 @@ static ALWAYS_INLINE bool reentry_begin(void)
 {
 	const struct store_window *win = store_window_mine;
 
-	if (reentry_busy() || (win && (__atomic_load_n(&win->seq, __ATOMIC_RELAXED) & 1)))
+	if (reentry_busy() || (win && (__atomic_load_n(&win->word, __ATOMIC_RELAXED) & 1)))
 		return false;
 	__atomic_store_n(&reentry_mark, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

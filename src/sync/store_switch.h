@@ -28,13 +28,14 @@ static ALWAYS_INLINE bool stores_on(const uint32_t *state)
 
 /*
  * For a store that a signal handler may make: a window
- * (store_window_enter_or_inside) in which the switch @state was read ON,
+ * (store_window_enter_or_inside) of @owner's in which the switch @state was read ON,
  * or NULL, nothing held, without a record or with the switch not ON (the
  * caller takes its lock instead).  stores_close() ends what it opened.
  */
-static ALWAYS_INLINE struct store_window *stores_open_on(const uint32_t *state, bool *inside)
+static ALWAYS_INLINE struct store_window *stores_open_on(const uint32_t *state, bool *inside,
+							 uint32_t owner)
 {
-	struct store_window *win = store_window_enter_or_inside(inside);
+	struct store_window *win = store_window_enter_or_inside(inside, owner);
 
 	if (likely(win) && likely(__atomic_load_n(state, STORE_WINDOW_ORDER) == STORES_ON))
 		return win;
@@ -78,13 +79,13 @@ static inline void stores_stop_rcu(uint32_t *state)
 }
 
 /* Turn them off for a table whose stores decide and land inside one store
- * window (sync/store_window.h): windows wait for nothing, so this may run
- * inside a read-side section or under a lock. */
-static inline void stores_stop_windows(uint32_t *state)
+ * window (sync/store_window.h) of @owner's: windows wait for nothing, so
+ * this may run inside a read-side section or under a lock. */
+static inline void stores_stop_windows(uint32_t *state, uint32_t owner)
 {
 	if (!stores_stop_begin(state))
 		return;
-	store_windows_wait();
+	store_windows_wait(owner);
 	stores_stop_end(state);
 }
 

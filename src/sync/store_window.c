@@ -45,7 +45,7 @@ static void store_window_atfork_child(void)
 	for (struct store_window *w = store_windows; w; w = w->next) {
 		if (w == store_window_mine)
 			continue;
-		w->seq += w->seq & 1;
+		w->word = (w->word & ~(uint64_t)UINT32_MAX) | STORE_WINDOW_SEQ(w->word + (w->word & 1));
 		w->used = 0;
 	}
 }
@@ -159,7 +159,7 @@ __attribute__((noinline)) struct store_window *store_window_register(void)
 	return w;
 }
 
-void store_windows_wait(void)
+void store_windows_wait(uint32_t owner)
 {
 	if (!__atomic_load_n(&store_windows, __ATOMIC_ACQUIRE))
 		return; /* no thread has a record: a later one sees our stores */
@@ -169,11 +169,16 @@ void store_windows_wait(void)
 	(void)store_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 	for (struct store_window *w = __atomic_load_n(&store_windows, __ATOMIC_ACQUIRE); w;
 	     w = w->next) {
-		uint32_t s = __atomic_load_n(&w->seq, STORE_SCAN_ORDER);
-
+		uint64_t s = __atomic_load_n(&w->word, STORE_SCAN_ORDER);
+		uint32_t o = STORE_WINDOW_OWNER(s);
 		unsigned int spins = 0;
 
-		while ((s & 1) && __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) == s)
+		if (!(s & 1) || (o && o != owner))
+			continue; /* closed, or another map's */
+		/* The counter alone: a signal handler may make the window any
+		 * map's meanwhile (owner 0), and it is still open. */
+		while (STORE_WINDOW_SEQ(__atomic_load_n(&w->word, __ATOMIC_ACQUIRE)) ==
+		       STORE_WINDOW_SEQ(s))
 			backoff(&spins); /* its thread may be preempted in the window */
 	}
 }

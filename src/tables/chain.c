@@ -231,7 +231,7 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 			 * may still be on its way to it: stores off for good,
 			 * once those in flight have landed. */
 			if (!c->evict)
-				stores_stop_windows(&c->lockfree_store);
+				stores_stop_windows(&c->lockfree_store, store_window_owner(&c->map));
 		}
 	}
 	if (!e)
@@ -292,7 +292,7 @@ static ALWAYS_INLINE bool chain_store_lockfree(struct chain *c, struct chain_ele
 	/* A per-CPU map's switch is on for its adds, not for its values. */
 	if (!c->value_word || !stores_on(&c->lockfree_store))
 		return false;
-	win = store_window_enter(false);
+	win = store_window_enter(false, store_window_owner(&c->map));
 	if (unlikely(!win))
 		return false;
 	if (likely(__atomic_load_n(&c->lockfree_store, STORE_WINDOW_ORDER) == STORES_ON)) {
@@ -365,7 +365,7 @@ static ALWAYS_INLINE int chain_update_lockfree(struct chain *c, struct chain_buc
  */
 void chain_stop_lockfree_stores(struct chain *c)
 {
-	stores_stop_windows(&c->lockfree_store);
+	stores_stop_windows(&c->lockfree_store, store_window_owner(&c->map));
 }
 
 /*

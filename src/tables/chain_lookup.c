@@ -318,7 +318,7 @@ static ALWAYS_INLINE int chain_percpu_add_sized(struct chain *c, const void *key
 
 	rcu_lock();
 	if (!c->evict) {
-		win = stores_open_on(&c->lockfree_store, &inside);
+		win = stores_open_on(&c->lockfree_store, &inside, store_window_owner(&c->map));
 		if (unlikely(!win)) {
 			rcu_unlock();
 			return chain_percpu_add_locked(c, &k, delta, key_size, kind);

@@ -92,7 +92,7 @@ int flat_percpu_add(struct bpfmap *map, const void *key, uint64_t delta)
 	int ret = 0;
 
 	rcu_lock();
-	win = stores_open_on(&f->stores, &inside);
+	win = stores_open_on(&f->stores, &inside, store_window_owner(&f->map));
 	if (likely(win)) {
 		v = f->pcpu_inner(map, key);
 		if (v) {

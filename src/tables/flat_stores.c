@@ -13,12 +13,12 @@ void flat_stores_off(struct flat *f)
 		return;
 	for (uint32_t b = 0; b < f->n_buckets; b++)
 		__atomic_store_n(&f->buckets[b].stores, STORES_OFF, STORE_WINDOW_ORDER);
-	store_windows_wait();
+	store_windows_wait(store_window_owner(&f->map));
 	stores_stop_end(&f->stores);
 }
 
 void flat_stores_settle(struct flat *f)
 {
 	if (stores_may_fly(&f->stores))
-		store_windows_wait();
+		store_windows_wait(store_window_owner(&f->map));
 }

@@ -119,7 +119,7 @@ static ALWAYS_INLINE bool flat_store_lockfree(const struct flat *f, uint32_t hin
 
 	if (!stores_on(state))
 		return false;
-	win = store_window_enter(false);
+	win = store_window_enter(false, store_window_owner(&f->map));
 	if (unlikely(!win))
 		return false;
 	if (likely(__atomic_load_n(state, STORE_WINDOW_ORDER) == STORES_ON) &&

@@ -93,7 +93,7 @@ static void rtab_teardown(struct rtab *r)
 static void rtab_release(struct rtab *r, const struct rtab_retired *batch)
 {
 	if (stores_may_fly(&r->lockfree_store))
-		store_windows_wait();
+		store_windows_wait(store_window_owner(&r->map));
 	for (uint32_t i = 0; i < batch->n; i++)
 		slot_arena_free(&r->elems, batch->idx[i]);
 }
@@ -248,7 +248,7 @@ static void rtab_release_all(struct rtab *r, struct rtab_waiting w)
 		list = next;
 	}
 	if (w.orphans != RTAB_NONE && stores_may_fly(&r->lockfree_store))
-		store_windows_wait();
+		store_windows_wait(store_window_owner(&r->map));
 	for (uint32_t idx = w.orphans, next; idx != RTAB_NONE; idx = next) {
 		/* Read first: once free, the element may be retired again. */
 		next = r->orphan_next[idx];

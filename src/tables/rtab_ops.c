@@ -374,7 +374,7 @@ void rtab_stop_lockfree_stores(struct rtab *r)
 {
 	if (!stores_stop_begin(&r->lockfree_store))
 		return;
-	store_windows_wait(); /* the stores of rtab_update_bare */
+	store_windows_wait(store_window_owner(&r->map)); /* rtab_update_bare's stores */
 	if (!RTAB_BARE_PROBES) { /* rtab_update_lockfree's, in sections */
 		if (!rcu_may_wait())
 			return; /* inside one: they stay unordered */
@@ -461,7 +461,8 @@ static ALWAYS_INLINE int rtab_update_bare(struct rtab *r, uint32_t hash, const v
 		return rtab_bare_valid(r, &b) ? -EEXIST : RTAB_UNSURE;
 	if (!r->value_word || !stores_on(&r->lockfree_store))
 		return RTAB_UNSURE;
-	win = store_window_enter(false); /* registered by rtab_update_slow_sized */
+	/* registered by rtab_update_slow_sized */
+	win = store_window_enter(false, store_window_owner(&r->map));
 	if (unlikely(!win))
 		return RTAB_UNSURE;
 	if (likely(__atomic_load_n(&r->lockfree_store, STORE_WINDOW_ORDER) == STORES_ON) &&
