@@ -9,8 +9,13 @@
  * waiter behind a SCHED_OTHER or lower SCHED_FIFO holder on its CPU spun
  * for ever; a SCHED_OTHER one behind a SCHED_IDLE holder, for seconds),
  * where the kernel's holders cannot be preempted.  A sleep lets every
- * thread run, so a wait that outlasts the yields sleeps, a little longer
- * each time up to BACKOFF_SLEEP_MAX_US.
+ * thread run, so a wait sleeps once (BACKOFF_SLEEP_US, which the kernel's
+ * timer slack makes 70-100 us for a SCHED_OTHER thread) every BACKOFF_YIELDS
+ * yields, about a millisecond of them.  Not sooner: a waiter that slept as
+ * soon as a 64 KiB value's lock outlasted its yields saw the lock free
+ * every 70-250 us only, and against a holder that took the lock again and
+ * again its BPFMAP_F_LOCK copy-outs fell from ~10k a second to ~1k (an
+ * adversarial probe).
  */
 #ifndef BPFMAP_SYNC_BACKOFF_H
 #define BPFMAP_SYNC_BACKOFF_H
@@ -20,11 +25,11 @@
 #include "util/compiler.h"
 
 #define BACKOFF_SPINS 128
-#define BACKOFF_YIELDS 32
-#define BACKOFF_SLEEP_MAX_US 128
+#define BACKOFF_YIELDS 1024
+#define BACKOFF_SLEEP_US 50
 
-/* The sleeps of backoff(): out of line, as they are rare. */
-void backoff_sleep(unsigned int *spins);
+/* The sleep of backoff(): out of line, as it is rare. */
+void backoff_sleep(void);
 /* backoff() out of line. */
 void backoff_wait(unsigned int *spins);
 
@@ -40,7 +45,8 @@ static inline void backoff(unsigned int *spins)
 		++*spins;
 		sched_yield();
 	} else {
-		backoff_sleep(spins);
+		*spins = BACKOFF_SPINS; /* the yields again after it */
+		backoff_sleep();
 	}
 }
 
