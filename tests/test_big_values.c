@@ -35,10 +35,10 @@ struct big_case {
 };
 
 static const struct big_case cases[] = {
-	{ "HASH, flat table", BPFMAP_TYPE_HASH, 0, 8, true, 24 },
+	{ "HASH, flat table", BPFMAP_TYPE_HASH, 0, 8, true, 8 },
 	{ "HASH, chained, preallocated", BPFMAP_TYPE_HASH, 0, 16, false, 8 },
 	{ "HASH, NO_PREALLOC", BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC, 8, false, 8 },
-	{ "LRU_HASH, flat table", BPFMAP_TYPE_LRU_HASH, 0, 8, true, 24 },
+	{ "LRU_HASH, flat table", BPFMAP_TYPE_LRU_HASH, 0, 8, true, 8 },
 	{ "LRU_HASH, chained", BPFMAP_TYPE_LRU_HASH, 0, 16, false, 8 },
 	{ "RHASH", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, 8, false, 8 },
 };

@@ -164,8 +164,12 @@ struct flat {
 	/* What writers read, never write (the next lines' fields they do). */
 	uint32_t kick_at __attribute__((aligned(64))); /* dead slots that start a reclamation */
 	uint32_t sync_at;    /* dead slots from which an insert reclaims first (flat_update.c) */
+	/* Large elements (sync_at bounded in bytes): an insert reclaims first
+	 * even where its home has a free slot (flat_update.c). */
+	bool reclaim_first;
 	struct flat_lru *lru; /* evicting maps (LRU_HASH): tables/flat_lru.h; else NULL */
-	struct count_shard *dead_shards; /* per CPU (count's if sharded); NULL: 1 CPU */
+	struct count_shard *dead_shards; /* per CPU (count's if sharded); NULL: 1 CPU,
+					  * or reclaim_first */
 	uint32_t dead_mask; /* dead_shards has dead_mask + 1 */
 	uint32_t bits_words; /* words of queued_bits and sync_bits */
 	enum hash_kind hash_kind;

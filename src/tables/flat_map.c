@@ -214,9 +214,13 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	/* Far more than that: the reclamation lags (readers hold grace periods
 	 * back), and inserts that would find room at home take it first. */
 	f->sync_at = 4 * f->kick_at > slack ? 4 * f->kick_at : (uint32_t)slack;
+	f->reclaim_first = waiting_bounded(f->sync_at, slot_size, p->max_entries) < f->sync_at;
 	f->sync_at = (uint32_t)waiting_bounded(f->sync_at, slot_size, p->max_entries);
-	if (f->kick_at > f->sync_at / 4)
-		f->kick_at = f->sync_at / 4 ? f->sync_at / 4 : 1;
+	/* Large elements: inserts reclaim first (flat_update.c), and a
+	 * reclamation kicked at every delete or two would leave them nothing
+	 * to reclaim while it waits out its grace period. */
+	if (f->reclaim_first)
+		f->kick_at = 2 * f->sync_at;
 
 	f->buckets = big_zalloc((size_t)n_buckets * sizeof(struct flat_bucket));
 	f->homes = big_zalloc((size_t)n_homes * sizeof(struct flat_home));
@@ -250,9 +254,11 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 		f->buckets[pos / FLAT_SLOTS].tags |= (uint64_t)FLAT_BUSY << (8 * (pos % FLAT_SLOTS));
 	if (count_init(&f->count, p->max_entries))
 		goto nomem;
-	f->dead_shards = f->count.shards;
+	/* Large elements count their few dead slots exactly: a shard tells
+	 * f->dead every FLAT_DEAD_FLUSH, more than their sync_at. */
+	f->dead_shards = f->reclaim_first ? NULL : f->count.shards;
 	f->dead_mask = f->count.shard_mask;
-	if (!f->dead_shards && cpu_shards()) {
+	if (!f->dead_shards && cpu_shards() && !f->reclaim_first) {
 		f->dead_shards = big_zalloc(cpu_shards() * sizeof(*f->dead_shards));
 		if (!f->dead_shards)
 			goto nomem;
@@ -264,7 +270,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 							 sizeof(struct flat_home)) +
 			 (size_t)home_pos * pos_bytes +
 			 3 * (size_t)f->bits_words * sizeof(uint64_t) + count_mem(&f->count) +
-			 (f->dead_shards != f->count.shards
+			 (f->dead_shards && f->dead_shards != f->count.shards
 				  ? (f->dead_mask + 1) * sizeof(*f->dead_shards)
 				  : 0);
 	node_pos = n_pos - home_pos;

@@ -149,9 +149,11 @@ static bool flat_cas_tag(struct flat_bucket *bk, uint32_t i, uint32_t from, uint
 	return true;
 }
 
-/* Is any slot of home bucket h deleted and awaiting reclamation? */
-static bool flat_home_has_dead(const struct flat *f, uint32_t h)
+/* Deletes piled up past sync_at, and one of home h's slots among them? */
+static bool flat_home_reclaims(const struct flat *f, uint32_t h)
 {
+	if (__atomic_load_n(&f->dead, __ATOMIC_RELAXED) < (int32_t)f->sync_at)
+		return false;
 	uint64_t tags = __atomic_load_n(&f->buckets[h].tags, __ATOMIC_RELAXED);
 
 	return flat_match(tags, FLAT_WAIT * FLAT_BYTES_LO) |
@@ -290,30 +292,31 @@ enum flat_insert_mode {
 	FLAT_INSERT_IN_SECTION, /* the caller cannot wait for readers: reuse */
 };
 
-/*
- * Insert a new element into home h (locked, count reserved): the home
+/* Insert a new element into home h (locked, count reserved): the home
  * bucket's first EMPTY slot, else a node linked at the chain's head.  A
  * first try prefers a reclamation (-EAGAIN: the caller runs one, outside
  * any read-side section, and tries again) when the bucket itself has
  * deleted slots and deletes have piled up far beyond the asynchronous
  * reclamation's threshold (sync_at), or when the pool's soft cap is
  * reached with deleted positions about: keys then stay in their home
- * buckets, and chains and touched memory short.  Returns 0, or -EAGAIN.
- */
+ * buckets, and chains and touched memory short; maps of large elements
+ * even with a free home slot (docs/MAPS.md).  Returns 0, or -EAGAIN. */
 static int flat_insert_locked(struct flat *f, uint32_t h, uint32_t tag, const void *key,
 			      uint64_t small, const void *value, const struct value_part *part,
 			      enum flat_insert_mode mode, bool carried)
 {
-	uint32_t pos = flat_claim_home(f, h);
 	bool first = mode == FLAT_INSERT_FIRST;
+	uint32_t pos;
 
+	if (unlikely(f->reclaim_first) && first && flat_home_reclaims(f, h))
+		return -EAGAIN;
+	pos = flat_claim_home(f, h);
 	if (pos != FLAT_NONE) {
 		flat_fill(f, pos, tag, key, small, value, part, false);
 		flat_queue_new(f, pos, carried);
 		return 0;
 	}
-	if (first && __atomic_load_n(&f->dead, __ATOMIC_RELAXED) >= (int32_t)f->sync_at &&
-	    flat_home_has_dead(f, h))
+	if (first && flat_home_reclaims(f, h))
 		return -EAGAIN;
 	pos = flat_claim_node(f, f->node_soft_cap);
 	if (pos == FLAT_NONE) {
