@@ -50,7 +50,6 @@ static inline void backoff(unsigned int *spins)
 	}
 }
 
-
 /* A lookup's retry while a writer is busy (a bucket's seq, a walk to
  * validate): a pause, and past BACKOFF_SPINS of them backoff()'s yields and
  * sleeps, out of line, so that a lookup of a thread of higher priority
