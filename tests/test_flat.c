@@ -2679,7 +2679,7 @@ static void *window_waiter_thread(void *arg)
  * stores off gets past it.  Another map's reclamation and switch do not
  * wait for it (they did: a thread stopped inside an overwrite of one map
  * held up every other map's reclamation, and liburcu's callback thread
- * with it); nor do they for a window of a map whose owner they share. */
+ * with it). */
 static void test_lockfree_window_waited(void **state)
 {
 	(void)state;

@@ -45,7 +45,7 @@ static void store_window_atfork_child(void)
 	for (struct store_window *w = store_windows; w; w = w->next) {
 		if (w == store_window_mine)
 			continue;
-		w->word = (w->word & ~(uint64_t)UINT32_MAX) | STORE_WINDOW_SEQ(w->word + (w->word & 1));
+		w->word = STORE_WINDOW_WORD(STORE_WINDOW_OWNER(w->word), w->word + (w->word & 1));
 		w->used = 0;
 	}
 }

@@ -41,6 +41,8 @@ struct store_window {
 
 #define STORE_WINDOW_SEQ(w) ((uint32_t)(w))
 #define STORE_WINDOW_OWNER(w) ((uint32_t)((w) >> 32))
+/* The word of counter @seq (its low 32 bits) in a window of @owner. */
+#define STORE_WINDOW_WORD(owner, seq) ((uint64_t)(owner) << 32 | STORE_WINDOW_SEQ(seq))
 
 /* The owner that names @map in windows: never 0, and distinct for maps
  * apart by 128 bytes or more below 256 GiB of each other (two maps that
@@ -99,8 +101,7 @@ static ALWAYS_INLINE struct store_window *store_window_enter(bool reg, uint32_t 
 	w = __atomic_load_n(&win->word, __ATOMIC_RELAXED); /* only this thread writes it */
 	if (unlikely(w & 1))
 		return NULL;
-	__atomic_store_n(&win->word, (uint64_t)owner << 32 | STORE_WINDOW_SEQ(w + 1),
-			 STORE_WINDOW_ORDER);
+	__atomic_store_n(&win->word, STORE_WINDOW_WORD(owner, w + 1), STORE_WINDOW_ORDER);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after: see above */
 	return win;
 }
@@ -122,7 +123,7 @@ static ALWAYS_INLINE struct store_window *store_window_enter_or_inside(bool *ins
 	*inside = w & 1;
 	if (*inside) {
 		if (STORE_WINDOW_OWNER(w) != owner)
-			__atomic_store_n(&win->word, STORE_WINDOW_SEQ(w), STORE_WINDOW_ORDER);
+			__atomic_store_n(&win->word, STORE_WINDOW_WORD(0, w), STORE_WINDOW_ORDER);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the state is read after */
 		return win;
 	}
@@ -133,7 +134,7 @@ static ALWAYS_INLINE void store_window_leave(struct store_window *win)
 {
 	uint64_t w = __atomic_load_n(&win->word, __ATOMIC_RELAXED);
 
-	__atomic_store_n(&win->word, (w & ~(uint64_t)UINT32_MAX) | STORE_WINDOW_SEQ(w + 1),
+	__atomic_store_n(&win->word, STORE_WINDOW_WORD(STORE_WINDOW_OWNER(w), w + 1),
 			 __ATOMIC_RELEASE);
 }
 

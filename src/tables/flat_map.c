@@ -181,7 +181,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	bool by_elem = long_keys || slots >= FLAT_VALUE_ELEM_MIN;
 	uint64_t pos_bytes = long_keys ? sizeof(uint32_t)
 				       : key_stride + (by_elem ? sizeof(uint32_t) : value_used);
-	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, node_pos, slack, versions;
+	uint64_t n_homes, n_nodes, n_buckets, n_pos, home_pos, node_pos, slack, sync_at, versions;
 
 	if (!f || slot_size > UINT32_MAX)
 		goto nomem;
@@ -213,9 +213,9 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	f->kick_at = p->max_entries / 64 > 16 ? p->max_entries / 64 : 16;
 	/* Far more than that: the reclamation lags (readers hold grace periods
 	 * back), and inserts that would find room at home take it first. */
-	f->sync_at = 4 * f->kick_at > slack ? 4 * f->kick_at : (uint32_t)slack;
-	f->reclaim_first = waiting_bounded(f->sync_at, slot_size, p->max_entries) < f->sync_at;
-	f->sync_at = (uint32_t)waiting_bounded(f->sync_at, slot_size, p->max_entries);
+	sync_at = 4 * f->kick_at > slack ? 4 * f->kick_at : slack;
+	f->sync_at = (uint32_t)waiting_bounded(sync_at, slot_size, p->max_entries);
+	f->reclaim_first = f->sync_at < sync_at;
 	/* Large elements: inserts reclaim first (flat_update.c), and a
 	 * reclamation kicked at every delete or two would leave them nothing
 	 * to reclaim while it waits out its grace period. */
@@ -231,9 +231,8 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	 * values, which stay line-aligned. */
 	versions = ROUND_UP(n_pos * version, 64);
 	/* A gap in the possible CPUs: its slots are never touched. */
-	f->values_mem = value_used < slots + version
-				? big_zalloc_sparse((size_t)(versions + n_pos * slots) + 63)
-				: big_zalloc((size_t)(versions + n_pos * slots) + 63);
+	f->values_mem = (value_used < slots + version ? big_zalloc_sparse : big_zalloc)(
+		(size_t)(versions + n_pos * slots) + 63);
 	if (f->values_mem)
 		f->values = f->values_mem + versions;
 	if (p->cpus)
@@ -258,7 +257,7 @@ struct bpfmap *flat_create(const struct map_params *p, int *err)
 	 * f->dead every FLAT_DEAD_FLUSH, more than their sync_at. */
 	f->dead_shards = f->reclaim_first ? NULL : f->count.shards;
 	f->dead_mask = f->count.shard_mask;
-	if (!f->dead_shards && cpu_shards() && !f->reclaim_first) {
+	if (!f->dead_shards && !f->reclaim_first && cpu_shards()) {
 		f->dead_shards = big_zalloc(cpu_shards() * sizeof(*f->dead_shards));
 		if (!f->dead_shards)
 			goto nomem;

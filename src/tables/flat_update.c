@@ -519,10 +519,10 @@ out:
 		} else if (how == FLAT_INSERT_FIRST) {
 			(void)flat_reclaim_try(f);
 			how = FLAT_INSERT_RECLAIMED;
-		} else if (__atomic_load_n(&f->sync_busy, __ATOMIC_RELAXED)) {
-			backoff(&spins); /* another thread's reclamation frees them */
 		} else {
-			backoff(&spins); /* free positions claimed by inserts in flight */
+			/* another thread's reclamation frees them, or inserts in
+			 * flight claimed the free positions */
+			backoff(&spins);
 		}
 		goto retry;
 	}
