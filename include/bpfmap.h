@@ -304,10 +304,19 @@ struct bpfmap_info {
  * (bpf_map_get_info_by_fd()'s part that applies to a user-space map; as
  * there, map_flags leaves out BPFMAP_F_RDONLY and BPFMAP_F_WRONLY, which
  * the kernel keeps with a file descriptor, not with the map).
- * Returns 0, or -EINVAL for a NULL argument.
+ * *@info_len is the size of the caller's struct, sizeof(struct bpfmap_info)
+ * as the caller's header has it; as in the kernel's call, at most that many
+ * bytes are written, and *@info_len is set to the bytes filled, so that
+ * struct bpfmap_info can grow: a caller built against a smaller one gets
+ * its part, and one built against a larger one must have zeroed the bytes
+ * past this library's struct.
+ * Returns 0; -EINVAL for a NULL argument; -E2BIG (nothing written) when
+ * *@info_len is over 4096 or the caller's struct has a nonzero byte past
+ * this library's.
  * Concurrency: reads only what never changes after creation.
  */
-BPFMAP_API int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info);
+BPFMAP_API int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info,
+			       uint32_t *info_len);
 
 /*
  * bpfmap_get_lock_off - the offset in @map's values of their struct

@@ -255,9 +255,11 @@ struct rte_bpf_xsym *bpfmap_rtebpf_syms(const struct bpfmap_rtebpf_map *maps, ui
 	t->nb_xsym = len;
 	t->nb_maps = nb_maps;
 	for (uint32_t i = 0; i < nb_maps; i++) {
+		uint32_t info_len = sizeof(t->info[i]);
+
 		t->handles[i].map = maps[i].map;
 		t->handles[i].lookup = bpfmap_lookup_func(maps[i].map);
-		bpfmap_get_info(maps[i].map, &t->info[i]);
+		bpfmap_get_info(maps[i].map, &t->info[i], &info_len);
 		key_max = t->info[i].key_size > key_max ? t->info[i].key_size : key_max;
 		value_max = t->info[i].value_size > value_max ? t->info[i].value_size : value_max;
 		value_min = t->info[i].value_size < value_min ? t->info[i].value_size : value_min;

@@ -245,10 +245,74 @@ static void test_info_flags(void **state)
 		struct bpfmap_info info;
 
 		assert_non_null(map);
-		assert_int_equal(bpfmap_get_info(map, &info), 0);
+		assert_int_equal(bpfmap_get_info(map, &info, &(uint32_t){ sizeof(info) }), 0);
 		assert_int_equal(info.map_flags, flags[i][1]);
 		bpfmap_free(map);
 	}
+}
+
+/* bpfmap_get_info's info_len, as the kernel's bpf_map_get_info_by_fd()
+ * takes it: a smaller struct gets its part, a larger one needs zeros past
+ * this library's, nothing is written on an error. */
+static void test_info_len(void **state)
+{
+	struct bpfmap *map = bpfmap_create(BPFMAP_TYPE_HASH, "len", 4, 8, 16, NULL);
+	unsigned char buf[sizeof(struct bpfmap_info) + 64];
+	struct bpfmap_info info;
+	uint32_t len;
+
+	(void)state;
+	assert_non_null(map);
+	assert_int_equal(bpfmap_get_info(map, &info, NULL), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	len = sizeof(info);
+	assert_int_equal(bpfmap_get_info(NULL, &info, &len), -EINVAL);
+	assert_int_equal(bpfmap_get_info(map, NULL, &len), -EINVAL);
+
+	/* Exactly this header's struct. */
+	memset(&info, 0xaa, sizeof(info));
+	len = sizeof(info);
+	assert_int_equal(bpfmap_get_info(map, &info, &len), 0);
+	assert_int_equal(len, sizeof(info));
+	assert_int_equal(info.type, BPFMAP_TYPE_HASH);
+	assert_int_equal(info.key_size, 4);
+	assert_int_equal(info.value_size, 8);
+	assert_int_equal(info.max_entries, 16);
+	assert_string_equal(info.name, "len");
+
+	/* An older, smaller struct: its 8 bytes, nothing past them. */
+	memset(buf, 0xaa, sizeof(buf));
+	len = 8;
+	assert_int_equal(bpfmap_get_info(map, (struct bpfmap_info *)(void *)buf, &len), 0);
+	assert_int_equal(len, 8);
+	assert_memory_equal(buf, &info, 8);
+	for (size_t i = 8; i < sizeof(buf); i++)
+		assert_int_equal(buf[i], 0xaa);
+	memset(buf, 0xaa, sizeof(buf));
+	len = 0;
+	assert_int_equal(bpfmap_get_info(map, (struct bpfmap_info *)(void *)buf, &len), 0);
+	assert_int_equal(len, 0);
+	assert_int_equal(buf[0], 0xaa);
+
+	/* A newer, larger struct: zeros past ours are taken, ours is filled. */
+	memset(buf, 0, sizeof(buf));
+	len = sizeof(buf);
+	assert_int_equal(bpfmap_get_info(map, (struct bpfmap_info *)(void *)buf, &len), 0);
+	assert_int_equal(len, sizeof(info));
+	assert_memory_equal(buf, &info, sizeof(info));
+
+	/* ... but not a byte set past ours, nor more than a page. */
+	memset(buf, 0, sizeof(buf));
+	buf[sizeof(buf) - 1] = 1;
+	len = sizeof(buf);
+	assert_int_equal(bpfmap_get_info(map, (struct bpfmap_info *)(void *)buf, &len), -E2BIG);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(len, sizeof(buf));
+	for (size_t i = 0; i < sizeof(buf) - 1; i++)
+		assert_int_equal(buf[i], 0);
+	len = 4097;
+	assert_int_equal(bpfmap_get_info(map, &info, &len), -E2BIG);
+	bpfmap_free(map);
 }
 
 static void test_possible_cpus(void **state)
@@ -274,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_lock_off),
 		cmocka_unit_test(test_lock_checked_last),
 		cmocka_unit_test(test_info_flags),
+		cmocka_unit_test(test_info_len),
 		cmocka_unit_test(test_possible_cpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

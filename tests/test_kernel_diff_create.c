@@ -163,7 +163,7 @@ static void run_info_flags(void)
 
 		g_checks++;
 		if (fd < 0 || !m || bpf_obj_get_info_by_fd(fd, &ki, &len) ||
-		    bpfmap_get_info(m, &bi) || ki.map_flags != bi.map_flags) {
+		    bpfmap_get_info(m, &bi, &(uint32_t){ sizeof(bi) }) || ki.map_flags != bi.map_flags) {
 			if (g_mismatches++ < 30)
 				fprintf(stderr, "MISMATCH info flags of a map created with %#x: kernel "
 					"%#x, bpfmap %#x\n", flags[f], fd < 0 ? 0 : ki.map_flags,

@@ -953,7 +953,7 @@ static void test_section_inserts_bounded(void **state)
 		uint64_t max;
 		size_t full;
 
-		assert_int_equal(bpfmap_get_info(map, &info), 0);
+		assert_int_equal(bpfmap_get_info(map, &info, &(uint32_t){ sizeof(info) }), 0);
 		max = info.max_entries; /* NO_COMMON_LRU: rounded to the CPUs */
 
 		for (; key[0] < max; key[0]++) {

@@ -107,7 +107,7 @@ static void child_no_common_lru_limit(void)
 		struct bpfmap_info info;
 
 		CHILD_CHECK(map);
-		CHILD_CHECK(!bpfmap_get_info(map, &info));
+		CHILD_CHECK(!bpfmap_get_info(map, &info, &(uint32_t){ sizeof(info) }));
 		CHILD_CHECK(info.max_entries == 12);
 		bpfmap_free(map);
 	}

@@ -1260,7 +1260,7 @@ static void create_target(struct target *t, const struct config *cfg, const char
 	if (!t->map)
 		fail_msg("bpfmap_create(%s): %s", name, strerror(errno));
 	/* BPFMAP_F_NO_COMMON_LRU rounds max_entries up to whole CPUs. */
-	assert_int_equal(bpfmap_get_info(t->map, &info), 0);
+	assert_int_equal(bpfmap_get_info(t->map, &info, &(uint32_t){ sizeof(info) }), 0);
 	t->max_entries = info.max_entries;
 	assert_true(t->max_entries <= KEYS_CAP);
 	t->mem0 = bpfmap_mem_usage(t->map);

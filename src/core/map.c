@@ -250,19 +250,32 @@ int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **
 	return found;
 }
 
-int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info)
+int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info, uint32_t *info_len)
 {
-	if (!map || !info)
+	struct bpfmap_info i = { 0 };
+	uint32_t len;
+
+	if (!map || !info || !info_len)
 		return map_fail(-EINVAL);
-	memset(info, 0, sizeof(*info));
-	info->type = map->type;
-	info->key_size = map->key_size;
-	info->value_size = map->prog_value_size;
-	info->max_entries = map->max_entries;
+	/* A caller's newer, larger struct: what this library does not know of
+	 * must be zero, and the whole at most a page, as the kernel's
+	 * bpf_check_uarg_tail_zero() has it. */
+	if (*info_len > 4096)
+		return map_fail(-E2BIG);
+	for (len = sizeof(i); len < *info_len; len++)
+		if (((const char *)info)[len])
+			return map_fail(-E2BIG);
+	i.type = map->type;
+	i.key_size = map->key_size;
+	i.value_size = map->prog_value_size;
+	i.max_entries = map->max_entries;
 	/* Less the fd's access flags, as the kernel keeps them
 	 * (bpf_map_flags_retain_permanent). */
-	info->map_flags = map->map_flags & ~(BPFMAP_F_RDONLY | BPFMAP_F_WRONLY);
-	memcpy(info->name, map->name, sizeof(info->name));
+	i.map_flags = map->map_flags & ~(BPFMAP_F_RDONLY | BPFMAP_F_WRONLY);
+	memcpy(i.name, map->name, sizeof(i.name));
+	len = *info_len < sizeof(i) ? *info_len : (uint32_t)sizeof(i);
+	memcpy(info, &i, len);
+	*info_len = len;
 	return 0;
 }
 
