@@ -517,8 +517,9 @@ BPFMAP_API int bpfmap_lookup_and_delete_batch(struct bpfmap *map, void *in_batch
  *         refuses EXIST here; neither takes NOEXIST); flags is ignored, as
  *         in the kernel.
  * @count: in: number of elements; out: number updated before the error (a
- *         call refused before any element, -EINVAL or -EPERM, leaves it as
- *         it was, as the kernel's does).
+ *         call refused before any element, -EINVAL, -EPERM or -ERANGE for
+ *         BPFMAP_F_CPU with a CPU that is not possible, leaves it as it
+ *         was, as the kernel's does).
  * Returns 0 or the first error, as bpfmap_update_elem(); -EINVAL also for bad
  * opts or NULL keys/values.  *@count == 0 returns 0 and touches nothing.
  * Concurrency: each element is one bpfmap_update_elem(); the batch as a whole
@@ -560,10 +561,10 @@ BPFMAP_API void *bpfmap_lookup(struct bpfmap *map, const void *key);
 /*
  * bpfmap_lookup_percpu - program view of a per-CPU map's slot for @cpu (the
  * kernel's bpf_map_lookup_percpu_elem()): as bpfmap_lookup(), but the slot
- * of CPU @cpu whatever CPU the caller runs on.  NULL with errno EINVAL (NULL
- * arguments, a map that is not per-CPU), ERANGE (@cpu is no possible CPU),
- * EPERM (BPFMAP_F_WRONLY_PROG) or ENOENT.  On an LRU map it marks the
- * element used, as bpfmap_lookup() does.
+ * of CPU @cpu whatever CPU the caller runs on.  NULL with errno, the first
+ * of these that applies: EINVAL (NULL arguments, a map that is not
+ * per-CPU), ERANGE (@cpu is no possible CPU), EPERM (BPFMAP_F_WRONLY_PROG),
+ * ENOENT.  On an LRU map it marks the element used, as bpfmap_lookup() does.
  */
 BPFMAP_API void *bpfmap_lookup_percpu(struct bpfmap *map, const void *key, uint32_t cpu);
 
