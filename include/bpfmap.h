@@ -649,7 +649,8 @@ BPFMAP_API bpfmap_lookup_fn bpfmap_lookup_func(const struct bpfmap *map);
  * maps larger than the caches this beats @n calls of bpfmap_lookup(); in maps
  * the caches hold, single calls of bpfmap_lookup_func()'s function are faster.
  * Returns how many keys were found (0 .. @n), or -EINVAL (NULL map, or NULL
- * keys/values with @n > 0), -EPERM (BPFMAP_F_WRONLY_PROG).
+ * keys/values with @n > 0), -EPERM (BPFMAP_F_WRONLY_PROG), -E2BIG (@n over
+ * INT_MAX, whose count the result could not hold), nothing read or written.
  * Concurrency: as bpfmap_lookup(): call it inside a read-side section; every
  * pointer stays valid until that section ends.
  */

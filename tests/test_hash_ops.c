@@ -4,6 +4,7 @@
  * lookup_and_delete, access flags, NULL arguments, the program view; each on
  * preallocated and BPFMAP_F_NO_PREALLOC maps.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -632,6 +633,14 @@ static void test_lookup_bulk(void **state)
 	uint32_t k = 0;
 	void *v;
 	assert_errno(bpfmap_lookup_bulk(wop, &k, 1, &v), EPERM);
+	bpfmap_free(wop);
+	/* A count the int result could not hold: refused before any key is
+	 * read (these arrays hold one). */
+	wop = must_create(BPFMAP_TYPE_HASH, 4, 4, 4, variant_flags(state));
+	v = &k;
+	assert_errno(bpfmap_lookup_bulk(wop, &k, (uint32_t)INT_MAX + 1, &v), E2BIG);
+	assert_ptr_equal(v, &k);
+	assert_int_equal(bpfmap_lookup_bulk(wop, &k, 1, &v), 0);
 	bpfmap_free(wop);
 }
 

@@ -10,6 +10,7 @@
  * moved them.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -241,6 +242,9 @@ int bpfmap_lookup_bulk(struct bpfmap *map, const void *keys, uint32_t n, void **
 		return map_fail(-EINVAL);
 	if (unlikely(map->map_flags & BPFMAP_F_WRONLY_PROG))
 		return map_fail(-EPERM);
+	/* The count found must fit the int returned. */
+	if (unlikely(n > INT_MAX))
+		return map_fail(-E2BIG);
 	if (map->ops->lookup_bulk)
 		return map->ops->lookup_bulk(map, keys, n, values);
 	for (uint32_t i = 0; i < n; i++) {
