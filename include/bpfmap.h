@@ -448,8 +448,11 @@ BPFMAP_API int bpfmap_lookup_and_delete_elem_flags(struct bpfmap *map, const voi
  * (NULL map or next_key), -EPERM (BPFMAP_F_WRONLY), -ENOMEM (preallocated
  * maps with keys over 256 bytes: no memory to compare keys in; the kernel's
  * syscall allocates here too).
- * Order: bucket by bucket (preallocated maps: each bucket's keys in byte
- * order; chained maps: by position in the bucket); it depends on the seed.
+ * Order: bucket by bucket (maps on the flat table: each bucket's keys in
+ * byte order; on the chained table, which preallocated maps of keys over
+ * 8 bytes under 16384 elements, NO_PREALLOC and NO_COMMON_LRU maps use: by
+ * position in the bucket; RHASH: by hash, then key bytes); it depends on
+ * the seed.
  * Concurrency: lock-free, but on an LRU map on the chained table (per-CPU
  * lists, or keys over 8 bytes in maps under 16384 elements), whose
  * elements are reused at once, each step locks the bucket it reads.  A walk
