@@ -264,11 +264,8 @@ int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info, uint32_t
 	/* A caller's newer, larger struct: what this library does not know of
 	 * must be zero, and the whole at most a page, as the kernel's
 	 * bpf_check_uarg_tail_zero() has it. */
-	if (*info_len > 4096)
+	if (*info_len > 4096 || !opts_tail_zero(info, sizeof(i), *info_len))
 		return map_fail(-E2BIG);
-	for (len = sizeof(i); len < *info_len; len++)
-		if (((const char *)info)[len])
-			return map_fail(-E2BIG);
 	i.type = map->type;
 	i.key_size = map->key_size;
 	i.value_size = map->prog_value_size;
