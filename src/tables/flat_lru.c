@@ -263,7 +263,8 @@ static void pos_picked_main(struct flat_lru *l, size_t vi, uint32_t *expect)
  * oldest-epoch one it passed.  @force: the same, used or not.  FLAT_NONE
  * after FLAT_LRU_SCAN positions, FLAT_LRU_SCAN_DEMOTED while demoted ones
  * are left (runs of positions without any, such as the nodes taken since
- * they were demoted, are longer).  Under the LRU's lock.
+ * they were demoted, are longer), or two turns of a smaller table.  Under
+ * the LRU's lock.
  */
 static uint32_t pick_main(struct flat *f, bool force, uint32_t *expect)
 {
@@ -271,17 +272,32 @@ static uint32_t pick_main(struct flat *f, bool force, uint32_t *expect)
 	uint32_t end = f->pool_base + __atomic_load_n(&f->node_hwm, __ATOMIC_RELAXED);
 	bool demoted = __atomic_load_n(&l->demoted, __ATOMIC_RELAXED);
 	uint32_t alt = FLAT_NONE, alt_age = FLAT_LRU_EPOCHS;
+	/* Two turns of the hand at most: the first clears the marks, the
+	 * second meets every position unmarked, so a longer scan of a small
+	 * table only repeats itself, under the LRU's lock, while an insert
+	 * holding the only element's room waits for that lock. */
+	uint32_t scan = demoted ? FLAT_LRU_SCAN_DEMOTED : FLAT_LRU_SCAN;
+
+	if (scan > 2 * end)
+		scan = 2 * end;
 
 	for (int i = 0; demoted && i < FLAT_LRU_EPOCHS && l->evict_epoch != l->demote_epoch &&
 			!__atomic_load_n(&l->epoch_count[l->evict_epoch], __ATOMIC_RELAXED);
 	     i++)
 		l->evict_epoch = (l->evict_epoch + 1) % FLAT_LRU_EPOCHS;
-	for (uint32_t i = 0; i < (demoted ? FLAT_LRU_SCAN_DEMOTED : FLAT_LRU_SCAN); i++) {
-		uint32_t pos = l->hand, st, age;
+	for (uint32_t i = 0; i < scan; i++) {
+		uint32_t pos = l->hand, st, age, next;
+		uint64_t live = flat_live(__atomic_load_n(&f->buckets[pos / FLAT_SLOTS].tags,
+							  __ATOMIC_ACQUIRE)) >>
+				(8 * (pos % FLAT_SLOTS));
 		size_t vi;
 
-		l->hand = pos + 1 >= end ? 0 : pos + 1;
-		if (flat_tag_at(f, pos) < FLAT_TAG_MIN)
+		/* No live tag from here to the bucket's end: past it in one
+		 * step (the pool's unused nodes are most of a small map). */
+		next = live ? pos + 1 : (pos | (FLAT_SLOTS - 1)) + 1;
+		i += next - pos - 1;
+		l->hand = next >= end ? 0 : next;
+		if (!(live & 0xff))
 			continue;
 		vi = flat_elem_of(f, pos);
 		st = flat_lru_state(l, vi);
