@@ -759,19 +759,35 @@ static void test_lru_handler_beside_relink(void **state)
  * then it inserts.  A signal between the two whose handler inserts a new
  * key: the thread was not marked there, and the handler waited for ever
  * for the room its own thread held (an adversarial helper, with a timer's
- * signals); it is marked from the eviction to the insert now.
+ * signals); it is marked from the eviction to the insert now.  On both
+ * tables: the chained one's window lies in its own update loop.
  */
 static void test_lru_handler_after_eviction(void **state)
 {
-	uint64_t k = 2, v = 1;
+	bool chain_env = getenv("BPFMAP_TABLE") && !strcmp(getenv("BPFMAP_TABLE"), "chain");
 
 	(void)state;
-	phase = "LRU handler after an eviction";
-	lru_handler_key = 3;
-	lru_handler_setup(1, HOOK_LRU_EVICTED);
-	assert_int_equal(bpfmap_update_elem(lru_map, &k, &v, BPFMAP_ANY), 0);
-	assert_int_equal(lru_handler_ret[1], -EBUSY);
-	lru_handler_done();
+	for (int chain = 0; chain < 2; chain++) {
+		uint64_t k = 2, v = 1;
+
+		phase = chain ? "LRU handler after an eviction (chained)"
+			      : "LRU handler after an eviction (flat)";
+		lru_handler_key = 3;
+		if (chain && !chain_env)
+			assert_int_equal(setenv("BPFMAP_TABLE", "chain", 1), 0);
+		lru_handler_setup(1, HOOK_LRU_EVICTED);
+		if (chain && !chain_env)
+			assert_int_equal(unsetenv("BPFMAP_TABLE"), 0);
+		assert_true(chain || chain_env ? lru_map->ops != &flat_ops
+					       : lru_map->ops == &flat_ops);
+		assert_int_equal(bpfmap_update_elem(lru_map, &k, &v, BPFMAP_ANY), 0);
+		assert_int_equal(lru_handler_ret[1], -EBUSY);
+		/* The insert went in, the handler's key did not. */
+		assert_int_equal(bpfmap_lookup_elem(lru_map, &k, &v), 0);
+		k = 3;
+		assert_int_equal(bpfmap_lookup_elem(lru_map, &k, &v), -ENOENT);
+		lru_handler_done();
+	}
 }
 
 /* ---- bpfmap_percpu_add in a handler ----------------------------------- */

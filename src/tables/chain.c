@@ -432,10 +432,12 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		if (unlikely(ret == CHAIN_EVICT)) {
 			TEST_HOOK(HOOK_LRU_FULL, c);
 			if (chain_lru_evict(c, !victim && chain_reuse_wanted(c) ? &victim : NULL,
-					    false, true))
+					    false, true)) {
 				evicted = credit = true;
-			else
+				TEST_HOOK(HOOK_LRU_EVICTED, c);
+			} else {
 				backoff(&spins); /* a victim's bucket holder may be preempted */
+			}
 			continue;
 		}
 		/* No memory inside a read-side section, which cannot wait for

@@ -70,8 +70,9 @@ enum test_hook_point {
 				  * yet taken (obj: the element) */
 	HOOK_SLOTS_LANDING,	 /* a chained per-CPU insert with no slot begins to wait
 				  * for slots on their way back (obj: the chain) */
-	HOOK_LRU_EVICTED,	 /* a flat evicting map's insert: its eviction done,
-				  * the insert not yet made (obj: the flat table) */
+	HOOK_LRU_EVICTED,	 /* an evicting map's insert: its eviction done, the
+				  * insert not yet made (obj: the flat table or the
+				  * chain) */
 	HOOK_LRU_FULL,		 /* a chained evicting map's insert found it full, no
 				  * victim picked yet (obj: the chain) */
 	HOOK_PCPU_ADD,		 /* a lock-free bpfmap_percpu_add: in its store window,
