@@ -65,6 +65,7 @@
 
 #include <bpfmap.h>
 
+#include "tables/flat.h" /* flat_ops: which table a map got */
 #include "tables/rtab.h" /* the resizes a resizing run made */
 
 #define NTHREADS 6
@@ -191,6 +192,10 @@ struct config {
 	uint32_t map_flags;
 	bool lock;
 	bool big; /* map A of BIG_MAX entries and BIG_KEYS keys, with bursts of deletes */
+	/* The chained table (BPFMAP_TABLE=chain at create), which a HASH of
+	 * these 8-byte keys would not get: the default for longer keys in
+	 * maps of fewer than 16384 entries (a 5-tuple flow table). */
+	bool chain;
 };
 
 struct run {
@@ -1255,10 +1260,20 @@ static void create_target(struct target *t, const struct config *cfg, const char
 	t->nkeys = nkeys;
 	t->nctr = nctr;
 	t->salt = salt;
+	const char *table = getenv("BPFMAP_TABLE");
+	char *was = table ? strdup(table) : NULL;
+
+	if (cfg->chain)
+		assert_int_equal(setenv("BPFMAP_TABLE", "chain", 1), 0);
 	t->map = bpfmap_create(cfg->type, name, sizeof(struct skey), sizeof(struct sval),
 			       max_entries, &opts);
+	if (cfg->chain)
+		assert_int_equal(was ? setenv("BPFMAP_TABLE", was, 1) : unsetenv("BPFMAP_TABLE"), 0);
+	free(was);
 	if (!t->map)
 		fail_msg("bpfmap_create(%s): %s", name, strerror(errno));
+	if (cfg->chain)
+		assert_true(t->map->ops != &flat_ops);
 	/* BPFMAP_F_NO_COMMON_LRU rounds max_entries up to whole CPUs. */
 	assert_int_equal(bpfmap_get_info(t->map, &info, &(uint32_t){ sizeof(info) }), 0);
 	t->max_entries = info.max_entries;
@@ -1753,20 +1768,24 @@ static void test_chain_copy_churn(void **state)
 int main(void)
 {
 	static const struct config cfgs[] = {
-		{ "hash prealloc, spin lock", BPFMAP_TYPE_HASH, 0, true, false },
-		{ "hash no_prealloc, spin lock", BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC, true, false },
-		{ "hash prealloc, no lock", BPFMAP_TYPE_HASH, 0, false, false },
-		{ "hash no_prealloc, no lock", BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC, false, false },
-		{ "rhash, spin lock", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, true, false },
-		{ "rhash, no lock", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, false, false },
-		{ "rhash, resizing", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, false, true },
-		{ "lru_hash, common lru", BPFMAP_TYPE_LRU_HASH, 0, false, false },
+		{ "hash prealloc, spin lock", BPFMAP_TYPE_HASH, 0, true, false, false },
+		{ "hash no_prealloc, spin lock", BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC, true, false, false },
+		{ "hash prealloc, no lock", BPFMAP_TYPE_HASH, 0, false, false, false },
+		{ "hash no_prealloc, no lock", BPFMAP_TYPE_HASH, BPFMAP_F_NO_PREALLOC, false, false, false },
+		{ "rhash, spin lock", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, true, false, false },
+		{ "rhash, no lock", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, false, false, false },
+		{ "rhash, resizing", BPFMAP_TYPE_RHASH, BPFMAP_F_NO_PREALLOC, false, true, false },
+		{ "lru_hash, common lru", BPFMAP_TYPE_LRU_HASH, 0, false, false, false },
 		{ "lru_hash, per-cpu lists", BPFMAP_TYPE_LRU_HASH, BPFMAP_F_NO_COMMON_LRU, false,
-		  false },
-		{ "percpu_hash prealloc", BPFMAP_TYPE_PERCPU_HASH, 0, false, false },
+		  false, false },
+		{ "percpu_hash prealloc", BPFMAP_TYPE_PERCPU_HASH, 0, false, false, false },
 		{ "percpu_hash no_prealloc", BPFMAP_TYPE_PERCPU_HASH, BPFMAP_F_NO_PREALLOC, false,
-		  false },
-		{ "lru_percpu_hash, common lru", BPFMAP_TYPE_LRU_PERCPU_HASH, 0, false, false },
+		  false, false },
+		{ "lru_percpu_hash, common lru", BPFMAP_TYPE_LRU_PERCPU_HASH, 0, false, false, false },
+		{ "hash prealloc, chained table, spin lock", BPFMAP_TYPE_HASH, 0, true, false,
+		  true },
+		{ "percpu_hash prealloc, chained table", BPFMAP_TYPE_PERCPU_HASH, 0, false, false,
+		  true },
 	};
 	static const uint32_t lin_flags[] = { 0, BPFMAP_F_NO_PREALLOC };
 	static const struct lin_cfg lin_cfgs[] = { { 0, LIN_MAX },

@@ -124,13 +124,16 @@ static void chain_elem_name(struct chain *c, struct chain_elem *e, uint32_t hash
  * itself (chain_reuses) when the pool has no free element, so that it would
  * otherwise borrow one from the heap (a map whose programs insert at a
  * high rate held tens of MB, or, per-CPU, answered -ENOMEM once its slot
- * indices ran out): an evicting map's insert inside a read-side section,
- * where it cannot wait for reclamation; another map's once it has borrowed
- * its slack, inside a section or not (inserts outside sections beside
- * deletes inside them, whose elements a flush holds for a grace period,
- * grew a 64-entry HASH by 183K heap elements in 40 s).  Not in TSan
- * builds: the readers' key compares race with the reuse's stores by
- * design, validated afterwards (chain_walk_valid).
+ * indices ran out): an insert inside a read-side section, where it cannot
+ * wait for reclamation, an evicting map's at once and another map's once
+ * it has borrowed its slack.  Outside sections an insert waits for the
+ * deleted elements instead (chain_may_borrow), as the flat table's do, so
+ * that a program's pointer shows its own key's value until its section
+ * ends: reusing there as well (inserts outside sections beside deletes
+ * inside them had grown a 64-entry HASH by 183K heap elements in 40 s)
+ * changed values under pointers in test_stress whenever reclamation
+ * lagged.  Not in TSan builds: the readers' key compares race with the
+ * reuse's stores by design, validated afterwards (chain_walk_valid).
  */
 static bool chain_may_reuse(const struct chain *c)
 {
@@ -140,27 +143,26 @@ static bool chain_may_reuse(const struct chain *c)
 #else
 	if (c->evict)
 		return !rcu_may_wait();
-	return chain_reuses(c) &&
+	return chain_reuses(c) && !rcu_may_wait() &&
 	       __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) >= c->borrow_cap;
 #endif
 }
 
 /*
- * Whether an insert whose pool is dry may borrow from the heap now.  An
- * evicting map's insert outside a section, past the slack it has
- * borrowed, first takes its pending deleted elements back, one grace
- * period (its caller's chain_reclaim_pending_now): it borrowed every
- * time, and beside deletes
- * inside sections, whose elements wait for a grace period, a 64-entry
- * LRU_HASH of 16-byte keys grew to 38 MB in 25 s.  Reusing one at once
- * instead, as other maps do past their slack, changed the value under
- * programs' pointers hundreds of times in test_stress's 2.5 s: a map
- * turning over by evictions borrows its slack within a few thousand
- * inserts whenever reclamation lags.
+ * Whether an insert whose pool is dry may borrow from the heap now.  A
+ * preallocated map's insert outside a section, past the slack it has
+ * borrowed, first takes its deleted elements back, one grace period (its
+ * caller's chain_reclaim_now; an evicting map's, its pending stacks only):
+ * it borrowed every time, and beside deletes inside sections, whose
+ * elements wait for a grace period, a 64-entry LRU_HASH of 16-byte keys
+ * grew to 38 MB in 25 s.  Reusing one at once instead changed the value
+ * under programs' pointers hundreds of times in test_stress's 2.5 s (an
+ * evicting map borrows its slack within a few thousand inserts whenever
+ * reclamation lags), and under BPFMAP_TABLE=chain in its HASH runs too.
  */
 static bool chain_may_borrow(const struct chain *c, bool waited)
 {
-	return !c->evict || waited || !rcu_may_wait() ||
+	return !c->prealloc || waited || !rcu_may_wait() ||
 	       __atomic_load_n(&c->heap_elems, __ATOMIC_RELAXED) < c->borrow_cap;
 }
 
@@ -470,11 +472,12 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		 * deleting 64 keys a section).  A preallocated map's pool is
 		 * dry only while its deleted elements wait for a grace period,
 		 * and malloc failed to bridge that: wait for them once.  A
-		 * NO_PREALLOC map's failed malloc is its answer.  An evicting
-		 * map past its borrowed slack takes its pending stacks back
-		 * before it borrows (chain_may_borrow), one grace period, then
-		 * borrows whatever that found, and waits for every deleted
-		 * element only if malloc failed.  Slots on
+		 * NO_PREALLOC map's failed malloc is its answer.  A map past
+		 * its borrowed slack waits for its deleted elements before it
+		 * borrows (chain_may_borrow), one grace period (an evicting
+		 * map: its pending stacks only, then it borrows whatever that
+		 * found, and waits for every deleted element only if malloc
+		 * failed).  Slots on
 		 * their way back (chain_slots_landing) are waited for first:
 		 * else the waits passed in microseconds beside a chunk being
 		 * given back, or another thread's release, and the insert
@@ -485,10 +488,12 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			waits++;
 			continue;
 		}
-		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc && !waits &&
-		    (c->evict ? chain_reclaim_pending_now(c) : chain_reclaim_now(c))) {
-			waits++;
-			continue;
+		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc && !waits) {
+			TEST_HOOK(HOOK_CHAIN_WAITS, c);
+			if (c->evict ? chain_reclaim_pending_now(c) : chain_reclaim_now(c)) {
+				waits++;
+				continue;
+			}
 		}
 		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc && c->evict && waits == 1 &&
 		    chain_reclaim_now(c)) {

@@ -73,6 +73,9 @@ enum test_hook_point {
 	HOOK_LRU_EVICTED,	 /* an evicting map's insert: its eviction done, the
 				  * insert not yet made (obj: the flat table or the
 				  * chain) */
+	HOOK_CHAIN_WAITS,	 /* a chained preallocated map's insert found no free
+				  * element and may not borrow: it waits for the
+				  * deleted ones next, where it may (obj: the chain) */
 	HOOK_LRU_FULL,		 /* a chained evicting map's insert found it full, no
 				  * victim picked yet (obj: the chain) */
 	HOOK_PCPU_ADD,		 /* a lock-free bpfmap_percpu_add: in its store window,
