@@ -190,6 +190,24 @@ static bool chain_reuse_wanted(const struct chain *c)
  * it answers -ENOMEM (below). */
 #define CHAIN_ENOMEM_WAITS 8
 
+/* A free or deleted element for an insert that may reuse one at once; a
+ * deleted one is also left in *@victim. */
+static struct chain_elem *chain_take_reusable(struct chain *c, struct chain_elem **victim)
+{
+	bool stolen = false;
+	struct chain_elem *e = chain_elem_reusable(c, &stolen);
+
+	if (stolen) {
+		*victim = e;
+		/* A lock-free store that found the element's old key may still
+		 * be on its way to it: stores off for good, once those in
+		 * flight have landed. */
+		if (!c->evict)
+			stores_stop_windows(&c->lockfree_store, store_window_owner(&c->map));
+	}
+	return e;
+}
+
 /* Insert an absent key into its locked bucket (a full evicting map:
  * CHAIN_EVICT; -ENOMEM, with *no_slot when a per-CPU map's slots, not
  * malloc, ran out, or when it should wait before it borrows and has not:
@@ -223,19 +241,8 @@ static int chain_insert_locked(struct chain *c, struct chain_bucket *b, uint32_t
 	 * element, even if another thread takes that one (a churn on two CPUs
 	 * borrowed a few a second there, for good). */
 	e = *victim;
-	if (!e && chain_may_reuse(c)) {
-		bool stolen = false;
-
-		e = chain_elem_reusable(c, &stolen);
-		if (stolen) {
-			*victim = e;
-			/* A lock-free store that found the element's old key
-			 * may still be on its way to it: stores off for good,
-			 * once those in flight have landed. */
-			if (!c->evict)
-				stores_stop_windows(&c->lockfree_store, store_window_owner(&c->map));
-		}
-	}
+	if (!e && chain_may_reuse(c))
+		e = chain_take_reusable(c, victim);
 	if (!e)
 		e = chain_elem_alloc(c, no_slot, chain_may_borrow(c, waited));
 	if (!e) {
@@ -471,13 +478,14 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 		 * left 0-3 inserts a run answering -ENOMEM beside a thread
 		 * deleting 64 keys a section).  A preallocated map's pool is
 		 * dry only while its deleted elements wait for a grace period,
-		 * and malloc failed to bridge that: wait for them once.  A
-		 * NO_PREALLOC map's failed malloc is its answer.  A map past
-		 * its borrowed slack waits for its deleted elements before it
-		 * borrows (chain_may_borrow), one grace period (an evicting
-		 * map: its pending stacks only, then it borrows whatever that
-		 * found, and waits for every deleted element only if malloc
-		 * failed).  Slots on
+		 * and malloc failed to bridge that: wait for them, a few times
+		 * (deletes inside other threads' sections may refill the
+		 * pending stacks meanwhile).  A NO_PREALLOC map's failed malloc
+		 * is its answer.  A map past its borrowed slack waits for its
+		 * deleted elements before it borrows (chain_may_borrow), one
+		 * grace period (an evicting map: its pending stacks only, then
+		 * it borrows whatever that found, and waits for every deleted
+		 * element only if malloc failed).  Slots on
 		 * their way back (chain_slots_landing) are waited for first:
 		 * else the waits passed in microseconds beside a chunk being
 		 * given back, or another thread's release, and the insert
@@ -488,7 +496,8 @@ static ALWAYS_INLINE int chain_update_locked(struct chain *c, struct chain_bucke
 			waits++;
 			continue;
 		}
-		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc && !waits) {
+		if (unlikely(ret == -ENOMEM) && !no_slot && c->prealloc &&
+		    (!waits || (!c->evict && waits < CHAIN_ENOMEM_WAITS))) {
 			TEST_HOOK(HOOK_CHAIN_WAITS, c);
 			if (c->evict ? chain_reclaim_pending_now(c) : chain_reclaim_now(c)) {
 				waits++;
