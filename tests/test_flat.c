@@ -3088,6 +3088,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [--single-threaded]\n", argv[0]);
 		return 2;
 	}
+	if (test_chain_forced())
+		return test_chain_forced_skipped("the flat table's own tests");
 	failed = run_test_group(single_threaded);
 	if (!only_single)
 		failed += run_test_group(threaded);

@@ -337,5 +337,8 @@ int main(void)
 		test_entry(test_inserts_in_and_out_of_sections),
 	};
 
+	if (test_chain_forced())
+		return test_chain_forced_skipped("the flat table's LRU queues");
+
 	return run_test_group(tests);
 }

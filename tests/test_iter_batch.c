@@ -372,6 +372,8 @@ static void test_churned_batch_k16(void **state)
 static void test_get_next_key_reinserted(void **state)
 {
 	(void)state;
+	skip_if_chain_forced("the chained table's walk, as the kernel's, meets a re-inserted "
+			     "key again and never ends");
 	for (enum bpfmap_type t = BPFMAP_TYPE_HASH; t <= BPFMAP_TYPE_LRU_HASH; t += 8) {
 		struct bpfmap *map = must_create(t, 4, 8, 64, 0);
 		uint32_t k, seen = 0, mask[2] = { 0, 0 };

@@ -493,6 +493,7 @@ static void test_lookup_word_isas(void **state)
 	static const uint32_t value_sizes[] = {8, 4, 12, 24};
 
 	(void)state;
+	skip_if_chain_forced("the flat table's word lookups");
 	for (int isa = 0; isa < FLAT_ISA_COUNT; isa++) {
 		if (!flat_isa_runs((enum flat_isa)isa))
 			continue;
@@ -570,6 +571,7 @@ static void test_lookup_word_choice(void **state)
 	enum flat_isa best = FLAT_ISA_BASE;
 
 	(void)state;
+	skip_if_chain_forced("the flat table's word lookups");
 	for (int isa = FLAT_ISA_COUNT - 1; isa > FLAT_ISA_BASE && best == FLAT_ISA_BASE; isa--)
 		if (flat_isa_runs((enum flat_isa)isa))
 			best = (enum flat_isa)isa;

@@ -16,6 +16,19 @@
 
 const uint32_t test_map_flag_variants[2] = { 0, BPFMAP_F_NO_PREALLOC };
 
+bool test_chain_forced(void)
+{
+	const char *t = getenv("BPFMAP_TABLE");
+
+	return t && !strcmp(t, "chain");
+}
+
+int test_chain_forced_skipped(const char *why)
+{
+	printf("skipped under BPFMAP_TABLE=chain: %s\n", why);
+	return 77;
+}
+
 bool test_tsan_build(void)
 {
 #ifdef BPFMAP_TSAN

@@ -40,6 +40,20 @@ bool test_tsan_build(void);
 		}                                                                     \
 	} while (0)
 
+/* BPFMAP_TABLE=chain in the environment gives every hash map the chained
+ * table (scripts/test.sh runs the unit tests once so).  A test of the flat
+ * table's own layout, figures or hooks skips then, saying why; a file of
+ * nothing else exits with test_chain_forced_skipped(). */
+bool test_chain_forced(void);
+#define skip_if_chain_forced(why)                                                      \
+	do {                                                                           \
+		if (test_chain_forced()) {                                             \
+			print_message("skipped under BPFMAP_TABLE=chain: %s\n", (why)); \
+			skip();                                                        \
+		}                                                                      \
+	} while (0)
+int test_chain_forced_skipped(const char *why);
+
 /* Pin the calling thread to CPU @cpu (modulo the possible CPUs): 0 or
  * -errno; no assertion, so threads other than cmocka's may call it.
  * pin_to() asserts it.  test_unpin(): every possible CPU again. */
