@@ -26,32 +26,29 @@ struct bpfmap *must_create(enum bpfmap_type type, uint32_t key_size, uint32_t va
 		assert_int_equal(errno, (err));       \
 	} while (0)
 
+/* Skip the calling test when @cond, saying under what (@what) and @why. */
+#define skip_when(cond, what, why)                                           \
+	do {                                                                 \
+		if (cond) {                                                  \
+			print_message("skipped %s: %s\n", (what), (why));    \
+			skip();                                              \
+		}                                                            \
+	} while (0)
+
 /* Skip the calling test in ThreadSanitizer builds, saying @why: a few ask
  * what those builds cannot give (the release and ASan builds run them).
  * test_tsan_build() is decided where test_util.c is compiled, with the
  * library's own test (util/compiler.h), which test files including DPDK
  * cannot include. */
 bool test_tsan_build(void);
-#define skip_under_tsan(why)                                                          \
-	do {                                                                          \
-		if (test_tsan_build()) {                                              \
-			print_message("skipped under ThreadSanitizer: %s\n", (why)); \
-			skip();                                                       \
-		}                                                                     \
-	} while (0)
+#define skip_under_tsan(why) skip_when(test_tsan_build(), "under ThreadSanitizer", why)
 
 /* BPFMAP_TABLE=chain in the environment gives every hash map the chained
  * table (scripts/test.sh runs the unit tests once so).  A test of the flat
  * table's own layout, figures or hooks skips then, saying why; a file of
  * nothing else exits with test_chain_forced_skipped(). */
 bool test_chain_forced(void);
-#define skip_if_chain_forced(why)                                                      \
-	do {                                                                           \
-		if (test_chain_forced()) {                                             \
-			print_message("skipped under BPFMAP_TABLE=chain: %s\n", (why)); \
-			skip();                                                        \
-		}                                                                      \
-	} while (0)
+#define skip_if_chain_forced(why) skip_when(test_chain_forced(), "under BPFMAP_TABLE=chain", why)
 int test_chain_forced_skipped(const char *why);
 
 /* Pin the calling thread to CPU @cpu (modulo the possible CPUs): 0 or
