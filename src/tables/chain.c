@@ -85,8 +85,7 @@ static void chain_elem_fill(struct chain *c, struct chain_elem *e, const void *v
 	} else if (reused) {
 		value_store(map, v, value);
 	} else {
-		memcpy(v, value, map->value_size);
-		value_clear_lock(map, v);
+		value_fill(map, v, value);
 	}
 }
 

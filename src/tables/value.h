@@ -112,6 +112,23 @@ static inline uint32_t *value_copy_out_or_busy(const struct bpfmap *map, void *d
 	return NULL;
 }
 
+/* @value into a value that no key holds yet, its lock free: the lock word
+ * with one atomic store, since a waiter from the value's last life may
+ * still read it (chained preallocated maps wait on it outside any section,
+ * chain_value_wait, and their elements stay theirs). */
+static inline void value_fill(const struct bpfmap *map, void *dst, const void *value)
+{
+	if (map_has_lock(map)) {
+		uint32_t tail = (uint32_t)map->lock_off + sizeof(struct bpfmap_spin_lock);
+
+		memcpy(dst, value, (size_t)map->lock_off);
+		memcpy((char *)dst + tail, (const char *)value + tail, map->value_size - tail);
+		__atomic_store_n(&value_lock(map, dst)->val, 0, __ATOMIC_RELAXED);
+	} else {
+		memcpy(dst, value, map->value_size);
+	}
+}
+
 /* Store @value into live value @dst, its lock word untouched (other threads
  * may hold it).  The caller keeps readers out (a seq, or the lock). */
 static inline void value_store(const struct bpfmap *map, void *dst, const void *value)
