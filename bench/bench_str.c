@@ -205,7 +205,7 @@ static void measure_row(struct row_run *rr, const struct bstr_case *c)
 	uint64_t t_warm, t_end;
 	int rounds = 0;
 
-	if (rr->kern)
+	if (rr->kern && !c->worst)
 		bstr_kernel_place(rr->kern, c);
 	for (int i = 0; i < rr->ncols; i++) {
 		struct bcol *col = &rr->cols[i];
@@ -261,10 +261,13 @@ static void measure_row(struct row_run *rr, const struct bstr_case *c)
 
 /* ---- the benchmark ---- */
 
-/* The columns of @kind: user space (unless --backend kernel), the --isa
- * versions, the kernel's (unless --backend lib). */
-static int setup_cols(struct row_run *rr, enum bstr_kind kind, const struct str_ops *const *isa)
+/* The columns of @c's kind: user space (unless --backend kernel), the --isa
+ * versions, the kernel's (unless --backend lib, or for a worst case: its
+ * strings do not fit the program's buffer). */
+static int setup_cols(struct row_run *rr, const struct bstr_case *c,
+		      const struct str_ops *const *isa)
 {
+	const enum bstr_kind kind = c->kind;
 	const struct kind_desc *d = &kinds[kind];
 	int n = 0;
 
@@ -277,7 +280,7 @@ static int setup_cols(struct row_run *rr, enum bstr_kind kind, const struct str_
 						       .batch = d->isa_batch,
 						       .ops = isa[i], .isa = true };
 	}
-	if (rr->env->backends & BACKEND_KERNEL) {
+	if ((rr->env->backends & BACKEND_KERNEL) && !c->worst) {
 		rr->cols[n++] = (struct bcol){ .name = "kernel", .backend = "kernel",
 					       .function = kernel_fn[kind], .kprog = (int)kind };
 		rr->cols[n++] = (struct bcol){ .name = "empty", .backend = "kernel",
@@ -369,10 +372,14 @@ static int str_run(const struct bench *b, const struct bench_env *env, struct be
 		const char *table = c->table;
 		bool http = !strcmp(table, "http-host");
 
-		setup_cols(&rr, c->kind, isa);
+		setup_cols(&rr, c, isa);
 		for (int i = 0; i < rr.ncols; i++)
 			rr.cols[i].v = store + (size_t)i * MAX_ROUNDS;
-		if (http)
+		if (c->worst)
+			fprintf(f, "substring worst cases (strnstr(s, needle, %d), user space only): "
+				   "needle a^%d b (long) or a^%d b (short), s = %d bytes of 'a'\n",
+				BSTR_MAX, BSTR_WORST_LONG - 1, BSTR_WORST_SHORT - 1, BSTR_MAX);
+		else if (http)
 			fprintf(f, "HTTP Host search (strnstr, needle \"%s\"): a GET request, Host "
 				   "last or absent, %zu bytes into a packet (%zu past a 64-byte "
 				   "boundary)\n", bstr_http_needle, bstr_http_offset,
@@ -389,7 +396,7 @@ static int str_run(const struct bench *b, const struct bench_env *env, struct be
 					c->scenario);
 				fflush(stderr);
 			}
-			setup_cols(&rr, c->kind, isa);
+			setup_cols(&rr, c, isa);
 			for (int i = 0; i < rr.ncols; i++)
 				rr.cols[i].v = store + (size_t)i * MAX_ROUNDS;
 			measure_row(&rr, c);
@@ -437,7 +444,7 @@ const struct bench bench_str_kfuncs = {
 	.summary = "string kfuncs (scan/comparison/span/substring x first/middle/late/absent, "
 		   "HTTP Host): bpfmap, glibc, bytewise, kernel; ns/call",
 	.run = str_run,
-	/* 18 rows, each -w + -d: about 30 s. */
+	/* 20 rows, each -w + -d: about 35 s. */
 	.default_warmup_s = 0.1,
 	.default_duration_s = 1.5,
 };

@@ -45,11 +45,15 @@ struct bstr_case {
 	/* Where the kernel's copies go in its .bss buffer (alignment kept). */
 	uint32_t koff_a, koff_b;
 	size_t alen, blen;    /* bytes to copy there, NULs included */
+	bool worst;           /* an adversarial search: user space only, no targets */
 };
 
 /* str_cases.c: builds every scenario once (static storage).  Returns how
  * many; *out points at them. */
 #define BSTR_MAX_CASES 24
+/* The adversarial searches' haystack: 'a' over BSTR_MAX bytes. */
+#define BSTR_WORST_LONG 32768 /* needle a^32767 b */
+#define BSTR_WORST_SHORT 64   /* needle a^63 b */
 int bstr_cases(const struct bstr_case **out);
 /* The fixed arguments, for the tables' headers. */
 extern const char bstr_scan_char;   /* strnchr's target */

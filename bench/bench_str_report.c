@@ -187,6 +187,11 @@ void print_targets(FILE *f, struct targets *t, const struct bstr_case *cases, in
 		const char *table = cases[i].table;
 		char buf[32], kbuf[96] = "";
 
+		if (cases[i].worst) { /* no target: measured for the record */
+			i++;
+			continue;
+		}
+
 		fprintf(f, "  %-12s", table);
 		if (!strcmp(table, "http-host"))
 			fprintf(f, " %8s %8s", "", "");

@@ -15,6 +15,10 @@
  * GET request of about 800 bytes whose Host header comes last (late), or
  * that has none (absent), placed 66 bytes into a packet (Ethernet, IPv4 and
  * TCP with timestamps), so 2 bytes past a 64-byte boundary.
+ * And the substring search's worst cases (table substring-worst, user space
+ * only): a needle that matches everywhere but in its last byte, a^32767 b
+ * (long) or a^63 b (short), in BSTR_MAX bytes of 'a'; every candidate
+ * compares the whole needle, and the last ones run into the NUL (-ENOENT).
  */
 #include <errno.h>
 #include <string.h>
@@ -157,6 +161,24 @@ static void http_case(const char *scenario, bool with_host)
 	ncases++;
 }
 
+static char worst_hay[BSTR_MAX + 1] __attribute__((aligned(64)));
+static char worst_needle[2][BSTR_WORST_LONG + 1] __attribute__((aligned(64)));
+
+static void worst_case(const char *scenario, size_t m)
+{
+	char *x = worst_needle[m == BSTR_WORST_LONG];
+
+	memset(worst_hay, 'a', BSTR_MAX);
+	memset(x, 'a', m - 1);
+	x[m - 1] = 'b';
+	x[m] = '\0';
+	cases[ncases++] = (struct bstr_case){
+		.kind = BSTR_SUBSTR, .table = "substring-worst", .scenario = scenario,
+		.bytes = BSTR_MAX, .pos = -1, .a = worst_hay, .b = x, .n = BSTR_MAX,
+		.expect = -ENOENT, .alen = BSTR_MAX + 1, .blen = m + 1, .worst = true,
+	};
+}
+
 int bstr_cases(const struct bstr_case **out)
 {
 	if (!ncases) {
@@ -168,6 +190,8 @@ int bstr_cases(const struct bstr_case **out)
 		}
 		http_case("late", true);
 		http_case("absent", false);
+		worst_case("long", BSTR_WORST_LONG);
+		worst_case("short", BSTR_WORST_SHORT);
 	}
 	*out = cases;
 	return ncases;
