@@ -170,11 +170,18 @@ int ref_strcspn(const char *s, const char *reject)
  * bound means nothing can be found; the haystack's NUL likewise; a mismatch
  * moves the start on.  An attempt may take at most REF_STR_MAX steps.
  */
-static int ref_search(const char *hay, const char *needle, size_t len, bool fold)
+int ref_search_from(const char *hay, const char *needle, size_t len, size_t start, bool fold,
+		    size_t *where)
 {
+	size_t dummy;
+
+	if (!where)
+		where = &dummy;
+	*where = REF_STR_MAX;
 	if (!hay || !needle)
 		return -ERANGE;
-	for (size_t i = 0; i < REF_STR_MAX; i++) {
+	for (size_t i = start; i < REF_STR_MAX; i++) {
+		*where = i;
 		size_t j;
 
 		for (j = 0; i + j <= len && j < REF_STR_MAX; j++) {
@@ -198,7 +205,13 @@ static int ref_search(const char *hay, const char *needle, size_t len, bool fold
 		if (j == REF_STR_MAX)
 			return -E2BIG;
 	}
+	*where = REF_STR_MAX;
 	return -E2BIG;
+}
+
+static int ref_search(const char *hay, const char *needle, size_t len, bool fold)
+{
+	return ref_search_from(hay, needle, len, 0, fold, NULL);
 }
 
 int ref_strnstr(const char *s1, const char *s2, size_t len)

@@ -8,6 +8,7 @@
 #ifndef BPFMAP_TESTS_STRINGS_REFERENCE_H
 #define BPFMAP_TESTS_STRINGS_REFERENCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define REF_STR_MAX 65536 /* XATTR_SIZE_MAX */
@@ -30,5 +31,14 @@ int ref_strstr(const char *s1, const char *s2);
 int ref_strnstr(const char *s1, const char *s2, size_t len);
 int ref_strcasestr(const char *s1, const char *s2);
 int ref_strncasestr(const char *s1, const char *s2, size_t len);
+
+/*
+ * The substring searches' loop from candidate position start on (0: the
+ * functions above), for tests of a search that resumes where another left
+ * off; *where (if not NULL) is set to the position that decided
+ * (REF_STR_MAX if none did).
+ */
+int ref_search_from(const char *hay, const char *needle, size_t len, size_t start, bool fold,
+		    size_t *where);
 
 #endif

@@ -55,7 +55,12 @@
 
 typedef unsigned char uchar;
 
-#define STR_ENTRY static STR_TARGET STR_NOSAN
+/*
+ * The entries are short paths to an early answer, whose speed hung on where
+ * the code before them happened to end (a few ns either way); each starts a
+ * cache line instead.
+ */
+#define STR_ENTRY static __attribute__((aligned(64))) STR_TARGET STR_NOSAN
 #define STR_NOINLINE static __attribute__((noinline)) STR_TARGET STR_NOSAN
 
 #define STR_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -785,6 +790,7 @@ struct needle {
 	blk_t a0, b0, a1, b1; /* its first and second byte, both cases */
 	size_t fo;           /* the bulk filter's second byte: needle[fo] */
 	blk_t af, bf;        /* that byte, both cases */
+	size_t work;         /* blocks compared by t_cmp() so far (see STR_LIN) */
 };
 
 /* The bulk filter's second byte is needle[min(n - 1, STR_FO_MAX)]. */
@@ -793,11 +799,24 @@ struct needle {
 #define STR_CONT INT_MIN /* strstr_block(): no answer in this block (no result is this) */
 
 /*
+ * Trying each candidate costs up to the needle's length, quadratic in all.
+ * Once the blocks compared exceed STR_LIN_RATE per position passed, plus
+ * twice the needle's blocks and STR_LIN_SLACK, the search goes on in linear
+ * time (bpfmap_str_linear()) from the next position, and its answer is the
+ * check's: the whole stays linear, and needles that do not make the scans
+ * work hard never get there.  Counted in blocks, as a block costs about
+ * what the linear search spends on a byte, and only where a check may cost
+ * more than one block (count: see strstr_rest_raw()).
+ */
+#define STR_LIN_RATE 4
+#define STR_LIN_SLACK 1024
+
+/*
  * The kernel's check of the needle at position i of s: the answer, or
  * STR_CONT if it goes on to the next position.
  */
-STR_FN int strstr_check(const struct needle *nd, const uchar *s, size_t len, size_t i,
-			const bool fold)
+STR_FN int strstr_check(struct needle *nd, const uchar *s, size_t len, size_t i,
+			const bool fold, const bool count)
 {
 	const size_t cl = STR_MIN(len - i, nd->n);
 	size_t k;
@@ -807,8 +826,18 @@ STR_FN int strstr_check(const struct needle *nd, const uchar *s, size_t len, siz
 		mask_t st = m_gpr(b_key_mask(b_key_cmp(fold ? b_fold(h) : h, nd->v))) & m_below(cl);
 
 		k = st ? m_first(st) : cl;
+		STR_WORK(1);
 	} else {
 		k = t_cmp(s + i, nd->p, cl, fold);
+		STR_WORK(k / BLK + 1);
+		if (count) {
+			nd->work += k / BLK + 1;
+			if (k < cl && s[i + k] &&
+			    __builtin_expect(nd->work > STR_LIN_RATE * i + 2 * nd->n / BLK +
+								STR_LIN_SLACK,
+					     0))
+				return bpfmap_str_linear(s, nd->p, len, i + 1, fold);
+		}
 	}
 	if (k == nd->n)
 		return nd->n == STR_MAX ? -E2BIG : (int)i;
@@ -822,8 +851,8 @@ STR_FN int strstr_check(const struct needle *nd, const uchar *s, size_t len, siz
  * base + k (mod 2^64), valid the lanes to consider, lim the end of the
  * positions scanned.  Returns the answer, or STR_CONT.
  */
-STR_FN int strstr_block(const struct needle *nd, const uchar *s, size_t len, size_t lim,
-			blk_t v, size_t base, mask_t valid, const bool fold)
+STR_FN int strstr_block(struct needle *nd, const uchar *s, size_t len, size_t lim,
+			blk_t v, size_t base, mask_t valid, const bool fold, const bool count)
 {
 	mask_t z = m_gpr(b_key_mask(b_key_nul(v))) & valid;
 	mask_t cand = valid & m_gpr(b_mask(fold ? b_or(b_eq(v, nd->a0), b_eq(v, nd->b0))
@@ -843,7 +872,7 @@ STR_FN int strstr_block(const struct needle *nd, const uchar *s, size_t len, siz
 	if (z)
 		cand &= m_below(m_first(z));
 	while (cand) {
-		const int r = strstr_check(nd, s, len, base + m_first(cand), fold);
+		const int r = strstr_check(nd, s, len, base + m_first(cand), fold, count);
 
 		if (r != STR_CONT)
 			return r;
@@ -885,8 +914,9 @@ STR_FN skey_t pair_nul_key(const struct needle *nd, const uchar *q, const bool f
  * t_strnstr()), valid the lanes not yet done.  Candidates are the positions
  * whose first byte and byte fo match; the others cannot give an answer.
  */
-STR_FN int strstr_pair_block(const struct needle *nd, const uchar *s, size_t len,
-			     const uchar *q, size_t base, mask_t valid, const bool fold)
+STR_FN int strstr_pair_block(struct needle *nd, const uchar *s, size_t len,
+			     const uchar *q, size_t base, mask_t valid, const bool fold,
+			     const bool count)
 {
 	const blk_t v = b_load(q);
 	mask_t z = m_gpr(b_key_mask(b_key_nul(v))) & valid;
@@ -895,7 +925,7 @@ STR_FN int strstr_pair_block(const struct needle *nd, const uchar *s, size_t len
 	if (z)
 		cand &= m_below(m_first(z));
 	while (cand) {
-		const int r = strstr_check(nd, s, len, base + m_first(cand), fold);
+		const int r = strstr_check(nd, s, len, base + m_first(cand), fold, count);
 
 		if (r != STR_CONT)
 			return r;
@@ -907,13 +937,13 @@ STR_FN int strstr_pair_block(const struct needle *nd, const uchar *s, size_t len
  * The blocks [x, x + nb * BLK) of the bulk loop (offsets from p, see
  * t_strnstr()), one of which has a stop.
  */
-STR_FN int strstr_pair_blocks(const struct needle *nd, const uchar *s, size_t len,
+STR_FN int strstr_pair_blocks(struct needle *nd, const uchar *s, size_t len,
 			      const uchar *p, size_t x, size_t nb, size_t off, size_t from,
-			      size_t end, const bool fold)
+			      size_t end, const bool fold, const bool count)
 {
 	for (size_t j = 0; j < nb; j++, x += BLK) {
 		const int r = strstr_pair_block(nd, s, len, p + x, x - off,
-						valid_lanes(x, from, end), fold);
+						valid_lanes(x, from, end), fold, count);
 
 		if (r != STR_CONT)
 			return r;
@@ -951,9 +981,9 @@ STR_FN int strstr_pair_blocks(const struct needle *nd, const uchar *s, size_t le
  * bulk loop.
  */
 STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, size_t start, size_t nk,
-		     const bool fold)
+		     const bool fold, const bool count)
 {
-	struct needle nd = {.p = needle, .have_v = false, .v = b_zero()};
+	struct needle nd = {.p = needle, .have_v = false, .v = b_zero(), .work = 0};
 
 	if (nk) {
 		/* The caller found the needle's length, nk < BLK, in its page. */
@@ -1010,7 +1040,7 @@ STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, size_t sta
 		goto scan;
 	} else if (same_page(s, BLK)) {
 		r = strstr_block(&nd, s, len, lim, b_loadu(s), 0, lim < BLK ? m_below(lim) : M_ALL,
-				 fold);
+				 fold, count);
 		if (r != STR_CONT)
 			return r;
 		if (lim <= BLK)
@@ -1021,7 +1051,8 @@ STR_FN int t_strnstr(const uchar *s, const uchar *needle, size_t len, size_t sta
 	for (;;) {
 		blk_t v = x ? b_load(p + x) : b_define_from(b_load(p), off);
 
-		r = strstr_block(&nd, s, len, lim, v, x - off, valid_lanes(x, from, end), fold);
+		r = strstr_block(&nd, s, len, lim, v, x - off, valid_lanes(x, from, end), fold,
+				 count);
 		if (r != STR_CONT)
 			return r;
 		/* On to the next block holding the first byte or a NUL. */
@@ -1043,14 +1074,16 @@ scan:
 
 				if (!b_key_mask(b_key_join(b_key_join(k0, k1), b_key_join(k2, k3))))
 					continue;
-				r = strstr_pair_blocks(&nd, s, len, p, x, 4, off, from, end, fold);
+				r = strstr_pair_blocks(&nd, s, len, p, x, 4, off, from, end, fold,
+						       count);
 				if (r != STR_CONT)
 					return r;
 			}
 			for (; x + BLK <= STR_MIN(send, pg); x += BLK) {
 				if (!b_key_mask(PAIR_KEY(p + x)))
 					continue;
-				r = strstr_pair_blocks(&nd, s, len, p, x, 1, off, from, end, fold);
+				r = strstr_pair_blocks(&nd, s, len, p, x, 1, off, from, end, fold,
+						       count);
 				if (r != STR_CONT)
 					return r;
 			}
@@ -1089,16 +1122,37 @@ hit:;
 #undef PAIR_KEY
 }
 
+/*
+ * With nk (the needle shorter than a block, found in its page), candidate
+ * checks are single block compares and cost nothing to count: those
+ * searches keep the scans' code as it is without the hand-over.
+ */
+STR_NOINLINE int strstr_rest_raw_count(const uchar *s, const uchar *needle, size_t len,
+				       size_t start)
+{
+	return t_strnstr(s, needle, len, start, 0, false, true);
+}
+
+STR_NOINLINE int strstr_rest_fold_count(const uchar *s, const uchar *needle, size_t len,
+					size_t start)
+{
+	return t_strnstr(s, needle, len, start, 0, true, true);
+}
+
 STR_NOINLINE int strstr_rest_raw(const uchar *s, const uchar *needle, size_t len, size_t start,
 				 size_t nk)
 {
-	return t_strnstr(s, needle, len, start, nk, false);
+	if (!nk)
+		return strstr_rest_raw_count(s, needle, len, start);
+	return t_strnstr(s, needle, len, start, nk, false, false);
 }
 
 STR_NOINLINE int strstr_rest_fold(const uchar *s, const uchar *needle, size_t len,
 				  size_t start, size_t nk)
 {
-	return t_strnstr(s, needle, len, start, nk, true);
+	if (!nk)
+		return strstr_rest_fold_count(s, needle, len, start);
+	return t_strnstr(s, needle, len, start, nk, true, false);
 }
 
 /* strstr_short(): give up on the short path, t_strnstr() from position 0. */
@@ -1116,6 +1170,7 @@ STR_FN int strstr_short_check(const uchar *s, size_t len, size_t lim, size_t n, 
 
 		if (!same_page(s + i, BLK))
 			return STR_TAIL;
+		STR_WORK(1);
 		blk_t h = b_loadu(s + i);
 		mask_t st = m_gpr(b_key_mask(b_key_cmp(fold ? b_fold(h) : h, nv))) & m_below(cl);
 		size_t k = st ? m_first(st) : cl;

@@ -8,6 +8,8 @@
  * CPU), SSE2, AVX2 and AVX-512BW (x86), each time producing a complete table
  * of the fifteen functions.  str_dispatch.c picks the best table this CPU
  * runs, once per process, and the public bpfmap_str*() functions go to it.
+ * str_twoway.c, compiled once, is where the substring searches go on when
+ * trying candidate after candidate grows costly: it takes linear time.
  */
 #ifndef BPFMAP_STRINGS_STR_INTERNAL_H
 #define BPFMAP_STRINGS_STR_INTERNAL_H
@@ -73,5 +75,24 @@ extern bool bpfmap_str_careful;
 
 /* The kernel's tolower() on a byte: ASCII and Latin-1 (0xC0-0xDE but 0xD7). */
 extern const unsigned char bpfmap_str_fold[256];
+
+/*
+ * The substring search in linear time (str_twoway.c): the kernel's answer for
+ * haystack s, bound len and a non-empty needle, given that no position below
+ * start (< min(len, STR_MAX); no NUL in s[0, start)) gives one.
+ */
+int bpfmap_str_linear(const unsigned char *s, const unsigned char *needle, size_t len,
+		      size_t start, bool fold);
+
+#ifdef BPFMAP_TEST_HOOKS
+/*
+ * Test builds: the substring searches' work, in blocks compared by the block
+ * scans and bytes examined by the linear search.
+ */
+extern unsigned long bpfmap_str_work;
+#define STR_WORK(n) (bpfmap_str_work += (n))
+#else
+#define STR_WORK(n) ((void)0)
+#endif
 
 #endif
