@@ -322,13 +322,10 @@ static void apply_slot_write(const struct fuzz *f, uint8_t *v, uint64_t ef, cons
 			memcpy(v + (size_t)cpu * f->slot, src, f->pvs);
 }
 
-/* Do two per-CPU values agree where the map shows them?  The syscall view
- * shows every byte; on a WRONLY map, whose slots fetch_value() reads
- * through the program view, each slot's value_size bytes. */
+/* Do two per-CPU values agree in every slot's value_size bytes (their
+ * padding is open after a one-slot creation: model_create_zeroed)? */
 static bool same_value(const struct fuzz *f, const uint8_t *a, const uint8_t *b)
 {
-	if (can_read(f))
-		return !memcmp(a, b, f->vs);
 	for (uint32_t cpu = 0; cpu < f->ncpus; cpu++)
 		if (memcmp(a + (size_t)cpu * f->slot, b + (size_t)cpu * f->slot, f->pvs))
 			return false;
@@ -359,11 +356,11 @@ static bool fetch_value(struct fuzz *f, unsigned id, uint8_t *out)
  * An LRU update_batch that evicts may take a key that it writes again
  * later in the same batch (the victims are the map's choice): that write
  * then creates the key afresh, so with one slot written (F_CPU, or
- * F_ALL_CPUS, whose padding) the other bytes are zero, not what they were.
- * For each key written after the first eviction (element @first), every
- * such history is accepted: the model's (never evicted meanwhile), or
- * zero plus the writes from any later element of that key on.  Keys gone
- * are left to learn_evictions().
+ * F_ALL_CPUS) the other slots are zero, not what they were, and the
+ * padding open (model_create_zeroed).  For each key written after the
+ * first eviction (element @first), every such history is accepted: the
+ * model's (never evicted meanwhile), or zero plus the writes from any
+ * later element of that key on.  Keys gone are left to learn_evictions().
  */
 static void resolve_refills(struct fuzz *f, const struct batch_opts_choice *c,
 			    const unsigned *ids, const uint8_t *vals, uint32_t done, unsigned first)
@@ -379,6 +376,8 @@ static void resolve_refills(struct fuzz *f, const struct batch_opts_choice *c,
 		if (seen[id] || !fetch_value(f, id, got))
 			continue;
 		seen[id] = true;
+		/* Maybe created afresh: its padding is open whichever way. */
+		f->m.pad_open[id] = f->slot != f->pvs;
 		if (same_value(f, got, f->m.val[id]))
 			continue;
 		for (uint32_t w = first + 1; w < done; w++) {

@@ -32,6 +32,10 @@ struct model {
 	/* vs bytes each (per-CPU: the syscall view's slots, CPU c's at
 	 * c * slot, padding included), the lock word zero */
 	uint8_t *val[MAX_KEYS];
+	/* Per-CPU: the slots' padding (bytes value_size .. round_up(value_size,
+	 * 8) of each) is open, the element having been created by a one-slot
+	 * write; a whole-value write makes it known again. */
+	bool pad_open[MAX_KEYS];
 	uint32_t count;
 };
 
@@ -101,6 +105,7 @@ uint8_t *model_slot(const struct fuzz *f, unsigned id, uint32_t cpu);
 void model_remove(struct fuzz *f, unsigned id);
 unsigned learn_evictions(struct fuzz *f, unsigned keep);
 void check_lru_update(struct fuzz *f, unsigned id, bool was_new);
+bool pad_byte(const struct fuzz *f, unsigned id, uint32_t i);
 void check_value(const struct fuzz *f, unsigned id, const uint8_t *got, const char *what);
 void check_slot(const struct fuzz *f, unsigned id, uint32_t cpu, const uint8_t *got,
 		const char *what);
