@@ -31,6 +31,7 @@
 #include "strings/str_internal.h"
 #include "strings_reference.h"
 #include "test_rng.h"
+#include "strings_impls.h"
 
 #define BIG 70000 /* a length past the kernel's 65536-byte limit */
 #define STR_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -38,24 +39,6 @@
 /* ---------------------------------------------------------------------- */
 /* The implementations under test                                           */
 
-static const struct str_ops public_ops = {
-	.name = "public",
-	.strcmp = bpfmap_strcmp,
-	.strcasecmp = bpfmap_strcasecmp,
-	.strncasecmp = bpfmap_strncasecmp,
-	.strchr = bpfmap_strchr,
-	.strchrnul = bpfmap_strchrnul,
-	.strnchr = bpfmap_strnchr,
-	.strrchr = bpfmap_strrchr,
-	.strlen = bpfmap_strlen,
-	.strnlen = bpfmap_strnlen,
-	.strspn = bpfmap_strspn,
-	.strcspn = bpfmap_strcspn,
-	.strstr = bpfmap_strstr,
-	.strnstr = bpfmap_strnstr,
-	.strcasestr = bpfmap_strcasestr,
-	.strncasestr = bpfmap_strncasestr,
-};
 
 static const struct str_ops *impls[8];
 static int n_impls;
@@ -305,19 +288,8 @@ static char *buf1, *buf2, *buf3;
 static int setup_all(void **state)
 {
 	(void)state;
-	const char *seed = getenv("BPFMAP_TEST_SEED");
-
-	test_rng = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ULL;
-	if (!test_rng)
-		test_rng = 1;
-	print_message("string tests: seed 0x%" PRIx64 "; implementations:", test_rng);
-	const struct str_ops *const *all = bpfmap_str_ops_all();
-
-	for (n_impls = 0; all[n_impls]; n_impls++) {
-		impls[n_impls] = all[n_impls];
-		print_message(" %s", all[n_impls]->name);
-	}
-	impls[n_impls++] = &public_ops;
+	n_impls = strings_impls_setup("string tests", 0x9e3779b97f4a7c15ULL, impls,
+				      &strings_public_ops);
 	print_message(" (public calls %s)\n", bpfmap_str_ops()->name);
 	buf1 = aligned_alloc(64, BUF_SIZE);
 	buf2 = aligned_alloc(64, BUF_SIZE);

@@ -30,18 +30,12 @@
 #include "strings/str_internal.h"
 #include "strings_reference.h"
 #include "test_rng.h"
+#include "strings_impls.h"
 
 #define M REF_STR_MAX
 /* The work allowed per byte the search could examine (haystack + needle). */
 #define WORK_PER_BYTE 24
 
-static const struct str_ops public_ops = {
-	.name = "public",
-	.strstr = bpfmap_strstr,
-	.strnstr = bpfmap_strnstr,
-	.strcasestr = bpfmap_strcasestr,
-	.strncasestr = bpfmap_strncasestr,
-};
 
 static const struct str_ops *impls[8];
 static int n_impls;
@@ -50,19 +44,8 @@ static unsigned long n_checks, n_failures;
 static int setup_all(void **state)
 {
 	(void)state;
-	const char *seed = getenv("BPFMAP_TEST_SEED");
-
-	test_rng = seed ? strtoull(seed, NULL, 0) : 0x5851f42d4c957f2dULL;
-	if (!test_rng)
-		test_rng = 1;
-	print_message("linear search tests: seed 0x%" PRIx64 "; implementations:", test_rng);
-	const struct str_ops *const *all = bpfmap_str_ops_all();
-
-	for (n_impls = 0; all[n_impls]; n_impls++) {
-		impls[n_impls] = all[n_impls];
-		print_message(" %s", all[n_impls]->name);
-	}
-	impls[n_impls++] = &public_ops;
+	n_impls = strings_impls_setup("linear search tests", 0x5851f42d4c957f2dULL, impls,
+				      &strings_public_ops);
 	print_message("\n");
 	return 0;
 }
