@@ -41,12 +41,11 @@ typedef unsigned char uchar;
 #ifdef BPFMAP_TEST_HOOKS
 unsigned long bpfmap_str_work;
 #endif
-#define TW_WORK(n) STR_WORK(n)
 
 /* Byte i of p, folded for a folding search. */
 TW_FN uchar at(const uchar *p, size_t i, const bool fold)
 {
-	TW_WORK(1);
+	STR_WORK(1);
 	return fold ? bpfmap_str_fold[p[i]] : p[i];
 }
 
@@ -74,7 +73,7 @@ TW_FN bool reach(struct text *t, size_t need)
 	const size_t to = t->len > need && t->len - need > TW_AHEAD ? need + TW_AHEAD : t->len;
 	const uchar *z = memchr(t->s + t->known, 0, to - t->known);
 
-	TW_WORK(to - t->known);
+	STR_WORK(to - t->known);
 	t->known = z ? (size_t)(z - t->s) : to;
 	t->ended = z || to == t->len;
 	return t->known >= need;
@@ -258,7 +257,7 @@ TW_FN int linear(const uchar *s, const uchar *x, size_t len, size_t start, const
 	const size_t q = STR_MAX - 1;
 	const size_t m = strnlen((const char *)x, STR_MAX);
 
-	TW_WORK(m);
+	STR_WORK(m);
 	if (!m)
 		return 0;
 	/* No NUL below start: those positions would have decided. */
