@@ -9,6 +9,12 @@
  * of priority 2 on the same CPU wants it, through bpfmap_spin_lock() and
  * through a BPFMAP_F_LOCK update; both must get it once the holder has run
  * its course.
+ *
+ * Not under ThreadSanitizer: its runtime guards its own allocators with spin
+ * locks that yield without ever sleeping, the very inversion tested here.
+ * The holder, exiting, held one (ProcDestroy) while the waiter, wanting it
+ * for a sync object of its lock's atomics, yielded on the same CPU for
+ * ever: about one run in twenty hung, whatever bpfmap does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,6 +62,17 @@ static int fifo_on_cpu0(int prio)
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) ? EINVAL : 0;
 }
 
+/* Back to SCHED_OTHER once the contest is over, before the thread exits:
+ * the sanitizers' thread-exit code takes spin locks that only yield, and two
+ * SCHED_FIFO threads of one CPU exiting together could wait on each other
+ * there for ever (ASan's quarantine drain, seen 4 runs in 60). */
+static void back_to_other(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	(void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+}
+
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -80,6 +97,7 @@ static void *holder(void *arg)
 	for (end = thread_cpu_ns() + 2000000; thread_cpu_ns() < end;)
 		;
 	bpfmap_spin_unlock(&c->v->lock);
+	back_to_other();
 	return NULL;
 }
 
@@ -110,6 +128,7 @@ static void *waiter(void *arg)
 		bpfmap_spin_unlock(&c->v->lock);
 	}
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	back_to_other();
 	return NULL;
 }
 
@@ -121,6 +140,12 @@ static void contest(bool through_update)
 	uint32_t key = 1;
 	pthread_t h, w;
 	struct timespec deadline;
+
+#ifdef __SANITIZE_THREAD__
+	print_message("skipped: ThreadSanitizer's runtime spin locks invert priorities "
+		      "themselves (see the top of this file)\n");
+	skip();
+#endif
 
 	c.map = bpfmap_create(BPFMAP_TYPE_HASH, "prio", 4, sizeof(struct locked_value), 4, &o);
 	assert_non_null(c.map);
