@@ -77,8 +77,11 @@ extern "C" {
 #define BPFMAP_API
 #endif
 
+/* The library's version (0.3: struct bpfmap_info gained map_extra).  The
+ * ABI keeps its soname, libbpfmap.so.0, across 0.x: calls only gain
+ * arguments through structs sized by their callers. */
 #define BPFMAP_VERSION_MAJOR 0
-#define BPFMAP_VERSION_MINOR 1
+#define BPFMAP_VERSION_MINOR 3
 
 /* Map types; numeric values are the kernel's enum bpf_map_type. */
 enum bpfmap_type {
@@ -297,6 +300,8 @@ struct bpfmap_info {
 	uint32_t max_entries;
 	uint32_t map_flags;
 	char name[BPFMAP_OBJ_NAME_LEN];
+	uint32_t reserved; /* 0 (the alignment of map_extra, named) */
+	uint64_t map_extra; /* as created: RHASH's size hint; 0 for the other types */
 };
 
 /*

@@ -279,6 +279,8 @@ static void test_info_len(void **state)
 	assert_int_equal(info.value_size, 8);
 	assert_int_equal(info.max_entries, 16);
 	assert_string_equal(info.name, "len");
+	assert_int_equal(info.reserved, 0);
+	assert_int_equal(info.map_extra, 0);
 
 	/* An older, smaller struct: its 8 bytes, nothing past them. */
 	memset(buf, 0xaa, sizeof(buf));

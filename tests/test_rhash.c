@@ -96,16 +96,24 @@ static void test_create_order(void **state)
 }
 
 /* map_extra sizes the first table (8 elements a bucket); the smallest
- * table holds 2048, or max_entries when that is less. */
+ * table holds 2048, or max_entries when that is less.  bpfmap_get_info()
+ * gives the hint back, as the kernel's map info does map_extra. */
 static void test_size_hint(void **state)
 {
 	struct bpfmap *m = rhash(8, 8, 1u << 20, 65535);
+	struct bpfmap_info info;
 
 	(void)state;
 	assert_int_equal(rtab_table_of(to_rtab(m))->n, 8192);
+	memset(&info, 0xaa, sizeof(info));
+	assert_int_equal(bpfmap_get_info(m, &info, &(uint32_t){ sizeof(info) }), 0);
+	assert_int_equal(info.map_extra, 65535);
+	assert_int_equal(info.reserved, 0);
 	bpfmap_free(m);
 	m = rhash(8, 8, 1u << 20, 0);
 	assert_int_equal(rtab_table_of(to_rtab(m))->n, 256);
+	assert_int_equal(bpfmap_get_info(m, &info, &(uint32_t){ sizeof(info) }), 0);
+	assert_int_equal(info.map_extra, 0);
 	bpfmap_free(m);
 	m = rhash(8, 8, 100, 0);
 	assert_int_equal(rtab_table_of(to_rtab(m))->n, 16);

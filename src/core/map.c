@@ -274,6 +274,7 @@ int bpfmap_get_info(const struct bpfmap *map, struct bpfmap_info *info, uint32_t
 	 * (bpf_map_flags_retain_permanent). */
 	i.map_flags = map->map_flags & ~(BPFMAP_F_RDONLY | BPFMAP_F_WRONLY);
 	memcpy(i.name, map->name, sizeof(i.name));
+	i.map_extra = map->ops->map_extra ? map->ops->map_extra(map) : 0;
 	len = *info_len < sizeof(i) ? *info_len : (uint32_t)sizeof(i);
 	memcpy(info, &i, len);
 	*info_len = len;

@@ -120,6 +120,9 @@ struct map_ops {
 	/* Optional: many program-view lookups with overlapped memory accesses;
 	 * returns how many were found.  Without it, map->lookup is looped. */
 	int (*lookup_bulk)(struct bpfmap *map, const void *keys, uint32_t n, void **values);
+	/* Optional: the map_extra it was created with, for bpfmap_get_info()
+	 * (only RHASH takes one); without it, 0. */
+	uint64_t (*map_extra)(const struct bpfmap *map);
 };
 
 struct bpfmap {

@@ -152,6 +152,7 @@ struct rtab {
 	/* A new key into a map holding all it may: -E2BIG, or -ENOMEM when
 	 * the arena's budget holds fewer than max_entries (rtab_arenas_init). */
 	int full_err;
+	uint64_t map_extra; /* as created: the first table's size hint */
 	/* Elements unlinked, waiting for their grace period: the batch being
 	 * filled, and full ones (overflow groups are reused at once:
 	 * rtab_ogroup_free).  The flush callback, or an insert that finds

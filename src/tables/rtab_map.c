@@ -18,6 +18,11 @@ static uint32_t rtab_bits_for(uint64_t n)
 	return bits;
 }
 
+static uint64_t rtab_map_extra(const struct bpfmap *map)
+{
+	return to_rtab((struct bpfmap *)map)->map_extra;
+}
+
 static size_t rtab_mem_usage(const struct bpfmap *map)
 {
 	struct rtab *r = to_rtab((struct bpfmap *)map);
@@ -38,6 +43,7 @@ static const struct map_ops rtab_ops = {
 	.get_next_key = rtab_get_next_key,
 	.lookup_batch = rtab_lookup_batch,
 	.mem_usage = rtab_mem_usage,
+	.map_extra = rtab_map_extra,
 };
 
 struct bpfmap *rtab_create(const struct map_params *p, int *err)
@@ -59,6 +65,7 @@ struct bpfmap *rtab_create(const struct map_params *p, int *err)
 	hash_params_init(&r->hp, false);
 	r->mul = r->hp.mul;
 	r->fin = r->hp.fin;
+	r->map_extra = hint;
 	r->stride = (uint32_t)stride;
 	r->value_off = (uint32_t)ROUND_UP(p->key_size, 8);
 	r->value_word = p->value_size <= 8 && p->lock_off < 0;
