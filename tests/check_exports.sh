@@ -5,7 +5,12 @@
 # in its comments).
 set -euo pipefail
 lib=$1 header=$2 prefix=${3:-bpfmap_}
-exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort -u)
+# Every function under the library's version node (type A: the node's own
+# symbol, skipped); an unversioned export would be a linker script gone.
+syms=$(nm -D --defined-only "$lib" | awk '$2 != "A" {print $3}')
+unversioned=$(grep -v '@@' <<<"$syms" || true)
+if [[ -n $unversioned ]]; then echo "exported without a version: $unversioned"; exit 1; fi
+exported=$(sed 's/@.*//' <<<"$syms" | sort -u)
 declared=$(grep -oE "\\b${prefix}[a-z0-9_]+\\(" "$header" | tr -d '(' | sort -u)
 stray=$(comm -23 <(echo "$exported") <(echo "$declared"))
 missing=$(comm -13 <(echo "$exported") <(echo "$declared"))
