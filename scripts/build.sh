@@ -13,5 +13,5 @@ tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -
 	-DBPFMAP_SANITIZE=thread) ;;
 *) echo "usage: $0 [release|asan|tsan]" >&2; exit 2 ;;
 esac
-cmake -S . -B "$dir" -DBPFMAP_BUILD_TESTS=ON "${args[@]}" >/dev/null
+cmake -S . -B "$dir" -DBPFMAP_BUILD_TESTS=ON -DBPFMAP_WERROR=ON "${args[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"

@@ -74,7 +74,7 @@ rm -rf "$probe"
 
 build() {
 	CC=$cc cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DBPFMAP_SANITIZE=address \
-		-DBPFMAP_FUZZ=ON -DBPFMAP_BUILD_BENCH=OFF -DBPFMAP_BUILD_TESTS=ON \
+		-DBPFMAP_FUZZ=ON -DBPFMAP_BUILD_BENCH=OFF -DBPFMAP_BUILD_TESTS=ON -DBPFMAP_WERROR=ON \
 		-DCMAKE_C_FLAGS="-O1 -fsanitize=fuzzer-no-link" >/dev/null
 	cmake --build "$dir" -j"$(nproc)" --target fuzz_map_ops >/dev/null
 }

@@ -72,7 +72,7 @@ static void failed(const char *who, const char *h, size_t hshow, const char *x, 
 		len, start, got, want);
 	show("hay from skip", h + skip, hshow);
 	fprintf(stderr, "  (skip %zu)\n", skip);
-	show("needle", x, strnlen(x, 100));
+	show("needle", x, len < 100 ? len : 100);
 }
 
 /* bpfmap_str_linear() from start, against the reference. */
