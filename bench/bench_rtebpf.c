@@ -42,11 +42,11 @@
 #define RB_PROGRESS_NS 250000000ull
 
 static const struct rb_col col_init[RB_NCOLS] = {
-	[RB_JIT] = { "rte_bpf JIT", "jit", "lib" },
-	[RB_INTERP] = { "rte_bpf interpreter", "interpreter", "lib" },
-	[RB_C] = { "C, flow_count_c()", "c", "lib" },
-	[RB_KERN] = { "kernel XDP", "kernel", "kernel" },
-	[RB_EMPTY] = { "kernel empty XDP", "empty", "kernel" },
+	[RB_JIT] = { .label = "rte_bpf JIT", .name = "jit", .backend = "lib" },
+	[RB_INTERP] = { .label = "rte_bpf interpreter", .name = "interpreter", .backend = "lib" },
+	[RB_C] = { .label = "C, flow_count_c()", .name = "c", .backend = "lib" },
+	[RB_KERN] = { .label = "kernel XDP", .name = "kernel", .backend = "kernel" },
+	[RB_EMPTY] = { .label = "kernel empty XDP", .name = "empty", .backend = "kernel" },
 };
 
 /* ---- the passes: each runs the whole trace once and returns ns per packet
