@@ -361,7 +361,12 @@ BPFMAP_API int bpfmap_lookup_elem(struct bpfmap *map, const void *key, void *val
  * bpfmap_lookup_elem_flags - bpfmap_lookup_elem() with @flags: 0 or
  * BPFMAP_F_LOCK (copy while holding the value's spin lock).
  * Returns as bpfmap_lookup_elem(), plus -EINVAL for an unknown flag or
- * BPFMAP_F_LOCK on a map without a spin lock.
+ * BPFMAP_F_LOCK on a map without a spin lock, -ERANGE for BPFMAP_F_CPU with
+ * a CPU that is not possible.  The first that applies, in this order (Linux
+ * 6.18's, and bpf-next's for the per-CPU flags): a bit other than F_LOCK
+ * (and F_CPU on a per-CPU map) or CPU bits without F_CPU, -EINVAL; a
+ * BPFMAP_F_WRONLY map, -EPERM; F_LOCK without a lock, -EINVAL; the CPU,
+ * -ERANGE; then -ENOENT.
  * Concurrency: with BPFMAP_F_LOCK it spins on the value's lock (held only by
  * other F_LOCK copies or by program-view code that took it); otherwise as
  * bpfmap_lookup_elem().
@@ -382,7 +387,10 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  * section is free once the deleted key's holder, if any, lets it go).
  * Returns 0, or:
  *  -EINVAL  NULL argument, unknown flags (anything above BPFMAP_EXIST besides
- *           BPFMAP_F_LOCK), BPFMAP_F_LOCK without a spin lock configured;
+ *           BPFMAP_F_LOCK and the per-CPU flags), NOEXIST with EXIST,
+ *           BPFMAP_F_LOCK without a spin lock configured, a per-CPU flag
+ *           misused (BPFMAP_F_CPU, above);
+ *  -ERANGE  BPFMAP_F_CPU with a CPU that is not possible;
  *  -EPERM   the map is BPFMAP_F_RDONLY;
  *  -EEXIST  BPFMAP_NOEXIST and the key is present;
  *  -ENOENT  BPFMAP_EXIST and the key is absent;
@@ -401,6 +409,10 @@ BPFMAP_API int bpfmap_lookup_elem_flags(struct bpfmap *map, const void *key,
  *           fits (docs/RHASH.md); the key is not stored
  *           (a full LRU map, which fails only if malloc does, may have
  *           evicted an element for it first).
+ * When several apply, the first in the kernel's order: -EINVAL for a NULL
+ * argument, -EPERM, then the flags (-EINVAL for any of theirs but NOEXIST
+ * with EXIST, then -ERANGE, then -EINVAL for NOEXIST with EXIST), then the
+ * key's own answer.
  * Concurrency: locks the key's bucket.  Copy-out readers see the old or the new
  * value; program-view readers holding a pointer see the bytes change in place
  * (use the spin lock or atomics for multi-word consistency there).  A value
@@ -492,6 +504,9 @@ BPFMAP_API int bpfmap_get_next_key(struct bpfmap *map, const void *key, void *ne
  *  -EINVAL  NULL map or count, bad opts, or (checked last, *count set to 0)
  *           out_batch, keys or values NULL with *count > 0;
  *  -EPERM   BPFMAP_F_WRONLY.
+ *  -ERANGE  elem_flags' BPFMAP_F_CPU with a CPU that is not possible.
+ * Checked in this order (the kernel's): NULL map or count, the access
+ * (-EPERM), malformed opts, elem_flags (-EINVAL, then -ERANGE), flags.
  * *count == 0 on entry returns 0 and touches nothing.  A cursor past the last
  * bucket returns -ENOENT with *count = 0.
  * Concurrency: locks one bucket at a time; each bucket is copied as a
@@ -540,8 +555,9 @@ BPFMAP_API int bpfmap_update_batch(struct bpfmap *map, const void *keys,
 /*
  * bpfmap_delete_batch - bpfmap_delete_elem() for *@count keys in turn; stops at
  * the first error (-ENOENT for an absent key).
- * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (accepted, as in the kernel;
- *         it changes nothing for a delete); flags is ignored, as in the kernel.
+ * @opts:  NULL, or elem_flags 0 or BPFMAP_F_LOCK (accepted, as in the kernel,
+ *         where values have a spin lock, -EINVAL elsewhere; it changes
+ *         nothing for a delete); flags is ignored, as in the kernel.
  * @count: in: number of keys; out: number deleted before the error (a call
  *         refused before any key, -EINVAL or -EPERM, leaves it as it was).
  * Returns 0 or the first error; -EINVAL for bad opts or NULL keys.  *@count ==

@@ -23,8 +23,7 @@ struct batch_opts_choice {
 	} buf;
 	const struct bpfmap_batch_opts *p; /* NULL or &buf.opts */
 	uint64_t ef;  /* elem_flags as the library reads them (0 past sz) */
-	errset errs;  /* what the options alone make the call answer */
-	errset errs_but_lock; /* the same, were F_LOCK not asked for */
+	errset errs;  /* what the options alone make the call answer: one errno */
 	uint32_t vstride; /* bytes per value: one slot with the per-CPU flags */
 };
 
@@ -37,7 +36,7 @@ struct batch_opts_choice {
 static void decode_batch_opts(const struct fuzz *f, uint8_t b, uint8_t cpu_b, uint8_t cpu_byte,
 			      bool writes, uint64_t takes, struct batch_opts_choice *c)
 {
-	errset errs = 0;
+	errset errs = 0, flags_bad = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->buf.opts.sz = sizeof(c->buf.opts);
@@ -58,7 +57,7 @@ static void decode_batch_opts(const struct fuzz *f, uint8_t b, uint8_t cpu_b, ui
 	case 5:
 		c->buf.opts.flags = 1ULL << (b >> 3 & 63);
 		if (!writes)
-			errs |= ERR(EINVAL);
+			flags_bad = ERR(EINVAL);
 		break;
 	case 6: /* an older header's struct: sz ends before elem_flags, whose
 		 * bytes here must not be read; or a sz too small to hold sz */
@@ -80,8 +79,11 @@ static void decode_batch_opts(const struct fuzz *f, uint8_t b, uint8_t cpu_b, ui
 		c->buf.opts.elem_flags |= gen_cpu_flags(f, cpu_b, cpu_byte);
 		c->ef = c->buf.opts.elem_flags;
 	}
-	c->errs = errs | flags_errs(f, c->ef, takes);
-	c->errs_but_lock = errs | flags_errs(f, c->ef & ~BPFMAP_F_LOCK, takes);
+	/* The options' form, then elem_flags, then flags (the kernel checks
+	 * elem_flags first: -ERANGE before flags' -EINVAL). */
+	c->errs = errs ? errs : flags_errs(f, c->ef, takes);
+	if (!c->errs)
+		c->errs = flags_bad;
 	c->vstride = one_slot(c->ef) ? f->pvs : f->vs;
 }
 
@@ -247,9 +249,8 @@ void op_lookup_batch(struct fuzz *f, struct input *in, bool do_delete)
 			  BPFMAP_F_LOCK | (do_delete ? 0 : BPFMAP_F_CPU), &c);
 	trace("%s walk opts %u elem_flags %#llx%s", what, how & 7, (unsigned long long)c.ef,
 	      how & 0x40 ? " (bogus cursor)" : "");
-	errs = c.errs;
-	if (!can_read(f) || (do_delete && !can_write(f)))
-		errs |= ERR(EPERM);
+	/* The access check before the options. */
+	errs = !can_read(f) || (do_delete && !can_write(f)) ? ERR(EPERM) : c.errs;
 	if (errs) {
 		uint32_t count = 1 + stop_after % 8, was = count;
 		int err, ret = batch_call_once(f, do_delete, &c, NULL, out_cur, &count, &err);
@@ -423,12 +424,10 @@ void op_update_batch(struct fuzz *f, struct input *in)
 	      c.errs);
 	ret = bpfmap_update_batch(f->map, keys, vals, &count, c.p);
 	e = errno;
-	errs = c.errs;
-	if (!can_write(f))
-		errs |= ERR(EPERM);
+	errs = can_write(f) ? c.errs : ERR(EPERM);
 	if (errs) {
-		if (!(n == 0 && ret == 0))
-			expect_err("update_batch", ret, e, errs);
+		/* even with *count 0: the checks come first */
+		expect_err("update_batch", ret, e, errs);
 		/* Refused before any element: *count as it was. */
 		if (count != n)
 			mismatch("update_batch refused (%d) but set count %u of %u", ret, count, n);
@@ -501,14 +500,12 @@ void op_delete_batch(struct fuzz *f, struct input *in)
 	      c.errs);
 	ret = bpfmap_delete_batch(f->map, keys, &count, c.p);
 	e = errno;
-	/* BPFMAP_F_LOCK is "accepted" for deletes; on a map without a lock
-	 * the kernel refuses it (-EINVAL) and so may bpfmap, or ignore it. */
-	errs = ret == -EINVAL ? c.errs : c.errs_but_lock;
-	if (!can_write(f))
-		errs |= ERR(EPERM);
+	/* F_LOCK on a map without a lock: -EINVAL, as the kernel's
+	 * generic_map_delete_batch() answers. */
+	errs = can_write(f) ? c.errs : ERR(EPERM);
 	if (errs) {
-		if (!(n == 0 && ret == 0))
-			expect_err("delete_batch", ret, e, errs);
+		/* even with *count 0: the checks come first */
+		expect_err("delete_batch", ret, e, errs);
 		if (count != n)
 			mismatch("delete_batch refused (%d) but set count %u of %u", ret, count, n);
 		goto out;

@@ -312,35 +312,32 @@ uint64_t gen_cpu_flags(const struct fuzz *f, uint8_t b, uint8_t cpu_byte)
 }
 
 /*
- * What @flags alone make a call answer that takes the flag bits @takes
+ * The error @flags alone make a call answer that takes the flag bits @takes
  * (update modes, BPFMAP_F_LOCK, and where it takes them BPFMAP_F_CPU and
- * BPFMAP_F_ALL_CPUS, which only per-CPU maps accept), as include/bpfmap.h,
- * the README's table and docs/MAPS.md give bpf-next's rules: -EINVAL for
- * an unknown bit, the update mode 3, F_LOCK without a spin lock, a per-CPU
- * flag where it is not taken, both per-CPU flags at once, or CPU bits
- * without F_CPU; -ERANGE for F_CPU with a CPU that is not possible.  Where
- * several apply, the contract does not order them: any is accepted.
+ * BPFMAP_F_ALL_CPUS, which only per-CPU maps accept), as a set of one errno
+ * (empty if none): the first in the README's order, bpf-next's
+ * (bpf_map_check_op_flags(), then the hash map's test of the update mode).
+ * -EINVAL for an unknown bit, F_LOCK without a spin lock, CPU bits without
+ * F_CPU, a per-CPU flag where it is not taken or both at once; then -ERANGE
+ * for F_CPU with a CPU that is not possible; then -EINVAL for the update
+ * mode 3 (NOEXIST | EXIST).  The access check and, for lookups, the bits no
+ * kernel takes come before these (the callers').
  */
 errset flags_errs(const struct fuzz *f, uint64_t flags, uint64_t takes)
 {
 	uint64_t low = flags & 0xffffffffu, hi = flags >> 32;
-	errset errs = 0;
 
 	if (!f->percpu)
 		takes &= ~(BPFMAP_F_CPU | BPFMAP_F_ALL_CPUS);
-	if (low & ~takes)
-		errs |= ERR(EINVAL);
+	if ((low & ~takes) || ((low & BPFMAP_F_LOCK) && !has_lock(f)) ||
+	    (!(low & BPFMAP_F_CPU) && hi) ||
+	    ((low & BPFMAP_F_CPU) && (low & BPFMAP_F_ALL_CPUS)))
+		return ERR(EINVAL);
+	if ((low & BPFMAP_F_CPU) && hi >= f->ncpus)
+		return ERR(ERANGE);
 	if ((low & 3) == 3)
-		errs |= ERR(EINVAL);
-	if ((low & BPFMAP_F_LOCK) && !has_lock(f))
-		errs |= ERR(EINVAL);
-	if ((low & BPFMAP_F_CPU) && (low & BPFMAP_F_ALL_CPUS))
-		errs |= ERR(EINVAL);
-	if (!(low & BPFMAP_F_CPU) && hi)
-		errs |= ERR(EINVAL);
-	if ((low & takes & BPFMAP_F_CPU) && hi >= f->ncpus)
-		errs |= ERR(ERANGE);
-	return errs;
+		return ERR(EINVAL);
+	return 0;
 }
 
 /* learn_evictions() on a map the syscall view may not read: is @id still

@@ -176,7 +176,8 @@ out:
 static void prog_update(struct fuzz *f, struct input *in, unsigned id)
 {
 	uint64_t flags = decode_update_flags(f, in);
-	errset errs = flags_errs(f, flags, 3ULL | BPFMAP_F_LOCK);
+	/* RDONLY_PROG first, then the flags. */
+	errset errs = prog_can_write(f) ? flags_errs(f, flags, 3ULL | BPFMAP_F_LOCK) : ERR(EPERM);
 	uint8_t *v = f->sbuf; /* exactly value_size bytes */
 	bool was_new = !f->m.present[id];
 	int ret, e, want;
@@ -185,8 +186,6 @@ static void prog_update(struct fuzz *f, struct input *in, unsigned id)
 	ret = bpfmap_update(f->map, f->key[id], v, flags);
 	e = errno;
 	trace("  bpfmap_update key %u flags %#llx -> %d", id, (unsigned long long)flags, ret);
-	if (!prog_can_write(f))
-		errs |= ERR(EPERM);
 	if (errs) {
 		expect_err("bpfmap_update", ret, e, errs);
 		return;
@@ -272,11 +271,11 @@ static void prog_percpu_add(struct fuzz *f, struct input *in, unsigned id)
 	e = errno;
 	trace("  bpfmap_percpu_add key %u delta %#llx -> %d", id, (unsigned long long)delta,
 	      ret);
-	/* Both may apply: the header does not order them. */
+	/* The map's kind first, then RDONLY_PROG (the header's order). */
 	if (!f->percpu || f->pvs < 8)
-		errs |= ERR(EINVAL);
-	if (!prog_can_write(f))
-		errs |= ERR(EPERM);
+		errs = ERR(EINVAL);
+	else if (!prog_can_write(f))
+		errs = ERR(EPERM);
 	if (errs) {
 		expect_err("bpfmap_percpu_add", ret, e, errs);
 		return;

@@ -63,7 +63,8 @@ void op_update(struct fuzz *f, struct input *in)
 	uint64_t flags = decode_update_flags(f, in);
 	/* One slot in a buffer of exactly its size, so ASan sees an overrun. */
 	uint8_t *v = one_slot(flags) ? f->sbuf : f->vbuf;
-	errset errs = flags_errs(f, flags, UPDATE_TAKES);
+	/* The access check first, then the flags (README, "The API and its errors"). */
+	errset errs = can_write(f) ? flags_errs(f, flags, UPDATE_TAKES) : ERR(EPERM);
 	int ret, want;
 
 	gen_bytes(v, one_slot(flags) ? f->pvs : f->vs, u16(in));
@@ -71,8 +72,6 @@ void op_update(struct fuzz *f, struct input *in)
 	ret = bpfmap_update_elem(f->map, f->key[id], v, flags);
 	int e = errno;
 
-	if (!can_write(f))
-		errs |= ERR(EPERM);
 	if (errs) {
 		expect_err("update_elem", ret, e, errs);
 		return;
@@ -104,7 +103,15 @@ void op_lookup(struct fuzz *f, struct input *in)
 
 		flags |= gen_cpu_flags(f, c, u8(in));
 	}
-	errs = flags_errs(f, flags, BPFMAP_F_LOCK | BPFMAP_F_CPU);
+	/* Bits no kernel takes here first (Linux 6.18's order, which looks at
+	 * the flags before the access), then the access, then the flags. */
+	if (((uint32_t)flags & ~(BPFMAP_F_LOCK | (f->percpu ? BPFMAP_F_CPU : 0))) ||
+	    (!(flags & BPFMAP_F_CPU) && (flags >> 32)))
+		errs = ERR(EINVAL);
+	else if (!can_read(f))
+		errs = ERR(EPERM);
+	else
+		errs = flags_errs(f, flags, BPFMAP_F_LOCK | BPFMAP_F_CPU);
 	out = one_slot(flags) ? f->sbuf : f->vbuf;
 	/* Bit 2 of the others: the value into a buffer that overlaps the
 	 * key, starting from vs - 1 bytes before it to its last byte. */
@@ -126,8 +133,6 @@ void op_lookup(struct fuzz *f, struct input *in)
 	e = errno;
 	if (out != f->vbuf && out != f->sbuf && !ret) /* the whole value */
 		memcpy(f->vbuf, out, f->vs);
-	if (!can_read(f))
-		errs |= ERR(EPERM);
 	if (errs) {
 		expect_err("lookup_elem", ret, e, errs);
 		return;
@@ -166,9 +171,14 @@ void op_delete(struct fuzz *f, struct input *in, bool with_lookup)
 	e = errno;
 	if (!with_lookup || how < 3)
 		flags = 0;
-	errs = flags_errs(f, flags, BPFMAP_F_LOCK);
-	if (!can_write(f) || (with_lookup && !can_read(f)))
-		errs |= ERR(EPERM);
+	/* lookup_and_delete: any bit but F_LOCK first, then the access,
+	 * then F_LOCK without a lock. */
+	if (flags & ~(uint64_t)BPFMAP_F_LOCK)
+		errs = ERR(EINVAL);
+	else if (!can_write(f) || (with_lookup && !can_read(f)))
+		errs = ERR(EPERM);
+	else
+		errs = flags_errs(f, flags, BPFMAP_F_LOCK);
 	if (errs) {
 		expect_err(what, ret, e, errs);
 		return;
