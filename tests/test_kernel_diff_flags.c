@@ -115,6 +115,7 @@ static unsigned long g_nmm, g_checks, g_modelled;
 static uint32_t g_cpus;      /* possible CPUs */
 static bool g_kernel_cpu;    /* the running kernel takes BPF_F_CPU */
 static bool g_plain;         /* lookups: the calls without a flags argument */
+static bool g_count0;        /* batches: *count 0, which the flag checks precede */
 static struct res g_rk, g_rb;
 
 /* The column being compared. */
@@ -315,7 +316,7 @@ static void kernel_op(int op, int role, uint64_t f, uint32_t key, const uint8_t 
 		    .flags = role == R_FLAGS ? f : 0);
 	int ret = 0;
 
-	r->count = op == OP_LBATCH || op == OP_LDBATCH ? ME : 1;
+	r->count = g_count0 ? 0 : op == OP_LBATCH || op == OP_LDBATCH ? ME : 1;
 	switch (op) {
 	case OP_UPDATE: ret = bpf_map_update_elem(g_fd, &key, in, f); break;
 	case OP_LOOKUP: ret = bpf_map_lookup_elem_flags(g_fd, &key, r->val, f); break;
@@ -344,7 +345,7 @@ static void bpfmap_op(int op, int role, uint64_t f, uint32_t key, const uint8_t 
 			  .flags = role == R_FLAGS ? f : 0);
 	bool slot = (role == R_ELEM || op < OP_LBATCH) && (f & (K_CPU | K_ALL)) && g_percpu;
 
-	r->count = op == OP_LBATCH || op == OP_LDBATCH ? ME : 1;
+	r->count = g_count0 ? 0 : op == OP_LBATCH || op == OP_LDBATCH ? ME : 1;
 	switch (op) {
 	case OP_UPDATE: r->rc = bpfmap_update_elem(g_m, &key, in, f); break;
 	case OP_LOOKUP: /* its own entry point without flags (no flag dispatch) */
@@ -444,9 +445,9 @@ static void kernel_modelled(int op, uint64_t f, uint32_t key, const uint8_t *in,
 	int ret;
 
 	g_modelled++;
-	r->count = op == OP_LBATCH ? ME : 1;
+	r->count = g_count0 ? 0 : op == OP_LBATCH ? ME : 1;
 	r->rc = model_check(op, f);
-	if (r->rc) /* refused before *count is read or written */
+	if (r->rc || (g_count0 && op == OP_UBATCH)) /* refused, or nothing to do */
 		return;
 	switch (op) {
 	case OP_LOOKUP:
@@ -495,12 +496,10 @@ static const char *ename(int rc)
 	case -EEXIST: return "EEXIST";
 	case -E2BIG: return "E2BIG";
 	case -ENOSPC: return "ENOSPC";
-	case -ENOMEM: return "ENOMEM";
-	default:
-		n = (n + 1) % 4;
-		snprintf(buf[n], sizeof(buf[n]), "%d", rc);
-		return buf[n];
 	}
+	n = (n + 1) % 4;
+	snprintf(buf[n], sizeof(buf[n]), "%d", rc);
+	return buf[n];
 }
 
 static void mismatch(int ci, int op, int role, int state, uint64_t f, const char *what)
@@ -511,19 +510,22 @@ static void mismatch(int ci, int op, int role, int state, uint64_t f, const char
 	g_nmm++;
 }
 
-static const char *const state_names[4] = { "room,present", "room,absent", "full,present",
-					    "full,absent" };
+static const char *const state_names[5] = { "room,present", "room,absent", "full,present",
+					    "full,absent", "count 0" };
 
 /* One case: both maps in @state (bit 0: the probed key is absent; bit 1:
- * the map is full), the same call on each, everything compared. */
+ * the map is full; 4: a batch of *count 0 on a map with room), the same
+ * call on each, everything compared. */
 static void run_case(int ci, int op, int role, int state, uint64_t f)
 {
-	bool full = state & 2, absent = state & 1, modelled = model_applies(op, role, f);
+	bool full = state & 2, absent = state & 1, modelled;
 	uint32_t n = full ? ME : ME / 2, key = absent ? ABSENT : n;
 	bool slot = g_percpu && (f & (K_CPU | K_ALL)) && (op < OP_LBATCH || role == R_ELEM);
 	size_t vb = slot ? 8 : g_vbytes;
 	uint8_t in[VMAX];
 
+	g_count0 = state == 4;
+	modelled = model_applies(op, role, f);
 	if (op == OP_NEXT && absent && full)
 		key = ABSENT + 1; /* "full, absent" is NULL, the first key, here */
 	fill_value(in, key, 77);
@@ -596,11 +598,11 @@ static size_t flag_list(uint64_t *out)
 
 static void print_table(void)
 {
-	printf("%lu mismatches (kernel/bpfmap per state: %s | %s | %s | %s):\n", g_nmm,
-	       state_names[0], state_names[1], state_names[2], state_names[3]);
+	printf("%lu mismatches (kernel/bpfmap per state: %s | %s | %s | %s | %s):\n", g_nmm,
+	       state_names[0], state_names[1], state_names[2], state_names[3], state_names[4]);
 	for (size_t i = 0, lines = 0; i < g_nmm && i < ARRAY_LEN(g_mm); i++, lines++) {
 		const struct mismatch *a = &g_mm[i];
-		char cells[4][40] = { "-", "-", "-", "-" };
+		char cells[5][40] = { "-", "-", "-", "-", "-" };
 		size_t j = i;
 
 		if (lines == 150) {
@@ -615,9 +617,10 @@ static void print_table(void)
 				 ename(g_mm[j].rk), ename(g_mm[j].rb),
 				 strcmp(g_mm[j].what, "return code") ? " " : "",
 				 strcmp(g_mm[j].what, "return code") ? g_mm[j].what : "");
-		printf("  %-22s %-20s %-5s %#18llx  %s | %s | %s | %s\n", cols[a->col].name,
+		printf("  %-22s %-20s %-5s %#18llx  %s | %s | %s | %s | %s\n", cols[a->col].name,
 		       op_names[a->op], a->op >= OP_LBATCH ? (a->role ? "flags" : "elem") : "",
-		       (unsigned long long)a->flags, cells[0], cells[1], cells[2], cells[3]);
+		       (unsigned long long)a->flags, cells[0], cells[1], cells[2], cells[3],
+		       cells[4]);
 		i = j - 1;
 	}
 }
@@ -650,8 +653,7 @@ int main(void)
 	sched_setaffinity(0, sizeof(set), &set);
 	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, NULL, 4, 8, 1, NULL);
 	if (fd >= 0) {
-		uint32_t k = 1;
-		uint64_t v = 0;
+		uint64_t k = 1, v = 0; /* key: its first 4 bytes */
 
 		g_kernel_cpu = bpf_map_lookup_elem_flags(fd, &k, &v, K_CPU) != 0 && errno == ENOENT;
 		close(fd);
@@ -667,12 +669,12 @@ int main(void)
 			continue;
 		cols_run++;
 		for (int op = 0; op < OP_N; op++) {
-			int roles = op >= OP_LBATCH ? 2 : 1;
+			int roles = op >= OP_LBATCH ? 2 : 1, states = op >= OP_LBATCH ? 5 : 4;
 			size_t nf = op == OP_DELETE || op == OP_NEXT ? 1 : nflags;
 
 			for (int role = R_ELEM; role < roles; role++)
 				for (size_t fi = 0; fi < nf; fi++)
-					for (int state = 0; state < 4; state++) {
+					for (int state = 0; state < states; state++) {
 						g_plain = fi == 0;
 						run_case((int)ci, op, role, state, flags[fi]);
 					}
