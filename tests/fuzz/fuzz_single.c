@@ -287,11 +287,13 @@ void op_null_args(struct fuzz *f, struct input *in)
 	const void *k = f->key[key_id(f, in)];
 	void *v = f->vbuf;
 	uint32_t count = 1, cur = 0;
-	errset ro = ERR(EINVAL) | (can_read(f) ? 0 : ERR(EPERM));
-	errset wo = ERR(EINVAL) | (can_write(f) ? 0 : ERR(EPERM));
-	errset rw = ro | wo;
-	/* The program view: -EPERM by RDONLY_PROG, not RDONLY. */
-	errset pwo = ERR(EINVAL) | (prog_can_write(f) ? 0 : ERR(EPERM));
+	/* A NULL map, key, value, next_key or count is -EINVAL before
+	 * anything else; a batch's NULL buffers come after the access check
+	 * (-EPERM), as the kernel's -EFAULT does (README). */
+	errset inval = ERR(EINVAL);
+	errset ro = can_read(f) ? inval : ERR(EPERM);
+	errset wo = can_write(f) ? inval : ERR(EPERM);
+	errset rw = can_read(f) && can_write(f) ? inval : ERR(EPERM);
 	void *p;
 	int ret;
 
@@ -303,31 +305,31 @@ void op_null_args(struct fuzz *f, struct input *in)
 		break;
 	case 1:
 		ret = bpfmap_lookup_elem(f->map, NULL, v);
-		expect_err("lookup_elem(NULL key)", ret, errno, ro);
+		expect_err("lookup_elem(NULL key)", ret, errno, inval);
 		break;
 	case 2:
 		ret = bpfmap_lookup_elem(f->map, k, NULL);
-		expect_err("lookup_elem(NULL value)", ret, errno, ro);
+		expect_err("lookup_elem(NULL value)", ret, errno, inval);
 		break;
 	case 3:
 		ret = bpfmap_update_elem(f->map, NULL, v, 0);
-		expect_err("update_elem(NULL key)", ret, errno, wo);
+		expect_err("update_elem(NULL key)", ret, errno, inval);
 		break;
 	case 4:
 		ret = bpfmap_update_elem(f->map, k, NULL, 0);
-		expect_err("update_elem(NULL value)", ret, errno, wo);
+		expect_err("update_elem(NULL value)", ret, errno, inval);
 		break;
 	case 5:
 		ret = bpfmap_delete_elem(f->map, NULL);
-		expect_err("delete_elem(NULL key)", ret, errno, wo);
+		expect_err("delete_elem(NULL key)", ret, errno, inval);
 		break;
 	case 6:
 		ret = bpfmap_lookup_and_delete_elem(f->map, k, NULL);
-		expect_err("lookup_and_delete_elem(NULL value)", ret, errno, rw);
+		expect_err("lookup_and_delete_elem(NULL value)", ret, errno, inval);
 		break;
 	case 7:
 		ret = bpfmap_get_next_key(f->map, k, NULL);
-		expect_err("get_next_key(NULL next_key)", ret, errno, ro);
+		expect_err("get_next_key(NULL next_key)", ret, errno, inval);
 		break;
 	case 8:
 		ret = bpfmap_lookup_batch(f->map, NULL, NULL, f->kbuf, v, &count, NULL);
@@ -335,7 +337,7 @@ void op_null_args(struct fuzz *f, struct input *in)
 		break;
 	case 9:
 		ret = bpfmap_lookup_batch(f->map, NULL, &cur, f->kbuf, v, NULL, NULL);
-		expect_err("lookup_batch(NULL count)", ret, errno, ro);
+		expect_err("lookup_batch(NULL count)", ret, errno, inval);
 		break;
 	case 10:
 		ret = bpfmap_lookup_and_delete_batch(f->map, NULL, &cur, NULL, v, &count, NULL);
@@ -356,8 +358,7 @@ void op_null_args(struct fuzz *f, struct input *in)
 		break;
 	case 14:
 		ret = bpfmap_lookup_bulk(f->map, NULL, 1, (void **)&v);
-		expect_err("lookup_bulk(NULL keys)", ret, errno,
-			   ERR(EINVAL) | (prog_can_read(f) ? 0 : ERR(EPERM)));
+		expect_err("lookup_bulk(NULL keys)", ret, errno, inval);
 		break;
 	case 15:
 		ret = bpfmap_update_batch(f->map, NULL, v, &count, NULL);
@@ -365,19 +366,19 @@ void op_null_args(struct fuzz *f, struct input *in)
 		break;
 	case 16:
 		ret = bpfmap_update(f->map, NULL, v, 0);
-		expect_err("bpfmap_update(NULL key)", ret, errno, pwo);
+		expect_err("bpfmap_update(NULL key)", ret, errno, inval);
 		break;
 	case 17:
 		ret = bpfmap_update(f->map, k, NULL, 0);
-		expect_err("bpfmap_update(NULL value)", ret, errno, pwo);
+		expect_err("bpfmap_update(NULL value)", ret, errno, inval);
 		break;
 	case 18:
 		ret = bpfmap_delete(f->map, NULL);
-		expect_err("bpfmap_delete(NULL key)", ret, errno, pwo);
+		expect_err("bpfmap_delete(NULL key)", ret, errno, inval);
 		break;
 	case 19:
 		ret = bpfmap_percpu_add(f->map, NULL, 1);
-		expect_err("bpfmap_percpu_add(NULL key)", ret, errno, pwo);
+		expect_err("bpfmap_percpu_add(NULL key)", ret, errno, inval);
 		break;
 	case 20:
 		ret = bpfmap_percpu_add(NULL, k, 1);
