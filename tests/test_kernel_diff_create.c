@@ -23,6 +23,8 @@
 
 #include <bpfmap.h>
 
+#include "kernel_btf.h"
+
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static unsigned long g_mismatches, g_checks;
@@ -32,7 +34,7 @@ static unsigned long g_mismatches, g_checks;
 static int make_btf(uint32_t ks, uint32_t vs, int lock_off, uint32_t *kid, uint32_t *vid)
 {
 	struct btf *b = btf__new_empty();
-	int i_int, i_char, i_lock, i_val, fd;
+	int i_int, i_char, i_lock, i_val;
 	int post = lock_off >= 0 ? (int)vs - lock_off - 4 : (int)vs;
 
 	if (!b)
@@ -54,14 +56,7 @@ static int make_btf(uint32_t ks, uint32_t vs, int lock_off, uint32_t *kid, uint3
 		btf__add_field(b, "post", i_post, (uint32_t)(lock_off >= 0 ? lock_off + 4 : 0) * 8,
 			       0);
 	*vid = (uint32_t)i_val;
-	if (btf__load_into_kernel(b)) {
-		fd = -errno;
-		btf__free(b);
-		return fd;
-	}
-	fd = dup(btf__fd(b));
-	btf__free(b);
-	return fd < 0 ? -errno : fd;
+	return kernel_btf_load(b);
 }
 
 struct ccase {

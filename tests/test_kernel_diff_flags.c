@@ -41,6 +41,8 @@
 
 #include <bpfmap.h>
 
+#include "kernel_btf.h"
+
 #include "core/map.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -151,7 +153,7 @@ static void fill_value(uint8_t *v, uint32_t k, uint32_t salt)
 static int make_btf(uint32_t *kid, uint32_t *vid)
 {
 	struct btf *b = btf__new_empty();
-	int i_int, i_lock, fd;
+	int i_int, i_lock;
 
 	if (!b)
 		return -errno;
@@ -162,14 +164,7 @@ static int make_btf(uint32_t *kid, uint32_t *vid)
 	*vid = (uint32_t)btf__add_struct(b, "val", 8);
 	btf__add_field(b, "lock", i_lock, 0, 0);
 	btf__add_field(b, "data", i_int, 32, 0);
-	if (btf__load_into_kernel(b)) {
-		fd = -errno;
-		btf__free(b);
-		return fd;
-	}
-	fd = dup(btf__fd(b));
-	btf__free(b);
-	return fd < 0 ? -errno : fd;
+	return kernel_btf_load(b);
 }
 
 /* Both maps of column @col; false (reason printed) if the kernel's cannot be made. */
