@@ -5,13 +5,16 @@
  * A syscall BPF program (tests/bpf/strings_kfuncs.bpf.c) calls the kfunc on
  * strings this test writes into the program's .bss, which libbpf maps into
  * our address space; bpfmap_str*() and the byte-at-a-time reference run on
- * the very same bytes.  Inputs: the known-answer and edge cases of the unit
- * test, random strings of every length 0-300 at random alignments, pairs of
- * alignments, and strings around and past the 65536-byte limit.
+ * the very same bytes, every implementation table and the public calls.
+ * Inputs: the known-answer and edge cases of the unit test, random strings
+ * of every length 0-300 at random alignments, pairs of alignments, strings
+ * around and past the 65536-byte limit, and the adversarial cases of
+ * tests/strings_kernel_adv.c.
  *
- * Kfuncs the running kernel lacks (6.18 has twelve of the fifteen) are listed
- * and skipped; without BPF (no privilege, no BTF, no libbpf support) the test
- * prints why and exits 77.  Exit 1 on any disagreement, listing them.
+ * Kfuncs the running kernel lacks (6.18 has twelve of the fifteen) are
+ * listed, and the library compared with the reference alone on them; without
+ * BPF (no privilege, no BTF, no libbpf support) the test prints why and exits
+ * 77.  Exit 1 on any disagreement, listing them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,13 +33,12 @@
 #include <bpfmap.h>
 
 #include "bpf/strings_kfuncs.h"
+#include "strings/str_internal.h"
+#include "strings_kernel.h"
 #include "strings_reference.h"
 #include "test_rng.h"
 
 #define SKIP 77
-#define M REF_STR_MAX
-#define BIG 70000
-#define REGION (STR_BUF_SIZE / 2) /* a's strings in the first half, b's in the second */
 
 static const char *const fn_names[STR_FN_COUNT] = {
 	"strcmp",  "strcasecmp", "strncasecmp", "strchr", "strchrnul",
@@ -62,8 +64,9 @@ static void kobj_close(struct kobj *k)
 
 static struct kobj kobjs[2]; /* the 6.18 kfuncs; the later three */
 static struct kobj *fn_obj[STR_FN_COUNT]; /* NULL: the kernel lacks the kfunc */
-static char *buf;                          /* the strings, seen from user space */
-static unsigned long n_calls[STR_FN_COUNT], n_bad, n_refbad;
+char *buf;                                 /* the strings, seen from user space */
+/* n_ref: calls compared with the reference alone, the kernel lacking the kfunc */
+static unsigned long n_calls[STR_FN_COUNT], n_ref[STR_FN_COUNT], n_bad, n_refbad;
 /* rnd(), rnd_below(): test_rng.h, from its default seed. */
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -148,39 +151,62 @@ static int kcall(struct kobj *k, enum str_fn_id fn, const char *a, const char *b
 	return call.ret;
 }
 
-static int lib_call(enum str_fn_id fn, const char *a, const char *b, size_t n, int c, bool ref)
+/* The public calls, then every table the dispatcher offers (NULL-ended). */
+static const struct str_ops public_ops = {
+	.name = "public",
+	.strcmp = bpfmap_strcmp,
+	.strcasecmp = bpfmap_strcasecmp,
+	.strncasecmp = bpfmap_strncasecmp,
+	.strchr = bpfmap_strchr,
+	.strchrnul = bpfmap_strchrnul,
+	.strnchr = bpfmap_strnchr,
+	.strrchr = bpfmap_strrchr,
+	.strlen = bpfmap_strlen,
+	.strnlen = bpfmap_strnlen,
+	.strspn = bpfmap_strspn,
+	.strcspn = bpfmap_strcspn,
+	.strstr = bpfmap_strstr,
+	.strnstr = bpfmap_strnstr,
+	.strcasestr = bpfmap_strcasestr,
+	.strncasestr = bpfmap_strncasestr,
+};
+static const struct str_ops *impls[8];
+
+/* One call of ops o, or of the reference for NULL. */
+static int lib_call(enum str_fn_id fn, const struct str_ops *o, const char *a, const char *b,
+		    size_t n, int c)
 {
 	switch (fn) {
 	case STR_FN_STRCMP:
-		return ref ? ref_strcmp(a, b) : bpfmap_strcmp(a, b);
+		return o ? o->strcmp(a, b) : ref_strcmp(a, b);
 	case STR_FN_STRCASECMP:
-		return ref ? ref_strcasecmp(a, b) : bpfmap_strcasecmp(a, b);
+		return o ? o->strcasecmp(a, b) : ref_strcasecmp(a, b);
 	case STR_FN_STRNCASECMP:
-		return ref ? ref_strncasecmp(a, b, n) : bpfmap_strncasecmp(a, b, n);
+		return o ? o->strncasecmp(a, b, n) : ref_strncasecmp(a, b, n);
 	case STR_FN_STRCHR:
-		return ref ? ref_strchr(a, (char)c) : bpfmap_strchr(a, (char)c);
+		return o ? o->strchr(a, (char)c) : ref_strchr(a, (char)c);
 	case STR_FN_STRCHRNUL:
-		return ref ? ref_strchrnul(a, (char)c) : bpfmap_strchrnul(a, (char)c);
+		return o ? o->strchrnul(a, (char)c) : ref_strchrnul(a, (char)c);
 	case STR_FN_STRNCHR:
-		return ref ? ref_strnchr(a, n, (char)c) : bpfmap_strnchr(a, n, (char)c);
+		return o ? o->strnchr(a, n, (char)c) : ref_strnchr(a, n, (char)c);
 	case STR_FN_STRRCHR:
-		return ref ? ref_strrchr(a, c) : bpfmap_strrchr(a, c);
+		return o ? o->strrchr(a, c) : ref_strrchr(a, c);
 	case STR_FN_STRLEN:
-		return ref ? ref_strlen(a) : bpfmap_strlen(a);
+		return o ? o->strlen(a) : ref_strlen(a);
 	case STR_FN_STRNLEN:
-		return ref ? ref_strnlen(a, n) : bpfmap_strnlen(a, n);
+		return o ? o->strnlen(a, n) : ref_strnlen(a, n);
 	case STR_FN_STRSPN:
-		return ref ? ref_strspn(a, b) : bpfmap_strspn(a, b);
+		return o ? o->strspn(a, b) : ref_strspn(a, b);
 	case STR_FN_STRCSPN:
-		return ref ? ref_strcspn(a, b) : bpfmap_strcspn(a, b);
+		return o ? o->strcspn(a, b) : ref_strcspn(a, b);
 	case STR_FN_STRSTR:
-		return ref ? ref_strstr(a, b) : bpfmap_strstr(a, b);
+		return o ? o->strstr(a, b) : ref_strstr(a, b);
 	case STR_FN_STRNSTR:
-		return ref ? ref_strnstr(a, b, n) : bpfmap_strnstr(a, b, n);
+		return o ? o->strnstr(a, b, n) : ref_strnstr(a, b, n);
 	case STR_FN_STRCASESTR:
-		return ref ? ref_strcasestr(a, b) : bpfmap_strcasestr(a, b);
+		return o ? o->strcasestr(a, b) : ref_strcasestr(a, b);
 	case STR_FN_STRNCASESTR:
-		return ref ? ref_strncasestr(a, b, n) : bpfmap_strncasestr(a, b, n);
+		return o ? o->strncasestr(a, b, n) : ref_strncasestr(a, b, n);
 	default:
 		abort();
 	}
@@ -204,41 +230,79 @@ static void show(const char *label, const char *s)
 		(unsigned)((s - buf) % 64));
 }
 
-/* One case: the kernel's answer against the library's and the reference's. */
-static void check(enum str_fn_id fn, const char *a, const char *b, size_t n, int c, const char *ctx)
+/*
+ * The library's answers on la, lb against want, the kernel's on ka, kb (in
+ * buf); ref: the reference's on la, lb, or want if it was not asked.
+ */
+static int verdict(enum str_fn_id fn, int want, int ref, const char *ka, const char *kb,
+		   const char *la, const char *lb, size_t n, int c, const char *ctx)
 {
-	if (!fn_obj[fn])
-		return;
-	int want = kcall(fn_obj[fn], fn, a, b, n, c);
-	int got = lib_call(fn, a, b, n, c, false);
-	int ref = lib_call(fn, a, b, n, c, true);
+	const char *bad = NULL;
+	int got = want;
 
-	n_calls[fn]++;
-	if (got == want && ref == want)
-		return;
-	if (got != want)
+	for (int i = 0; impls[i]; i++) {
+		int r = lib_call(fn, impls[i], la, lb, n, c);
+
+		if (r != want && !bad) {
+			bad = impls[i]->name;
+			got = r;
+		}
+	}
+	if (!bad && ref == want)
+		return want;
+	if (bad)
 		n_bad++;
 	else
 		n_refbad++;
 	if (n_bad + n_refbad > 30)
-		return;
-	fprintf(stderr, "%s [%s]: kernel %d, bpfmap %d, reference %d; n=%zu c=%d\n", fn_names[fn], ctx,
-		want, got, ref, n, c);
-	show("a", a);
-	show("b", b);
+		return want;
+	fprintf(stderr, "%s [%s]: %s %d, bpfmap %d (%s), reference %d; n=%zu c=%d\n", fn_names[fn],
+		ctx, fn_obj[fn] ? "kernel" : "(no kfunc)", want, got, bad ? bad : "all", ref, n, c);
+	show("a", ka);
+	show("b", kb);
+	return want;
 }
 
-/* Strings live in buf: a's at A + off, b's at B + off. */
-#define A (buf)
-#define B (buf + REGION)
+bool ref_too = true;
 
-static char *put(char *at, const char *s)
+int check_at(enum str_fn_id fn, const char *ka, const char *kb, const char *la, const char *lb,
+	     size_t n, int c, const char *ctx)
+{
+	if (!fn_obj[fn]) {
+		const int ref = lib_call(fn, NULL, la, lb, n, c);
+
+		n_ref[fn]++;
+		return verdict(fn, ref, ref, ka, kb, la, lb, n, c, ctx);
+	}
+	const int want = kcall(fn_obj[fn], fn, ka, kb, n, c);
+
+	n_calls[fn]++;
+	return verdict(fn, want, ref_too ? lib_call(fn, NULL, la, lb, n, c) : want, ka, kb, la,
+		       lb, n, c, ctx);
+}
+
+int check(enum str_fn_id fn, const char *a, const char *b, size_t n, int c, const char *ctx)
+{
+	return check_at(fn, a, b, a, b, n, c, ctx);
+}
+
+void check_known(enum str_fn_id fn, int want, const char *la, const char *lb, size_t n, int c,
+		 const char *ctx)
+{
+	if (fn_obj[fn])
+		n_calls[fn]++;
+	else
+		n_ref[fn]++;
+	verdict(fn, want, want, la, lb, la, lb, n, c, ctx);
+}
+
+char *put(char *at, const char *s)
 {
 	memcpy(at, s, strlen(s) + 1);
 	return at;
 }
 
-static char *make(char *at, size_t len, char ch)
+char *make(char *at, size_t len, char ch)
 {
 	memset(at, ch, len);
 	at[len] = 0;
@@ -575,10 +639,21 @@ int main(void)
 		return SKIP;
 	}
 
+	/* The library's answers: the public calls and every table. */
+	const struct str_ops *const *all = bpfmap_str_ops_all();
+
+	impls[0] = &public_ops;
+	printf("implementations: public");
+	for (int i = 0; all[i] && i + 2 < (int)(sizeof(impls) / sizeof(impls[0])); i++) {
+		impls[i + 1] = all[i];
+		printf(" %s", all[i]->name);
+	}
+	printf("\n");
 	known_answers();
 	long_strings();
 	random_strings();
 	alignment_pairs();
+	adversarial_strings();
 
 	unsigned long total = 0;
 
@@ -592,8 +667,9 @@ int main(void)
 	       n_bad, n_refbad);
 	for (int fn = 0; fn < STR_FN_COUNT; fn++)
 		if (!fn_obj[fn])
-			printf("skipped %s: the running kernel has no bpf_%s\n", fn_names[fn],
-			       fn_names[fn]);
+			printf("not compared with the kernel: %s (no bpf_%s), %lu calls compared "
+			       "with the reference instead\n",
+			       fn_names[fn], fn_names[fn], n_ref[fn]);
 	kobj_close(&kobjs[0]);
 	kobj_close(&kobjs[1]);
 	return n_bad || n_refbad ? 1 : 0;
