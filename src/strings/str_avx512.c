@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <immintrin.h>
 
-#define STR_TARGET __attribute__((target("avx512f,avx512bw")))
+#define STR_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2")))
 #include "strings/str_internal.h"
 
 #define BLK 64

@@ -50,7 +50,12 @@ STR_SELECT_ATTRS static bool str_cpu_runs(enum str_isa isa)
 #if CPU_X86
 	switch (isa) {
 	case STR_AVX512:
-		return cpu_runs_avx512bw();
+		/* That table is built for BMI1/2 as well (a mask below a bound
+		 * is one bzhi, kept out of the mask registers): every
+		 * AVX512BW CPU has them, a VM may hide them. */
+		__builtin_cpu_init();
+		return cpu_runs_avx512bw() && __builtin_cpu_supports("bmi") &&
+		       __builtin_cpu_supports("bmi2");
 	case STR_AVX2:
 		return cpu_runs_avx2();
 	case STR_SSE2:
