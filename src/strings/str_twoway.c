@@ -194,7 +194,19 @@ TW_FN size_t find(const struct pat *pt, struct text *t, size_t j, size_t jmax, c
 		while (k < m && at(x, k, fold) == at(s, j + k, fold))
 			k++;
 		if (k < m) {
-			j += k - ell + 1;
+			if (k == ell && !fold) {
+				/* The windows go on by one, each failing on its
+				 * first byte, until byte j + ell is x[ell]: let
+				 * memchr find that among the bytes known. */
+				const size_t from = j + ell + 1;
+				const uchar *z = memchr(s + from, x[ell], t->known - from);
+				const size_t to = z ? (size_t)(z - s) : t->known;
+
+				STR_WORK(to - from + 1);
+				j = to - ell;
+			} else {
+				j += k - ell + 1;
+			}
 			mem = 0;
 			continue;
 		}
