@@ -11,25 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-/* The public calls, as one more version. */
-static const struct str_ops strings_public_ops = {
-	.name = "public",
-	.strcmp = bpfmap_strcmp,
-	.strcasecmp = bpfmap_strcasecmp,
-	.strncasecmp = bpfmap_strncasecmp,
-	.strchr = bpfmap_strchr,
-	.strchrnul = bpfmap_strchrnul,
-	.strnchr = bpfmap_strnchr,
-	.strrchr = bpfmap_strrchr,
-	.strlen = bpfmap_strlen,
-	.strnlen = bpfmap_strnlen,
-	.strspn = bpfmap_strspn,
-	.strcspn = bpfmap_strcspn,
-	.strstr = bpfmap_strstr,
-	.strnstr = bpfmap_strnstr,
-	.strcasestr = bpfmap_strcasestr,
-	.strncasestr = bpfmap_strncasestr,
-};
+#include "strings_public.h"
 
 /* Seed test_rng (@fallback without the variable), fill @impls, and print
  * both after @what (the caller ends the line); the number of versions. */

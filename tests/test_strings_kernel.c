@@ -35,6 +35,7 @@
 #include "bpf/strings_kfuncs.h"
 #include "strings/str_internal.h"
 #include "strings_kernel.h"
+#include "strings_public.h"
 #include "strings_reference.h"
 #include "test_rng.h"
 
@@ -151,25 +152,8 @@ static int kcall(struct kobj *k, enum str_fn_id fn, const char *a, const char *b
 	return call.ret;
 }
 
-/* The public calls, then every table the dispatcher offers (NULL-ended). */
-static const struct str_ops public_ops = {
-	.name = "public",
-	.strcmp = bpfmap_strcmp,
-	.strcasecmp = bpfmap_strcasecmp,
-	.strncasecmp = bpfmap_strncasecmp,
-	.strchr = bpfmap_strchr,
-	.strchrnul = bpfmap_strchrnul,
-	.strnchr = bpfmap_strnchr,
-	.strrchr = bpfmap_strrchr,
-	.strlen = bpfmap_strlen,
-	.strnlen = bpfmap_strnlen,
-	.strspn = bpfmap_strspn,
-	.strcspn = bpfmap_strcspn,
-	.strstr = bpfmap_strstr,
-	.strnstr = bpfmap_strnstr,
-	.strcasestr = bpfmap_strcasestr,
-	.strncasestr = bpfmap_strncasestr,
-};
+/* The public calls (strings_public.h), then every table the dispatcher
+ * offers (NULL-ended). */
 static const struct str_ops *impls[8];
 
 /* One call of ops o, or of the reference for NULL. */
@@ -642,7 +626,7 @@ int main(void)
 	/* The library's answers: the public calls and every table. */
 	const struct str_ops *const *all = bpfmap_str_ops_all();
 
-	impls[0] = &public_ops;
+	impls[0] = &strings_public_ops;
 	printf("implementations: public");
 	for (int i = 0; all[i] && i + 2 < (int)(sizeof(impls) / sizeof(impls[0])); i++) {
 		impls[i + 1] = all[i];
